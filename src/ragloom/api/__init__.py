@@ -1,0 +1,1 @@
+"""HTTP API (FastAPI): thin routers over ``ragloom.service``."""

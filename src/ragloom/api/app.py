@@ -1,0 +1,42 @@
+"""The app factory: ``create_app(settings)`` — nothing happens at import."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+
+from ragloom import __version__
+from ragloom.api import datasets, documents, errors, retrieval
+from ragloom.config import Settings
+from ragloom.service.context import Context
+from ragloom.web import status
+
+
+def create_app(settings: Settings | None = None, *, context: Context | None = None) -> FastAPI:
+    """Build the API. The caller owns worker processes; the app only serves requests."""
+    ctx = context or Context(settings or Settings())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        ctx.init_storage()
+        yield
+        if context is None:
+            ctx.close()
+
+    app = FastAPI(title="ragloom", version=__version__, lifespan=lifespan,
+                  description="Document knowledge base and question answering with cited answers.")
+    app.state.ctx = ctx
+    errors.install(app)
+    api = APIRouter(prefix="/api/v1")
+    for module in (datasets, documents, retrieval):
+        api.include_router(module.router)
+
+    @api.get("/health", tags=["system"])
+    def health() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    app.include_router(api)
+    app.include_router(status.router)
+    return app

@@ -1,0 +1,43 @@
+"""/datasets: knowledge bases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+
+from ragloom.api.deps import ContextDep, PrincipalDep
+from ragloom.api.schemas import DatasetCreate
+from ragloom.service import knowledgebases
+from ragloom.service.views import kb_view
+
+router = APIRouter(prefix="/datasets", tags=["datasets"])
+
+
+@router.post("", status_code=201)
+def create_dataset(body: DatasetCreate, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+    with ctx.db.session() as s:
+        kb = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(**body.model_dump()))
+        return kb_view(kb, 0)
+
+
+@router.get("")
+def list_datasets(ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+    with ctx.db.session() as s:
+        kbs = knowledgebases.list_visible(s, principal=principal)
+        counts = knowledgebases.document_counts(s, [kb.id for kb in kbs])
+        return {"datasets": [kb_view(kb, counts.get(kb.id, 0)) for kb in kbs], "total": len(kbs)}
+
+
+@router.get("/{dataset_id}")
+def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+    with ctx.db.session() as s:
+        kb = knowledgebases.get(s, principal=principal, kb_id_or_name=dataset_id)
+        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0))
+
+
+@router.delete("/{dataset_id}", status_code=204)
+def delete_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> Response:
+    with ctx.db.session() as s:
+        knowledgebases.delete(ctx, s, principal=principal, kb_id_or_name=dataset_id)
+    return Response(status_code=204)

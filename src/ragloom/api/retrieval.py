@@ -1,0 +1,59 @@
+"""/retrieval and /answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from ragloom.api.deps import ContextDep, PrincipalDep
+from ragloom.api.schemas import AnswerRequest, RetrievalRequest
+from ragloom.errors import RagloomError
+from ragloom.service import answers
+from ragloom.service.search import SearchOptions, search
+from ragloom.service.views import chunk_view
+
+router = APIRouter(tags=["retrieval"])
+
+
+@router.post("/retrieval")
+def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+    opts = SearchOptions(page=body.page, page_size=body.page_size, similarity_threshold=body.similarity_threshold,
+                         vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids)
+    result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=opts)
+    return {"chunks": [chunk_view(c) for c in result.chunks], "total": result.total}
+
+
+@router.post("/answer", response_model=None)
+def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any] | StreamingResponse:
+    opts = SearchOptions(page=1, page_size=body.top_n, similarity_threshold=body.similarity_threshold,
+                         vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids)
+    if not body.stream:
+        result = answers.answer(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
+                                options=opts)
+        return result.to_dict()
+    # Resolve scope and errors before the stream starts, so they still get a proper status code.
+    events = answers.answer_stream(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
+                                   options=opts)
+    first = next(events)
+    return StreamingResponse(_sse(first, events), media_type="text/event-stream")
+
+
+def _sse(first: object, rest: Iterator[object]) -> Iterator[str]:
+    try:
+        for item in _chain(first, rest):
+            if isinstance(item, str):
+                yield f"data: {json.dumps({'delta': item}, ensure_ascii=False)}\n\n"
+            else:
+                yield f"data: {json.dumps({'answer': item.to_dict()}, ensure_ascii=False)}\n\n"  # type: ignore[attr-defined]
+    except RagloomError as exc:
+        yield f"data: {json.dumps({'error': type(exc).__name__, 'message': exc.message})}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+def _chain(first: object, rest: Iterator[object]) -> Iterator[object]:
+    yield first
+    yield from rest

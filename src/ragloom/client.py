@@ -1,0 +1,177 @@
+"""One client interface for the CLI: straight on the data directory, or over HTTP.
+
+Both return the same JSON-shaped dicts (``ragloom.service.views``), so every
+CLI command works the same way with or without a server.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import httpx
+
+from ragloom.errors import (
+    AuthenticationError,
+    ConflictError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    RagloomError,
+)
+from ragloom.service.context import Context, Principal
+
+TERMINAL = ("done", "failed", "cancelled")
+
+
+class Client(Protocol):
+    def kb_create(self, name: str, *, language: str = "en", description: str = "") -> dict[str, Any]: ...
+    def kb_list(self) -> list[dict[str, Any]]: ...
+    def kb_delete(self, kb: str) -> None: ...
+    def upload(self, kb: str, files: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]: ...
+    def documents(self, kb: str) -> list[dict[str, Any]]: ...
+    def search(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
+    def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
+    def start_processing(self) -> None: ...
+    def stop_processing(self) -> None: ...
+
+
+class LocalClient:
+    """Works on ``RAGLOOM_HOME`` directly; runs ingestion tasks in a background thread."""
+
+    def __init__(self, ctx: Context, principal: Principal) -> None:
+        self.ctx = ctx
+        self.principal = principal
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def kb_create(self, name: str, *, language: str = "en", description: str = "") -> dict[str, Any]:
+        from ragloom.service import knowledgebases
+        from ragloom.service.views import kb_view
+
+        spec = knowledgebases.KBCreate(name=name, language=language, description=description)
+        with self.ctx.db.session() as s:
+            return kb_view(knowledgebases.create(self.ctx, s, principal=self.principal, spec=spec), 0)
+
+    def kb_list(self) -> list[dict[str, Any]]:
+        from ragloom.service import knowledgebases
+        from ragloom.service.views import kb_view
+
+        with self.ctx.db.session() as s:
+            kbs = knowledgebases.list_visible(s, principal=self.principal)
+            counts = knowledgebases.document_counts(s, [kb.id for kb in kbs])
+            return [kb_view(kb, counts.get(kb.id, 0)) for kb in kbs]
+
+    def kb_delete(self, kb: str) -> None:
+        from ragloom.service import knowledgebases
+
+        with self.ctx.db.session() as s:
+            knowledgebases.delete(self.ctx, s, principal=self.principal, kb_id_or_name=kb)
+
+    def upload(self, kb: str, files: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]:
+        from ragloom.service import documents
+        from ragloom.service.views import document_view
+
+        uploads = [documents.Upload(filename=n, data=d) for n, d in files]
+        with self.ctx.db.session() as s:
+            docs = documents.add_documents(self.ctx, s, principal=self.principal, kb_id=kb, uploads=uploads)
+            return [document_view(d) for d in docs]
+
+    def documents(self, kb: str) -> list[dict[str, Any]]:
+        from ragloom.service import documents
+        from ragloom.service.views import document_view
+
+        with self.ctx.db.session() as s:
+            docs, _ = documents.list_documents(s, principal=self.principal, kb_id=kb, limit=1_000_000)
+            return [document_view(d) for d in docs]
+
+    def search(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
+        from ragloom.service.search import SearchOptions, search
+        from ragloom.service.views import chunk_view
+
+        res = search(self.ctx, principal=self.principal, kb_ids=[kb], question=question,
+                     options=SearchOptions(page_size=top_n))
+        return {"chunks": [chunk_view(c) for c in res.chunks], "total": res.total}
+
+    def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
+        from ragloom.service import answers
+
+        return answers.answer(self.ctx, principal=self.principal, kb_ids=[kb], question=question,
+                              top_n=top_n).to_dict()
+
+    def start_processing(self) -> None:
+        from ragloom.worker import run_until
+
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(
+                target=run_until, args=(self.ctx, self._stop.is_set), kwargs={"poll": 0.2}, daemon=True
+            )
+            self._thread.start()
+
+    def stop_processing(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+
+
+_BY_STATUS: dict[int, type[RagloomError]] = {
+    400: InvalidRequestError, 401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError,
+    409: ConflictError, 422: InvalidRequestError,
+}
+
+
+class HttpClient:
+    """Talks to a ragloom server's ``/api/v1`` with an API key."""
+
+    def __init__(self, url: str, api_key: str, *, timeout: float = 120.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self._http = httpx.Client(base_url=url.rstrip("/") + "/api/v1", timeout=timeout, transport=transport,
+                                  headers={"Authorization": f"Bearer {api_key}"})
+
+    def _call(self, method: str, path: str, **kw: Any) -> Any:
+        try:
+            resp = self._http.request(method, path, **kw)
+        except httpx.HTTPError as exc:
+            raise RagloomError(f"cannot reach the server: {exc}") from exc
+        if resp.status_code >= 400:
+            try:
+                message = resp.json().get("message", resp.text)
+            except ValueError:
+                message = resp.text
+            raise _BY_STATUS.get(resp.status_code, RagloomError)(f"{resp.status_code}: {message}")
+        return resp.json() if resp.content else None
+
+    def _kb_id(self, kb: str) -> str:
+        return self._call("GET", f"/datasets/{kb}")["id"]
+
+    def kb_create(self, name: str, *, language: str = "en", description: str = "") -> dict[str, Any]:
+        return self._call("POST", "/datasets", json={"name": name, "language": language, "description": description})
+
+    def kb_list(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/datasets")["datasets"]
+
+    def kb_delete(self, kb: str) -> None:
+        self._call("DELETE", f"/datasets/{kb}")
+
+    def upload(self, kb: str, files: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]:
+        parts = [("file", (name, data)) for name, data in files]
+        return self._call("POST", f"/datasets/{kb}/documents", files=parts)["documents"]
+
+    def documents(self, kb: str) -> list[dict[str, Any]]:
+        return self._call("GET", f"/datasets/{kb}/documents", params={"page_size": 1000})["documents"]
+
+    def search(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
+        body = {"question": question, "dataset_ids": [kb], "page_size": top_n}
+        return self._call("POST", "/retrieval", json=body)
+
+    def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
+        return self._call("POST", "/answer", json={"question": question, "dataset_ids": [kb], "top_n": top_n})
+
+    def start_processing(self) -> None:
+        """The server's workers process uploads."""
+
+    def stop_processing(self) -> None:
+        """Nothing to stop."""

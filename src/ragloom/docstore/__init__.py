@@ -1,0 +1,1 @@
+"""Search store: interface and engines."""

@@ -1,0 +1,106 @@
+"""The one exception hierarchy of ragloom.
+
+::
+
+    RagloomError                 base; carries a human-readable message
+    ├── ConfigError              a setting is missing or invalid
+    ├── NotFoundError            the object does not exist *or the caller may not see it*
+    ├── PermissionDeniedError    the caller is known but not allowed to do this
+    ├── AuthenticationError      no or an unknown credential
+    ├── InvalidRequestError      malformed or out-of-range input from a caller
+    ├── ConflictError            the request clashes with the current state (duplicate name, ...)
+    ├── ParseError               a document could not be parsed (corrupt, encrypted, empty, ...)
+    │   └── UnsupportedFormatError   no parser handles this file type
+    ├── StoreError               the object store or the search store failed
+    ├── ModelError               an embedding / chat / rerank model failed or is unreachable
+    ├── TaskCancelledError       a task was cancelled while it ran
+    └── MissingDependencyError   an optional backend is not installed (names the pip extra)
+
+The HTTP status of each is decided in one place: :func:`http_status`.
+"""
+
+from __future__ import annotations
+
+
+class RagloomError(Exception):
+    """Base class of every error ragloom raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(RagloomError):
+    pass
+
+
+class NotFoundError(RagloomError):
+    pass
+
+
+class PermissionDeniedError(RagloomError):
+    pass
+
+
+class AuthenticationError(RagloomError):
+    pass
+
+
+class InvalidRequestError(RagloomError):
+    pass
+
+
+class ConflictError(RagloomError):
+    pass
+
+
+class ParseError(RagloomError):
+    pass
+
+
+class UnsupportedFormatError(ParseError):
+    pass
+
+
+class StoreError(RagloomError):
+    pass
+
+
+class ModelError(RagloomError):
+    pass
+
+
+class TaskCancelledError(RagloomError):
+    pass
+
+
+class MissingDependencyError(RagloomError):
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(f"{package} is not installed; install it with: pip install 'ragloom[{extra}]'")
+        self.package = package
+        self.extra = extra
+
+
+_STATUS: list[tuple[type[RagloomError], int]] = [
+    (NotFoundError, 404),
+    (PermissionDeniedError, 403),
+    (AuthenticationError, 401),
+    (InvalidRequestError, 400),
+    (ConflictError, 409),
+    (UnsupportedFormatError, 415),
+    (ParseError, 422),
+    (ConfigError, 500),
+    (StoreError, 503),
+    (ModelError, 502),
+    (TaskCancelledError, 409),
+    (MissingDependencyError, 501),
+]
+
+
+def http_status(exc: RagloomError) -> int:
+    """The HTTP status code for an error; the most specific class wins."""
+    for cls in type(exc).__mro__:
+        for known, status in _STATUS:
+            if cls is known:
+                return status
+    return 500

@@ -1,0 +1,82 @@
+"""Plain dataclasses carried between ingestion stages.
+
+A parser turns bytes into a :class:`ParsedDocument` (a list of :class:`Block`);
+a chunker turns blocks into :class:`Chunk` objects. Coordinates are PDF points
+with the origin at the *top-left* of the page (``top < bottom``); pages are
+1-based. Formats without pages use ``page=None`` and no box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# (page, left, right, top, bottom): the order the API and CLI print positions in.
+Position = tuple[int, float, float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class BBox:
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+
+@dataclass(slots=True)
+class Block:
+    """One unit of a parsed document: a paragraph, heading, table, list item, code block...
+
+    ``kind`` is one of ``text``, ``title``, ``table``, ``list``, ``code``, ``figure``.
+    ``level`` is the heading level (1 = top) for titles, else 0.
+    ``heading_path`` holds the titles of the enclosing sections, outermost first
+    (it does not include the block itself when the block is a title).
+    ``boxes`` holds one entry per page region the block covers (a paragraph that
+    runs over a page break has two); ``page`` is the first page.
+    """
+
+    text: str
+    kind: str = "text"
+    level: int = 0
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    boxes: list[tuple[int, BBox]] = field(default_factory=list)
+    html: str | None = None  # tables: an HTML rendering for display
+
+    def positions(self) -> list[Position]:
+        return [(p, b.left, b.right, b.top, b.bottom) for p, b in self.boxes]
+
+
+@dataclass(slots=True)
+class ParsedDocument:
+    """What a parser returns: blocks in reading order plus document-level facts."""
+
+    blocks: list[Block]
+    title: str | None = None
+    page_count: int | None = None
+    # page number -> (width, height) in PDF points
+    page_sizes: dict[int, tuple[float, float]] = field(default_factory=dict)
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Chunk:
+    """A retrievable piece of a document, before embedding.
+
+    ``order`` is the chunk's ordinal within the document (0-based, reading order).
+    ``positions`` lists every page region the chunk's text came from.
+    """
+
+    text: str
+    order: int
+    positions: list[Position] = field(default_factory=list)
+    heading_path: tuple[str, ...] = ()
+    kind: str = "text"
+    html: str | None = None
+
+    @property
+    def pages(self) -> list[int]:
+        seen: list[int] = []
+        for p in self.positions:
+            if p[0] not in seen:
+                seen.append(p[0])
+        return seen

@@ -1,0 +1,20 @@
+"""Logging set-up (Rich handler on a terminal)."""
+
+from __future__ import annotations
+
+import logging
+
+
+def setup_logging(level: str = "INFO") -> None:
+    from rich.logging import RichHandler
+
+    root = logging.getLogger()
+    if any(isinstance(h, RichHandler) for h in root.handlers):
+        root.setLevel(level.upper())
+        return
+    logging.basicConfig(
+        level=level.upper(), format="%(message)s", datefmt="[%X]",
+        handlers=[RichHandler(rich_tracebacks=False, show_path=False)],
+    )
+    for noisy in ("jieba", "httpx", "alembic", "multipart"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

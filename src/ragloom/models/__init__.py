@@ -1,0 +1,1 @@
+"""Models: embeddings, chat LLMs, rerankers — local offline defaults and HTTP providers."""

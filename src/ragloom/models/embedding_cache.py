@@ -1,0 +1,74 @@
+"""A persistent embedding cache keyed by (model, text) content hash.
+
+Re-parsing unchanged text never embeds it twice. The cache is a SQLite file in
+the data directory, shared safely by several worker processes (WAL mode).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ragloom.models.embedding import Embedder
+
+
+class CachedEmbedder:
+    """Wraps an :class:`Embedder`; passages are looked up by hash before embedding."""
+
+    def __init__(self, inner: Embedder, path: Path) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        self._conn.commit()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.name}\x00{text}".encode()).hexdigest()
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [self._key(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                part = keys[i : i + 500]
+                marks = ",".join("?" * len(part))
+                rows = self._conn.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", part)
+                for key, blob in rows:
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
+        todo = [i for i, k in enumerate(keys) if k not in found]
+        self.hits += len(texts) - len(todo)
+        self.misses += len(todo)
+        if todo:
+            vecs = self.inner.embed_passages([texts[i] for i in todo])
+            with self._lock:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)",
+                    [(keys[i], vecs[j].astype(np.float32).tobytes()) for j, i in enumerate(todo)],
+                )
+                self._conn.commit()
+            for j, i in enumerate(todo):
+                found[keys[i]] = vecs[j]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, k in enumerate(keys):
+            out[i] = found[k]
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,1 @@
+"""Retrieval: scope -> query -> recall -> prune -> score -> threshold -> page."""

@@ -1,0 +1,104 @@
+"""The default retrieval path (REFERENCE §5): one function per stage.
+
+scope -> query -> recall (one engine call: filters + full-text gate + KNN)
+-> prune (inactive versions, deleted documents) -> score (term + vector)
+-> threshold -> page. An empty scope returns nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
+from ragloom.models.embedding import Embedder
+from ragloom.retrieval.types import Candidate, RetrievalParams, RetrievalResult, Scope
+
+RETRY_MIN_MATCH = 0.1
+
+# (doc_ids) -> {doc_id: active_version_id}; documents missing from the result are deleted
+ActiveVersions = Callable[[list[str]], dict[str, str | None]]
+
+
+@dataclass(slots=True)
+class Query:
+    analysis: object  # ragloom.nlp.QueryAnalysis
+    vector: np.ndarray
+
+
+def window(params: RetrievalParams) -> int:
+    """Candidates recalled: the window of REFERENCE §5.2, grown to cover the requested page."""
+    size = params.page_size if params.page_size > 1 else 30
+    base = math.ceil(params.candidate_window / size) * size
+    return base * math.ceil(params.page * params.page_size / base)
+
+
+def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Embedder, analyzer) -> Query:  # type: ignore[no-untyped-def]
+    from ragloom.nlp import TermWeighter, build_fulltext_query
+
+    def doc_freq(terms: list[str]) -> tuple[dict[str, int], int]:
+        return docstore.doc_freq(scope.tenant_id, "content_terms", terms)
+
+    weigher = TermWeighter(analyzer, doc_freq=doc_freq)
+    analysis = build_fulltext_query(question, analyzer, weigher)
+    return Query(analysis=analysis, vector=embedder.embed_query(question))
+
+
+def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int) -> list[Hit]:
+    from ragloom.nlp import with_min_match
+
+    filters = Filters(kb_ids=scope.kb_ids, doc_ids=scope.doc_ids)
+    fulltext = query.analysis.fulltext  # type: ignore[attr-defined]
+    req = SearchRequest(filters=filters, text=fulltext, vector=query.vector, text_top_k=size, vector_top_k=size)
+    hits = docstore.search(scope.tenant_id, req)
+    if fulltext.clauses and not any(h.text_score is not None for h in hits):
+        req.text = with_min_match(fulltext, RETRY_MIN_MATCH)
+        hits = docstore.search(scope.tenant_id, req)
+    return hits
+
+
+def prune(hits: list[Hit], active_versions: ActiveVersions) -> list[Hit]:
+    """Keep hits whose (doc, version) is the document's active version."""
+    if not hits:
+        return []
+    active = active_versions(sorted({h.record.doc_id for h in hits}))
+    return [h for h in hits if active.get(h.record.doc_id) == h.record.version_id]
+
+
+def score(hits: list[Hit], query: Query, params: RetrievalParams) -> list[Candidate]:
+    from ragloom.nlp import token_similarities
+
+    if not hits:
+        return []
+    tksim = token_similarities(query.analysis.keywords, [h.record for h in hits])  # type: ignore[attr-defined]
+    vsw = params.vector_similarity_weight
+    out = []
+    for h, t in zip(hits, tksim, strict=True):
+        v = h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
+        out.append(Candidate(record=h.record, term_similarity=float(t), vector_similarity=float(v),
+                             similarity=(1 - vsw) * float(t) + vsw * float(v), text_score=h.text_score))
+    return out
+
+
+def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], int]:
+    thr = params.similarity_threshold if params.vector_similarity_weight > 0 else 0.0
+    kept = sorted((c for c in cands if c.similarity >= thr), key=lambda c: -c.similarity)
+    off = (params.page - 1) * params.page_size
+    return kept[off : off + params.page_size], len(kept)
+
+
+def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: DocStore, embedder: Embedder,
+             analyzer, active_versions: ActiveVersions) -> RetrievalResult:  # type: ignore[no-untyped-def]
+    """Run the whole default path. ``scope.kb_ids == []`` returns an empty result."""
+    if not scope.kb_ids or not question.strip():
+        return RetrievalResult(chunks=[], total=0)
+    query = build_query(question, scope, docstore=docstore, embedder=embedder, analyzer=analyzer)
+    hits = recall(query, scope, docstore=docstore, size=window(params))
+    hits = prune(hits, active_versions)
+    cands = score(hits, query, params)
+    page, total = threshold_and_page(cands, params)
+    return RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),  # type: ignore[attr-defined]
+                           query_vector=query.vector)

@@ -1,0 +1,111 @@
+"""Tenants, users, memberships and API keys."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ragloom.db.models import ApiKey, Membership, Tenant, User, utcnow
+from ragloom.errors import AuthenticationError, ConflictError
+from ragloom.service.context import Principal
+
+KEY_PREFIX = "ragloom-"
+ROLES = ("owner", "admin", "member")
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    """A freshly created API key: the plain key exists only here, once."""
+
+    key: str
+    tenant_id: str
+    user_id: str
+
+
+def create_tenant(session: Session, *, name: str, owner_email: str) -> tuple[Tenant, User]:
+    """A tenant with its owner (the user is created when the email is new)."""
+    user = session.scalar(select(User).where(User.email == owner_email))
+    if user is None:
+        user = User(email=owner_email, name=owner_email.split("@")[0])
+        session.add(user)
+    tenant = Tenant(name=name)
+    session.add(tenant)
+    session.flush()
+    session.add(Membership(tenant_id=tenant.id, user_id=user.id, role="owner"))
+    session.flush()
+    return tenant, user
+
+
+def add_member(session: Session, *, tenant_id: str, email: str, role: str = "member") -> User:
+    if role not in ROLES:
+        raise ConflictError(f"unknown role {role!r}; one of {ROLES}")
+    user = session.scalar(select(User).where(User.email == email))
+    if user is None:
+        user = User(email=email, name=email.split("@")[0])
+        session.add(user)
+        session.flush()
+    session.add(Membership(tenant_id=tenant_id, user_id=user.id, role=role))
+    session.flush()
+    return user
+
+
+def create_api_key(session: Session, *, tenant_id: str, user_id: str, name: str = "") -> NewKey:
+    """Create a key for a member of the tenant; only its hash is stored."""
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    session.add(
+        ApiKey(tenant_id=tenant_id, user_id=user_id, key_hash=hash_key(key), prefix=key[:12], name=name)
+    )
+    session.flush()
+    return NewKey(key=key, tenant_id=tenant_id, user_id=user_id)
+
+
+def authenticate(session: Session, key: str | None) -> Principal:
+    """The principal an API key stands for; ``AuthenticationError`` when unknown."""
+    if not key:
+        raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
+    row = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
+    if row is None:
+        raise AuthenticationError("invalid API key")
+    member = session.scalar(
+        select(Membership).where(Membership.tenant_id == row.tenant_id, Membership.user_id == row.user_id)
+    )
+    if member is None:
+        raise AuthenticationError("the API key's user is no longer a member of its tenant")
+    row.last_used_at = utcnow()
+    return Principal(tenant_id=row.tenant_id, user_id=row.user_id, role=member.role)
+
+
+@dataclass(frozen=True, slots=True)
+class Bootstrap:
+    principal: Principal
+    new_key: NewKey | None  # set only the first time
+
+
+DEFAULT_TENANT = "default"
+ADMIN_EMAIL = "admin@localhost"
+
+
+def bootstrap(session: Session) -> Bootstrap:
+    """Create the default tenant, an admin user and an API key if there is no tenant yet.
+
+    Running it again reuses what exists and creates no new key.
+    """
+    tenant = session.scalar(select(Tenant).order_by(Tenant.created_at).limit(1))
+    if tenant is not None:
+        member = session.scalar(
+            select(Membership).where(Membership.tenant_id == tenant.id, Membership.role == "owner").limit(1)
+        )
+        assert member is not None, "a tenant always has an owner"
+        return Bootstrap(Principal(tenant.id, member.user_id, "owner"), None)
+    tenant, user = create_tenant(session, name=DEFAULT_TENANT, owner_email=ADMIN_EMAIL)
+    user.is_superuser = True
+    key = create_api_key(session, tenant_id=tenant.id, user_id=user.id, name="bootstrap")
+    return Bootstrap(Principal(tenant.id, user.id, "owner"), key)

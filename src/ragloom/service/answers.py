@@ -1,0 +1,62 @@
+"""The answer use case: retrieve evidence in the caller's scope, then answer with citations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ragloom.service.context import Context, Principal
+from ragloom.service.search import SearchOptions, search
+
+
+def _evidence(result):  # type: ignore[no-untyped-def]
+    from ragloom.generation.types import Evidence
+
+    return [
+        Evidence(
+            index=i, chunk_id=c.record.id, doc_id=c.record.doc_id, document_name=c.record.document_name,
+            content=c.record.content, positions=list(c.record.positions), version_id=c.record.version_id,
+            similarity=c.similarity, vector=c.record.vector,
+        )
+        for i, c in enumerate(result.chunks)
+    ]
+
+
+def term_similarity_fn(ctx: Context):  # type: ignore[no-untyped-def]
+    from ragloom.nlp import text_similarity
+
+    analyzer = ctx.analyzer
+
+    def sim(a: str, b: str) -> float:
+        return text_similarity(analyzer, a, b)
+
+    return sim
+
+
+def answer(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,
+           options: SearchOptions | None = None):  # type: ignore[no-untyped-def]
+    """A cited answer (``ragloom.generation.types.Answer``)."""
+    from ragloom.generation.answer import generate_answer
+
+    opts = options or SearchOptions(page_size=top_n)
+    result = search(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
+    embedder = ctx.embedder(result.embedding_model)
+    return generate_answer(
+        question, _evidence(result), embedder=embedder, chat_model=ctx.chat_model,
+        count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
+        term_similarity=term_similarity_fn(ctx),
+    )
+
+
+def answer_stream(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,
+                  options: SearchOptions | None = None) -> Iterator[object]:
+    """Text deltas (``str``) followed by the final Answer."""
+    from ragloom.generation.answer import generate_answer_stream
+
+    opts = options or SearchOptions(page_size=top_n)
+    result = search(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
+    embedder = ctx.embedder(result.embedding_model)
+    yield from generate_answer_stream(
+        question, _evidence(result), embedder=embedder, chat_model=ctx.chat_model,
+        count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
+        term_similarity=term_similarity_fn(ctx),
+    )

@@ -1,0 +1,89 @@
+"""The application context: settings plus the stores and models built from them.
+
+One :class:`Context` per process. Models and the docstore are opened lazily,
+so a CLI command that only lists knowledge bases never loads an embedding model.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ragloom.config import Settings
+from ragloom.db.session import Database
+from ragloom.docstore.base import DocStore
+from ragloom.docstore.registry import open_docstore
+from ragloom.models.embedding import Embedder
+from ragloom.models.embedding_cache import CachedEmbedder
+from ragloom.models.registry import make_embedder
+from ragloom.storage import LocalStore, ObjectStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: a user acting inside one tenant with a role there."""
+
+    tenant_id: str
+    user_id: str
+    role: str  # owner | admin | member
+
+
+@dataclass
+class Context:
+    settings: Settings
+    _embedders: dict[str, Embedder] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @cached_property
+    def db(self) -> Database:
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        return Database(self.settings.db_url)
+
+    @cached_property
+    def objects(self) -> ObjectStore:
+        return LocalStore(self.settings.files_dir)
+
+    @cached_property
+    def docstore(self) -> DocStore:
+        return open_docstore(self.settings)
+
+    @cached_property
+    def analyzer(self):  # type: ignore[no-untyped-def]
+        from ragloom.nlp import Analyzer
+
+        return Analyzer()
+
+    @cached_property
+    def chat_model(self):  # type: ignore[no-untyped-def]
+        s = self.settings
+        if not (s.chat_base_url and s.chat_model):
+            return None
+        from ragloom.models.chat import OpenAIChatModel
+
+        key = s.chat_api_key.get_secret_value() if s.chat_api_key else None
+        return OpenAIChatModel(base_url=s.chat_base_url, model=s.chat_model, api_key=key)
+
+    def embedder(self, name: str) -> Embedder:
+        """The (cached) embedder a knowledge base records by name."""
+        with self._lock:
+            if name not in self._embedders:
+                inner = make_embedder(name, self.settings)
+                safe = name.replace("/", "_")
+                self._embedders[name] = CachedEmbedder(inner, self.settings.cache_dir / f"emb-{safe}.sqlite")
+            return self._embedders[name]
+
+    def init_storage(self) -> None:
+        """Create the data directory and bring the database schema up to date."""
+        for d in (self.settings.home, self.settings.files_dir, self.settings.index_dir, self.settings.cache_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        self.db.migrate()
+
+    def close(self) -> None:
+        if "docstore" in self.__dict__:
+            self.docstore.close()
+        if "db" in self.__dict__:
+            self.db.dispose()

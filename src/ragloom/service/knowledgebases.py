@@ -1,0 +1,125 @@
+"""Knowledge bases: create, list, read, delete — always scoped to the caller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from ragloom.db.models import Document, KnowledgeBase
+from ragloom.docstore.base import Filters
+from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from ragloom.service.context import Context, Principal
+
+LANGUAGES = ("en", "zh")
+CHUNK_METHODS = ("naive",)
+
+
+class KBCreate(BaseModel):
+    """What a caller may set when creating a knowledge base."""
+
+    name: str = Field(min_length=1, max_length=128)
+    description: str = ""
+    language: str = "en"
+    permission: str = "me"
+    chunk_method: str = "naive"
+    parser_config: dict[str, Any] = Field(default_factory=dict)
+    embedding_model: str | None = None
+    similarity_threshold: float = Field(0.2, ge=0.0, le=1.0)
+    vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
+
+
+def _validate(spec: KBCreate) -> None:
+    if spec.language not in LANGUAGES:
+        raise InvalidRequestError(f"language must be one of {LANGUAGES}, not {spec.language!r}")
+    if spec.permission not in ("me", "team"):
+        raise InvalidRequestError("permission must be 'me' or 'team'")
+    if spec.chunk_method not in CHUNK_METHODS:
+        raise InvalidRequestError(f"chunk_method must be one of {CHUNK_METHODS}, not {spec.chunk_method!r}")
+    from ragloom.ingest.chunkers import validate_config
+
+    try:
+        validate_config(spec.chunk_method, spec.parser_config)
+    except ValidationError as exc:
+        raise InvalidRequestError(f"invalid parser_config: {exc.errors()[0]['msg']}") from exc
+
+
+def visible_clause(principal: Principal):  # type: ignore[no-untyped-def]
+    """SQL condition: the knowledge bases this principal may read."""
+    cond = KnowledgeBase.tenant_id == principal.tenant_id
+    if principal.role in ("owner", "admin"):
+        return cond
+    return cond & or_(KnowledgeBase.permission == "team", KnowledgeBase.created_by == principal.user_id)
+
+
+def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCreate) -> KnowledgeBase:
+    _validate(spec)
+    exists = session.scalar(
+        select(KnowledgeBase.id).where(
+            KnowledgeBase.tenant_id == principal.tenant_id, KnowledgeBase.name == spec.name
+        )
+    )
+    if exists:
+        raise ConflictError(f"a knowledge base named {spec.name!r} already exists")
+    model = spec.embedding_model or ctx.settings.embedding_model
+    embedder = ctx.embedder(model)
+    kb = KnowledgeBase(
+        tenant_id=principal.tenant_id,
+        name=spec.name,
+        description=spec.description,
+        language=spec.language,
+        permission=spec.permission,
+        created_by=principal.user_id,
+        embedding_model=model,
+        embedding_dim=embedder.dim,
+        chunk_method=spec.chunk_method,
+        parser_config=spec.parser_config,
+        similarity_threshold=spec.similarity_threshold,
+        vector_similarity_weight=spec.vector_similarity_weight,
+    )
+    session.add(kb)
+    session.flush()
+    ctx.docstore.create_index(principal.tenant_id, embedder.dim)
+    return kb
+
+
+def list_visible(session: Session, *, principal: Principal) -> list[KnowledgeBase]:
+    return list(session.scalars(select(KnowledgeBase).where(visible_clause(principal)).order_by(KnowledgeBase.name)))
+
+
+def get(session: Session, *, principal: Principal, kb_id_or_name: str) -> KnowledgeBase:
+    """A visible knowledge base by id or name; anything else is 'not found' (no leak)."""
+    kb = session.scalar(
+        select(KnowledgeBase).where(
+            visible_clause(principal),
+            or_(KnowledgeBase.id == kb_id_or_name, KnowledgeBase.name == kb_id_or_name),
+        )
+    )
+    if kb is None:
+        raise NotFoundError(f"knowledge base {kb_id_or_name!r} not found")
+    return kb
+
+
+def document_counts(session: Session, kb_ids: list[str]) -> dict[str, int]:
+    if not kb_ids:
+        return {}
+    rows = session.execute(
+        select(Document.kb_id, func.count()).where(Document.kb_id.in_(kb_ids)).group_by(Document.kb_id)
+    )
+    return {kb_id: n for kb_id, n in rows}
+
+
+def delete(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str) -> None:
+    kb = get(session, principal=principal, kb_id_or_name=kb_id_or_name)
+    if principal.role == "member" and kb.created_by != principal.user_id:
+        raise PermissionDeniedError("only the creator or a tenant admin may delete this knowledge base")
+    session.delete(kb)
+    session.flush()
+    ctx.docstore.delete(principal.tenant_id, Filters(kb_ids=[kb.id]))
+
+
+def readable_ids(session: Session, *, principal: Principal, requested: list[str]) -> list[str]:
+    """Resolve requested ids/names to visible knowledge base ids; any unknown one is a 404."""
+    return [get(session, principal=principal, kb_id_or_name=r).id for r in requested]

@@ -1,0 +1,83 @@
+"""Search and answer use cases: resolve the caller's scope, retrieve, answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from ragloom.db.models import Document, KnowledgeBase
+from ragloom.errors import InvalidRequestError
+from ragloom.retrieval.retriever import retrieve
+from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
+from ragloom.service import knowledgebases
+from ragloom.service.context import Context, Principal
+
+
+@dataclass(slots=True)
+class SearchOptions:
+    page: int = 1
+    page_size: int = 6
+    similarity_threshold: float | None = None
+    vector_similarity_weight: float | None = None
+    doc_ids: list[str] | None = None
+
+
+def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str],
+                  doc_ids: list[str] | None = None) -> tuple[Scope, list[KnowledgeBase]]:
+    """The KBs (and documents) the caller may search. Unknown or foreign ids are a 404."""
+    with ctx.db.session() as s:
+        kbs = [knowledgebases.get(s, principal=principal, kb_id_or_name=k) for k in kb_ids]
+        models = {kb.embedding_model for kb in kbs}
+        if len(models) > 1:
+            raise InvalidRequestError(
+                f"the knowledge bases use different embedding models ({sorted(models)}); search them separately"
+            )
+        ids = [kb.id for kb in kbs]
+        scoped_docs = None
+        if doc_ids is not None:
+            scoped_docs = list(s.scalars(select(Document.id).where(Document.kb_id.in_(ids), Document.id.in_(doc_ids))))
+    model = models.pop() if models else ctx.settings.embedding_model
+    return Scope(tenant_id=principal.tenant_id, kb_ids=ids, embedding_model=model, doc_ids=scoped_docs), kbs
+
+
+def active_versions_fn(ctx: Context):  # type: ignore[no-untyped-def]
+    def active_versions(doc_ids: list[str]) -> dict[str, str | None]:
+        with ctx.db.session() as s:
+            rows = s.execute(select(Document.id, Document.active_version_id).where(Document.id.in_(doc_ids)))
+            return {d: v for d, v in rows}
+
+    return active_versions
+
+
+def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str,
+           options: SearchOptions | None = None) -> RetrievalResult:
+    opts = options or SearchOptions()
+    if opts.page < 1 or not 1 <= opts.page_size <= 256:
+        raise InvalidRequestError("page must be >= 1 and page_size between 1 and 256")
+    scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.doc_ids)
+    if opts.doc_ids is not None and not scope.doc_ids:
+        return RetrievalResult(chunks=[], total=0, embedding_model=scope.embedding_model)
+    first = kbs[0] if kbs else None
+    params = RetrievalParams(
+        page=opts.page,
+        page_size=opts.page_size,
+        similarity_threshold=_pick(opts.similarity_threshold, first and first.similarity_threshold, 0.2),
+        vector_similarity_weight=_pick(opts.vector_similarity_weight, first and first.vector_similarity_weight, 0.3),
+    )
+    for name, val in (("similarity_threshold", params.similarity_threshold),
+                      ("vector_similarity_weight", params.vector_similarity_weight)):
+        if not 0.0 <= val <= 1.0:
+            raise InvalidRequestError(f"{name} must be between 0 and 1")
+    result = retrieve(question, scope, params, docstore=ctx.docstore,
+                      embedder=ctx.embedder(scope.embedding_model), analyzer=ctx.analyzer,
+                      active_versions=active_versions_fn(ctx))
+    result.embedding_model = scope.embedding_model
+    return result
+
+
+def _pick(*values):  # type: ignore[no-untyped-def]
+    for v in values:
+        if v is not None and v is not False:
+            return v
+    return values[-1]

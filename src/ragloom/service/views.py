@@ -1,0 +1,66 @@
+"""Plain-dict views of domain objects: the one JSON shape the API and the CLI print."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragloom.db.models import Document, KnowledgeBase
+from ragloom.docstore.base import ChunkRecord
+from ragloom.retrieval.types import Candidate
+
+
+def _iso(dt) -> str | None:  # type: ignore[no-untyped-def]
+    return dt.isoformat() if dt is not None else None
+
+
+def kb_view(kb: KnowledgeBase, document_count: int | None = None) -> dict[str, Any]:
+    return {
+        "id": kb.id,
+        "name": kb.name,
+        "description": kb.description,
+        "language": kb.language,
+        "permission": kb.permission,
+        "chunk_method": kb.chunk_method,
+        "parser_config": kb.parser_config,
+        "embedding_model": kb.embedding_model,
+        "similarity_threshold": kb.similarity_threshold,
+        "vector_similarity_weight": kb.vector_similarity_weight,
+        "document_count": document_count,
+        "created_at": _iso(kb.created_at),
+    }
+
+
+def document_view(doc: Document) -> dict[str, Any]:
+    return {
+        "id": doc.id,
+        "kb_id": doc.kb_id,
+        "name": doc.name,
+        "status": doc.status,
+        "progress": round(doc.progress, 4),
+        "message": doc.message,
+        "chunk_count": doc.chunk_count,
+        "active_version_id": doc.active_version_id,
+        "latest_version_id": doc.latest_version_id,
+        "created_at": _iso(doc.created_at),
+        "updated_at": _iso(doc.updated_at),
+    }
+
+
+def positions_view(record: ChunkRecord) -> list[list[float]]:
+    return [[int(p[0]), round(p[1], 2), round(p[2], 2), round(p[3], 2), round(p[4], 2)] for p in record.positions]
+
+
+def chunk_view(c: Candidate) -> dict[str, Any]:
+    r = c.record
+    return {
+        "chunk_id": r.id,
+        "doc_id": r.doc_id,
+        "kb_id": r.kb_id,
+        "version_id": r.version_id,
+        "document_name": r.document_name,
+        "content": r.content,
+        "similarity": round(c.similarity, 6),
+        "term_similarity": round(c.term_similarity, 6),
+        "vector_similarity": round(c.vector_similarity, 6),
+        "positions": positions_view(r),
+    }

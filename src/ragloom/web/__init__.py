@@ -1,0 +1,1 @@
+"""Web pages (a status page for now)."""

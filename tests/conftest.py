@@ -1,0 +1,36 @@
+"""Shared fixtures: every test gets its own data directory, database and index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragloom.config import Settings
+from ragloom.service import accounts
+from ragloom.service.context import Context, Principal
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path / "home", workers=0, worker_poll_seconds=0.05, _env_file=None)
+
+
+@pytest.fixture
+def ctx(settings: Settings) -> Iterator[Context]:
+    c = Context(settings)
+    c.init_storage()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def admin(ctx: Context) -> accounts.Bootstrap:
+    with ctx.db.session() as s:
+        return accounts.bootstrap(s)
+
+
+@pytest.fixture
+def principal(admin: accounts.Bootstrap) -> Principal:
+    return admin.principal
