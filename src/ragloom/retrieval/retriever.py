@@ -15,6 +15,7 @@ import numpy as np
 
 from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
 from ragloom.models.embedding import Embedder
+from ragloom.nlp import Analyzer, QueryAnalysis
 from ragloom.retrieval.types import Candidate, RetrievalParams, RetrievalResult, Scope
 
 RETRY_MIN_MATCH = 0.1
@@ -25,7 +26,7 @@ ActiveVersions = Callable[[list[str]], dict[str, str | None]]
 
 @dataclass(slots=True)
 class Query:
-    analysis: object  # ragloom.nlp.QueryAnalysis
+    analysis: QueryAnalysis
     vector: np.ndarray
 
 
@@ -36,26 +37,26 @@ def window(params: RetrievalParams) -> int:
     return base * math.ceil(params.page * params.page_size / base)
 
 
-def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Embedder, analyzer) -> Query:  # type: ignore[no-untyped-def]
-    from ragloom.nlp import TermWeighter, build_fulltext_query
+def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Embedder, analyzer: Analyzer) -> Query:
+    from ragloom.nlp import TermWeigher, build_fulltext_query
 
     def doc_freq(terms: list[str]) -> tuple[dict[str, int], int]:
         return docstore.doc_freq(scope.tenant_id, "content_terms", terms)
 
-    weigher = TermWeighter(analyzer, doc_freq=doc_freq)
+    weigher = TermWeigher(analyzer, doc_freq=doc_freq)
     analysis = build_fulltext_query(question, analyzer, weigher)
     return Query(analysis=analysis, vector=embedder.embed_query(question))
 
 
 def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int) -> list[Hit]:
-    from ragloom.nlp import with_min_match
-
+    """One engine call (two when the text gate let nothing through: retried at min-match 0.1)."""
+    analysis = query.analysis
     filters = Filters(kb_ids=scope.kb_ids, doc_ids=scope.doc_ids)
-    fulltext = query.analysis.fulltext  # type: ignore[attr-defined]
-    req = SearchRequest(filters=filters, text=fulltext, vector=query.vector, text_top_k=size, vector_top_k=size)
+    text = None if analysis.is_empty else analysis.fulltext
+    req = SearchRequest(filters=filters, text=text, vector=query.vector, text_top_k=size, vector_top_k=size)
     hits = docstore.search(scope.tenant_id, req)
-    if fulltext.clauses and not any(h.text_score is not None for h in hits):
-        req.text = with_min_match(fulltext, RETRY_MIN_MATCH)
+    if text is not None and not any(h.text_score is not None for h in hits):
+        req.text = analysis.with_min_match(RETRY_MIN_MATCH).fulltext
         hits = docstore.search(scope.tenant_id, req)
     return hits
 
@@ -73,7 +74,7 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams) -> list[Candid
 
     if not hits:
         return []
-    tksim = token_similarities(query.analysis.keywords, [h.record for h in hits])  # type: ignore[attr-defined]
+    tksim = token_similarities(query.analysis.keywords, [h.record for h in hits])
     vsw = params.vector_similarity_weight
     out = []
     for h, t in zip(hits, tksim, strict=True):
@@ -91,7 +92,7 @@ def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple
 
 
 def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: DocStore, embedder: Embedder,
-             analyzer, active_versions: ActiveVersions) -> RetrievalResult:  # type: ignore[no-untyped-def]
+             analyzer: Analyzer, active_versions: ActiveVersions) -> RetrievalResult:
     """Run the whole default path. ``scope.kb_ids == []`` returns an empty result."""
     if not scope.kb_ids or not question.strip():
         return RetrievalResult(chunks=[], total=0)
@@ -100,5 +101,5 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     hits = prune(hits, active_versions)
     cands = score(hits, query, params)
     page, total = threshold_and_page(cands, params)
-    return RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),  # type: ignore[attr-defined]
+    return RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),
                            query_vector=query.vector)

@@ -10,6 +10,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ragloom.config import Settings
 from ragloom.db.session import Database
@@ -19,6 +20,9 @@ from ragloom.models.embedding import Embedder
 from ragloom.models.embedding_cache import CachedEmbedder
 from ragloom.models.registry import make_embedder
 from ragloom.storage import LocalStore, ObjectStore
+
+if TYPE_CHECKING:
+    from ragloom.nlp import Analyzer
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +56,7 @@ class Context:
         return open_docstore(self.settings)
 
     @cached_property
-    def analyzer(self):  # type: ignore[no-untyped-def]
+    def analyzer(self) -> Analyzer:
         from ragloom.nlp import Analyzer
 
         return Analyzer()
