@@ -95,9 +95,10 @@ def parse(ctx: Context, job: Job) -> ParsedDocument:
 
 
 def chunk(job: Job, parsed: ParsedDocument, embedder: Embedder) -> list[Chunk]:
-    from ragloom.ingest.chunkers import chunk_document
+    from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
 
-    chunks = chunk_document(job.chunk_method, parsed, job.parser_config, count_tokens=embedder.count_tokens)
+    config = ChunkerConfig.parse({**job.parser_config, "method": job.chunk_method})
+    chunks = chunk_blocks(parsed.blocks, config, embedder.count_tokens)
     if not chunks:
         raise ParseError("the document has no text to index")
     return chunks

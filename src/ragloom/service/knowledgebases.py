@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
@@ -14,7 +14,6 @@ from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, Pe
 from ragloom.service.context import Context, Principal
 
 LANGUAGES = ("en", "zh")
-CHUNK_METHODS = ("naive",)
 
 
 class KBCreate(BaseModel):
@@ -36,14 +35,10 @@ def _validate(spec: KBCreate) -> None:
         raise InvalidRequestError(f"language must be one of {LANGUAGES}, not {spec.language!r}")
     if spec.permission not in ("me", "team"):
         raise InvalidRequestError("permission must be 'me' or 'team'")
-    if spec.chunk_method not in CHUNK_METHODS:
-        raise InvalidRequestError(f"chunk_method must be one of {CHUNK_METHODS}, not {spec.chunk_method!r}")
-    from ragloom.ingest.chunkers import validate_config
+    from ragloom.ingest.chunkers import ChunkerConfig, default_chunkers
 
-    try:
-        validate_config(spec.chunk_method, spec.parser_config)
-    except ValidationError as exc:
-        raise InvalidRequestError(f"invalid parser_config: {exc.errors()[0]['msg']}") from exc
+    default_chunkers().get(spec.chunk_method)  # InvalidRequestError naming the known methods
+    ChunkerConfig.parse({**spec.parser_config, "method": spec.chunk_method})
 
 
 def visible_clause(principal: Principal):  # type: ignore[no-untyped-def]

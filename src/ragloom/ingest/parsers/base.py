@@ -1,0 +1,95 @@
+"""The parser interface, the MIME-type registry and the one entry point.
+
+A :class:`Parser` turns the bytes of one file into a :class:`ParsedDocument`.
+Parsers are looked up by the MIME type :func:`detect_type` finds in the
+*content*, so a mislabelled file is parsed by what it is. Built-in parsers are
+registered through :meth:`ParserRegistry.register`, exactly as an extension
+would register its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Protocol, runtime_checkable
+
+from ragloom.errors import ParseError, UnsupportedFormatError
+from ragloom.ingest.blocks import ParsedDocument
+from ragloom.ingest.parsers.sniff import detect_type
+
+
+@runtime_checkable
+class Parser(Protocol):
+    """Parses one file.
+
+    ``parse`` returns blocks in reading order (never an empty list) and raises
+    :class:`ParseError` with a precise reason when the bytes are corrupt,
+    encrypted, or hold no text. It must not touch the network or the disk.
+    """
+
+    def parse(self, data: bytes, filename: str) -> ParsedDocument: ...
+
+
+class ParserRegistry:
+    """Parsers keyed by MIME type; a factory is called once per parse."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, Callable[[], Parser]] = {}
+
+    def register(self, mime: str, factory: Callable[[], Parser], *, replace: bool = False) -> None:
+        """Register ``factory`` for ``mime``; refuses to overwrite unless ``replace``."""
+        if mime in self._factories and not replace:
+            raise ValueError(f"a parser for {mime} is already registered")
+        self._factories[mime] = factory
+
+    @property
+    def supported(self) -> list[str]:
+        return sorted(self._factories)
+
+    def get(self, mime: str, filename: str | None = None) -> Parser:
+        """The parser for ``mime``; :class:`UnsupportedFormatError` names the supported types."""
+        factory = self._factories.get(mime)
+        if factory is None:
+            where = f"{filename}: " if filename else ""
+            raise UnsupportedFormatError(
+                f"{where}files of type {mime} are not supported; supported types: {', '.join(self.supported)}"
+            )
+        return factory()
+
+
+def _register_builtins(registry: ParserRegistry) -> None:
+    from ragloom.ingest.parsers import docx, html, markdown, pdf, text
+    from ragloom.ingest.parsers.sniff import DOCX, HTML, MARKDOWN, PDF, PLAIN
+
+    registry.register(PDF, pdf.PdfParser)
+    registry.register(DOCX, docx.DocxParser)
+    registry.register(HTML, html.HtmlParser)
+    registry.register(MARKDOWN, markdown.MarkdownParser)
+    registry.register(PLAIN, text.TextParser)
+
+
+def new_registry() -> ParserRegistry:
+    """A fresh registry holding the built-in parsers."""
+    registry = ParserRegistry()
+    _register_builtins(registry)
+    return registry
+
+
+@cache
+def default_registry() -> ParserRegistry:
+    """The process-wide registry (built on first use); extensions register here."""
+    return new_registry()
+
+
+def parse_document(data: bytes, filename: str, registry: ParserRegistry | None = None) -> ParsedDocument:
+    """Detect the type of ``data`` and parse it.
+
+    Raises :class:`ParseError` (empty, corrupt, encrypted, no text) or
+    :class:`UnsupportedFormatError` (a type no parser handles).
+    """
+    mime = detect_type(filename, data)
+    doc = (registry or default_registry()).get(mime, filename).parse(data, filename)
+    if not any(b.text.strip() for b in doc.blocks):
+        raise ParseError(f"{filename}: the document contains no text")
+    doc.metadata.setdefault("mime_type", mime)
+    return doc

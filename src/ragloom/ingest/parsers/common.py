@@ -1,0 +1,76 @@
+"""Helpers shared by the format parsers: heading paths and table blocks."""
+
+from __future__ import annotations
+
+from html import escape
+
+from ragloom.ingest.blocks import Block
+
+
+class HeadingTracker:
+    """Keeps the stack of open section titles while a parser walks a document.
+
+    ``title(text, level)`` closes every section at ``level`` or deeper and returns
+    the heading path *enclosing* the new title; ``path`` is the path a body block
+    at the current point belongs to (outermost first).
+    """
+
+    def __init__(self) -> None:
+        self._stack: list[tuple[int, str]] = []
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(text for _, text in self._stack)
+
+    def title(self, text: str, level: int) -> tuple[str, ...]:
+        while self._stack and self._stack[-1][0] >= level:
+            self._stack.pop()
+        enclosing = self.path
+        self._stack.append((level, text))
+        return enclosing
+
+    def title_block(self, text: str, level: int, **extra: object) -> Block:
+        """A ``title`` block for ``text`` at ``level`` with its enclosing path."""
+        enclosing = self.title(text, level)
+        return Block(text=text, kind="title", level=level, heading_path=enclosing, **extra)
+
+
+def clean_cell(text: str) -> str:
+    return " ".join(text.split())
+
+
+def table_text_and_html(rows: list[list[str]], has_header: bool) -> tuple[str, str]:
+    """Render table rows as retrieval text (one line per body row) and as HTML.
+
+    With a header, each body row reads ``"header: value; header: value"``. The
+    HTML has the header in ``<thead>`` and one ``<tr>`` in ``<tbody>`` per text
+    line, in the same order — the chunker relies on this to split big tables.
+    """
+    rows = [[clean_cell(c) for c in row] for row in rows]
+    rows = [row for row in rows if any(row)]
+    header = rows[0] if has_header and len(rows) > 1 else None
+    body = rows[1:] if header else rows
+    lines = []
+    for row in body:
+        if header:
+            pairs = [f"{h}: {v}" if h else v for h, v in zip(header, row, strict=False) if v]
+            pairs += [v for v in row[len(header):] if v]
+            lines.append("; ".join(pairs))
+        else:
+            lines.append(" | ".join(v for v in row if v))
+    html = ["<table>"]
+    if header:
+        html.append("<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead>")
+    html.append("<tbody>")
+    for row in body:
+        html.append("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>")
+    html.append("</tbody></table>")
+    return "\n".join(lines), "".join(html)
+
+
+def table_block(rows: list[list[str]], has_header: bool, heading_path: tuple[str, ...]) -> Block | None:
+    """A ``table`` block, or None when the table holds no text."""
+    text, html = table_text_and_html(rows, has_header)
+    if not text.strip():
+        return None
+    return Block(text=text, kind="table", heading_path=heading_path, html=html)

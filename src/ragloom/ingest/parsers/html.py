@@ -1,0 +1,133 @@
+"""HTML with BeautifulSoup + lxml: the main text, without navigation and boilerplate.
+
+Dropped: script, style, noscript, template, svg, iframe, form, nav, header,
+footer, aside, and elements whose ARIA role is navigation/banner/contentinfo.
+The content root is ``<main>`` if present, else the largest ``<article>``, else
+``<body>``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bs4 import BeautifulSoup, NavigableString, Tag
+
+from ragloom.errors import ParseError
+from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.parsers.common import HeadingTracker, table_block
+from ragloom.ingest.parsers.text import decode_or_raise
+
+_DROP = ["script", "style", "noscript", "template", "svg", "iframe", "form",
+         "nav", "header", "footer", "aside", "button"]
+_DROP_ROLES = {"navigation", "banner", "contentinfo", "complementary"}
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_BLOCK_TAGS = {"p", "div", "section", "article", "main", "blockquote", "figure", "figcaption",
+               "dl", "dt", "dd", "address", "details", "summary", "body", "center"}
+_CHARSET = re.compile(rb"<meta[^>]+charset", re.IGNORECASE)
+
+
+def _text(node: Tag) -> str:
+    return " ".join(node.get_text(" ", strip=True).split())
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.headings = HeadingTracker()
+        self.inline: list[str] = []
+
+    def flush(self) -> None:
+        text = " ".join(" ".join(self.inline).split())
+        self.inline = []
+        if text:
+            self.blocks.append(Block(text=text, heading_path=self.headings.path))
+
+    def walk(self, node: Tag) -> None:
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if type(child) is NavigableString and child.strip():
+                    self.inline.append(str(child))
+            elif isinstance(child, Tag):
+                self.element(child)
+
+    def element(self, el: Tag) -> None:
+        name = el.name
+        if name in _HEADINGS:
+            self.flush()
+            text = _text(el)
+            if text:
+                self.blocks.append(self.headings.title_block(text, _HEADINGS[name]))
+        elif name in ("ul", "ol"):
+            self.flush()
+            items = ["- " + _text(li) for li in el.find_all("li", recursive=False) if _text(li)]
+            if items:
+                self.blocks.append(Block(text="\n".join(items), kind="list", heading_path=self.headings.path))
+        elif name == "table":
+            self.flush()
+            self._table(el)
+        elif name == "pre":
+            self.flush()
+            code = el.get_text()
+            if code.strip():
+                self.blocks.append(Block(text=code.strip("\n"), kind="code", heading_path=self.headings.path))
+        elif name == "br":
+            self.inline.append("\n")
+        elif name in _BLOCK_TAGS or name == "li":
+            self.flush()
+            self.walk(el)
+            self.flush()
+        else:
+            self.walk(el)
+
+    def _table(self, el: Tag) -> None:
+        rows = []
+        has_header = False
+        for i, tr in enumerate(el.find_all("tr")):
+            if tr.find_parent("table") is not el:
+                continue
+            cells = tr.find_all(["td", "th"], recursive=False)
+            if i == 0:
+                has_header = bool(cells) and all(c.name == "th" for c in cells) or tr.find_parent("thead") is not None
+            rows.append([_text(c) for c in cells])
+        block = table_block(rows, has_header, self.headings.path)
+        if block:
+            self.blocks.append(block)
+
+
+def _soup(data: bytes, filename: str) -> BeautifulSoup:
+    if _CHARSET.search(data[:4096]) or data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return BeautifulSoup(data, "lxml")
+    text, _ = decode_or_raise(data, filename)
+    return BeautifulSoup(text, "lxml")
+
+
+def _content_root(soup: BeautifulSoup) -> Tag:
+    for el in soup.find_all(_DROP):
+        el.decompose()
+    for el in soup.find_all(attrs={"role": True}):
+        if not el.decomposed and str(el.get("role", "")).lower() in _DROP_ROLES:
+            el.decompose()
+    main = soup.find("main") or soup.find(attrs={"role": "main"})
+    if isinstance(main, Tag):
+        return main
+    articles = soup.find_all("article")
+    if articles:
+        return max(articles, key=lambda a: len(a.get_text()))
+    return soup.body or soup
+
+
+class HtmlParser:
+    """Main-text blocks of an HTML page; ``title`` from ``<title>`` or the first h1."""
+
+    def parse(self, data: bytes, filename: str) -> ParsedDocument:
+        soup = _soup(data, filename)
+        title_tag = soup.find("title")
+        title = _text(title_tag) if isinstance(title_tag, Tag) else None
+        walker = _Walker()
+        walker.element(_content_root(soup))
+        walker.flush()
+        if not walker.blocks:
+            raise ParseError(f"{filename}: the HTML page has no main text")
+        if not title:
+            title = next((b.text for b in walker.blocks if b.kind == "title"), None)
+        return ParsedDocument(blocks=walker.blocks, title=title or None)

@@ -1,0 +1,31 @@
+"""Plain text: encoding detection, one block per paragraph (blank-line separated)."""
+
+from __future__ import annotations
+
+import re
+
+from ragloom.errors import ParseError
+from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.parsers.sniff import decode_text
+
+_BLANK_LINES = re.compile(r"\n[ \t\f\v]*\n+")
+
+
+def decode_or_raise(data: bytes, filename: str) -> tuple[str, str]:
+    """Decoded text with newlines normalised to ``\\n``, and the encoding used."""
+    decoded = decode_text(data)
+    if decoded is None:
+        raise ParseError(f"{filename}: the text is in no known encoding (UTF-8/16/32, GB18030, cp1252)")
+    text, encoding = decoded
+    return text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff"), encoding
+
+
+class TextParser:
+    """Paragraphs of a text file; ``metadata['encoding']`` records the decoding."""
+
+    def parse(self, data: bytes, filename: str) -> ParsedDocument:
+        text, encoding = decode_or_raise(data, filename)
+        blocks = [Block(text=p.strip("\n")) for p in _BLANK_LINES.split(text) if p.strip()]
+        if not blocks:
+            raise ParseError(f"{filename}: the file holds only whitespace")
+        return ParsedDocument(blocks=blocks, metadata={"encoding": encoding})
