@@ -17,7 +17,7 @@ MIXED = {
     "panda.md": "# 大熊猫\n\n大熊猫主要以竹子为食，每天要花十几个小时进食。\n",
     "bike.md": "# Bicycle care\n\nInflate road bicycle tyres to between 80 and 110 psi before every long ride.\n",
     "bread.md": "# Sourdough\n\nA sourdough starter should be fed with equal weights of flour and water daily.\n",
-    "router.md": "# Network\n\nReset the router by holding the recessed button for ten seconds until the light blinks.\n",
+    "router.md": "# Network\n\nReset the router by holding the recessed button for ten seconds.\n",
 }
 
 
@@ -113,6 +113,6 @@ def test_search_sees_one_whole_version_at_a_time(ctx, principal) -> None:
 def test_reuploading_identical_content_creates_no_new_version(ctx, principal) -> None:
     _ingest(ctx, principal, "notes", {"a.md": "# A\n\nalpha beta gamma delta\n"})
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="notes",
-                                         uploads=[documents.Upload(filename="a.md", data=b"# A\n\nalpha beta gamma delta\n")])
+        same = documents.Upload(filename="a.md", data=b"# A\n\nalpha beta gamma delta\n")
+        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="notes", uploads=[same])
         assert doc.status == "done"

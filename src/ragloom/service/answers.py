@@ -50,12 +50,12 @@ def answer(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
 def answer_stream(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,
                   options: SearchOptions | None = None) -> Iterator[object]:
     """Text deltas (``str``) followed by the final Answer."""
-    from ragloom.generation.answer import generate_answer_stream
+    from ragloom.generation.answer import stream_answer
 
     opts = options or SearchOptions(page_size=top_n)
     result = search(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
     embedder = ctx.embedder(result.embedding_model)
-    yield from generate_answer_stream(
+    yield from stream_answer(
         question, _evidence(result), embedder=embedder, chat_model=ctx.chat_model,
         count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
         term_similarity=term_similarity_fn(ctx),
