@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
-from tests.ingest.docgen import make_docx, make_pdf
+from tests.ingest.docgen import make_docx, make_pdf, paragraph
 
 PAGE2_FACT = "The Orion pump must be serviced every 450 operating hours using synthetic grease type K7."
 PAGE2_QUESTION = "How often must the Orion pump be serviced?"
@@ -13,16 +14,22 @@ DOCX_QUESTION = "How many vacation days can be carried over into the next year?"
 
 
 def write_manual_pdf(path: Path) -> None:
-    """A 3-page PDF; the servicing interval is stated on page 2 only."""
+    """A 3-page PDF, each page fuller than half a chunk; the servicing interval is on page 2 only."""
+    rng = random.Random(2)
+
+    def filler(n: int) -> list[str]:
+        return [paragraph(rng, 5) for _ in range(n)]
+
     make_pdf(path, [
         ["# Orion Pump Manual",
          "This manual describes the installation of the Orion pump in industrial cooling circuits.",
+         *filler(3),
          "Unpack the unit carefully and check the delivery note against the parts list before mounting."],
-        ["## Maintenance",
-         PAGE2_FACT,
-         "Always disconnect the power supply before opening the housing of the pump."],
+        ["## Maintenance", *filler(2), PAGE2_FACT,
+         "Always disconnect the power supply before opening the housing of the pump.", *filler(2)],
         ["## Warranty",
          "The warranty covers manufacturing defects for a period of two years from the date of purchase.",
+         *filler(3),
          "Claims must be filed through an authorised dealer with the original invoice."],
     ])
 

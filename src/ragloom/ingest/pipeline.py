@@ -49,7 +49,7 @@ class Job:
 
 
 def chunk_id(version_id: str, order: int) -> str:
-    return xxhash.xxh3_128_hexdigest(f"{version_id}:{order}")
+    return xxhash.xxh3_128_hexdigest(f"{version_id}:{order}".encode())
 
 
 class Progress:
