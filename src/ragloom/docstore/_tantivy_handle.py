@@ -1,0 +1,155 @@
+"""Per-process view of one tenant's tantivy index: open, reload, vector-cache sync, seq counter.
+
+A :class:`TenantHandle` is refreshed before every store call: a ``stat`` of tantivy's
+``meta.json`` tells whether another writer committed; if so the searcher is reloaded and
+the rows with a ``seq`` above the last one seen are pulled into the :class:`VectorCache`.
+When the cache then holds more rows than the index, rows were deleted elsewhere and the
+cache keeps only the ``seq`` values still live.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import tantivy
+
+from ragloom.docstore._tantivy_query import Q
+from ragloom.docstore._tantivy_schema import SCHEMA_VERSION, decode_vector
+from ragloom.docstore._tantivy_vectors import RowMeta, VectorCache
+from ragloom.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+CONF = "ragloom.json"
+SEQ = "seq.json"
+StatKey = tuple[int, int, int, int]
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class TenantHandle:
+    """One tenant index as seen by this process."""
+
+    path: Path
+    index: tantivy.Index
+    schema: tantivy.Schema
+    dim: int
+    conf_key: StatKey
+    meta_key: StatKey | None
+    searcher: tantivy.Searcher
+    cache: VectorCache
+
+
+def stat_key(path: Path) -> StatKey | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
+
+def write_json(path: Path, data: object) -> None:
+    """Atomically replace ``path`` with ``data`` (fsynced)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass(slots=True)
+class _Handle:
+    """One tenant index as seen by this process."""
+
+    path: Path
+    index: tantivy.Index
+    schema: tantivy.Schema
+    dim: int
+    conf_key: StatKey
+    meta_key: StatKey | None
+    searcher: tantivy.Searcher
+    cache: VectorCache
+
+
+def open_handle(path: Path, conf_key: StatKey) -> TenantHandle:
+    """Open the index at ``path`` (its ``ragloom.json`` has stat ``conf_key``); not yet synced."""
+    with open(path / CONF, encoding="utf-8") as fh:
+        conf = json.load(fh)
+    if conf.get("schema_version") != SCHEMA_VERSION:
+        raise StoreError(
+            f"search index {path} has schema version {conf.get('schema_version')}, "
+            f"this ragloom writes {SCHEMA_VERSION}: rebuild it with `ragloom reindex`"
+        )
+    dim = int(conf["vector_size"])
+    index = retry(lambda: tantivy.Index.open(str(path)))
+    index.config_reader(reload_policy="manual")
+    return TenantHandle(path, index, index.schema, dim, conf_key, None, index.searcher(), VectorCache(dim))
+
+
+def refresh(h: TenantHandle) -> None:
+    """Reload the searcher and sync the vector cache when the index changed."""
+    key = stat_key(h.path / "meta.json")
+    if key == h.meta_key:
+        return
+    retry(h.index.reload)
+    h.searcher = h.index.searcher()
+    h.meta_key = key
+    _sync(h)
+
+
+def _sync(h: TenantHandle) -> None:
+    s = h.searcher
+    total = s.num_docs
+    if total:
+        newer = Q.range_query(h.schema, "seq", tantivy.FieldType.Unsigned, lower_bound=h.cache.last_seq + 1)
+        found = s.search(newer, limit=total, order_by_field="seq", order=tantivy.Order.Asc)
+        h.cache.apply(_row_meta(s.doc(addr)) for _, addr in found.hits)
+    if h.cache.live_count != total:
+        log.debug("tantivy index %s: reconciling deletions", h.path)
+        addrs = [addr for _, addr in s.search(Q.all_query(), limit=max(1, total)).hits]
+        live = np.array(s.fast_field_values("seq", addrs) if addrs else [], dtype=np.int64)
+        h.cache.retain_seqs(live)
+
+
+def reserve_seqs(h: TenantHandle, n: int) -> int:
+    """First of ``n`` fresh seq values (caller holds the tenant lock)."""
+    with open(h.path / SEQ, encoding="utf-8") as fh:
+        counter = int(json.load(fh)["seq"])
+    top = h.searcher.search(Q.all_query(), limit=1, order_by_field="seq", order=tantivy.Order.Desc).hits
+    start = max(counter, int(top[0][0]) if top else 0, h.cache.last_seq) + 1
+    write_json(h.path / SEQ, {"seq": start + n - 1})
+    return start
+
+
+def _row_meta(doc: tantivy.Document) -> RowMeta:
+    return RowMeta(
+        id=doc.get_first("id"),
+        kb_id=doc.get_first("kb_id"),
+        doc_id=doc.get_first("doc_id"),
+        version_id=doc.get_first("version_id"),
+        available=bool(doc.get_first("available")),
+        order=int(doc.get_first("order")),
+        seq=int(doc.get_first("seq")),
+        vector=decode_vector(doc),
+    )
+
+
+def retry(fn: Callable[[], _T], attempts: int = 5) -> _T:
+    """Run ``fn``; retry briefly when another process's writer removed files under us."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except ValueError as exc:
+            if attempt == attempts - 1:
+                raise StoreError(f"tantivy index unreadable: {exc}") from exc
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")

@@ -1,0 +1,128 @@
+"""Tantivy schema of a tenant index and the ChunkRecord <-> tantivy document mapping.
+
+Every row is one tantivy document holding, together:
+
+* the scope fields ``id``, ``kb_id``, ``doc_id``, ``version_id`` (raw, indexed, stored),
+  ``available`` (bool) and ``order`` (i64), all fast fields;
+* ``seq``: a u64 that is unique per row and grows with every write of the tenant index,
+  so an in-memory vector cache can fetch only the rows written since it last looked;
+* the seven analysed term fields (whitespace tokenizer, positions kept, not stored);
+* ``vec``: the float32 vector as bytes, and ``payload``: every other ChunkRecord field
+  as JSON. Text and vector thus become visible in the same tantivy commit.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import tantivy
+
+from ragloom.docstore.base import DEFAULT_FIELD_BOOSTS, ChunkRecord
+from ragloom.errors import InvalidRequestError
+
+TERM_FIELDS: tuple[str, ...] = tuple(DEFAULT_FIELD_BOOSTS)
+KEY_FIELDS: tuple[str, ...] = ("id", "kb_id", "doc_id", "version_id")
+SCHEMA_VERSION = 1
+# The term lists are stored in one bytes field, outside the JSON payload (decoding a few
+# strings and splitting them is several times faster than decoding JSON lists): the terms
+# of a field are joined with US (0x1f), the fields with RS (0x1e).
+_TERM_SEP = "\x1f"
+_FIELD_SEP = "\x1e"
+
+
+def build_schema() -> tantivy.Schema:
+    """The schema shared by every tenant index."""
+    sb = tantivy.SchemaBuilder()
+    for name in KEY_FIELDS:
+        sb.add_text_field(name, stored=True, fast=True, tokenizer_name="raw", index_option="basic")
+    sb.add_unsigned_field("seq", stored=True, indexed=True, fast=True)
+    sb.add_boolean_field("available", stored=True, indexed=True, fast=True)
+    sb.add_integer_field("order", stored=True, indexed=False, fast=True)
+    for name in TERM_FIELDS:
+        sb.add_text_field(name, stored=False, tokenizer_name="whitespace", index_option="position")
+    sb.add_bytes_field("vec", stored=True)
+    sb.add_bytes_field("terms", stored=True)
+    sb.add_bytes_field("payload", stored=True)
+    return sb.build()
+
+
+def term_token(term: str) -> str:
+    """The token a term becomes in the index: whitespace inside a term is joined with ``_``
+    (the whitespace tokenizer would otherwise split it). Queries use the same mapping."""
+    return "_".join(term.split())
+
+
+def _terms_text(terms: list[str]) -> str:
+    return " ".join(tok for tok in (term_token(t) for t in terms) if tok)
+
+
+def to_document(rec: ChunkRecord, seq: int, vector: np.ndarray) -> tantivy.Document:
+    """The tantivy document of one record; ``vector`` is the checked float32 vector."""
+    doc = tantivy.Document()
+    for name in KEY_FIELDS:
+        doc.add_text(name, getattr(rec, name))
+    doc.add_unsigned("seq", seq)
+    doc.add_boolean("available", bool(rec.available))
+    doc.add_integer("order", int(rec.order))
+    for name in TERM_FIELDS:
+        text = _terms_text(getattr(rec, name))
+        if text:
+            doc.add_text(name, text)
+    doc.add_bytes("vec", vector.tobytes())
+    doc.add_bytes("terms", _FIELD_SEP.join(_join_terms(getattr(rec, n)) for n in TERM_FIELDS).encode())
+    doc.add_bytes("payload", _payload(rec))
+    return doc
+
+
+def _payload(rec: ChunkRecord) -> bytes:
+    data = {
+        "content": rec.content,
+        "document_name": rec.document_name,
+        "kind": rec.kind,
+        "positions": [list(p) for p in rec.positions],
+        "heading_path": list(rec.heading_path),
+        "parent_id": rec.parent_id,
+        "html": rec.html,
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _join_terms(terms: list[str]) -> str:
+    for t in terms:
+        if _TERM_SEP in t or _FIELD_SEP in t:
+            raise InvalidRequestError(f"term {t!r} contains a reserved control character (0x1e, 0x1f)")
+    # each term is preceded by the separator, so [] and [""] differ
+    return "".join(_TERM_SEP + t for t in terms)
+
+
+def _split_terms(joined: str) -> list[str]:
+    return joined[1:].split(_TERM_SEP) if joined else []
+
+
+def decode_vector(doc: tantivy.Document) -> np.ndarray:
+    return np.frombuffer(doc.get_first("vec"), dtype=np.float32).copy()
+
+
+def from_document(doc: tantivy.Document) -> ChunkRecord:
+    """Rebuild the ChunkRecord stored in a tantivy document (exact round trip)."""
+    data = json.loads(doc.get_first("payload"))
+    terms = doc.get_first("terms").decode().split(_FIELD_SEP)
+    positions = [(int(p[0]), float(p[1]), float(p[2]), float(p[3]), float(p[4])) for p in data["positions"]]
+    return ChunkRecord(
+        id=doc.get_first("id"),
+        kb_id=doc.get_first("kb_id"),
+        doc_id=doc.get_first("doc_id"),
+        version_id=doc.get_first("version_id"),
+        content=data["content"],
+        vector=decode_vector(doc),
+        document_name=data["document_name"],
+        available=bool(doc.get_first("available")),
+        order=int(doc.get_first("order")),
+        kind=data["kind"],
+        positions=positions,
+        heading_path=list(data["heading_path"]),
+        parent_id=data["parent_id"],
+        html=data["html"],
+        **dict(zip(TERM_FIELDS, map(_split_terms, terms), strict=True)),
+    )

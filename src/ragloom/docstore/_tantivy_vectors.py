@@ -1,0 +1,218 @@
+"""In-memory mirror of a tenant index's vectors and scope fields, for exact filtered KNN.
+
+Rows are kept in one *shard per knowledge base* (a float32 matrix that grows by
+doubling, plus numpy arrays of doc/version codes, availability, order and seq), so a
+kb filter selects whole shards and the rest of the filter is a vectorised mask. A row
+that is replaced or deleted is marked dead; a shard is compacted when half of it is
+dead. Vectors are L2-normalised on the way in, so a dot product is the cosine.
+
+The cache is fed by the store (rows read from tantivy by ``seq``); it never reads the
+index itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragloom.docstore.base import Filters
+
+
+@dataclass(slots=True)
+class RowMeta:
+    """What the cache keeps of one row."""
+
+    id: str
+    kb_id: str
+    doc_id: str
+    version_id: str
+    available: bool
+    order: int
+    seq: int
+    vector: np.ndarray
+
+
+class _Shard:
+    def __init__(self, dim: int) -> None:
+        self.n = 0
+        self.dead = 0
+        self.vecs = np.zeros((16, dim), dtype=np.float32)
+        self.doc = np.zeros(16, dtype=np.int32)
+        self.ver = np.zeros(16, dtype=np.int32)
+        self.avail = np.zeros(16, dtype=bool)
+        self.alive = np.zeros(16, dtype=bool)
+        self.order = np.zeros(16, dtype=np.int64)
+        self.seq = np.zeros(16, dtype=np.int64)
+        self.ids: list[str] = []
+
+    _ARRAYS = ("vecs", "doc", "ver", "avail", "alive", "order", "seq")
+
+    def append(self, row: RowMeta, doc: int, ver: int) -> int:
+        if self.n == len(self.seq):
+            for name in self._ARRAYS:
+                old = getattr(self, name)
+                new = np.zeros((2 * len(old),) + old.shape[1:], dtype=old.dtype)
+                new[: self.n] = old[: self.n]
+                setattr(self, name, new)
+        i = self.n
+        norm = float(np.linalg.norm(row.vector))
+        self.vecs[i] = row.vector / norm if norm > 0 else row.vector
+        self.doc[i], self.ver[i], self.avail[i], self.alive[i] = doc, ver, row.available, True
+        self.order[i], self.seq[i] = row.order, row.seq
+        self.ids.append(row.id)
+        self.n += 1
+        return i
+
+    def compact(self) -> np.ndarray:
+        """Drop dead rows; returns the old row index of every kept row."""
+        keep = np.flatnonzero(self.alive[: self.n])
+        for name in self._ARRAYS:
+            old = getattr(self, name)
+            new = np.zeros((max(16, 2 * len(keep)),) + old.shape[1:], dtype=old.dtype)
+            new[: len(keep)] = old[keep]
+            setattr(self, name, new)
+        self.ids = [self.ids[i] for i in keep]
+        self.n, self.dead = len(keep), 0
+        return keep
+
+
+class VectorCache:
+    """Exact filtered KNN over the rows of one tenant index."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.last_seq = 0
+        self._shards: dict[str, _Shard] = {}
+        self._where: dict[str, tuple[str, int]] = {}  # id -> (kb_id, row)
+        self._codes: dict[str, int] = {}
+
+    @property
+    def live_count(self) -> int:
+        return len(self._where)
+
+    def _code(self, value: str) -> int:
+        code = self._codes.get(value)
+        if code is None:
+            code = self._codes[value] = len(self._codes)
+        return code
+
+    def apply(self, rows: Iterable[RowMeta]) -> None:
+        """Insert rows, replacing any row with the same id."""
+        for row in rows:
+            self._kill(row.id)
+            shard = self._shards.get(row.kb_id)
+            if shard is None:
+                shard = self._shards[row.kb_id] = _Shard(self.dim)
+            i = shard.append(row, self._code(row.doc_id), self._code(row.version_id))
+            self._where[row.id] = (row.kb_id, i)
+            self.last_seq = max(self.last_seq, row.seq)
+        self._maybe_compact()
+
+    def remove_ids(self, ids: Iterable[str]) -> None:
+        for id_ in ids:
+            self._kill(id_)
+        self._maybe_compact()
+
+    def retain_seqs(self, live: np.ndarray) -> None:
+        """Drop every row whose seq is not in ``live`` (rows deleted by another process)."""
+        for shard in self._shards.values():
+            gone = shard.alive[: shard.n] & ~np.isin(shard.seq[: shard.n], live)
+            for i in np.flatnonzero(gone):
+                self._kill(shard.ids[i])
+        self._maybe_compact()
+
+    def _kill(self, id_: str) -> None:
+        where = self._where.pop(id_, None)
+        if where is not None:
+            shard = self._shards[where[0]]
+            shard.alive[where[1]] = False
+            shard.dead += 1
+
+    def _maybe_compact(self) -> None:
+        for kb_id, shard in self._shards.items():
+            if shard.dead > 64 and shard.dead * 2 > shard.n:
+                shard.compact()
+                for i, id_ in enumerate(shard.ids):
+                    self._where[id_] = (kb_id, i)
+
+    def _masks(self, filters: Filters) -> list[tuple[_Shard, np.ndarray]]:
+        """(shard, row mask) for every shard with rows passing ``filters``."""
+        out: list[tuple[_Shard, np.ndarray]] = []
+        doc_codes = self._code_array(filters.doc_ids)
+        ver_codes = self._code_array(filters.version_ids)
+        id_rows = self._id_rows(filters.ids)
+        for kb_id in dict.fromkeys(filters.kb_ids):
+            shard = self._shards.get(kb_id)
+            if shard is None or shard.n == 0:
+                continue
+            n = shard.n
+            mask = shard.alive[:n].copy()
+            if filters.available_only:
+                mask &= shard.avail[:n]
+            if doc_codes is not None:
+                mask &= np.isin(shard.doc[:n], doc_codes)
+            if ver_codes is not None:
+                mask &= np.isin(shard.ver[:n], ver_codes)
+            if id_rows is not None:
+                only = np.zeros(n, dtype=bool)
+                only[id_rows.get(kb_id, [])] = True
+                mask &= only
+            if mask.any():
+                out.append((shard, mask))
+        return out
+
+    def _code_array(self, values: Iterable[str] | None) -> np.ndarray | None:
+        if values is None:
+            return None
+        return np.array([self._codes[v] for v in values if v in self._codes], dtype=np.int32)
+
+    def _id_rows(self, ids: Iterable[str] | None) -> dict[str, list[int]] | None:
+        if ids is None:
+            return None
+        rows: dict[str, list[int]] = {}
+        for id_ in ids:
+            where = self._where.get(id_)
+            if where is not None:
+                rows.setdefault(where[0], []).append(where[1])
+        return rows
+
+    def knn(self, filters: Filters, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The ``k`` filter-passing rows nearest to the unit vector ``query``:
+        (id, cosine), best first (ties by id)."""
+        if k <= 0:
+            return []
+        cand_ids: list[str] = []
+        cand_scores: list[np.ndarray] = []
+        for shard, mask in self._masks(filters):
+            rows = np.flatnonzero(mask)
+            # einsum runs single-threaded: OpenBLAS's threaded gemv is several times slower
+            # on a small, busy machine (threads spin against the index's own threads).
+            if len(rows) * 2 > shard.n:
+                scores = np.einsum("ij,j->i", shard.vecs[: shard.n], query)[rows]
+            else:
+                scores = np.einsum("ij,j->i", shard.vecs[rows], query)
+            if len(rows) > k:
+                top = np.argpartition(-scores, k - 1)[:k]
+                rows, scores = rows[top], scores[top]
+            cand_ids.extend(shard.ids[i] for i in rows)
+            cand_scores.append(scores)
+        if not cand_ids:
+            return []
+        scores = np.concatenate(cand_scores)
+        ranked = sorted(zip(cand_ids, scores.tolist(), strict=True), key=lambda p: (-p[1], p[0]))
+        return ranked[:k]
+
+    def rows(self, filters: Filters) -> list[tuple[str, int, str]]:
+        """(doc_id, order, id) of every filter-passing row, sorted."""
+        names = {code: value for value, code in self._codes.items()}
+        out: list[tuple[str, int, str]] = []
+        for shard, mask in self._masks(filters):
+            for i in np.flatnonzero(mask):
+                out.append((names[int(shard.doc[i])], int(shard.order[i]), shard.ids[i]))
+        out.sort()
+        return out
+
+    def count(self, filters: Filters) -> int:
+        return sum(int(mask.sum()) for _, mask in self._masks(filters))

@@ -1,0 +1,166 @@
+"""TantivyDocStore: the conformance suite plus multi-process and crash behaviour."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragloom.docstore.base import ChunkRecord, DocStore, Filters, SearchRequest
+from ragloom.docstore.tantivy_store import TantivyDocStore
+from ragloom.errors import InvalidRequestError, StoreError
+from tests.docstore.conformance import DIM, DocStoreConformance, rec, terms_query, unit
+
+
+class TestTantivyDocStore(DocStoreConformance):
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[DocStore]:
+        s = TantivyDocStore(tmp_path / "index")
+        yield s
+        s.close()
+
+
+def test_writes_are_visible_to_another_instance(tmp_path: Path) -> None:
+    reader = TantivyDocStore(tmp_path)
+    writer = TantivyDocStore(tmp_path)
+    assert reader.count("t", Filters(["kb1"])) == 0
+    writer.upsert("t", [rec("a", "alpha", vector=unit(1)), rec("b", "beta", vector=unit(2))])
+    req = SearchRequest(Filters(["kb1"]), text=terms_query("alpha"), vector=unit(2), vector_top_k=1)
+    assert [h.record.id for h in reader.search("t", req)] == ["a", "b"]
+    writer.delete("t", Filters(["kb1"], ids=["b"]))
+    assert [h.record.id for h in reader.search("t", req)] == ["a"]
+    writer.upsert("t", [rec("a", "gamma", vector=unit(1))])
+    assert reader.search("t", req)[0].record.content == "gamma"
+    assert reader.count("t", Filters(["kb1"])) == 1
+    writer.drop_index("t")
+    assert reader.search("t", req) == []
+    writer.upsert("t", [rec("c", "alpha", vector=unit(3))])
+    assert [h.record.id for h in reader.search("t", req)] == ["c"]
+
+
+def _upsert_worker(root: str, prefix: str, start: mp.Barrier) -> None:  # type: ignore[type-arg]
+    store = TantivyDocStore(Path(root))
+    start.wait()
+    for batch in range(10):
+        own = [rec(f"{prefix}{batch}_{i}", f"common {prefix}", vector=unit(hash((prefix, i)) % 999)) for i in range(20)]
+        shared = [rec(f"s{batch}_{i}", f"common shared {prefix}") for i in range(10)]
+        store.upsert("t", own + shared)
+    store.close()
+
+
+@pytest.mark.slow
+def test_two_processes_write_one_tenant(tmp_path: Path) -> None:
+    parent = TantivyDocStore(tmp_path)
+    assert parent.search("t", SearchRequest(Filters(["kb1"]), text=terms_query("common"))) == []
+    ctx = mp.get_context("spawn")
+    start = ctx.Barrier(2)
+    procs = [ctx.Process(target=_upsert_worker, args=(str(tmp_path), p, start)) for p in "ab"]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    expect = {f"{p}{b}_{i}" for p in "ab" for b in range(10) for i in range(20)}
+    expect |= {f"s{b}_{i}" for b in range(10) for i in range(10)}
+    f = Filters(["kb1"])
+    assert parent.count("t", f) == len(expect) == 500
+    rows, total = parent.list_chunks("t", f, limit=1000)
+    assert total == 500 and sorted(r.id for r in rows) == sorted(expect)
+    req = SearchRequest(f, text=terms_query("common"), vector=unit(1), text_top_k=1000, vector_top_k=1000)
+    hits = [h.record.id for h in parent.search("t", req)]
+    assert len(hits) == len(set(hits)) == 500
+    assert all(h.text_score is not None for h in parent.search("t", req))
+    assert parent.doc_freq("t", "content_terms", ["common", "shared"]) == ({"common": 500, "shared": 100}, 500)
+
+
+def _endless_writer(root: str, committed: mp.Queue) -> None:  # type: ignore[type-arg]
+    store = TantivyDocStore(Path(root))
+    rng = np.random.default_rng(0)
+    for batch in range(1000):
+        vecs = rng.normal(size=(3000, DIM)).astype(np.float32)
+        rows = [
+            rec(f"b{batch}_{i}", f"common row{batch}x{i}", vector=vecs[i] / np.linalg.norm(vecs[i]))
+            for i in range(3000)
+        ]
+        store.upsert("t", rows)
+        committed.put(batch)
+
+
+@pytest.mark.slow
+def test_killed_writer_leaves_rows_whole(tmp_path: Path) -> None:
+    ctx = mp.get_context("spawn")
+    committed = ctx.Queue()
+    proc = ctx.Process(target=_endless_writer, args=(str(tmp_path), committed))
+    proc.start()
+    try:
+        committed.get(timeout=120)
+        committed.get(timeout=120)  # two batches in: the writer is now inside the third
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.join(30)
+    assert proc.exitcode == -signal.SIGKILL
+    store = TantivyDocStore(tmp_path)
+    f = Filters(["kb1"])
+    n = store.count("t", f)
+    by_text = store.search("t", SearchRequest(f, text=terms_query("common"), text_top_k=n + 10))
+    by_vec = store.search("t", SearchRequest(f, vector=unit(1), vector_top_k=n + 10))
+    text_ids = {h.record.id for h in by_text}
+    vec_ids = {h.record.id for h in by_vec}
+    assert text_ids == vec_ids and len(text_ids) == n
+    batches = {i.split("_")[0] for i in text_ids}
+    assert n == 3000 * len(batches) and len(batches) >= 2  # whole batches only
+    # every row of the batch that was being written is found by neither
+    lost = f"b{len(batches)}"
+    probe = [f"{lost}_{i}" for i in (0, 1500, 2999)]
+    assert store.get("t", probe) == []
+    for id_ in (f"b0_{0}", f"b1_{2999}"):
+        (row,) = store.get("t", [id_])
+        term = row.content_terms[1]
+        assert [h.record.id for h in store.search("t", SearchRequest(f, text=terms_query(term)))] == [id_]
+        near = store.search("t", SearchRequest(f, vector=row.vector, vector_top_k=1))
+        assert near[0].record.id == id_
+    # the index still takes writes: the dead writer's locks are gone
+    store.upsert("t", [rec("after", "common")])
+    assert store.count("t", f) == n + 1
+
+
+def test_rejects_bad_tenant_ids_and_reserved_characters(tmp_path: Path) -> None:
+    store = TantivyDocStore(tmp_path)
+    for bad in ("", "../x", ".locks", "a/b"):
+        with pytest.raises(InvalidRequestError):
+            store.index_exists(bad)
+    with pytest.raises(InvalidRequestError):
+        store.upsert("t", [ChunkRecord("a", "kb1", "d1", "v1", "c", unit(1), content_terms=["bad\x1fterm"])])
+
+
+def test_refuses_an_index_of_another_schema_version(tmp_path: Path) -> None:
+    TantivyDocStore(tmp_path).upsert("t", [rec("a", "x")])
+    conf = tmp_path / "t" / "ragloom.json"
+    conf.write_text(json.dumps({"vector_size": DIM, "schema_version": 0}))
+    with pytest.raises(StoreError, match="reindex"):
+        TantivyDocStore(tmp_path).count("t", Filters(["kb1"]))
+
+
+def test_threads_share_one_store(tmp_path: Path) -> None:
+    store = TantivyDocStore(tmp_path)
+    store.upsert("t", [rec("seed", "common")])
+    req = SearchRequest(Filters(["kb1"]), text=terms_query("common"), vector=unit(1), text_top_k=500)
+
+    def work(k: int) -> int:
+        for b in range(5):
+            store.upsert("t", [rec(f"t{k}_{b}_{i}", "common") for i in range(10)])
+            store.search("t", req)
+        return k
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert sorted(pool.map(work, range(4))) == [0, 1, 2, 3]
+    assert store.count("t", Filters(["kb1"])) == 201
+    assert len(store.search("t", req)) == 201
+    store.close()
