@@ -7,7 +7,6 @@ from typing import Any
 from fastapi import APIRouter, Response
 
 from ragloom.api.deps import ContextDep, PrincipalDep
-from ragloom.api.schemas import DatasetCreate
 from ragloom.service import knowledgebases
 from ragloom.service.views import kb_view
 
@@ -15,9 +14,9 @@ router = APIRouter(prefix="/datasets", tags=["datasets"])
 
 
 @router.post("", status_code=201)
-def create_dataset(body: DatasetCreate, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+def create_dataset(body: knowledgebases.KBCreate, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     with ctx.db.session() as s:
-        kb = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(**body.model_dump()))
+        kb = knowledgebases.create(ctx, s, principal=principal, spec=body)
         return kb_view(kb, 0)
 
 

@@ -1,26 +1,14 @@
-"""Request bodies of the API (responses are the dicts of ``ragloom.service.views``)."""
+"""Request bodies of the API (responses are the dicts of ``ragloom.service.views``).
+
+Creating a dataset takes ``ragloom.service.knowledgebases.KBCreate`` itself."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class DatasetCreate(_Strict):
-    name: str = Field(min_length=1, max_length=128)
-    description: str = ""
-    language: str = "en"
-    permission: str = "me"
-    chunk_method: str = "naive"
-    parser_config: dict[str, Any] = Field(default_factory=dict)
-    embedding_model: str | None = None
-    similarity_threshold: float = Field(0.2, ge=0.0, le=1.0)
-    vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
 
 
 class DocumentIds(_Strict):

@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ragloom.ingest.blocks import Position
+from ragloom.ingest.blocks import Position, pages_of
 
 # Searchable text fields and their default boosts (REFERENCE §4.4). Each holds
 # whitespace-separated, already analysed terms (ragloom.nlp produces them).
@@ -69,11 +69,7 @@ class ChunkRecord:
 
     @property
     def page_numbers(self) -> list[int]:
-        pages: list[int] = []
-        for p in self.positions:
-            if p[0] not in pages:
-                pages.append(p[0])
-        return pages
+        return pages_of(self.positions)
 
 
 @dataclass(frozen=True, slots=True)

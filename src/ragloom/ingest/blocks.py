@@ -75,8 +75,9 @@ class Chunk:
 
     @property
     def pages(self) -> list[int]:
-        seen: list[int] = []
-        for p in self.positions:
-            if p[0] not in seen:
-                seen.append(p[0])
-        return seen
+        return pages_of(self.positions)
+
+
+def pages_of(positions: list[Position]) -> list[int]:
+    """The distinct page numbers of some positions, in order of first appearance."""
+    return list(dict.fromkeys(p[0] for p in positions))

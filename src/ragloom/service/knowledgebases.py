@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
@@ -17,7 +17,9 @@ LANGUAGES = ("en", "zh")
 
 
 class KBCreate(BaseModel):
-    """What a caller may set when creating a knowledge base."""
+    """What a caller may set when creating a knowledge base (also the API's request body)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=128)
     description: str = ""
