@@ -30,8 +30,8 @@ keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 app.add_typer(keys_app, name="keys")
 
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)  # never break an API key or a path across lines
+err = Console(stderr=True, soft_wrap=True)
 log = logging.getLogger("ragloom.cli")
 
 
@@ -253,7 +253,7 @@ def _wait(client: Client, kb: str, ids: set[str]) -> list[dict[str, Any]]:
     client.start_processing()
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
-                      console=err, disable=state.json) as bar:
+                      console=err, disable=state.json, transient=True) as bar:
             task = bar.add_task("parsing", total=len(ids))
             while True:
                 mine = [d for d in client.documents(kb) if d["id"] in ids]
