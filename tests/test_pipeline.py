@@ -1,0 +1,60 @@
+"""The ingestion task executor: cancellation and failures leave the active version untouched."""
+
+from __future__ import annotations
+
+from ragloom.db.models import Document, DocumentVersion, Task
+from ragloom.docstore.base import Filters
+from ragloom.ingest.pipeline import run_task
+from ragloom.service import documents, knowledgebases, tasks
+
+
+def _upload(ctx, principal, name: str, data: bytes) -> str:
+    with ctx.db.session() as s:
+        if not knowledgebases.list_visible(s, principal=principal):
+            knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="kb"))
+    with ctx.db.session() as s:
+        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="kb",
+                                         uploads=[documents.Upload(filename=name, data=data)])
+        return doc.id
+
+
+def _claim(ctx) -> str:
+    with ctx.db.session() as s:
+        return tasks.claim(s, worker_id="test").id
+
+
+def test_cancelled_task_discards_its_chunks_and_keeps_the_active_version(ctx, principal) -> None:
+    doc_id = _upload(ctx, principal, "a.md", b"# A\n\nThe first version says alpha.\n")
+    assert run_task(ctx, _claim(ctx)) == "done"
+    with ctx.db.session() as s:
+        v1 = s.get(Document, doc_id).active_version_id
+    _upload(ctx, principal, "a.md", b"# A\n\nThe second version says omega.\n")
+    task_id = _claim(ctx)
+    with ctx.db.session() as s:
+        documents.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
+    assert run_task(ctx, task_id) == "cancelled"
+    with ctx.db.session() as s:
+        doc = s.get(Document, doc_id)
+        task = s.get(Task, task_id)
+        assert doc.active_version_id == v1 and doc.status == "cancelled"
+        assert task.status == "cancelled"
+        assert s.get(DocumentVersion, task.version_id).status == "cancelled"
+        new_version = task.version_id
+    tenant = principal.tenant_id
+    kb_ids = [doc.kb_id]
+    assert ctx.docstore.count(tenant, Filters(kb_ids=kb_ids, version_ids=[new_version])) == 0
+    assert ctx.docstore.count(tenant, Filters(kb_ids=kb_ids, version_ids=[v1])) == 1
+
+
+def test_parse_failure_keeps_reason_and_previous_version(ctx, principal) -> None:
+    doc_id = _upload(ctx, principal, "b.md", b"# B\n\nA good first version.\n")
+    assert run_task(ctx, _claim(ctx)) == "done"
+    _upload(ctx, principal, "b.md", b"")
+    task_id = _claim(ctx)
+    assert run_task(ctx, task_id) == "failed"
+    with ctx.db.session() as s:
+        doc = s.get(Document, doc_id)
+        task = s.get(Task, task_id)
+        assert doc.status == "failed" and "empty" in doc.message
+        assert doc.active_version_id is not None and doc.active_version_id != task.version_id
+        assert "empty" in s.get(DocumentVersion, task.version_id).error
