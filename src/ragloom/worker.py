@@ -97,6 +97,9 @@ def _child_main(settings: Settings, index: int) -> None:
 def start_workers(settings: Settings, count: int) -> list[mp.process.BaseProcess]:
     """Start ``count`` worker processes (spawned, so each has its own engines)."""
     spawn = mp.get_context("spawn")
+    if settings.embedding_threads is None and count > 0:
+        # share the cores: OpenMP threads of several processes on the same cores slow each other down
+        settings = settings.model_copy(update={"embedding_threads": max(1, (os.cpu_count() or 1) // count)})
     procs = []
     for i in range(count):
         p = spawn.Process(target=_child_main, args=(settings, i), name=f"ragloom-worker-{i}")

