@@ -23,6 +23,22 @@ class BBox:
 
 
 @dataclass(slots=True)
+class Table:
+    """A table's structure: ``header`` names the columns (may be empty when none was
+    found); every row has one cell per column (merged cells repeat their value)."""
+
+    header: list[str]
+    rows: list[list[str]]
+
+    def records(self) -> list[list[tuple[str, str]]]:
+        """Each row as (column name, value) pairs; unnamed columns are called ``column N``."""
+        names = [h or f"column {i + 1}" for i, h in enumerate(self.header)]
+        width = max([len(names), *(len(r) for r in self.rows)]) if self.rows else len(names)
+        names += [f"column {i + 1}" for i in range(len(names), width)]
+        return [list(zip(names, r, strict=False)) for r in self.rows]
+
+
+@dataclass(slots=True)
 class Block:
     """One unit of a parsed document: a paragraph, heading, table, list item, code block...
 
@@ -41,6 +57,9 @@ class Block:
     page: int | None = None
     boxes: list[tuple[int, BBox]] = field(default_factory=list)
     html: str | None = None  # tables: an HTML rendering for display
+    table: Table | None = None  # tables: rows tied to their column headers
+    # format-specific facts: slide number, sheet name, e-mail headers, caption of, list marker ...
+    meta: dict[str, str] = field(default_factory=dict)
 
     def positions(self) -> list[Position]:
         return [(p, b.left, b.right, b.top, b.bottom) for p, b in self.boxes]
@@ -72,6 +91,14 @@ class Chunk:
     heading_path: tuple[str, ...] = ()
     kind: str = "text"
     html: str | None = None
+    method: str = "naive"  # the chunk method that made it
+    # qa: the questions are indexed as terms in place of the text (which keeps question + answer)
+    questions: list[str] = field(default_factory=list)
+    important_keywords: list[str] = field(default_factory=list)
+    # parent-child: the larger parent text this (child) chunk is swapped for at retrieval
+    parent_text: str | None = None
+    # table method: typed column values of the row ({column: value}); shown and filterable later
+    fields: dict[str, str | int | float | bool | None] = field(default_factory=dict)
 
     @property
     def pages(self) -> list[int]:
