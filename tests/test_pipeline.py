@@ -58,3 +58,40 @@ def test_parse_failure_keeps_reason_and_previous_version(ctx, principal) -> None
         assert doc.status == "failed" and "empty" in doc.message
         assert doc.active_version_id is not None and doc.active_version_id != task.version_id
         assert "empty" in s.get(DocumentVersion, task.version_id).error
+
+
+def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> None:
+    from sqlalchemy import select
+
+    from ragloom.service.search import search
+    from ragloom.worker import run_one
+    from tests.ingest.docgen import make_pdf
+
+    pages = [[f"## Page {n}", f"This page talks about topic number {n} and the code word is W{n}Z."]
+             for n in range(1, 31)]
+    pdf = tmp_path / "big.pdf"
+    make_pdf(pdf, pages)
+    doc_id = _upload(ctx, principal, "big.pdf", pdf.read_bytes())
+    with ctx.db.session() as s:
+        ranges = sorted((t.from_page, t.to_page) for t in s.scalars(select(Task).where(Task.document_id == doc_id)))
+    assert ranges == [(1, 12), (13, 24), (25, 30)]
+    with ctx.db.session() as s:
+        tid = tasks.claim(s, worker_id="a").id
+    assert run_task(ctx, tid) == "done"
+    with ctx.db.session() as s:
+        doc = s.get(Document, doc_id)
+        assert doc.status == "queued" and 0.3 < doc.progress < 0.4 and doc.active_version_id is None
+    while run_one(ctx, "b"):
+        pass
+    with ctx.db.session() as s:
+        doc = s.get(Document, doc_id)
+        assert doc.status == "done" and doc.progress == 1.0 and doc.active_version_id == doc.latest_version_id
+        version = s.get(DocumentVersion, doc.active_version_id)
+        assert version.status == "ready" and version.chunk_count == doc.chunk_count > 0
+    rows, total = ctx.docstore.list_chunks(principal.tenant_id, Filters(kb_ids=[doc.kb_id], doc_ids=[doc_id]),
+                                           limit=1000)
+    assert total == doc.chunk_count
+    first_pages = [r.positions[0][0] for r in rows]
+    assert first_pages == sorted(first_pages) and first_pages[-1] == 30
+    hit = search(ctx, principal=principal, kb_ids=["kb"], question="code word W25Z").chunks[0]
+    assert "W25Z" in hit.record.content and {p[0] for p in hit.record.positions} == {25}

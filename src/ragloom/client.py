@@ -6,6 +6,7 @@ CLI command works the same way with or without a server.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -26,11 +27,14 @@ TERMINAL = ("done", "failed", "cancelled")
 
 
 class Client(Protocol):
-    def kb_create(self, name: str, *, language: str = "en", description: str = "") -> dict[str, Any]: ...
+    def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
+                  parser_config: dict[str, Any] | None = None) -> dict[str, Any]: ...
     def kb_list(self) -> list[dict[str, Any]]: ...
     def kb_delete(self, kb: str) -> None: ...
-    def upload(self, kb: str, files: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]: ...
+    def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
+               parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
     def documents(self, kb: str) -> list[dict[str, Any]]: ...
+    def chunks(self, kb: str, doc: str) -> dict[str, Any]: ...
     def search(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
     def start_processing(self) -> None: ...
@@ -46,11 +50,13 @@ class LocalClient:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def kb_create(self, name: str, *, language: str = "en", description: str = "") -> dict[str, Any]:
+    def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
+                  parser_config: dict[str, Any] | None = None) -> dict[str, Any]:
         from ragloom.service import knowledgebases
         from ragloom.service.views import kb_view
 
-        spec = knowledgebases.KBCreate(name=name, language=language, description=description)
+        spec = knowledgebases.KBCreate(name=name, language=language, description=description,
+                                       chunk_method=chunk_method, parser_config=parser_config or {})
         with self.ctx.db.session() as s:
             return kb_view(knowledgebases.create(self.ctx, s, principal=self.principal, spec=spec), 0)
 
@@ -69,14 +75,24 @@ class LocalClient:
         with self.ctx.db.session() as s:
             knowledgebases.delete(self.ctx, s, principal=self.principal, kb_id_or_name=kb)
 
-    def upload(self, kb: str, files: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]:
+    def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
+               parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         from ragloom.service import documents
         from ragloom.service.views import document_view
 
         uploads = [documents.Upload(filename=n, data=d) for n, d in files]
         with self.ctx.db.session() as s:
-            docs = documents.add_documents(self.ctx, s, principal=self.principal, kb_id=kb, uploads=uploads)
+            docs = documents.add_documents(self.ctx, s, principal=self.principal, kb_id=kb, uploads=uploads,
+                                           chunk_method=chunk_method, parser_config=parser_config)
             return [document_view(d) for d in docs]
+
+    def chunks(self, kb: str, doc: str) -> dict[str, Any]:
+        from ragloom.service import chunks
+
+        with self.ctx.db.session() as s:
+            listing = chunks.list_chunks(self.ctx, s, principal=self.principal, kb_id=kb, doc_id=doc,
+                                         limit=1_000_000)
+        return {"chunks": [chunks.record_view(r, listing.method) for r in listing.chunks], "total": listing.total}
 
     def documents(self, kb: str) -> list[dict[str, Any]]:
         from ragloom.service import documents
@@ -147,8 +163,11 @@ class HttpClient:
     def _kb_id(self, kb: str) -> str:
         return self._call("GET", f"/datasets/{kb}")["id"]
 
-    def kb_create(self, name: str, *, language: str = "en", description: str = "") -> dict[str, Any]:
-        return self._call("POST", "/datasets", json={"name": name, "language": language, "description": description})
+    def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
+                  parser_config: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = {"name": name, "language": language, "description": description, "chunk_method": chunk_method,
+                "parser_config": parser_config or {}}
+        return self._call("POST", "/datasets", json=body)
 
     def kb_list(self) -> list[dict[str, Any]]:
         return self._call("GET", "/datasets")["datasets"]
@@ -156,9 +175,24 @@ class HttpClient:
     def kb_delete(self, kb: str) -> None:
         self._call("DELETE", f"/datasets/{kb}")
 
-    def upload(self, kb: str, files: Sequence[tuple[str, bytes]]) -> list[dict[str, Any]]:
+    def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
+               parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         parts = [("file", (name, data)) for name, data in files]
-        return self._call("POST", f"/datasets/{kb}/documents", files=parts)["documents"]
+        form: dict[str, str] = {}
+        if chunk_method:
+            form["chunk_method"] = chunk_method
+            form["parser_config"] = json.dumps(parser_config or {})
+        return self._call("POST", f"/datasets/{kb}/documents", files=parts, data=form)["documents"]
+
+    def chunks(self, kb: str, doc: str) -> dict[str, Any]:
+        out: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            res = self._call("GET", f"/datasets/{kb}/documents/{doc}/chunks", params={"page": page, "page_size": 1000})
+            out.extend(res["chunks"])
+            if len(out) >= res["total"] or not res["chunks"]:
+                return {"chunks": out, "total": res["total"]}
+            page += 1
 
     def documents(self, kb: str) -> list[dict[str, Any]]:
         return self._call("GET", f"/datasets/{kb}/documents", params={"page_size": 1000})["documents"]

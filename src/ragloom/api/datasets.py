@@ -35,6 +35,14 @@ def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> di
         return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0))
 
 
+@router.patch("/{dataset_id}")
+def update_dataset(dataset_id: str, body: knowledgebases.KBUpdate, ctx: ContextDep,
+                   principal: PrincipalDep) -> dict[str, Any]:
+    with ctx.db.session() as s:
+        kb = knowledgebases.update(s, principal=principal, kb_id_or_name=dataset_id, spec=body)
+        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0))
+
+
 @router.delete("/{dataset_id}", status_code=204)
 def delete_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> Response:
     with ctx.db.session() as s:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Query, UploadFile
+from fastapi import APIRouter, File, Form, Query, UploadFile
 
 from ragloom.api.deps import ContextDep, PrincipalDep
-from ragloom.api.schemas import DocumentIds
+from ragloom.api.schemas import DocumentIds, DocumentUpdate
 from ragloom.errors import InvalidRequestError
-from ragloom.service import documents
+from ragloom.service import chunks, documents
 from ragloom.service.views import document_view
 
 router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"])
@@ -19,7 +20,11 @@ router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"]
 def upload_documents(
     dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
     file: Annotated[list[UploadFile], File(description="One or more files")],
+    chunk_method: Annotated[str | None, Form(description="Chunk method for these files (default: the dataset's)")]
+    = None,
+    parser_config: Annotated[str | None, Form(description="JSON object of chunking parameters")] = None,
 ) -> dict[str, Any]:
+    config = _json_object(parser_config) if parser_config else None
     limit = ctx.settings.max_upload_mb * 1024 * 1024
     uploads = []
     for f in file:
@@ -28,8 +33,19 @@ def upload_documents(
             raise InvalidRequestError(f"{f.filename}: file is larger than {ctx.settings.max_upload_mb} MiB")
         uploads.append(documents.Upload(filename=f.filename or "", data=data, content_type=f.content_type or ""))
     with ctx.db.session() as s:
-        docs = documents.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads)
+        docs = documents.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads,
+                                       chunk_method=chunk_method, parser_config=config)
         return {"documents": [document_view(d) for d in docs]}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequestError(f"parser_config is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise InvalidRequestError("parser_config must be a JSON object")
+    return value
 
 
 @router.get("")
@@ -48,6 +64,28 @@ def list_documents(
 def get_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     with ctx.db.session() as s:
         return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id))
+
+
+@router.patch("/{document_id}", status_code=202)
+def update_document(dataset_id: str, document_id: str, body: DocumentUpdate, ctx: ContextDep,
+                    principal: PrincipalDep) -> dict[str, Any]:
+    with ctx.db.session() as s:
+        doc = documents.set_chunking(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                     chunk_method=body.chunk_method, parser_config=body.parser_config)
+        return document_view(doc)
+
+
+@router.get("/{document_id}/chunks")
+def list_chunks(
+    dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
+    page: Annotated[int, Query(ge=1)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 100,
+    include_hidden: Annotated[bool, Query(description="also parents and other rows never matched")] = False,
+) -> dict[str, Any]:
+    with ctx.db.session() as s:
+        listing = chunks.list_chunks(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                     offset=(page - 1) * page_size, limit=page_size, include_hidden=include_hidden)
+    return {"chunks": [chunks.record_view(r, listing.method) for r in listing.chunks], "total": listing.total,
+            "version_id": listing.version_id, "method": listing.method}
 
 
 @router.delete("")

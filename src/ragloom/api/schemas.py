@@ -33,3 +33,10 @@ class AnswerRequest(_Strict):
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     stream: bool = False
+
+
+class DocumentUpdate(_Strict):
+    """A document's own chunk method (``null`` = follow the dataset); changing it re-parses the document."""
+
+    chunk_method: str | None
+    parser_config: dict[str, object] | None = None

@@ -108,6 +108,9 @@ class Document(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
     token_count: Mapped[int] = mapped_column(Integer, default=0)
+    # per-document override of the knowledge base's chunk method and its parameters
+    chunk_method: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    parser_config: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
@@ -132,6 +135,17 @@ class DocumentVersion(Base):
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
+class VersionPage(Base):
+    """A page of a paginated version: its size in PDF points and its rendered preview image."""
+
+    __tablename__ = "version_page"
+    version_id: Mapped[str] = mapped_column(ForeignKey("document_version.id", ondelete="CASCADE"), primary_key=True)
+    page: Mapped[int] = mapped_column(Integer, primary_key=True)
+    width: Mapped[float] = mapped_column(Float)
+    height: Mapped[float] = mapped_column(Float)
+    image_key: Mapped[str | None] = mapped_column(String(64), nullable=True)  # object store key of a PNG
+
+
 class Task(Base):
     __tablename__ = "task"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -147,6 +161,7 @@ class Task(Base):
     from_page: Mapped[int] = mapped_column(Integer, default=0)
     to_page: Mapped[int] = mapped_column(Integer, default=100_000_000)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    chunk_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -15,6 +15,7 @@ from datetime import timedelta
 
 import numpy as np
 import xxhash
+from sqlalchemy import select
 
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, utcnow
 from ragloom.docstore.base import ChunkRecord, Filters
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 TITLE_WEIGHT = 0.1  # REFERENCE §6: vec = w * title + (1 - w) * content
 EMBED_BATCH = 32
+ORDER_STRIDE = 100_000
 INDEX_BATCH = 256
 
 
@@ -46,6 +48,18 @@ class Job:
     parser_config: dict
     embedding_model: str
     language: str
+    from_page: int = 0  # 1-based first page of a page-range task; 0 = the whole document
+    to_page: int = 100_000_000
+
+    @property
+    def is_page_range(self) -> bool:
+        return self.from_page > 0
+
+    @property
+    def order_base(self) -> int:
+        """Chunk orders of a page-range task start at ``from_page * 100000``, so the
+        chunks of all tasks of a version sort in reading order and never collide."""
+        return self.from_page * ORDER_STRIDE
 
 
 def chunk_id(version_id: str, order: int) -> str:
@@ -88,9 +102,11 @@ def load_job(ctx: Context, task_id: str) -> Job:
 
 
 def parse(ctx: Context, job: Job) -> ParsedDocument:
-    from ragloom.ingest.parsers import parse_document
+    from ragloom.ingest.parsers import PdfParser, parse_document
 
     data = ctx.objects.get(job.content_hash)
+    if job.is_page_range:
+        return PdfParser(first_page=job.from_page, last_page=job.to_page).parse(data, job.filename)
     return parse_document(data, job.filename)
 
 
@@ -99,8 +115,10 @@ def chunk(job: Job, parsed: ParsedDocument, embedder: Embedder) -> list[Chunk]:
 
     config = ChunkerConfig.parse({**job.parser_config, "method": job.chunk_method})
     chunks = chunk_blocks(parsed.blocks, config, embedder.count_tokens)
-    if not chunks:
+    if not chunks and not job.is_page_range:
         raise ParseError("the document has no text to index")
+    for c in chunks:
+        c.order += job.order_base
     return chunks
 
 
@@ -145,37 +163,52 @@ def index(ctx: Context, job: Job, records: list[ChunkRecord], progress: Progress
         progress(0.85 + 0.1 * done / len(records), f"indexed {done}/{len(records)} chunks")
 
 
-def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None) -> None:
-    """Flip the document's active version in one transaction, then drop the old version's chunks.
+def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None) -> bool:
+    """Finish this task; when it is the version's last, flip the document's active version.
 
-    When the document was deleted or a newer version was uploaded meanwhile, this
-    version is discarded instead (its chunks removed) and nothing is flipped.
+    One transaction: the document row is written first (it serialises the tasks
+    of one version on SQLite and PostgreSQL alike), then this task is marked
+    done, then, if no sibling task is left, the version becomes active and the
+    old version's chunks are dropped afterwards. When the document was deleted
+    or a newer version was uploaded meanwhile, this version is discarded
+    instead. Returns True when the version was published.
     """
     old_version: str | None = None
-    discard = False
+    outcome = "wait"
     with ctx.db.session() as s:
         doc = s.get(Document, job.doc_id, with_for_update=True)
         version = s.get(DocumentVersion, job.version_id)
+        task = s.get(Task, job.task_id)
+        if task is not None:
+            task.chunk_count = chunk_count
         if doc is None or version is None or doc.latest_version_id != job.version_id:
-            discard = True
+            outcome = "discard"
             if version is not None:
                 version.status = "superseded"
             tasks.finish(s, job.task_id, message="superseded by a newer version; not published")
         else:
-            old_version = doc.active_version_id
-            if old_version and old_version != version.id:
-                old = s.get(DocumentVersion, old_version)
-                if old is not None:
-                    old.status = "superseded"
-            version.status, version.chunk_count, version.published_at = "ready", chunk_count, utcnow()
-            version.page_count = page_count
-            doc.active_version_id = version.id
-            doc.chunk_count = chunk_count
-            tasks.finish(s, job.task_id, message=f"published {chunk_count} chunks")
-    if discard:
-        ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[job.version_id]))
-    elif old_version and old_version != job.version_id:
+            doc.updated_at = utcnow()
+            s.flush()  # take the write lock before reading the siblings
+            tasks.finish(s, job.task_id, message=f"{chunk_count} chunks indexed")
+            siblings = list(s.scalars(select(Task).where(Task.version_id == job.version_id)))
+            if all(t.status == "done" for t in siblings):
+                outcome = "published"
+                total = sum(t.chunk_count for t in siblings)
+                old_version = doc.active_version_id
+                if old_version and old_version != version.id:
+                    old = s.get(DocumentVersion, old_version)
+                    if old is not None:
+                        old.status = "superseded"
+                version.status, version.chunk_count, version.published_at = "ready", total, utcnow()
+                version.page_count = page_count
+                doc.active_version_id = version.id
+                doc.chunk_count = total
+                doc.message = f"published {total} chunks"
+    if outcome == "discard":
+        _discard(ctx, job)
+    elif outcome == "published" and old_version and old_version != job.version_id:
         ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[old_version]))
+    return outcome == "published"
 
 
 def run_task(ctx: Context, task_id: str) -> str:
@@ -203,10 +236,7 @@ def run_task(ctx: Context, task_id: str) -> str:
             _set_version(s, job.version_id, "cancelled", "cancelled by user")
         return "cancelled"
     except ParseError as exc:
-        _discard(ctx, job)
-        with ctx.db.session() as s:
-            tasks.fail(s, task_id, reason=exc.message)
-            _set_version(s, job.version_id, "failed", exc.message)
+        fail_version(ctx, job, exc.message)
         return "failed"
     except (StoreError, ModelError) as exc:
         log.warning("task %s: transient failure: %s", task_id, exc.message)
@@ -214,9 +244,25 @@ def run_task(ctx: Context, task_id: str) -> str:
             tasks.fail(s, task_id, reason=exc.message, retry_in=timedelta(seconds=5),
                        max_attempts=ctx.settings.task_max_retries)
             task = s.get(Task, task_id)
-            if task is not None and task.status == "failed":
-                _set_version(s, job.version_id, "failed", exc.message)
+            gave_up = task is not None and task.status == "failed"
+        if gave_up:
+            fail_version(ctx, job, exc.message)
+            return "failed"
         return "retry"
+
+
+def fail_version(ctx: Context, job: Job, reason: str) -> None:
+    """A task failed for good: the whole version fails with its reason; sibling tasks stop."""
+    with ctx.db.session() as s:
+        tasks.fail(s, job.task_id, reason=reason)
+        _set_version(s, job.version_id, "failed", reason)
+        for sibling in s.scalars(select(Task).where(Task.version_id == job.version_id, Task.id != job.task_id)):
+            if sibling.status == "queued":
+                sibling.status, sibling.finished_at = "cancelled", utcnow()
+                sibling.message = "another page range failed"
+            elif sibling.status == "running":
+                sibling.cancel_requested = True
+    _discard(ctx, job)
 
 
 def _discard(ctx: Context, job: Job) -> None:

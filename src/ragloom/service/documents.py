@@ -32,7 +32,8 @@ def _clean_name(name: str) -> str:
 
 
 def add_documents(
-    ctx: Context, session: Session, *, principal: Principal, kb_id: str, uploads: list[Upload]
+    ctx: Context, session: Session, *, principal: Principal, kb_id: str, uploads: list[Upload],
+    chunk_method: str | None = None, parser_config: dict | None = None,
 ) -> list[Document]:
     """Store each file, create Document + Version + Task rows, return at once.
 
@@ -43,6 +44,8 @@ def add_documents(
     kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
     if not uploads:
         raise InvalidRequestError("no files in the request")
+    if chunk_method is not None:
+        knowledgebases.validate_chunking(chunk_method, parser_config or {})
     limit = ctx.settings.max_upload_mb * 1024 * 1024
     docs = []
     for up in uploads:
@@ -55,37 +58,76 @@ def add_documents(
             doc = Document(kb_id=kb.id, tenant_id=kb.tenant_id, name=name)
             session.add(doc)
             session.flush()
+        if chunk_method is not None:
+            doc.chunk_method, doc.parser_config = chunk_method, dict(parser_config or {})
         else:
             latest = session.get(DocumentVersion, doc.latest_version_id) if doc.latest_version_id else None
             if latest is not None and latest.content_hash == key and latest.status in ("ready", "building"):
                 docs.append(doc)
                 continue
-        _new_version(session, kb=kb, doc=doc, content_hash=key, size=len(up.data), content_type=up.content_type)
+        _new_version(session, kb=kb, doc=doc, content_hash=key, size=len(up.data), content_type=up.content_type,
+                     page_ranges=page_ranges(up.data, name, *_method_and_config(kb, doc)))
         docs.append(doc)
     session.flush()
     return docs
 
 
+TASK_PAGE_SIZE = 12  # pages per parsing task of a PDF (REFERENCE §11)
+WHOLE = (0, 100_000_000)  # a task over the whole document
+
+
+def page_ranges(data: bytes, filename: str, method: str, parser_config: dict) -> list[tuple[int, int]]:
+    """Page ranges (1-based, inclusive) of the parsing tasks of a file: 12-page slices of a PDF
+    (22 for papers). Non-PDF files, unreadable PDFs (the task reports why) and the ``one``
+    method give one task."""
+    from ragloom.errors import ParseError
+    from ragloom.ingest.parsers import detect_type, pdf_page_count
+
+    if method == "one":
+        return [WHOLE]
+    size = int(parser_config.get("task_page_size") or (22 if method == "paper" else TASK_PAGE_SIZE))
+    try:
+        if detect_type(filename, data) != "application/pdf":
+            return [WHOLE]
+        pages = pdf_page_count(data, filename)
+    except ParseError:
+        return [WHOLE]
+    if pages <= size:
+        return [WHOLE]
+    return [(p, min(p + size - 1, pages)) for p in range(1, pages + 1, size)]
+
+
+def _method_and_config(kb: KnowledgeBase, doc: Document) -> tuple[str, dict]:
+    """The document's own chunk method and parameters when set, else its knowledge base's."""
+    if doc.chunk_method:
+        return doc.chunk_method, dict(doc.parser_config or {})
+    return kb.chunk_method, dict(kb.parser_config or {})
+
+
 def _new_version(
-    session: Session, *, kb: KnowledgeBase, doc: Document, content_hash: str, size: int, content_type: str
+    session: Session, *, kb: KnowledgeBase, doc: Document, content_hash: str, size: int, content_type: str,
+    page_ranges: list[tuple[int, int]],
 ) -> DocumentVersion:
     number = (
         session.scalar(select(func.max(DocumentVersion.number)).where(DocumentVersion.document_id == doc.id)) or 0
     ) + 1
+    method, config = _method_and_config(kb, doc)
     version = DocumentVersion(
         document_id=doc.id,
         number=number,
         content_hash=content_hash,
         size=size,
         content_type=content_type,
-        chunk_method=kb.chunk_method,
-        parser_config=dict(kb.parser_config or {}),
+        chunk_method=method,
+        parser_config=config,
     )
     session.add(version)
     session.flush()
     doc.latest_version_id = version.id
     doc.status, doc.progress, doc.message = "queued", 0.0, "waiting for a worker"
-    session.add(Task(tenant_id=kb.tenant_id, kb_id=kb.id, document_id=doc.id, version_id=version.id))
+    for first, last in page_ranges:
+        session.add(Task(tenant_id=kb.tenant_id, kb_id=kb.id, document_id=doc.id, version_id=version.id,
+                         from_page=first, to_page=last))
     return version
 
 
@@ -96,9 +138,26 @@ def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
     latest = session.get(DocumentVersion, doc.latest_version_id)
     assert latest is not None
     _cancel_open_tasks(session, doc)
+    data = ctx.objects.get(latest.content_hash)
     _new_version(session, kb=kb, doc=doc, content_hash=latest.content_hash, size=latest.size,
-                 content_type=latest.content_type)
+                 content_type=latest.content_type,
+                 page_ranges=page_ranges(data, doc.name, *_method_and_config(kb, doc)))
     return doc
+
+
+def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                 chunk_method: str | None, parser_config: dict | None) -> Document:
+    """Give one document its own chunk method (``None`` = follow the knowledge base) and re-parse it."""
+    from ragloom.service.knowledgebases import validate_chunking
+
+    kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
+    doc = get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
+    if chunk_method is not None:
+        validate_chunking(chunk_method, parser_config or {})
+    doc.chunk_method = chunk_method
+    doc.parser_config = parser_config if chunk_method is not None else None
+    session.flush()
+    return reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id)
 
 
 def list_documents(

@@ -37,10 +37,17 @@ def _validate(spec: KBCreate) -> None:
         raise InvalidRequestError(f"language must be one of {LANGUAGES}, not {spec.language!r}")
     if spec.permission not in ("me", "team"):
         raise InvalidRequestError("permission must be 'me' or 'team'")
+    validate_chunking(spec.chunk_method, spec.parser_config)
+
+
+def validate_chunking(method: str, parser_config: dict[str, Any]) -> None:
+    """``InvalidRequestError`` naming the problem when the method or one of its parameters is wrong."""
     from ragloom.ingest.chunkers import ChunkerConfig, default_chunkers
 
-    default_chunkers().get(spec.chunk_method)  # InvalidRequestError naming the known methods
-    ChunkerConfig.parse({**spec.parser_config, "method": spec.chunk_method})
+    if not isinstance(parser_config, dict):
+        raise InvalidRequestError("parser_config must be an object")
+    default_chunkers().get(method)  # names the known methods
+    ChunkerConfig.parse({**parser_config, "method": method})
 
 
 def visible_clause(principal: Principal):  # type: ignore[no-untyped-def]
@@ -79,6 +86,44 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
     session.add(kb)
     session.flush()
     ctx.docstore.create_index(principal.tenant_id, embedder.dim)
+    return kb
+
+
+class KBUpdate(BaseModel):
+    """Fields a caller may change; unset fields stay as they are. New chunking settings
+    apply to documents parsed from now on (re-parse a document to apply them to it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, min_length=1, max_length=128)
+    description: str | None = None
+    permission: str | None = None
+    chunk_method: str | None = None
+    parser_config: dict[str, Any] | None = None
+    similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
+
+
+def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: KBUpdate) -> KnowledgeBase:
+    kb = get(session, principal=principal, kb_id_or_name=kb_id_or_name)
+    if principal.role == "member" and kb.created_by != principal.user_id:
+        raise PermissionDeniedError("only the creator or a tenant admin may change this knowledge base")
+    changes = spec.model_dump(exclude_unset=True)
+    if "permission" in changes and changes["permission"] not in ("me", "team"):
+        raise InvalidRequestError("permission must be 'me' or 'team'")
+    if "chunk_method" in changes or "parser_config" in changes:
+        method = changes.get("chunk_method") or kb.chunk_method
+        config = changes.get("parser_config")
+        validate_chunking(method, kb.parser_config if config is None else config)
+    if changes.get("name") and changes["name"] != kb.name:
+        taken = session.scalar(select(KnowledgeBase.id).where(
+            KnowledgeBase.tenant_id == kb.tenant_id, KnowledgeBase.name == changes["name"]))
+        if taken:
+            raise ConflictError(f"a knowledge base named {changes['name']!r} already exists")
+    for key, value in changes.items():
+        if value is not None:
+            setattr(kb, key, value)
+    session.flush()
     return kb
 
 

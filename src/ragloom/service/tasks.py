@@ -100,10 +100,24 @@ def mark_cancelled(session: Session, task_id: str) -> None:
 
 
 def _mirror(session: Session, task: Task) -> None:
-    """Copy a task's state to its document when it concerns the latest version."""
+    """Copy the state of the latest version's tasks to their document.
+
+    Several tasks (page ranges of one PDF) make one version: progress is their
+    mean, the status the most telling one (failed > cancelled > running > queued
+    > done), the message the task's own, prefixed with its pages when split.
+    """
     doc = session.get(Document, task.document_id)
     if doc is None or doc.latest_version_id != task.version_id:
         return
-    doc.status = task.status
-    doc.progress = task.progress
-    doc.message = task.message
+    session.flush()
+    siblings = list(session.scalars(select(Task).where(Task.version_id == task.version_id)))
+    statuses = {t.status for t in siblings}
+    for status in ("failed", "cancelled", "running", "queued", "done"):
+        if status in statuses:
+            doc.status = status
+            break
+    doc.progress = sum(1.0 if t.status == "done" else t.progress for t in siblings) / len(siblings)
+    if len(siblings) > 1 and task.status != "failed":
+        doc.message = f"pages {task.from_page}-{task.to_page}: {task.message}"
+    else:
+        doc.message = task.message

@@ -6,6 +6,7 @@ from typing import Any
 
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import ChunkRecord
+from ragloom.ingest.blocks import Position
 from ragloom.retrieval.types import Candidate
 
 
@@ -39,6 +40,8 @@ def document_view(doc: Document) -> dict[str, Any]:
         "progress": round(doc.progress, 4),
         "message": doc.message,
         "chunk_count": doc.chunk_count,
+        "chunk_method": doc.chunk_method,
+        "parser_config": doc.parser_config,
         "active_version_id": doc.active_version_id,
         "latest_version_id": doc.latest_version_id,
         "created_at": _iso(doc.created_at),
@@ -47,7 +50,12 @@ def document_view(doc: Document) -> dict[str, Any]:
 
 
 def positions_view(record: ChunkRecord) -> list[list[float]]:
-    return [[int(p[0]), round(p[1], 2), round(p[2], 2), round(p[3], 2), round(p[4], 2)] for p in record.positions]
+    return rounded_positions(record.positions)
+
+
+def rounded_positions(positions: list[Position]) -> list[list[float]]:
+    """``[[page, left, right, top, bottom], ...]`` in PDF points, to 2 decimals."""
+    return [[int(p[0]), round(p[1], 2), round(p[2], 2), round(p[3], 2), round(p[4], 2)] for p in positions]
 
 
 def chunk_view(c: Candidate) -> dict[str, Any]:
