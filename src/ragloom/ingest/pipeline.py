@@ -127,7 +127,7 @@ def embed(job: Job, chunks: list[Chunk], embedder: Embedder, progress: Progress)
     title_vec = embedder.embed_passages([job.filename])[0]
     parts = []
     for i in range(0, len(chunks), EMBED_BATCH):
-        batch = [c.text for c in chunks[i : i + EMBED_BATCH]]
+        batch = [embedding_text(c) for c in chunks[i : i + EMBED_BATCH]]
         parts.append(embedder.embed_passages(batch))
         done = min(i + EMBED_BATCH, len(chunks))
         progress(0.35 + 0.5 * done / len(chunks), f"embedded {done}/{len(chunks)} chunks")
@@ -136,24 +136,55 @@ def embed(job: Job, chunks: list[Chunk], embedder: Embedder, progress: Progress)
     return vecs.astype(np.float32)
 
 
+def embedding_text(chunk: Chunk) -> str:
+    """What a chunk's vector is made from: its questions when it has some (qa), else its text."""
+    return "\n".join(chunk.questions) if chunk.questions else chunk.text
+
+
+def parent_id(version_id: str, text: str) -> str:
+    return xxhash.xxh3_128_hexdigest(f"{version_id}:parent:{text}".encode())
+
+
 def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray) -> list[ChunkRecord]:
+    """Search-store rows: one per chunk, plus one hidden row per distinct parent text
+    (parent-child chunking: children are matched, the parent is swapped in at retrieval).
+    A qa chunk is indexed by its questions only (its text keeps question and answer)."""
     from ragloom.nlp import analyze_chunk
 
-    records = []
+    records: list[ChunkRecord] = []
+    parents: dict[str, list[int]] = {}
     for c, vec in zip(chunks, vectors, strict=True):
-        terms = analyze_chunk(ctx.analyzer, c.text, title=job.filename)
-        records.append(
-            ChunkRecord(
-                id=chunk_id(job.version_id, c.order), kb_id=job.kb_id, doc_id=job.doc_id,
-                version_id=job.version_id, content=c.text, vector=vec, document_name=job.filename,
-                content_terms=terms.content_terms, content_fine_terms=terms.content_fine_terms,
-                title_terms=terms.title_terms, title_fine_terms=terms.title_fine_terms,
-                important_keywords=terms.important_keywords, important_terms=terms.important_terms,
-                question_terms=terms.question_terms, order=c.order, kind=c.kind,
-                positions=list(c.positions), heading_path=list(c.heading_path), html=c.html,
-            )
-        )
+        indexed = "\n".join(c.questions) if c.questions else c.text
+        terms = analyze_chunk(ctx.analyzer, indexed, title=job.filename, important_keywords=c.important_keywords,
+                              questions=c.questions)
+        pid = parent_id(job.version_id, c.parent_text) if c.parent_text else None
+        if pid is not None:
+            parents.setdefault(pid, []).append(len(records))
+        records.append(_record(job, c, vec, terms, pid))
+    for pid, members in parents.items():
+        first = chunks[members[0]]
+        text = first.parent_text or ""
+        vec = np.mean([records[i].vector for i in members], axis=0)
+        positions = [p for i in members for p in records[i].positions]
+        terms = analyze_chunk(ctx.analyzer, text, title=job.filename)
+        parent = Chunk(text=text, order=first.order, positions=list(dict.fromkeys(positions)),
+                       heading_path=first.heading_path, kind="parent", method=first.method)
+        row = _record(job, parent, (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32), terms, None)
+        row.id, row.available = pid, False
+        records.append(row)
     return records
+
+
+def _record(job: Job, c: Chunk, vec: np.ndarray, terms, parent: str | None) -> ChunkRecord:  # type: ignore[no-untyped-def]
+    return ChunkRecord(
+        id=chunk_id(job.version_id, c.order), kb_id=job.kb_id, doc_id=job.doc_id,
+        version_id=job.version_id, content=c.text, vector=vec, document_name=job.filename,
+        content_terms=terms.content_terms, content_fine_terms=terms.content_fine_terms,
+        title_terms=terms.title_terms, title_fine_terms=terms.title_fine_terms,
+        important_keywords=terms.important_keywords, important_terms=terms.important_terms,
+        question_terms=terms.question_terms, order=c.order, kind=c.kind,
+        positions=list(c.positions), heading_path=list(c.heading_path), html=c.html, parent_id=parent,
+    )
 
 
 def index(ctx: Context, job: Job, records: list[ChunkRecord], progress: Progress) -> None:
@@ -227,7 +258,7 @@ def run_task(ctx: Context, task_id: str) -> str:
         progress(0.86, "indexing", force=True)
         index(ctx, job, records, progress)
         progress(0.97, "publishing", force=True)
-        publish(ctx, job, chunk_count=len(records), page_count=parsed.page_count)
+        publish(ctx, job, chunk_count=sum(1 for r in records if r.available), page_count=parsed.page_count)
         return "done"
     except TaskCancelledError:
         _discard(ctx, job)

@@ -66,6 +66,21 @@ def _register_builtins(registry: ParserRegistry) -> None:
     registry.register(HTML, html.HtmlParser)
     registry.register(MARKDOWN, markdown.MarkdownParser)
     registry.register(PLAIN, text.TextParser)
+    _register_other_formats(registry)
+
+
+def _register_other_formats(registry: ParserRegistry) -> None:
+    """Office, e-mail, e-book and data formats (``parsers/{pptx,spreadsheet,mail,jsondoc,epub,legacy}.py``)."""
+    from ragloom.ingest.parsers import epub, jsondoc, legacy, mail, pptx, spreadsheet
+    from ragloom.ingest.parsers import sniff as t
+
+    for mime, factory in [
+        (t.PPTX, pptx.PptxParser), (t.XLSX, spreadsheet.XlsxParser), (t.XLS, spreadsheet.XlsParser),
+        (t.CSV, spreadsheet.CsvParser), (t.TSV, spreadsheet.tsv_parser), (t.EML, mail.EmlParser),
+        (t.MSG, mail.MsgParser), (t.JSON, jsondoc.JsonParser), (t.JSONL, jsondoc.JsonLinesParser),
+        (t.EPUB, epub.EpubParser), (t.DOC, legacy.DocParser), (t.PPT, legacy.PptParser),
+    ]:
+        registry.register(mime, factory)
 
 
 def new_registry() -> ParserRegistry:

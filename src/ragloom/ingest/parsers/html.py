@@ -14,7 +14,8 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
-from ragloom.ingest.parsers.common import HeadingTracker, table_block
+from ragloom.ingest.parsers.common import HeadingTracker
+from ragloom.ingest.parsers.tabular import expand_spans, table_block
 from ragloom.ingest.parsers.text import decode_or_raise
 
 _DROP = ["script", "style", "noscript", "template", "svg", "iframe", "form",
@@ -80,18 +81,37 @@ class _Walker:
             self.walk(el)
 
     def _table(self, el: Tag) -> None:
-        rows = []
-        has_header = False
-        for i, tr in enumerate(el.find_all("tr")):
+        rows: list[list[tuple[str, int, int]]] = []
+        header_rows = 0  # leading rows in <thead> or made only of <th>
+        for tr in el.find_all("tr"):
             if tr.find_parent("table") is not el:
                 continue
             cells = tr.find_all(["td", "th"], recursive=False)
-            if i == 0:
-                has_header = bool(cells) and all(c.name == "th" for c in cells) or tr.find_parent("thead") is not None
-            rows.append([_text(c) for c in cells])
-        block = table_block(rows, has_header, self.headings.path)
+            if not cells:
+                continue
+            if header_rows == len(rows) and (tr.find_parent("thead") is not None or all(c.name == "th" for c in cells)):
+                header_rows += 1
+            rows.append([(_text(c), _span(c, "colspan"), _span(c, "rowspan")) for c in cells])
+        grid = expand_spans(rows)
+        header_rows = min(header_rows, max(len(grid) - 1, 0))
+        header = _header_names(grid[:header_rows])
+        caption = el.find("caption")
+        meta = {"caption": _text(caption)} if isinstance(caption, Tag) and _text(caption) else {}
+        block = table_block(header, grid[header_rows:], self.headings.path, meta)
         if block:
             self.blocks.append(block)
+
+
+def _header_names(header_rows: list[list[str]]) -> list[str]:
+    """One name per column; several header rows (spanning groups) join as ``group / name``."""
+    if not header_rows:
+        return []
+    return [" / ".join(dict.fromkeys(r[i] for r in header_rows if r[i])) for i in range(len(header_rows[0]))]
+
+
+def _span(cell: Tag, attr: str) -> int:
+    value = str(cell.get(attr, "1")).strip()
+    return min(int(value), 1000) if value.isdigit() and int(value) > 0 else 1
 
 
 def _soup(data: bytes, filename: str) -> BeautifulSoup:

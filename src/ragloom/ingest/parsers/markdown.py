@@ -8,7 +8,8 @@ from markdown_it.token import Token
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
-from ragloom.ingest.parsers.common import HeadingTracker, table_block
+from ragloom.ingest.parsers.common import HeadingTracker
+from ragloom.ingest.parsers.tabular import table_block
 from ragloom.ingest.parsers.text import decode_or_raise
 
 
@@ -67,13 +68,15 @@ class _Walker:
             self.i = end + 1
         elif tok.type == "table_open":
             end = self._until_close(tok.type)
-            block = table_block(self._table_rows(self.i, end), True, self.headings.path)
+            rows = self._table_rows(self.i, end)
+            block = table_block(rows[0], rows[1:], self.headings.path) if rows else None
             if block:
                 self.blocks.append(block)
             self.i = end + 1
         elif tok.type in ("fence", "code_block"):
-            fence = f"```{tok.info.strip()}\n{tok.content.rstrip()}\n```"
-            self._add("code", fence if tok.content.strip() else "")
+            language = tok.info.strip().split(" ")[0]
+            fence = f"```{language}\n{tok.content.rstrip()}\n```"
+            self._add("code", fence if tok.content.strip() else "", {"language": language} if language else None)
             self.i += 1
         elif tok.type == "html_block":
             self._add("text", BeautifulSoup(tok.content, "lxml").get_text(" ", strip=True))
@@ -81,9 +84,9 @@ class _Walker:
         else:  # blockquote_open/close, hr, ...: descend or skip
             self.i += 1
 
-    def _add(self, kind: str, text: str) -> None:
+    def _add(self, kind: str, text: str, meta: dict[str, str] | None = None) -> None:
         if text.strip():
-            self.blocks.append(Block(text=text, kind=kind, heading_path=self.headings.path))
+            self.blocks.append(Block(text=text, kind=kind, heading_path=self.headings.path, meta=meta or {}))
 
     def _list_text(self, start: int, end: int) -> str:
         lines: list[str] = []

@@ -9,6 +9,7 @@ between text flavours (``.md`` → Markdown) and shapes error messages.
 from __future__ import annotations
 
 import io
+import json
 import re
 import unicodedata
 import zipfile
@@ -23,20 +24,44 @@ PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentatio
 HTML = "text/html"
 MARKDOWN = "text/markdown"
 PLAIN = "text/plain"
+# other formats (office, e-mail, data): see ``_OLE_STREAMS``, ``_zip_type`` and ``_text_flavour``
+DOC = "application/msword"
+XLS = "application/vnd.ms-excel"
+PPT = "application/vnd.ms-powerpoint"
+MSG = "application/vnd.ms-outlook"
+EPUB = "application/epub+zip"
+EML = "message/rfc822"
+CSV = "text/csv"
+TSV = "text/tab-separated-values"
+JSON = "application/json"
+JSONL = "application/jsonl"
+OLE_OTHER = "application/x-ole-storage (legacy .doc/.xls/.ppt)"
 
 EXTENSION_TYPES: dict[str, str] = {
     ".pdf": PDF, ".docx": DOCX, ".xlsx": XLSX, ".pptx": PPTX,
     ".html": HTML, ".htm": HTML, ".xhtml": HTML,
     ".md": MARKDOWN, ".markdown": MARKDOWN, ".mdx": MARKDOWN,
     ".txt": PLAIN, ".text": PLAIN, ".log": PLAIN,
+    ".doc": DOC, ".xls": XLS, ".ppt": PPT, ".msg": MSG, ".epub": EPUB, ".eml": EML,
+    ".csv": CSV, ".tsv": TSV, ".tab": TSV, ".json": JSON, ".jsonl": JSONL, ".ndjson": JSONL,
 }
+# OLE2 container → the stream that names its format (first match wins)
+_OLE_STREAMS: list[tuple[str, str]] = [
+    ("__properties_version1.0", MSG), ("WordDocument", DOC), ("Workbook", XLS), ("Book", XLS),
+    ("PowerPoint Document", PPT),
+]
+_TEXT_TYPES = {CSV, TSV, JSON, JSONL, EML}
+_EML_MARKER = re.compile(
+    rb"^(?:(?:Return-Path|Received|From|To|Cc|Subject|Date|Message-ID|MIME-Version|Delivered-To|X-[\w-]+):"
+    rb"[^\n]*\r?\n(?:[ \t][^\n]*\r?\n)*){2,}",
+    re.IGNORECASE,
+)
 
 _MAGIC: list[tuple[bytes, str]] = [
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
     (b"GIF87a", "image/gif"),
     (b"GIF89a", "image/gif"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "application/x-ole-storage (legacy .doc/.xls/.ppt)"),
     (b"\x1f\x8b", "application/gzip"),
     (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
     (b"Rar!", "application/vnd.rar"),
@@ -126,6 +151,8 @@ def _zip_type(data: bytes, filename: str) -> str:
         claimed = extension_type(filename)
         kind = "DOCX" if claimed == DOCX else "zip"
         raise ParseError(f"{filename}: not a valid {kind} file: the zip container is damaged ({exc})") from exc
+    if "META-INF/container.xml" in names and ("mimetype" not in names or _zip_mimetype(data) == EPUB):
+        return EPUB
     if "word/document.xml" in names:
         return DOCX
     if any(n.startswith("xl/") for n in names):
@@ -133,6 +160,57 @@ def _zip_type(data: bytes, filename: str) -> str:
     if any(n.startswith("ppt/") for n in names):
         return PPTX
     return "application/zip"
+
+
+def _zip_mimetype(data: bytes) -> str:
+    """The ``mimetype`` entry of an OCF (EPUB) zip, stripped."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return zf.read("mimetype").decode("ascii", errors="replace").strip()
+
+
+def _ole_type(data: bytes, filename: str) -> str:
+    from ragloom.ingest.parsers.ole import entry_names
+
+    names = entry_names(data)
+    if "EncryptedPackage" in names:
+        raise ParseError(f"{filename}: the Office document is encrypted and needs a password")
+    for stream, mime in _OLE_STREAMS:
+        if stream in names:
+            return mime
+    return OLE_OTHER
+
+
+def _text_flavour(claimed: str | None, data: bytes) -> str | None:
+    """CSV/TSV/JSON/JSONL/EML when the name says so, or JSON/e-mail by content."""
+    if claimed in _TEXT_TYPES:
+        return claimed
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if claimed not in (HTML, MARKDOWN) and _EML_MARKER.match(head) and re.search(
+        rb"^(From|Subject):", head, re.IGNORECASE | re.MULTILINE
+    ):
+        return EML
+    if head[:1] in (b"{", b"[") and claimed is None:
+        return _json_flavour(data)
+    return None
+
+
+def _json_flavour(data: bytes) -> str | None:
+    """JSON when the whole text parses, JSON Lines when each of the first lines does."""
+    decoded = decode_text(data)
+    if decoded is None:
+        return None
+    try:
+        json.loads(decoded[0])
+        return JSON
+    except ValueError:
+        pass
+    lines = [line for line in decoded[0].splitlines()[:20] if line.strip()]
+    try:
+        for line in lines:
+            json.loads(line)
+    except ValueError:
+        return None
+    return JSONL if len(lines) > 1 else None
 
 
 def detect_type(filename: str, data: bytes) -> str:
@@ -149,6 +227,8 @@ def detect_type(filename: str, data: bytes) -> str:
         return PDF
     if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
         return _zip_type(data, filename)
+    if data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        return _ole_type(data, filename)
     for magic, mime in _MAGIC:
         if data.startswith(magic):
             return mime
@@ -157,6 +237,9 @@ def detect_type(filename: str, data: bytes) -> str:
     if decoded is None:
         raise ParseError(_binary_reason(filename, claimed))
     text = decoded[0]
+    flavour = _text_flavour(claimed, data)
+    if flavour:
+        return flavour
     if claimed == HTML or _HTML_MARKER.search(data[:4096].replace(b"\x00", b"")):
         return HTML
     if claimed in (MARKDOWN, PLAIN):
