@@ -40,6 +40,13 @@ def test_chunk_listing_and_per_document_method(settings, tmp_path: Path) -> None
         doc = api.post(f"/datasets/{ds}/documents", files=[("file", ("manual.pdf", pdf.read_bytes()))]).json()
         doc_id = doc["documents"][0]["id"]
         wait_documents(api, ds)
+        pages = api.get(f"/datasets/{ds}/documents/{doc_id}/pages").json()["pages"]
+        assert [p["page"] for p in pages] == [1, 2, 3]
+        assert all(abs(p["width"] - 595.28) < 1 and abs(p["height"] - 841.89) < 1 for p in pages)
+        png = api.get(pages[1]["image"].removeprefix("/api/v1"))
+        assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
+        original = api.get(f"/datasets/{ds}/documents/{doc_id}/file")
+        assert original.content == pdf.read_bytes() and original.headers["content-type"] == "application/pdf"
         listing = api.get(f"/datasets/{ds}/documents/{doc_id}/chunks").json()
         assert listing["method"] == "naive" and listing["total"] == len(listing["chunks"]) > 1
         orders = [c["order"] for c in listing["chunks"]]
@@ -59,6 +66,8 @@ def test_chunk_listing_and_per_document_method(settings, tmp_path: Path) -> None
         wait_documents(api, ds)
         bigger = api.get(f"/datasets/{ds}/documents/{doc_id}/chunks").json()
         assert bigger["version_id"] != listing["version_id"]
+        old = api.get(f"/datasets/{ds}/documents/{doc_id}/file", params={"version_id": listing["version_id"]})
+        assert old.status_code == 200 and old.content == pdf.read_bytes()  # an old citation still opens
         assert bigger["total"] < listing["total"]  # a larger budget never yields more chunks
         cli = json.loads(ragloom(settings.home, "--json", "chunks", "m", "manual.pdf").stdout)
         assert [c["chunk_id"] for c in cli["chunks"]] == [c["chunk_id"] for c in bigger["chunks"]]

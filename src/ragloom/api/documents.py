@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from typing import Annotated, Any
+from urllib.parse import quote
 
-from fastapi import APIRouter, File, Form, Query, UploadFile
+from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.schemas import DocumentIds, DocumentUpdate
-from ragloom.errors import InvalidRequestError
+from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.service import chunks, documents
 from ragloom.service.views import document_view
 
@@ -86,6 +87,43 @@ def list_chunks(
                                      offset=(page - 1) * page_size, limit=page_size, include_hidden=include_hidden)
     return {"chunks": [chunks.record_view(r, listing.method) for r in listing.chunks], "total": listing.total,
             "version_id": listing.version_id, "method": listing.method}
+
+
+@router.get("/{document_id}/file", response_class=Response)
+def download_file(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
+                  version_id: str | None = None) -> Response:
+    """The original file (of ``version_id`` when given)."""
+    from ragloom.ingest.parsers import detect_type
+
+    with ctx.db.session() as s:
+        name, data = documents.original_file(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                             version_id=version_id)
+    media = detect_type(name, data) if data else "application/octet-stream"
+    return Response(data, media_type=media, headers={"Content-Disposition": f"inline; filename*=UTF-8''{quote(name)}"})
+
+
+@router.get("/{document_id}/pages")
+def list_pages(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
+               version_id: str | None = None) -> dict[str, Any]:
+    """Page sizes in PDF points (positions are in these units) and preview image links."""
+    with ctx.db.session() as s:
+        rows = documents.pages(s, principal=principal, kb_id=dataset_id, doc_id=document_id, version_id=version_id)
+    base = f"/api/v1/datasets/{dataset_id}/documents/{document_id}/pages"
+    return {"pages": [{"page": p.page, "width": p.width, "height": p.height,
+                       "image": f"{base}/{p.page}.png" + (f"?version_id={version_id}" if version_id else "")
+                       if p.image_key else None} for p in rows]}
+
+
+@router.get("/{document_id}/pages/{page}.png", response_class=Response)
+def page_image(dataset_id: str, document_id: str, page: int, ctx: ContextDep, principal: PrincipalDep,
+               version_id: str | None = None) -> Response:
+    with ctx.db.session() as s:
+        rows = documents.pages(s, principal=principal, kb_id=dataset_id, doc_id=document_id, version_id=version_id)
+    found = next((p for p in rows if p.page == page and p.image_key), None)
+    if found is None or found.image_key is None:
+        raise NotFoundError(f"no preview image of page {page}")
+    return Response(ctx.objects.get(found.image_key), media_type="image/png",
+                    headers={"Cache-Control": "private, max-age=86400"})
 
 
 @router.delete("")

@@ -110,6 +110,28 @@ def parse(ctx: Context, job: Job) -> ParsedDocument:
     return parse_document(data, job.filename)
 
 
+PREVIEW_DPI = 110
+
+
+def store_pages(ctx: Context, job: Job, parsed: ParsedDocument) -> None:
+    """Record each parsed page's size and, for PDFs, store a preview image of it (for citation highlights)."""
+    from ragloom.db.models import VersionPage
+
+    if not parsed.page_sizes:
+        return
+    images: dict[int, str] = {}
+    if parsed.metadata.get("mime_type", "application/pdf") == "application/pdf" and job.filename:
+        from ragloom.ingest.parsers.pdf import render_page_png
+
+        data = ctx.objects.get(job.content_hash)
+        for page in sorted(parsed.page_sizes):
+            images[page] = ctx.objects.put(render_page_png(data, page, dpi=PREVIEW_DPI))
+    with ctx.db.session() as s:
+        for page, (width, height) in parsed.page_sizes.items():
+            s.merge(VersionPage(version_id=job.version_id, page=page, width=width, height=height,
+                                image_key=images.get(page)))
+
+
 def chunk(job: Job, parsed: ParsedDocument, embedder: Embedder) -> list[Chunk]:
     from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
 
@@ -250,6 +272,8 @@ def run_task(ctx: Context, task_id: str) -> str:
         progress(0.05, "parsing", force=True)
         parsed = parse(ctx, job)
         embedder = ctx.embedder(job.embedding_model)
+        progress(0.2, f"parsed {len(parsed.blocks)} blocks; rendering page previews", force=True)
+        store_pages(ctx, job, parsed)
         progress(0.25, f"parsed {len(parsed.blocks)} blocks; chunking", force=True)
         chunks = chunk(job, parsed, embedder)
         progress(0.3, f"{len(chunks)} chunks; embedding", force=True)

@@ -215,3 +215,47 @@ def delete_documents(
     if docs:
         ctx.docstore.delete(kb.tenant_id, Filters(kb_ids=[kb.id], doc_ids=[d.id for d in docs]))
     return len(docs)
+
+
+@dataclass(slots=True)
+class PageInfo:
+    page: int
+    width: float
+    height: float
+    image_key: str | None
+
+
+def _shown_version(session: Session, doc: Document) -> DocumentVersion:
+    """The version a reader sees: the active one, else the latest (not yet published)."""
+    version = session.get(DocumentVersion, doc.active_version_id or doc.latest_version_id)
+    if version is None:
+        raise NotFoundError(f"document {doc.name!r} has no version")
+    return version
+
+
+def original_file(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                  version_id: str | None = None) -> tuple[str, bytes]:
+    """(file name, bytes) of the document as uploaded — of a given version when asked,
+    so an old answer's citation opens exactly the file it cited."""
+    doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    if version_id is not None:
+        version = session.get(DocumentVersion, version_id)
+        if version is None or version.document_id != doc.id:
+            raise NotFoundError(f"version {version_id!r} of {doc.name!r} not found")
+    else:
+        version = _shown_version(session, doc)
+    return doc.name, ctx.objects.get(version.content_hash)
+
+
+def pages(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+          version_id: str | None = None) -> list[PageInfo]:
+    """Page sizes (PDF points) and preview image keys of a version (default: the one shown)."""
+    from ragloom.db.models import VersionPage
+
+    doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    vid = version_id or _shown_version(session, doc).id
+    version = session.get(DocumentVersion, vid)
+    if version is None or version.document_id != doc.id:
+        raise NotFoundError(f"version {vid!r} of {doc.name!r} not found")
+    rows = session.scalars(select(VersionPage).where(VersionPage.version_id == vid).order_by(VersionPage.page))
+    return [PageInfo(r.page, r.width, r.height, r.image_key) for r in rows]
