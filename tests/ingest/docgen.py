@@ -127,7 +127,8 @@ def make_docx_rich(path: str | Path, items: list[tuple[str, object]], *, header:
     """Write a DOCX from ``(kind, value)`` items, with what :func:`make_docx` lacks.
 
     Kinds: everything :func:`make_docx` knows, plus ``"number"`` / ``"number2"`` (List Number /
-    List Number 2), ``"bullet2"``, ``"outline"`` (``(text, level)``: a Normal paragraph with an
+    List Number 2), ``"bullet2"``, ``"sub"`` (``(text, level)``: a List Number item at list level
+    ``level``, 0-based, continuing the List Number list), ``"outline"`` (``(text, level)``: a Normal paragraph with an
     outline level, 1-based), ``"caption"`` (str, style Caption), ``"image"`` (alt text; a small
     PNG), ``"merged_table"`` (``(rows, merges)`` with merges ``[(r0, c0, r1, c1), ...]`` inclusive;
     the merged cell gets the text of its top-left cell). ``header``/``footer`` fill the section's.
@@ -152,6 +153,16 @@ def make_docx_rich(path: str | Path, items: list[tuple[str, object]], *, header:
             document.add_heading(str(value), level=0)
         elif kind.startswith("h") and kind[1:].isdigit():
             document.add_heading(str(value), level=int(kind[1:]))
+        elif kind == "sub":
+            text, level = value  # type: ignore[misc]
+            par = document.add_paragraph(str(text), style="List Number")
+            style_num = document.styles["List Number"].element.pPr.find(qn("w:numPr")).find(qn("w:numId"))
+            num_pr = OxmlElement("w:numPr")
+            for tag, val in (("w:ilvl", str(level)), ("w:numId", style_num.get(qn("w:val")))):
+                node = OxmlElement(tag)
+                node.set(qn("w:val"), val)
+                num_pr.append(node)
+            par._p.get_or_add_pPr().append(num_pr)
         elif kind == "outline":
             text, level = value  # type: ignore[misc]
             par = document.add_paragraph(str(text))
@@ -207,6 +218,7 @@ def make_pptx(path: str | Path, slides: list[dict[str, object]]) -> None:
                     shape.table.cell(r, c).text = str(cell)
             for r0, c0, r1, c1 in spec.get("merges", []):  # type: ignore[attr-defined]
                 shape.table.cell(r0, c0).merge(shape.table.cell(r1, c1))
+                shape.table.cell(r0, c0).text = str(rows[r0][c0])  # type: ignore[index]
         if spec.get("image"):
             pic = slide.shapes.add_picture(io.BytesIO(_png_bytes()), Pt(500), Pt(150), Pt(60))
             pic._element.nvPicPr.cNvPr.set("descr", str(spec["image"]))

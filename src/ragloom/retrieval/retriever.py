@@ -48,12 +48,16 @@ def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Em
     return Query(analysis=analysis, vector=embedder.embed_query(question))
 
 
-def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int) -> list[Hit]:
+MODES = ("hybrid", "keyword", "vector")
+
+
+def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: str = "hybrid") -> list[Hit]:
     """One engine call (two when the text gate let nothing through: retried at min-match 0.1)."""
     analysis = query.analysis
     filters = Filters(kb_ids=scope.kb_ids, doc_ids=scope.doc_ids)
-    text = None if analysis.is_empty else analysis.fulltext
-    req = SearchRequest(filters=filters, text=text, vector=query.vector, text_top_k=size, vector_top_k=size)
+    text = None if analysis.is_empty or mode == "vector" else analysis.fulltext
+    vector = None if mode == "keyword" else query.vector
+    req = SearchRequest(filters=filters, text=text, vector=vector, text_top_k=size, vector_top_k=size)
     hits = docstore.search(scope.tenant_id, req)
     if text is not None and not any(h.text_score is not None for h in hits):
         req.text = analysis.with_min_match(RETRY_MIN_MATCH).fulltext
@@ -75,7 +79,7 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams) -> list[Candid
     if not hits:
         return []
     tksim = token_similarities(query.analysis.keywords, [h.record for h in hits])
-    vsw = params.vector_similarity_weight
+    vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
     out = []
     for h, t in zip(hits, tksim, strict=True):
         v = h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
@@ -85,7 +89,7 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams) -> list[Candid
 
 
 def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], int]:
-    thr = params.similarity_threshold if params.vector_similarity_weight > 0 else 0.0
+    thr = params.similarity_threshold if params.vector_similarity_weight > 0 and params.mode == "hybrid" else 0.0
     kept = sorted((c for c in cands if c.similarity >= thr), key=lambda c: -c.similarity)
     off = (params.page - 1) * params.page_size
     return kept[off : off + params.page_size], len(kept)
@@ -97,7 +101,7 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     if not scope.kb_ids or not question.strip():
         return RetrievalResult(chunks=[], total=0)
     query = build_query(question, scope, docstore=docstore, embedder=embedder, analyzer=analyzer)
-    hits = recall(query, scope, docstore=docstore, size=window(params))
+    hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.mode)
     hits = prune(hits, active_versions)
     cands = score(hits, query, params)
     page, total = threshold_and_page(cands, params)

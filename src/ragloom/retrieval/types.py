@@ -21,11 +21,15 @@ class Scope:
 
 @dataclass(slots=True)
 class RetrievalParams:
+    """``mode``: ``hybrid`` (full-text gate + KNN, fused), ``keyword`` (full text only,
+    similarity = term similarity) or ``vector`` (KNN only, similarity = cosine)."""
+
     page: int = 1
     page_size: int = 6
     similarity_threshold: float = 0.2
     vector_similarity_weight: float = 0.3
     candidate_window: int = 64
+    mode: str = "hybrid"
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import InvalidRequestError
-from ragloom.retrieval.retriever import retrieve
+from ragloom.retrieval.retriever import MODES, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.service import knowledgebases
 from ragloom.service.context import Context, Principal
@@ -21,6 +21,7 @@ class SearchOptions:
     similarity_threshold: float | None = None
     vector_similarity_weight: float | None = None
     doc_ids: list[str] | None = None
+    mode: str = "hybrid"
 
 
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str],
@@ -55,6 +56,8 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     opts = options or SearchOptions()
     if opts.page < 1 or not 1 <= opts.page_size <= 256:
         raise InvalidRequestError("page must be >= 1 and page_size between 1 and 256")
+    if opts.mode not in MODES:
+        raise InvalidRequestError(f"mode must be one of {MODES}, not {opts.mode!r}")
     scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.doc_ids)
     if opts.doc_ids is not None and not scope.doc_ids:
         return RetrievalResult(chunks=[], total=0, embedding_model=scope.embedding_model)
@@ -64,6 +67,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         page_size=opts.page_size,
         similarity_threshold=_pick(opts.similarity_threshold, first and first.similarity_threshold, 0.2),
         vector_similarity_weight=_pick(opts.vector_similarity_weight, first and first.vector_similarity_weight, 0.3),
+        mode=opts.mode,
     )
     for name, val in (("similarity_threshold", params.similarity_threshold),
                       ("vector_similarity_weight", params.vector_similarity_weight)):

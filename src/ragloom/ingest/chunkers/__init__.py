@@ -2,60 +2,51 @@
 
 ``chunk_blocks(blocks, config, count_tokens)`` runs the method named by
 ``config.method``. Built-in methods register through :meth:`ChunkerRegistry.register`,
-the same way an extension adds its own.
+the same way an extension adds its own:
+
+=============  ==================================================================
+naive          delimiter-aware packing under the budget (:mod:`.naive`)
+title          one chunk per section, heading path prefixed (:mod:`.sectioned`)
+book           TOC dropped, sections packed while they fit
+laws           TOC dropped, one chunk per article with its ancestors' titles
+manual         top sections apart, their subsections packed while they fit
+paper          front matter, abstract (keyword "abstract"), body sections
+qa             question/answer pairs, only the question indexed (:mod:`.qa`)
+table          one chunk per table row, typed ``fields`` (:mod:`.tabular`)
+presentation   one chunk per slide with its notes (:mod:`.units`)
+picture        the OCR text of an image as one chunk
+one            the whole document as one chunk (ignores the budget by definition)
+email          headers, body and attachments, each naive-chunked
+=============  ==================================================================
+
+``naive`` and ``title`` take ``children_delimiter`` (parent-child, :mod:`.parent_child`).
+Every method sets ``Chunk.method`` to its name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import Protocol
 
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest.blocks import Block, Chunk
-from ragloom.ingest.chunkers.delimiters import parse_delimiters
+from ragloom.ingest.chunkers.config import ChunkerConfig
 from ragloom.ingest.chunkers.naive import naive_chunk
+from ragloom.ingest.chunkers.parent_child import split_children
+from ragloom.ingest.chunkers.qa import qa_chunk
+from ragloom.ingest.chunkers.sectioned import (
+    book_chunk,
+    laws_chunk,
+    manual_chunk,
+    paper_chunk,
+    run_naive,
+    title_chunk,
+)
+from ragloom.ingest.chunkers.tabular import table_rows_chunk
+from ragloom.ingest.chunkers.units import email_chunk, one_chunk, picture_chunk, presentation_chunk
 
 __all__ = ["ChunkerConfig", "Chunker", "ChunkerRegistry", "chunk_blocks", "default_chunkers", "naive_chunk"]
-
-
-class ChunkerConfig(BaseModel):
-    """Parameters of a chunk method (the knowledge base's ``parser_config``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    method: str = Field("naive", description="registered chunk method name")
-    chunk_token_num: int = Field(512, ge=16, le=16384, description="token budget of one chunk")
-    delimiter: str = Field("\n!?。；！？", description="delimiter grammar; `multi` switches to custom mode")
-    overlapped_percent: float = Field(0, ge=0, le=90, description="percent of the previous chunk repeated")
-    heading_prefix: bool = Field(True, description="start chunks with their heading path")
-
-    @field_validator("overlapped_percent", mode="before")
-    @classmethod
-    def _fraction_to_percent(cls, value: Any) -> Any:
-        """Like the reference, a value in (0, 1) is read as a fraction."""
-        if isinstance(value, int | float) and 0 < value < 1:
-            return value * 100
-        return value
-
-    @field_validator("delimiter")
-    @classmethod
-    def _grammar(cls, value: str) -> str:
-        parse_delimiters(value)  # ValueError → a validation error naming the field
-        return value
-
-    @classmethod
-    def parse(cls, data: dict[str, Any]) -> ChunkerConfig:
-        """Validate ``data``; :class:`InvalidRequestError` lists every bad field."""
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}" for err in exc.errors()
-            )
-            raise InvalidRequestError(f"invalid chunking parameters: {problems}") from exc
 
 
 class Chunker(Protocol):
@@ -67,14 +58,18 @@ class Chunker(Protocol):
 
 
 def _naive(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callable[[str], int]) -> list[Chunk]:
-    return naive_chunk(
-        blocks,
-        count_tokens=count_tokens,
-        chunk_token_num=config.chunk_token_num,
-        delimiter=config.delimiter,
-        overlapped_percent=config.overlapped_percent,
-        heading_prefix=config.heading_prefix,
-    )
+    return split_children(run_naive(blocks, config, count_tokens), config.children_delimiter)
+
+
+def _title(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callable[[str], int]) -> list[Chunk]:
+    return split_children(title_chunk(blocks, config, count_tokens), config.children_delimiter)
+
+
+BUILTIN_METHODS: dict[str, Chunker] = {
+    "naive": _naive, "title": _title, "book": book_chunk, "laws": laws_chunk, "manual": manual_chunk,
+    "paper": paper_chunk, "qa": qa_chunk, "table": table_rows_chunk, "presentation": presentation_chunk,
+    "picture": picture_chunk, "one": one_chunk, "email": email_chunk,
+}
 
 
 class ChunkerRegistry:
@@ -105,7 +100,8 @@ class ChunkerRegistry:
 def default_chunkers() -> ChunkerRegistry:
     """The process-wide registry with the built-in methods."""
     registry = ChunkerRegistry()
-    registry.register("naive", _naive)
+    for name, method in BUILTIN_METHODS.items():
+        registry.register(name, method)
     return registry
 
 
@@ -115,5 +111,10 @@ def chunk_blocks(
     count_tokens: Callable[[str], int],
     registry: ChunkerRegistry | None = None,
 ) -> list[Chunk]:
-    """Run the method ``config.method`` over ``blocks``."""
-    return (registry or default_chunkers()).get(config.method)(blocks, config, count_tokens)
+    """Run the method ``config.method`` over ``blocks``; chunks are numbered in order and stamped
+    with the method's name."""
+    chunks = (registry or default_chunkers()).get(config.method)(blocks, config, count_tokens)
+    for order, chunk in enumerate(chunks):
+        chunk.order = order
+        chunk.method = config.method
+    return chunks

@@ -127,6 +127,7 @@ class _Walker:
         self.blocks: list[Block] = []
         self.list_lines: list[str] = []
         self.list_kind = ""
+        self.list_id = ""
 
     def flush_list(self) -> None:
         if self.list_lines:
@@ -134,6 +135,7 @@ class _Walker:
                                      heading_path=self.headings.path, meta={"list": self.list_kind}))
         self.list_lines = []
         self.list_kind = ""
+        self.list_id = ""
 
     def table(self, item: Table) -> None:
         self.flush_list()
@@ -148,6 +150,9 @@ class _Walker:
         level = _style_level(par, self.has_title) if text else 0
         ref = self.numbering.reference(par) if text else None
         if ref is not None and not level:
+            if self.list_id and ref[0] != self.list_id and ref[1] == 0:
+                self.flush_list()  # another list starts
+            self.list_id = ref[0]
             label, bullet = self.numbering.label(*ref)
             indent = "  " * ref[1]
             self.list_lines.append(f"{indent}{text}" if bullet else f"{indent}{label} {text}".rstrip())

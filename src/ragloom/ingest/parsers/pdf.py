@@ -1,45 +1,51 @@
-"""PDF text layer with pypdfium2: blocks with page numbers and boxes.
+"""PDF parser: text layer with pypdfium2, ruled tables with pdfplumber, scans through an OCR reader.
 
-Characters come from pdfium's text page (which already breaks the stream into
-lines); a line is cut again at wide horizontal gaps. Lines are grouped into
-paragraph blocks by geometry (same size, vertical gap under a threshold learnt
-from the document's own line spacing, horizontal overlap). Lines set larger
-than the body text become ``title`` blocks, ranked by size into levels.
-Boxes are PDF points with a top-left origin; a block running over a page break
-keeps one box per page. Page numbers and running headers/footers are dropped.
+Per page (``pdf_pages``): lines with word boxes in the page's reading frame,
+images, a hint of ruled tables, and whether the text layer is usable. Across
+the task's pages: running headers/footers and page numbers are removed
+(``pdf_order.drop_running``, looking at neighbouring pages too), each page is
+put in reading order column by column with its tables and figures
+(``pdf_order.order_page``), lines are grouped into paragraphs, captions join
+their figures and tables split by a page break are joined (``pdf_paragraphs``),
+then headings, levels and lists are decided (``pdf_headings``).
+
+Boxes are PDF points on the page *as displayed* (``/Rotate`` applied), top-left
+origin; ``ParsedDocument.page_sizes`` holds the displayed sizes and
+``metadata["page_rotation"]`` the ``/Rotate`` of each page (JSON). A page
+without a usable text layer is rendered at ``OCR_DPI`` and read by the
+``ocr`` :class:`PageReader` when one is given. Page numbers are absolute even
+when only ``first_page..last_page`` are parsed.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from collections import Counter
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
-from ragloom.ingest.parsers.common import HeadingTracker
-from ragloom.ingest.parsers.pdf_layout import Line, group_paragraphs, page_lines
+from ragloom.ingest.ocr_base import OCR_DPI, PageReader
+from ragloom.ingest.parsers.pdf_headings import OutlineEntry, make_blocks, read_outline
+from ragloom.ingest.parsers.pdf_layout import Frame, Line
+from ragloom.ingest.parsers.pdf_order import Region, drop_running, order_page
+from ragloom.ingest.parsers.pdf_pages import PageData, read_page
+from ragloom.ingest.parsers.pdf_paragraphs import Item, attach_captions, group, merge_split_tables
+from ragloom.ingest.parsers.pdf_render import open_pdf, page_image, render_page_png, render_pages_png
+from ragloom.ingest.parsers.pdf_tables import TableFinder, looks_tabular
+
+__all__ = ["PdfParser", "open_pdf", "pdf_page_count", "render_page_png", "render_pages_png"]
 
 log = logging.getLogger(__name__)
 
-
-def _open(data: bytes, filename: str) -> pdfium.PdfDocument:
-    try:
-        return pdfium.PdfDocument(data)
-    except pdfium.PdfiumError as exc:
-        code = pdfium_c.FPDF_GetLastError()
-        if code == pdfium_c.FPDF_ERR_PASSWORD:
-            raise ParseError(f"{filename}: the PDF is encrypted and needs a password") from exc
-        if code == pdfium_c.FPDF_ERR_SECURITY:
-            raise ParseError(f"{filename}: the PDF uses an unsupported security handler") from exc
-        raise ParseError(f"{filename}: corrupt PDF: pdfium cannot load it ({exc})") from exc
+CONTEXT_PAGES = 3  # neighbouring pages read to recognise running headers in a short page range
+MIN_FIGURE_SIDE = 36.0  # points; smaller images are icons and bullets
 
 
 def pdf_page_count(data: bytes, filename: str = "document.pdf") -> int:
     """Number of pages (for splitting a large PDF into page-range tasks)."""
-    doc = _open(data, filename)
+    doc = open_pdf(data, filename)
     try:
         return len(doc)
     finally:
@@ -47,105 +53,110 @@ def pdf_page_count(data: bytes, filename: str = "document.pdf") -> int:
 
 
 class PdfParser:
-    """Blocks of a PDF's text layer, optionally for pages ``first_page..last_page`` (1-based)."""
+    """Blocks of a PDF, optionally for pages ``first_page..last_page`` (1-based, inclusive).
 
-    def __init__(self, first_page: int = 1, last_page: int | None = None) -> None:
+    ``ocr`` reads pages without a usable text layer; without it such pages give
+    no blocks and a document without any text raises ``ParseError``.
+    ``tables=False`` skips the (slower) ruled-table search.
+    """
+
+    def __init__(self, first_page: int = 1, last_page: int | None = None, *,
+                 ocr: PageReader | None = None, tables: bool = True) -> None:
         self.first_page = max(1, first_page)
         self.last_page = last_page
+        self.ocr = ocr
+        self.tables = tables
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
-        doc = _open(data, filename)
+        doc = open_pdf(data, filename)
         try:
             count = len(doc)
             if count == 0:
                 raise ParseError(f"{filename}: the PDF has no pages")
             last = min(count, self.last_page or count)
-            lines, sizes = self._read_pages(doc, filename, range(self.first_page, last + 1))
+            pages = [read_page(doc, n, filename) for n in range(self.first_page, last + 1)]
+            context = [read_page(doc, n, filename) for n in _context_range(self.first_page, last, count)]
+            ocr_blocks = self._read_scans(doc, pages)
+            outline = read_outline(doc)
             title = (doc.get_metadata_dict().get("Title") or "").strip() or None
         finally:
             doc.close()
-        blocks = _blocks_from_lines(lines, sizes)
-        if not blocks:
-            raise ParseError(f"{filename}: the PDF has no text layer; OCR is not available yet")
-        return ParsedDocument(blocks=blocks, title=title, page_count=count, page_sizes=sizes)
+        blocks = self._blocks(data, pages, context, ocr_blocks, outline)
+        if not any(b.text.strip() for b in blocks):
+            raise ParseError(f"{filename}: the PDF has no text layer and no OCR reader is configured"
+                             if self.ocr is None else f"{filename}: no text was found, not even by OCR")
+        return ParsedDocument(
+            blocks=blocks, title=title, page_count=count,
+            page_sizes={p.number: p.frame.display for p in pages},
+            metadata=_metadata(pages, outline, ocr_blocks),
+        )
 
-    @staticmethod
-    def _read_pages(
-        doc: pdfium.PdfDocument, filename: str, pages: range
-    ) -> tuple[list[Line], dict[int, tuple[float, float]]]:
-        lines: list[Line] = []
-        sizes: dict[int, tuple[float, float]] = {}
-        for number in pages:
-            try:
-                page = doc[number - 1]
-                left, bottom, right, top = page.get_bbox()  # crop box ∩ media box
-                sizes[number] = (right - left, top - bottom)
-                textpage = page.get_textpage()
-            except pdfium.PdfiumError as exc:
-                raise ParseError(f"{filename}: corrupt PDF: page {number} cannot be read ({exc})") from exc
-            try:
-                lines.extend(page_lines(textpage, number, (left, top, right - left, top - bottom)))
-            finally:
-                textpage.close()
-                page.close()
-        return lines, sizes
+    def _read_scans(self, doc: pdfium.PdfDocument, pages: list[PageData]) -> dict[int, list[Block]]:
+        if self.ocr is None:
+            return {}
+        out: dict[int, list[Block]] = {}
+        for page in pages:
+            if page.needs_ocr:
+                image = page_image(doc, page.number, OCR_DPI)
+                out[page.number] = self.ocr.read_page(image, page=page.number, scale=OCR_DPI / 72)
+                log.debug("page %d read by %s: %d blocks", page.number, self.ocr.name, len(out[page.number]))
+        return out
+
+    def _blocks(self, data: bytes, pages: list[PageData], context: list[PageData],
+                ocr_blocks: dict[int, list[Block]], outline: list[OutlineEntry]) -> list[Block]:
+        heights = {p.number: p.frame.size[1] for p in [*pages, *context]}
+        lines = drop_running({p.number: p.lines for p in pages if p.number not in ocr_blocks}, heights,
+                             {p.number: p.lines for p in context})
+        stream: list[Item] = []
+        with TableFinder(data) as finder:
+            for page in pages:
+                if page.number in ocr_blocks:
+                    stream += ocr_blocks[page.number]
+                    continue
+                tables = finder.find(page.number) if self.tables and looks_tabular(page.n_paths, page.frame.turn) \
+                    else []
+                stream += _page_stream(page, lines[page.number], tables)
+        items = group(stream)
+        captions = attach_captions(items)
+        merge_split_tables(items, heights)
+        frames: dict[int, Frame] = {p.number: p.frame for p in pages}
+        return make_blocks(items, frames, outline, captions)
 
 
-def _blocks_from_lines(lines: list[Line], sizes: dict[int, tuple[float, float]]) -> list[Block]:
-    lines = _drop_running_lines(lines, sizes)
-    if not lines:
+def _context_range(first: int, last: int, count: int) -> list[int]:
+    """Pages around a short range, read only to recognise running headers and footers."""
+    if last - first + 1 >= 2 * CONTEXT_PAGES:
         return []
-    body = _body_size(lines)
-    paragraphs = group_paragraphs(lines)
-    title_sizes = sorted(
-        {round(p.size, 0) for p in paragraphs if _is_title(p.text, p.size, body, len(p.lines))},
-        reverse=True,
-    )
-    headings = HeadingTracker()
-    blocks: list[Block] = []
-    for para in paragraphs:
-        boxes = para.boxes()
-        if _is_title(para.text, para.size, body, len(para.lines)):
-            level = min(6, title_sizes.index(round(para.size, 0)) + 1)
-            block = headings.title_block(para.text, level, page=boxes[0][0], boxes=boxes)
-        else:
-            block = Block(text=para.text, heading_path=headings.path, page=boxes[0][0], boxes=boxes)
-        blocks.append(block)
-    return blocks
+    before = range(max(1, first - CONTEXT_PAGES), first)
+    after = range(last + 1, min(count, last + CONTEXT_PAGES) + 1)
+    return [*before, *after]
 
 
-def _body_size(lines: list[Line]) -> float:
-    weights: Counter[float] = Counter()
-    for line in lines:
-        weights[round(line.size, 0)] += len(line.text)
-    return weights.most_common(1)[0][0]
+def _page_stream(page: PageData, lines: list[Line], tables: list[Region]) -> list[Item]:
+    """One page's lines, tables and figures in reading order (lines inside a table are dropped)."""
+    width, height = page.frame.size
+
+    def in_table(ln: Line) -> bool:
+        cx, cy = (ln.left + ln.right) / 2, (ln.top + ln.bottom) / 2
+        return any(t.left - 2 <= cx <= t.right + 2 and t.top - 2 <= cy <= t.bottom + 2 for t in tables)
+
+    figures = [
+        Region("figure", page.number, max(0.0, b[0]), max(0.0, b[1]), min(width, b[2]), min(height, b[3]))
+        for b in page.images
+        if b[2] - b[0] >= MIN_FIGURE_SIDE and b[3] - b[1] >= MIN_FIGURE_SIDE
+        and (b[2] - b[0]) * (b[3] - b[1]) < 0.8 * width * height
+    ]
+    items: list[Line | Region] = [ln for ln in lines if not in_table(ln)] + tables + figures
+    return list(order_page(items, width))
 
 
-def _is_title(text: str, size: float, body: float, n_lines: int) -> bool:
-    return size >= body * 1.15 and n_lines <= 3 and len(text) <= 200 and any(c.isalpha() for c in text)
-
-
-def _running_key(line: Line) -> str:
-    return "".join("#" if c.isdigit() else c for c in line.text.lower()).strip()
-
-
-def _drop_running_lines(lines: list[Line], sizes: dict[int, tuple[float, float]]) -> list[Line]:
-    """Drop page numbers and headers/footers repeated on many pages (top/bottom 8%)."""
-    def in_margin(line: Line) -> bool:
-        height = sizes[line.page][1]
-        return line.bottom < 0.08 * height or line.top > 0.92 * height
-
-    margin = [ln for ln in lines if in_margin(ln)]
-    pages_of: dict[str, set[int]] = {}
-    for ln in margin:
-        pages_of.setdefault(_running_key(ln), set()).add(ln.page)
-    n_pages = len(sizes)
-    repeated = {k for k, pages in pages_of.items() if len(pages) >= 3 and len(pages) >= n_pages / 2}
-    kept = []
-    for ln in lines:
-        key = _running_key(ln)
-        is_number = key.replace("page", "").replace("of", "").replace("/", "").replace("#", "").strip() == ""
-        if in_margin(ln) and (key in repeated or is_number):
-            continue
-        kept.append(ln)
-    return kept
+def _metadata(pages: list[PageData], outline: list[OutlineEntry], ocr_blocks: dict[int, list[Block]]) -> dict[str, str]:
+    meta = {"page_rotation": json.dumps({str(p.number): p.frame.rotation for p in pages})}
+    if any(p.frame.turn for p in pages):
+        meta["text_direction"] = json.dumps({str(p.number): p.frame.turn for p in pages if p.frame.turn})
+    if outline:
+        meta["outline"] = json.dumps([{"title": e.title, "level": e.level, "page": e.page} for e in outline],
+                                     ensure_ascii=False)
+    if ocr_blocks:
+        meta["ocr_pages"] = json.dumps(sorted(ocr_blocks))
+    return meta
