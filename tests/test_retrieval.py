@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ragloom.errors import InvalidRequestError
 from ragloom.ingest import pipeline
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
@@ -116,3 +117,36 @@ def test_reuploading_identical_content_creates_no_new_version(ctx, principal) ->
         same = documents.Upload(filename="a.md", data=b"# A\n\nalpha beta gamma delta\n")
         (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="notes", uploads=[same])
         assert doc.status == "done"
+
+
+def test_explain_tells_each_candidates_scores_and_fate(ctx, principal) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
+                 options=SearchOptions(page_size=1, explain=True))
+    rows = res.explain
+    assert rows and res.explain_query["scope"]["kb_ids"]
+    returned = [r for r in rows if r.stage == "returned"]
+    assert [r.chunk_id for r in returned] == [c.record.id for c in res.chunks]
+    assert returned[0].document_name == "router.md" and returned[0].passed_gate
+    assert {r.stage for r in rows} <= {"returned", "threshold", "page", "prune"}
+    assert any(r.stage in ("threshold", "page") for r in rows)
+    for r in rows:
+        if r.stage == "threshold":
+            assert r.similarity < 0.2
+        if r.stage != "prune":
+            assert r.similarity == pytest.approx(0.7 * r.term_similarity + 0.3 * r.vector_similarity, abs=1e-6)
+    assert any(not r.passed_gate for r in rows)  # vector-only candidates are shown too
+
+
+def test_modes_keyword_and_vector(ctx, principal) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    kw = search(ctx, principal=principal, kb_ids=["mixed"], question="sourdough starter",
+                options=SearchOptions(mode="keyword"))
+    assert kw.chunks[0].record.document_name == "bread.md"
+    assert all(c.similarity == pytest.approx(c.term_similarity) for c in kw.chunks)
+    vec = search(ctx, principal=principal, kb_ids=["mixed"], question="熊猫的食物",
+                 options=SearchOptions(mode="vector"))
+    assert vec.chunks[0].record.document_name == "panda.md"
+    assert all(c.similarity == pytest.approx(c.vector_similarity) for c in vec.chunks)
+    with pytest.raises(InvalidRequestError):
+        search(ctx, principal=principal, kb_ids=["mixed"], question="x", options=SearchOptions(mode="magic"))

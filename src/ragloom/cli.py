@@ -347,17 +347,39 @@ def parse(
 
 @app.command()
 def search(
-    kb: str, question: str, top_n: Annotated[int, typer.Option("--top-n", help="Chunks to return.")] = 6
+    kb: str, question: str, top_n: Annotated[int, typer.Option("--top-n", help="Chunks to return.")] = 6,
+    mode: Annotated[str, typer.Option(help="hybrid, keyword or vector")] = "hybrid",
+    explain: Annotated[bool, typer.Option("--explain", help="Show every candidate's scores and fate.")] = False,
 ) -> None:
     """Retrieve the chunks that best match a question."""
-    res = state.client().search(kb, question, top_n=top_n)
+    res = state.client().search(kb, question, top_n=top_n, mode=mode, explain=explain)
     table = Table("#", "similarity", "term", "vector", "document", "pages", "content")
     for i, c in enumerate(res["chunks"]):
         pages = ",".join(sorted({str(p[0]) for p in c["positions"]}))
         table.add_row(str(i), f"{c['similarity']:.3f}", f"{c['term_similarity']:.3f}",
                       f"{c['vector_similarity']:.3f}", c["document_name"], pages,
                       c["content"][:120].replace("\n", " "))
+    if explain and not state.json:
+        out.print(table)
+        table = _explain_table(res["explain"])
     emit(res, table)
+
+
+def _explain_table(explained: dict[str, Any]) -> Table:
+    q = explained["query"]
+    retried = ", retried at 0.1" if q.get("gate_retried_at_0_1") else ""
+    title = (f"candidates: {q.get('text_hits', 0)} by text (gate msm {q.get('minimum_should_match')}{retried}), "
+             f"{q.get('vector_only_hits', 0)} by vector only")
+    table = Table("rank", "stage", "gate", "term", "vector", "rerank", "final", "document", "reason", title=title)
+
+    def f(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    for row in explained["candidates"]:
+        table.add_row(str(row["rank"] or "-"), row["stage"], "yes" if row["passed_gate"] else "no",
+                      f(row["term_similarity"]), f(row["vector_similarity"]), f(row["rerank_score"]),
+                      f(row["similarity"]), row["document_name"], row["reason"])
+    return table
 
 
 @app.command()

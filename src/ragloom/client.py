@@ -35,7 +35,8 @@ class Client(Protocol):
                parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
     def documents(self, kb: str) -> list[dict[str, Any]]: ...
     def chunks(self, kb: str, doc: str) -> dict[str, Any]: ...
-    def search(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
+    def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
+               explain: bool = False) -> dict[str, Any]: ...
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
     def start_processing(self) -> None: ...
     def stop_processing(self) -> None: ...
@@ -102,13 +103,14 @@ class LocalClient:
             docs, _ = documents.list_documents(s, principal=self.principal, kb_id=kb, limit=1_000_000)
             return [document_view(d) for d in docs]
 
-    def search(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
+    def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
+               explain: bool = False) -> dict[str, Any]:
         from ragloom.service.search import SearchOptions, search
-        from ragloom.service.views import chunk_view
+        from ragloom.service.views import retrieval_view
 
         res = search(self.ctx, principal=self.principal, kb_ids=[kb], question=question,
-                     options=SearchOptions(page_size=top_n))
-        return {"chunks": [chunk_view(c) for c in res.chunks], "total": res.total}
+                     options=SearchOptions(page_size=top_n, mode=mode, explain=explain))
+        return retrieval_view(res)
 
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
         from ragloom.service import answers
@@ -197,8 +199,9 @@ class HttpClient:
     def documents(self, kb: str) -> list[dict[str, Any]]:
         return self._call("GET", f"/datasets/{kb}/documents", params={"page_size": 1000})["documents"]
 
-    def search(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
-        body = {"question": question, "dataset_ids": [kb], "page_size": top_n}
+    def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
+               explain: bool = False) -> dict[str, Any]:
+        body = {"question": question, "dataset_ids": [kb], "page_size": top_n, "mode": mode, "explain": explain}
         return self._call("POST", "/retrieval", json=body)
 
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.errors import RagloomError
 from ragloom.service import answers
 from ragloom.service.search import SearchOptions, search
-from ragloom.service.views import chunk_view
+from ragloom.service.views import retrieval_view
 
 router = APIRouter(tags=["retrieval"])
 
@@ -22,9 +22,10 @@ router = APIRouter(tags=["retrieval"])
 @router.post("/retrieval")
 def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     opts = SearchOptions(page=body.page, page_size=body.page_size, similarity_threshold=body.similarity_threshold,
-                         vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids)
+                         vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
+                         mode=body.mode, explain=body.explain)
     result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=opts)
-    return {"chunks": [chunk_view(c) for c in result.chunks], "total": result.total}
+    return retrieval_view(result)
 
 
 @router.post("/answer", response_model=None)

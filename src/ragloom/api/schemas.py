@@ -23,6 +23,8 @@ class RetrievalRequest(_Strict):
     page_size: int = Field(6, ge=1, le=256)
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
+    mode: str = Field("hybrid", description="hybrid, keyword or vector")
+    explain: bool = Field(False, description="return every candidate's scores and the stage that dropped it")
 
 
 class AnswerRequest(_Strict):

@@ -16,7 +16,7 @@ import numpy as np
 from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
 from ragloom.models.embedding import Embedder
 from ragloom.nlp import Analyzer, QueryAnalysis
-from ragloom.retrieval.types import Candidate, RetrievalParams, RetrievalResult, Scope
+from ragloom.retrieval.types import Candidate, ExplainRow, RetrievalParams, RetrievalResult, Scope
 
 RETRY_MIN_MATCH = 0.1
 
@@ -51,7 +51,8 @@ def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Em
 MODES = ("hybrid", "keyword", "vector")
 
 
-def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: str = "hybrid") -> list[Hit]:
+def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: str = "hybrid",
+           facts: dict[str, object] | None = None) -> list[Hit]:
     """One engine call (two when the text gate let nothing through: retried at min-match 0.1)."""
     analysis = query.analysis
     filters = Filters(kb_ids=scope.kb_ids, doc_ids=scope.doc_ids)
@@ -59,9 +60,16 @@ def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: s
     vector = None if mode == "keyword" else query.vector
     req = SearchRequest(filters=filters, text=text, vector=vector, text_top_k=size, vector_top_k=size)
     hits = docstore.search(scope.tenant_id, req)
+    retried = False
     if text is not None and not any(h.text_score is not None for h in hits):
         req.text = analysis.with_min_match(RETRY_MIN_MATCH).fulltext
         hits = docstore.search(scope.tenant_id, req)
+        retried = True
+    if facts is not None:
+        facts.update(candidate_window=size, mode=mode, gate_retried_at_0_1=retried,
+                     minimum_should_match=req.text.minimum_should_match if req.text else None,
+                     text_hits=sum(1 for h in hits if h.text_score is not None), vector_only_hits=sum(
+                         1 for h in hits if h.text_score is None))
     return hits
 
 
@@ -96,14 +104,58 @@ def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple
 
 
 def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: DocStore, embedder: Embedder,
-             analyzer: Analyzer, active_versions: ActiveVersions) -> RetrievalResult:
-    """Run the whole default path. ``scope.kb_ids == []`` returns an empty result."""
+             analyzer: Analyzer, active_versions: ActiveVersions, explain: bool = False) -> RetrievalResult:
+    """Run the whole default path. ``scope.kb_ids == []`` returns an empty result.
+
+    With ``explain``, the result also says for every recalled candidate its scores and
+    the stage that dropped it, and for the query its scope, terms and gate.
+    """
+    facts: dict[str, object] | None = {"scope": {"kb_ids": list(scope.kb_ids), "doc_ids": scope.doc_ids}} \
+        if explain else None
     if not scope.kb_ids or not question.strip():
-        return RetrievalResult(chunks=[], total=0)
+        reason = "empty scope: nothing may be searched" if not scope.kb_ids else "empty question"
+        return RetrievalResult(chunks=[], total=0, explain=[] if explain else None,
+                               explain_query={**(facts or {}), "note": reason} if explain else None)
     query = build_query(question, scope, docstore=docstore, embedder=embedder, analyzer=analyzer)
-    hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.mode)
-    hits = prune(hits, active_versions)
-    cands = score(hits, query, params)
+    hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.mode, facts=facts)
+    kept = prune(hits, active_versions)
+    cands = score(kept, query, params)
     page, total = threshold_and_page(cands, params)
-    return RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),
-                           query_vector=query.vector)
+    result = RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),
+                             query_vector=query.vector)
+    if facts is not None:
+        facts.update(keywords=[[t, round(w, 4)] for t, w in query.analysis.keywords],
+                     threshold=params.similarity_threshold, vector_similarity_weight=params.vector_similarity_weight)
+        result.explain_query = facts
+        result.explain = explain_rows(hits, kept, cands, page, params)
+    return result
+
+
+def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page: list[Candidate],
+                 params: RetrievalParams) -> list[ExplainRow]:
+    """One row per recalled candidate, best first, with the stage that dropped it."""
+    kept_ids = {h.record.id for h in kept}
+    on_page = {c.record.id for c in page}
+    ranked = sorted(cands, key=lambda c: -c.similarity)
+    thr = params.similarity_threshold if params.vector_similarity_weight > 0 and params.mode == "hybrid" else 0.0
+    rows: list[ExplainRow] = []
+    for rank, c in enumerate(ranked, 1):
+        r = c.record
+        if r.id in on_page:
+            stage, reason = "returned", f"rank {rank}"
+        elif c.similarity < thr:
+            stage, reason = "threshold", f"similarity {c.similarity:.4f} < threshold {thr}"
+        else:
+            stage, reason = "page", f"rank {rank} is outside page {params.page} (size {params.page_size})"
+        rows.append(ExplainRow(chunk_id=r.id, doc_id=r.doc_id, document_name=r.document_name, stage=stage,
+                               reason=reason, passed_gate=c.text_score is not None, text_score=c.text_score,
+                               term_similarity=c.term_similarity, vector_similarity=c.vector_similarity,
+                               rerank_score=getattr(c, "rerank_score", None), similarity=c.similarity, rank=rank))
+    for h in hits:
+        if h.record.id not in kept_ids:
+            rows.append(ExplainRow(chunk_id=h.record.id, doc_id=h.record.doc_id,
+                                   document_name=h.record.document_name, stage="prune",
+                                   reason="document deleted or not its active version",
+                                   passed_gate=h.text_score is not None, text_score=h.text_score,
+                                   vector_similarity=h.vector_score))
+    return rows

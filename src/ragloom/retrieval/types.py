@@ -46,9 +46,35 @@ class Candidate:
 
 
 @dataclass(slots=True)
+class ExplainRow:
+    """Why one candidate ended where it did. ``stage`` is ``returned`` or the stage that
+    dropped it: ``prune`` (its document was deleted or this is not the active version),
+    ``threshold`` (final similarity below the threshold) or ``page`` (ranked outside the
+    requested page). ``passed_gate`` tells whether the full-text gate let it through
+    (False = found by vector search only)."""
+
+    chunk_id: str
+    doc_id: str
+    document_name: str
+    stage: str
+    reason: str
+    passed_gate: bool
+    text_score: float | None = None
+    term_similarity: float | None = None
+    vector_similarity: float | None = None
+    rank_feature: float = 0.0
+    rerank_score: float | None = None
+    similarity: float | None = None
+    rank: int | None = None
+
+
+@dataclass(slots=True)
 class RetrievalResult:
     chunks: list[Candidate]
     total: int
     keywords: list[tuple[str, float]] = field(default_factory=list)
     query_vector: np.ndarray | None = None
     embedding_model: str = ""
+    explain: list[ExplainRow] | None = None
+    # query-level facts when explaining: scope, analysed terms, gate, retries
+    explain_query: dict[str, object] | None = None

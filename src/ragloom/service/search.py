@@ -22,6 +22,7 @@ class SearchOptions:
     vector_similarity_weight: float | None = None
     doc_ids: list[str] | None = None
     mode: str = "hybrid"
+    explain: bool = False
 
 
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str],
@@ -75,7 +76,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
             raise InvalidRequestError(f"{name} must be between 0 and 1")
     result = retrieve(question, scope, params, docstore=ctx.docstore,
                       embedder=ctx.embedder(scope.embedding_model), analyzer=ctx.analyzer,
-                      active_versions=active_versions_fn(ctx))
+                      active_versions=active_versions_fn(ctx), explain=opts.explain)
     result.embedding_model = scope.embedding_model
     return result
 

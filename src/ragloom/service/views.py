@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import ChunkRecord
 from ragloom.ingest.blocks import Position
-from ragloom.retrieval.types import Candidate
+from ragloom.retrieval.types import Candidate, RetrievalResult
 
 
 def _iso(dt) -> str | None:  # type: ignore[no-untyped-def]
@@ -72,3 +73,24 @@ def chunk_view(c: Candidate) -> dict[str, Any]:
         "vector_similarity": round(c.vector_similarity, 6),
         "positions": positions_view(r),
     }
+
+
+def explain_view(result: RetrievalResult) -> dict[str, Any] | None:
+    if result.explain is None:
+        return None
+    rows = []
+    for row in result.explain:
+        d = asdict(row)
+        for key in ("text_score", "term_similarity", "vector_similarity", "rerank_score", "similarity"):
+            if d[key] is not None:
+                d[key] = round(d[key], 6)
+        rows.append(d)
+    return {"query": result.explain_query, "candidates": rows}
+
+
+def retrieval_view(result: RetrievalResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"chunks": [chunk_view(c) for c in result.chunks], "total": result.total}
+    explained = explain_view(result)
+    if explained is not None:
+        out["explain"] = explained
+    return out
