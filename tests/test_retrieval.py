@@ -150,3 +150,29 @@ def test_modes_keyword_and_vector(ctx, principal) -> None:
     assert all(c.similarity == pytest.approx(c.vector_similarity) for c in vec.chunks)
     with pytest.raises(InvalidRequestError):
         search(ctx, principal=principal, kb_ids=["mixed"], question="x", options=SearchOptions(mode="magic"))
+
+
+def test_metadata_filter_is_a_prefilter_that_never_widens(ctx, principal) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    with ctx.db.session() as s:
+        docs, _ = documents.list_documents(s, principal=principal, kb_id="mixed")
+        ids = {d.name: d.id for d in docs}
+        documents.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bike.md"],
+                               changes={"team": "sport", "year": 2024})
+        documents.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bread.md"],
+                               changes={"team": "kitchen", "year": 2021})
+
+    def names(expr) -> list[str]:
+        res = search(ctx, principal=principal, kb_ids=["mixed"], question="how do I feed a sourdough starter",
+                     options=SearchOptions(metadata_filter=expr, similarity_threshold=0.0))
+        return sorted({c.record.document_name for c in res.chunks})
+
+    assert names({"key": "team", "op": "=", "value": "kitchen"}) == ["bread.md"]
+    assert names({"key": "year", "op": "range", "value": [2023, None]}) == ["bike.md"]
+    assert names({"key": "team", "op": "=", "value": "nobody"}) == []  # never "everything"
+    assert "bread.md" in names({"key": "team", "op": "in", "value": ["kitchen", "sport"]})
+    with pytest.raises(InvalidRequestError):
+        names({"key": "team", "op": "like", "value": "k%"})
+    with ctx.db.session() as s:
+        documents.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bread.md"], changes={"team": None})
+    assert names({"key": "team", "op": "exists"}) == ["bike.md"]

@@ -9,7 +9,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 
 from ragloom.api.deps import ContextDep, PrincipalDep
-from ragloom.api.schemas import DocumentIds, DocumentUpdate
+from ragloom.api.schemas import DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.service import chunks, documents
 from ragloom.service.views import document_view
@@ -73,6 +73,15 @@ def update_document(dataset_id: str, document_id: str, body: DocumentUpdate, ctx
     with ctx.db.session() as s:
         doc = documents.set_chunking(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                      chunk_method=body.chunk_method, parser_config=body.parser_config)
+        return document_view(doc)
+
+
+@router.patch("/{document_id}/metadata")
+def update_metadata(dataset_id: str, document_id: str, body: MetadataUpdate, ctx: ContextDep,
+                    principal: PrincipalDep) -> dict[str, Any]:
+    with ctx.db.session() as s:
+        doc = documents.set_metadata(s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                     changes=body.metadata)
         return document_view(doc)
 
 

@@ -4,6 +4,8 @@ Creating a dataset takes ``ragloom.service.knowledgebases.KBCreate`` itself."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -24,6 +26,9 @@ class RetrievalRequest(_Strict):
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     mode: str = Field("hybrid", description="hybrid, keyword or vector")
+    metadata_filter: dict[str, Any] | None = Field(
+        None, description='e.g. {"and": [{"key": "author", "op": "=", "value": "Ada"}, '
+                          '{"key": "year", "op": "range", "value": [2020, null]}]}')
     explain: bool = Field(False, description="return every candidate's scores and the stage that dropped it")
 
 
@@ -31,10 +36,17 @@ class AnswerRequest(_Strict):
     question: str = Field(min_length=1, max_length=4000)
     dataset_ids: list[str] = Field(min_length=1)
     document_ids: list[str] | None = None
+    metadata_filter: dict[str, Any] | None = None
     top_n: int = Field(6, ge=1, le=64)
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     stream: bool = False
+
+
+class MetadataUpdate(_Strict):
+    """Keys to set (scalars or lists of scalars); ``null`` removes a key."""
+
+    metadata: dict[str, str | int | float | bool | list[str | int | float | bool] | None]
 
 
 class DocumentUpdate(_Strict):

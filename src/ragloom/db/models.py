@@ -108,6 +108,8 @@ class Document(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
     token_count: Mapped[int] = mapped_column(Integer, default=0)
+    # user-set and extracted metadata (title, author, date, ...): filterable at retrieval
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     # per-document override of the knowledge base's chunk method and its parameters
     chunk_method: Mapped[str | None] = mapped_column(String(32), nullable=True)
     parser_config: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

@@ -113,6 +113,21 @@ def parse(ctx: Context, job: Job) -> ParsedDocument:
 PREVIEW_DPI = 110
 
 
+EXTRACTED_KEYS = ("title", "author", "date", "created", "modified", "subject", "keywords", "language")
+
+
+def store_metadata(ctx: Context, job: Job, parsed: ParsedDocument) -> None:
+    """Title, author, dates... found by the parser become document metadata (user values win)."""
+    from ragloom.service.documents import merge_extracted_metadata
+
+    found = {k: str(v) for k, v in parsed.metadata.items() if k in EXTRACTED_KEYS and v}
+    if parsed.title and "title" not in found:
+        found["title"] = parsed.title
+    if found:
+        with ctx.db.session() as s:
+            merge_extracted_metadata(s, job.doc_id, found)
+
+
 def store_pages(ctx: Context, job: Job, parsed: ParsedDocument) -> None:
     """Record each parsed page's size and, for PDFs, store a preview image of it (for citation highlights)."""
     from ragloom.db.models import VersionPage
@@ -274,6 +289,7 @@ def run_task(ctx: Context, task_id: str) -> str:
         embedder = ctx.embedder(job.embedding_model)
         progress(0.2, f"parsed {len(parsed.blocks)} blocks; rendering page previews", force=True)
         store_pages(ctx, job, parsed)
+        store_metadata(ctx, job, parsed)
         progress(0.25, f"parsed {len(parsed.blocks)} blocks; chunking", force=True)
         chunks = chunk(job, parsed, embedder)
         progress(0.3, f"{len(chunks)} chunks; embedding", force=True)

@@ -160,6 +160,37 @@ def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id:
     return reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id)
 
 
+MetaValue = str | int | float | bool | list[str | int | float | bool]
+
+
+def set_metadata(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                 changes: dict[str, MetaValue | None]) -> Document:
+    """Merge ``changes`` into a document's metadata; a ``None`` value removes the key."""
+    doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    meta = dict(doc.meta or {})
+    for key, value in changes.items():
+        if not key or len(key) > 128:
+            raise InvalidRequestError(f"metadata key {key!r} must have 1 to 128 characters")
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    doc.meta = meta
+    return doc
+
+
+def merge_extracted_metadata(session: Session, doc_id: str, extracted: dict[str, str]) -> None:
+    """Add what a parser found (title, author, date...) without overwriting keys already set."""
+    doc = session.get(Document, doc_id)
+    if doc is None:
+        return
+    meta = dict(doc.meta or {})
+    for key, value in extracted.items():
+        if value and key not in meta:
+            meta[key] = value
+    doc.meta = meta
+
+
 def list_documents(
     session: Session, *, principal: Principal, kb_id: str, offset: int = 0, limit: int = 100
 ) -> tuple[list[Document], int]:

@@ -23,11 +23,15 @@ class SearchOptions:
     doc_ids: list[str] | None = None
     mode: str = "hybrid"
     explain: bool = False
+    metadata_filter: dict | None = None
 
 
-def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str],
-                  doc_ids: list[str] | None = None) -> tuple[Scope, list[KnowledgeBase]]:
-    """The KBs (and documents) the caller may search. Unknown or foreign ids are a 404."""
+def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_ids: list[str] | None = None,
+                  metadata_filter: dict | None = None) -> tuple[Scope, list[KnowledgeBase]]:
+    """The KBs (and documents) the caller may search. Unknown or foreign ids are a 404.
+
+    A metadata filter narrows the scope to the documents it matches (possibly none).
+    """
     with ctx.db.session() as s:
         kbs = [knowledgebases.get(s, principal=principal, kb_id_or_name=k) for k in kb_ids]
         models = {kb.embedding_model for kb in kbs}
@@ -39,6 +43,13 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str],
         scoped_docs = None
         if doc_ids is not None:
             scoped_docs = list(s.scalars(select(Document.id).where(Document.kb_id.in_(ids), Document.id.in_(doc_ids))))
+        if metadata_filter is not None:
+            from ragloom.retrieval.metadata import matching_ids
+
+            query = select(Document.id, Document.meta).where(Document.kb_id.in_(ids))
+            if scoped_docs is not None:
+                query = query.where(Document.id.in_(scoped_docs))
+            scoped_docs = matching_ids(metadata_filter, {d: m for d, m in s.execute(query)})
     model = models.pop() if models else ctx.settings.embedding_model
     return Scope(tenant_id=principal.tenant_id, kb_ids=ids, embedding_model=model, doc_ids=scoped_docs), kbs
 
@@ -59,8 +70,9 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         raise InvalidRequestError("page must be >= 1 and page_size between 1 and 256")
     if opts.mode not in MODES:
         raise InvalidRequestError(f"mode must be one of {MODES}, not {opts.mode!r}")
-    scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.doc_ids)
-    if opts.doc_ids is not None and not scope.doc_ids:
+    scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.doc_ids,
+                               metadata_filter=opts.metadata_filter)
+    if scope.doc_ids is not None and not scope.doc_ids:
         return RetrievalResult(chunks=[], total=0, embedding_model=scope.embedding_model)
     first = kbs[0] if kbs else None
     params = RetrievalParams(

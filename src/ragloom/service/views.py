@@ -43,6 +43,7 @@ def document_view(doc: Document) -> dict[str, Any]:
         "chunk_count": doc.chunk_count,
         "chunk_method": doc.chunk_method,
         "parser_config": doc.parser_config,
+        "metadata": doc.meta or {},
         "active_version_id": doc.active_version_id,
         "latest_version_id": doc.latest_version_id,
         "created_at": _iso(doc.created_at),

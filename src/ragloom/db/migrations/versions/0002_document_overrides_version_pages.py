@@ -27,6 +27,7 @@ def upgrade() -> None:
     with op.batch_alter_table('document', schema=None) as batch_op:
         batch_op.add_column(sa.Column('chunk_method', sa.String(length=32), nullable=True))
         batch_op.add_column(sa.Column('parser_config', sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column('meta', sa.JSON(), nullable=False, server_default='{}'))
 
     with op.batch_alter_table('task', schema=None) as batch_op:
         batch_op.add_column(sa.Column('chunk_count', sa.Integer(), nullable=False, server_default='0'))
@@ -40,6 +41,7 @@ def downgrade() -> None:
         batch_op.drop_column('chunk_count')
 
     with op.batch_alter_table('document', schema=None) as batch_op:
+        batch_op.drop_column('meta')
         batch_op.drop_column('parser_config')
         batch_op.drop_column('chunk_method')
 
