@@ -87,9 +87,9 @@ def test_binary_junk_is_a_parse_error_not_unsupported() -> None:
 def test_unknown_types_name_the_type_and_the_supported_ones() -> None:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr("xl/workbook.xml", "<workbook/>")
-    with pytest.raises(UnsupportedFormatError, match="spreadsheetml.sheet are not supported") as info:
-        parse_document(buf.getvalue(), "book.xlsx")
+        zf.writestr("data/readme.bin", b"\x00\x01")
+    with pytest.raises(UnsupportedFormatError, match="application/zip are not supported") as info:
+        parse_document(buf.getvalue(), "archive.zip")
     assert "application/pdf" in info.value.message and "text/markdown" in info.value.message
     with pytest.raises(UnsupportedFormatError, match="image/png"):
         parse_document(b"\x89PNG\r\n\x1a\n" + _junk(64), "photo.png")

@@ -71,6 +71,8 @@ _MAGIC: list[tuple[bytes, str]] = [
 _HTML_MARKER = re.compile(rb"<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>])", re.IGNORECASE)
 _MD_MARKER = re.compile(r"^(#{1,6}\s|```|\|.*\|\s*$|[-*]\s|\d+\.\s)", re.MULTILINE)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+# a CJK character glued between Latin letters: accented Western text mis-decoded as GB18030
+_LATIN_MOJIBAKE = re.compile(r"[A-Za-z][\u3400-\u9fff][a-z]")
 _BOMS = [
     (b"\xef\xbb\xbf", "utf-8-sig"),
     (b"\xff\xfe\x00\x00", "utf-32-le"),
@@ -137,6 +139,8 @@ def decode_text(data: bytes) -> tuple[str, str] | None:
             non_ascii = [ch for ch in text if ord(ch) > 127]
             if non_ascii and sum(bool(_CJK.match(c)) for c in non_ascii) < 0.8 * len(non_ascii):
                 continue
+            if _LATIN_MOJIBAKE.search(text) and len(_LATIN_MOJIBAKE.findall(text)) * 3 > len(non_ascii):
+                continue  # "M黮ler": Latin-1 accents read as CJK inside Latin words
         if _looks_like_text(text):
             return text, encoding
         return None

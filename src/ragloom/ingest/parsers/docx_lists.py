@@ -1,0 +1,132 @@
+"""Word list numbering: the label ("1.", "2.1", "a)", "•") each list paragraph shows.
+
+Word stores the numbers nowhere: a paragraph refers to a numbering definition
+(``w:numPr``: ``numId`` + level, directly or through its style) and the label
+comes from the level's format (``decimal``, ``lowerLetter``, ``bullet``...) and
+template (``%1.%2.``), counted in document order. :class:`ListNumbering`
+replays that count as the parser walks the body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from docx.document import Document as DocxDocument
+from docx.oxml.ns import qn
+from docx.text.paragraph import Paragraph
+from lxml.etree import _Element
+
+_BULLETS = {"\uf0b7": "•", "\uf0a7": "▪", "\uf0d8": "➢", "\uf0fc": "✓", "o": "◦", "": "•"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Level:
+    fmt: str
+    text: str
+    start: int
+
+
+def _val(el: _Element | None, child: str) -> str | None:
+    if el is None:
+        return None
+    node = el.find(qn(child))
+    return None if node is None else node.get(qn("w:val"))
+
+
+def _roman(n: int) -> str:
+    out = []
+    for value, digits in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
+                          (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        while n >= value:
+            out.append(digits)
+            n -= value
+    return "".join(out)
+
+
+def _letters(n: int) -> str:
+    # Word repeats the letter: a..z, aa..zz, aaa...
+    return chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)
+
+
+def format_number(n: int, fmt: str) -> str:
+    """``n`` in a Word number format; unknown formats fall back to decimal."""
+    if fmt == "lowerLetter":
+        return _letters(n)
+    if fmt == "upperLetter":
+        return _letters(n).upper()
+    if fmt == "lowerRoman":
+        return _roman(n)
+    if fmt == "upperRoman":
+        return _roman(n).upper()
+    if fmt == "decimalZero":
+        return f"{n:02d}"
+    if fmt == "none":
+        return ""
+    return str(n)
+
+
+class ListNumbering:
+    """Replays Word's list counters; :meth:`label` returns each list paragraph's label."""
+
+    def __init__(self, document: DocxDocument) -> None:
+        self._levels: dict[str, dict[int, _Level]] = {}
+        self._counters: dict[str, list[int]] = {}
+        try:
+            numbering = document.part.numbering_part.element
+        except (KeyError, NotImplementedError):
+            return
+        abstract: dict[str, dict[int, _Level]] = {}
+        for node in numbering.findall(qn("w:abstractNum")):
+            levels = {}
+            for lvl in node.findall(qn("w:lvl")):
+                start = _val(lvl, "w:start")
+                levels[int(lvl.get(qn("w:ilvl"), "0"))] = _Level(
+                    fmt=_val(lvl, "w:numFmt") or "decimal", text=_val(lvl, "w:lvlText") or "",
+                    start=int(start) if start and start.lstrip("-").isdigit() else 1,
+                )
+            abstract[node.get(qn("w:abstractNumId"), "")] = levels
+        for num in numbering.findall(qn("w:num")):
+            levels = dict(abstract.get(_val(num, "w:abstractNumId") or "", {}))
+            for override in num.findall(qn("w:lvlOverride")):
+                ilvl = int(override.get(qn("w:ilvl"), "0"))
+                start = _val(override, "w:startOverride")
+                if ilvl in levels and start and start.isdigit():
+                    old = levels[ilvl]
+                    levels[ilvl] = _Level(old.fmt, old.text, int(start))
+            self._levels[num.get(qn("w:numId"), "")] = levels
+
+    def reference(self, par: Paragraph) -> tuple[str, int] | None:
+        """``(numId, level)`` of a list paragraph (direct or from its style chain), else None."""
+        num_id, ilvl = None, None
+        nodes = [par._p.pPr]
+        style = par.style
+        while style is not None:
+            nodes.append(style.element.pPr)
+            style = style.base_style
+        for ppr in nodes:
+            num_pr = ppr.find(qn("w:numPr")) if ppr is not None else None
+            if num_pr is None:
+                continue
+            num_id = num_id if num_id is not None else _val(num_pr, "w:numId")
+            ilvl = ilvl if ilvl is not None else _val(num_pr, "w:ilvl")
+        if num_id is None or num_id == "0" or num_id not in self._levels:
+            return None
+        return num_id, int(ilvl or 0)
+
+    def label(self, num_id: str, ilvl: int) -> tuple[str, bool]:
+        """Advance the counter and return ``(label, is_bullet)``."""
+        levels = self._levels[num_id]
+        level = levels.get(ilvl, _Level("decimal", f"%{ilvl + 1}.", 1))
+        counters = self._counters.setdefault(num_id, [0] * 9)
+        for deeper in range(ilvl + 1, 9):
+            counters[deeper] = 0
+        counters[ilvl] = counters[ilvl] + 1 if counters[ilvl] else level.start
+        if level.fmt == "bullet":
+            return _BULLETS.get(level.text, level.text), True
+        text = level.text
+        for k in range(ilvl, -1, -1):
+            lvl_k = levels.get(k, level)
+            value = counters[k] or lvl_k.start
+            text = text.replace(f"%{k + 1}", format_number(value, "decimal" if k < ilvl and lvl_k.fmt == "bullet"
+                                                           else lvl_k.fmt))
+        return text, False

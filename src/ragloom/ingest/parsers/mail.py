@@ -1,0 +1,192 @@
+"""E-mail: EML (stdlib ``email``) and Outlook MSG (``extract-msg``).
+
+A message gives a header block (``From/To/Cc/Date/Subject`` lines; the same
+values in its ``meta``, with ``meta["part"] == "headers"``, and in the document metadata), its body (plain text
+preferred, else the main text of the HTML part) and then each attachment,
+parsed recursively with :func:`~ragloom.ingest.parsers.parse_document`: the
+attachment's blocks follow with the heading path ``(subject, attachment name,
+...)``; they lose their page boxes (pages of another file) and keep the page
+in ``meta["attachment_page"]``. An attachment that cannot be parsed becomes a
+block saying why (``meta["attachment_error"]``); it never fails the message.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import io
+import logging
+import re
+import zipfile
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from typing import cast
+
+from lxml.etree import XMLSyntaxError
+
+from ragloom.errors import MissingDependencyError, ParseError
+from ragloom.ingest.blocks import Block, ParsedDocument
+
+log = logging.getLogger(__name__)
+HEADERS = ("From", "To", "Cc", "Date", "Subject")
+MAX_DEPTH = 4  # messages attached to messages attached to ...
+_DEPTH: ContextVar[int] = ContextVar("ragloom_attachment_depth", default=0)
+_LIBRARY_ERRORS = (ValueError, KeyError, IndexError, OSError, zipfile.BadZipFile, XMLSyntaxError)
+_BLANK_LINES = re.compile(r"\n[ \t\f\v]*\n+")
+
+
+@dataclass(slots=True)
+class Mail:
+    """What both formats yield before blocks are made."""
+
+    headers: dict[str, str]
+    body: str = ""
+    html: str = ""
+    attachments: list[tuple[str, bytes]] = field(default_factory=list)
+
+
+def _body_blocks(mail: Mail, path: tuple[str, ...]) -> list[Block]:
+    if mail.body.strip():
+        text = mail.body.replace("\r\n", "\n")
+        return [Block(text=p.strip("\n"), heading_path=path) for p in _BLANK_LINES.split(text) if p.strip()]
+    if mail.html.strip():
+        from ragloom.ingest.parsers.html import HtmlParser
+
+        try:
+            doc = HtmlParser().parse(mail.html.encode("utf-8"), "body.html")
+        except ParseError:
+            return []
+        for block in doc.blocks:
+            block.heading_path = path + block.heading_path
+        return doc.blocks
+    return []
+
+
+def _failed(name: str, where: tuple[str, ...], reason: str) -> Block:
+    return Block(text=f"Attachment {name}: not parsed: {reason}", heading_path=where,
+                 meta={"attachment": name, "attachment_error": reason})
+
+
+def _attachment_blocks(name: str, data: bytes, path: tuple[str, ...]) -> list[Block]:
+    from ragloom.ingest.parsers.base import parse_document
+
+    where = (*path, name)
+    depth = _DEPTH.get()
+    if depth >= MAX_DEPTH:
+        return [_failed(name, where, f"attachments nested deeper than {MAX_DEPTH} messages are not opened")]
+    token = _DEPTH.set(depth + 1)
+    try:
+        doc = parse_document(data, name)
+    except ParseError as exc:
+        log.info("attachment %s not parsed: %s", name, exc.message)
+        return [_failed(name, where, exc.message)]
+    except _LIBRARY_ERRORS as exc:  # a format library choking on a damaged attachment: not the message's fault
+        log.warning("attachment %s not parsed", name, exc_info=True)
+        return [_failed(name, where, f"{name}: unreadable ({type(exc).__name__}: {exc})")]
+    finally:
+        _DEPTH.reset(token)
+    for block in doc.blocks:
+        block.heading_path = where + block.heading_path
+        block.meta["attachment"] = name
+        if block.page is not None:
+            block.meta["attachment_page"] = str(block.page)
+        block.page, block.boxes = None, []
+    return doc.blocks
+
+
+def mail_document(mail: Mail, filename: str) -> ParsedDocument:
+    """Blocks of a message: headers, body, then every attachment's blocks."""
+    headers = {k: v for k, v in mail.headers.items() if v}
+    subject = headers.get("Subject") or filename
+    path = (subject,)
+    header_text = "\n".join(f"{k}: {v}" for k, v in headers.items())
+    blocks = [Block(text=header_text or f"Subject: {subject}", meta={"part": "headers", **headers})]
+    blocks += _body_blocks(mail, path)
+    names = []
+    for index, (name, data) in enumerate(mail.attachments, start=1):
+        name = name or f"attachment {index}"
+        names.append(name)
+        blocks += _attachment_blocks(name, data, path)
+    metadata = {k.lower(): v for k, v in headers.items()}
+    if names:
+        metadata["attachments"] = ", ".join(names)
+    return ParsedDocument(blocks=blocks, title=headers.get("Subject") or None, metadata=metadata)
+
+
+def _part_text(part: EmailMessage) -> str:
+    try:
+        return str(part.get_content())
+    except (LookupError, UnicodeDecodeError):  # an unknown or wrong charset label
+        payload = part.get_payload(decode=True)
+        return payload.decode("utf-8", errors="replace") if isinstance(payload, bytes) else ""
+
+
+def _eml(data: bytes) -> Mail:
+    msg = cast(EmailMessage, email.message_from_bytes(data, policy=email.policy.default))
+    headers = {h: " ".join(str(msg.get(h, "")).split()) for h in HEADERS}
+    mail = Mail(headers=headers)
+    for kind in ("plain", "html"):
+        part = msg.get_body(preferencelist=(kind,))
+        if part is not None and part.get_content_disposition() != "attachment":
+            setattr(mail, "body" if kind == "plain" else "html", _part_text(part))
+    for part in msg.iter_attachments():
+        name = part.get_filename() or ""
+        if part.get_content_type() == "message/rfc822":
+            inner = part.get_payload(0) if part.is_multipart() else part.get_content()
+            payload = inner.as_bytes() if hasattr(inner, "as_bytes") else bytes(inner)
+            name = name or f"{' '.join(str(inner.get('Subject', 'message')).split())}.eml"
+        else:
+            payload = part.get_payload(decode=True) or b""
+        mail.attachments.append((name, payload))
+    return mail
+
+
+class EmlParser:
+    """RFC 822 / MIME messages (``.eml``)."""
+
+    def parse(self, data: bytes, filename: str) -> ParsedDocument:
+        mail = _eml(data)
+        if not any(mail.headers.values()) and not mail.body.strip():
+            raise ParseError(f"{filename}: not an e-mail message: no headers and no body")
+        return mail_document(mail, filename)
+
+
+def _msg(data: bytes, filename: str) -> Mail:
+    try:
+        import extract_msg
+        from extract_msg.exceptions import ExMsgBaseException
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise MissingDependencyError("extract-msg", "email") from exc
+    try:
+        msg = extract_msg.openMsg(io.BytesIO(data), delayAttachments=False)
+    except (ExMsgBaseException, OSError, ValueError) as exc:
+        raise ParseError(f"{filename}: not a readable Outlook message ({exc})") from exc
+    with msg:
+        values = (msg.sender, msg.to, msg.cc, msg.date or (msg.header or {}).get("Date"), msg.subject)
+        headers = {h: _clean(v) for h, v in zip(HEADERS, values, strict=True)}
+        mail = Mail(headers=headers, body=(msg.body or "").replace("\x00", ""))
+        if not mail.body.strip():
+            html = msg.htmlBody
+            mail.html = html.decode("utf-8", errors="replace") if isinstance(html, bytes) else (html or "")
+        for att in msg.attachments:
+            name = _clean(att.longFilename or att.shortFilename or att.name)
+            payload = att.data
+            if hasattr(payload, "exportBytes"):  # an attached message
+                payload = payload.exportBytes()
+                name = name if name.lower().endswith(".msg") else f"{name or 'message'}.msg"
+            if isinstance(payload, bytes):
+                mail.attachments.append((name, payload))
+    return mail
+
+
+def _clean(value: object) -> str:
+    """A header value on one line, without the NULs some writers leave at the end of strings."""
+    return " ".join(str(value).replace("\x00", " ").split()) if value else ""
+
+
+class MsgParser:
+    """Outlook ``.msg`` messages."""
+
+    def parse(self, data: bytes, filename: str) -> ParsedDocument:
+        return mail_document(_msg(data, filename), filename)

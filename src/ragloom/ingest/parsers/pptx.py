@@ -1,0 +1,155 @@
+"""PPTX with python-pptx: one slide = one section.
+
+Each slide gives a ``title`` block (its title placeholder, else ``Slide N``),
+then its shapes top-to-bottom, left-to-right: text frames (one block each,
+bullet levels indented), tables (merged cells repeated), pictures (``figure``
+blocks with their alt text), group shapes opened; and last its speaker notes
+as a block marked ``meta["role"] == "notes"`` and ``meta["notes"] == "true"``
+(the convention the ``presentation`` chunk method reads). Blocks carry ``page`` = the
+slide number and the shape's box in points, so positions work as on a page.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Iterable
+
+from ragloom.errors import MissingDependencyError, ParseError
+from ragloom.ingest.blocks import BBox, Block, ParsedDocument
+from ragloom.ingest.parsers.tabular import table_block
+
+_EMU_PER_POINT = 12700
+_ROW_TOLERANCE = 6.0  # points: shapes whose tops differ less read left to right
+
+
+def _box(shape: object) -> BBox | None:
+    left, top = getattr(shape, "left", None), getattr(shape, "top", None)
+    width, height = getattr(shape, "width", None), getattr(shape, "height", None)
+    if None in (left, top, width, height):
+        return None
+    return BBox(left / _EMU_PER_POINT, top / _EMU_PER_POINT,
+                (left + width) / _EMU_PER_POINT, (top + height) / _EMU_PER_POINT)
+
+
+def _reading_order(shapes: Iterable[object]) -> list[object]:
+    def key(shape: object) -> tuple[float, float]:
+        box = _box(shape)
+        return (round(box.top / _ROW_TOLERANCE), box.left) if box else (float("inf"), 0.0)
+
+    return sorted(shapes, key=key)
+
+
+def _frame_text(frame: object) -> str:
+    lines = []
+    for par in frame.paragraphs:  # type: ignore[attr-defined]
+        text = "".join(run.text for run in par.runs).strip() or par.text.strip()
+        if text:
+            lines.append("  " * par.level + text)
+    return "\n".join(lines)
+
+
+def _table_grid(table: object) -> list[list[str]]:
+    rows = list(table.rows)  # type: ignore[attr-defined]
+    width = len(table.columns)  # type: ignore[attr-defined]
+    grid = [[row.cells[c].text.strip() if c < len(row.cells) else "" for c in range(width)] for row in rows]
+    for r, row in enumerate(rows):
+        for c in range(width):
+            cell = row.cells[c]
+            if cell.is_merge_origin:
+                for dr in range(cell.span_height):
+                    for dc in range(cell.span_width):
+                        if r + dr < len(grid) and c + dc < width:
+                            grid[r + dr][c + dc] = grid[r][c]
+    return grid
+
+
+def _is_title(shape: object) -> bool:
+    from pptx.enum.shapes import PP_PLACEHOLDER
+
+    if not getattr(shape, "is_placeholder", False):
+        return False
+    return shape.placeholder_format.type in (PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE)  # type: ignore[attr-defined]
+
+
+class _Slide:
+    def __init__(self, number: int, title: str) -> None:
+        self.number = number
+        self.path = (title,)
+        self.blocks: list[Block] = []
+
+    def add(self, text: str, kind: str, shape: object | None, **extra: object) -> Block | None:
+        if not text.strip() and kind != "table":
+            return None
+        box = _box(shape) if shape is not None else None
+        block = Block(text=text, kind=kind, heading_path=self.path, page=self.number,
+                      boxes=[(self.number, box)] if box else [], **extra)  # type: ignore[arg-type]
+        block.meta.setdefault("slide", str(self.number))
+        self.blocks.append(block)
+        return block
+
+    def shapes(self, shapes: Iterable[object]) -> None:
+        from pptx.shapes.group import GroupShape
+        from pptx.shapes.picture import Picture
+
+        for shape in _reading_order(shapes):
+            if isinstance(shape, GroupShape):
+                self.shapes(shape.shapes)
+            elif getattr(shape, "has_table", False):
+                grid = _table_grid(shape.table)
+                block = table_block(grid[0], grid[1:], self.path) if grid else None
+                if block:
+                    box = _box(shape)
+                    block.page, block.boxes = self.number, [(self.number, box)] if box else []
+                    block.meta["slide"] = str(self.number)
+                    self.blocks.append(block)
+            elif getattr(shape, "has_text_frame", False) and not _is_title(shape):
+                self.add(_frame_text(shape.text_frame), "text", shape)
+            elif isinstance(shape, Picture):
+                alt = shape._element.xpath("./p:nvPicPr/p:cNvPr/@descr")  # type: ignore[attr-defined]
+                text = (alt[0] if alt else "").strip()
+                self.add(text or f"[image: {shape.name}]", "figure", shape,
+                         meta={"alt": text} if text else {})
+
+
+class PptxParser:
+    """Blocks of a PowerPoint deck, slide by slide."""
+
+    def parse(self, data: bytes, filename: str) -> ParsedDocument:
+        try:
+            import pptx
+            from pptx.exc import PackageNotFoundError
+        except ImportError as exc:  # pragma: no cover - depends on the installation
+            raise MissingDependencyError("python-pptx", "office") from exc
+        try:
+            deck = pptx.Presentation(io.BytesIO(data))
+        except (zipfile.BadZipFile, PackageNotFoundError, KeyError) as exc:
+            raise ParseError(f"{filename}: not a valid PPTX presentation ({exc})") from exc
+        size = ((deck.slide_width or 0) / _EMU_PER_POINT, (deck.slide_height or 0) / _EMU_PER_POINT)
+        blocks: list[Block] = []
+        for number, slide in enumerate(deck.slides, start=1):
+            blocks += self._slide(number, slide)
+        if not any(b.text.strip() for b in blocks):
+            raise ParseError(f"{filename}: the presentation contains no text")
+        count = len(deck.slides)
+        title = deck.core_properties.title or next((b.text for b in blocks if b.kind == "title"), None)
+        return ParsedDocument(blocks=blocks, title=title, page_count=count,
+                              page_sizes={n: size for n in range(1, count + 1)})
+
+    @staticmethod
+    def _slide(number: int, slide: object) -> list[Block]:
+        title_shape = next((s for s in slide.shapes if _is_title(s) and s.has_text_frame), None)  # type: ignore[attr-defined]
+        title = " ".join(title_shape.text_frame.text.split()) if title_shape is not None else ""
+        section = _Slide(number, title or f"Slide {number}")
+        if title:
+            box = _box(title_shape)
+            section.blocks.append(Block(text=title, kind="title", level=1, page=number,
+                                        boxes=[(number, box)] if box else [], meta={"slide": str(number)}))
+        section.shapes(slide.shapes)  # type: ignore[attr-defined]
+        notes = ""
+        if slide.has_notes_slide:  # type: ignore[attr-defined]
+            frame = slide.notes_slide.notes_text_frame  # type: ignore[attr-defined]
+            notes = frame.text.strip() if frame is not None else ""
+        if notes:
+            section.add(notes, "text", None, meta={"role": "notes", "notes": "true"})
+        return section.blocks

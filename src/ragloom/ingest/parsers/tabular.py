@@ -1,0 +1,140 @@
+"""Table helpers shared by the office, HTML and Markdown parsers.
+
+:func:`table_block` turns a header and body rows into a ``table``
+:class:`~ragloom.ingest.blocks.Block` whose ``table`` holds the structure,
+``text`` one ``"header: value; header: value"`` line per row and ``html`` the
+same rows for display. :func:`detect_header` finds the header row of a grid
+that may start with title rows; :func:`expand_spans` fills a grid from cells
+with column and row spans, repeating a merged cell's value in every slot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragloom.ingest.blocks import Block, Table
+from ragloom.ingest.parsers.common import clean_cell, table_text_and_html
+
+_NUMBER = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,. ]*%?\)?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$|^\d{1,2}[/.]\d{1,2}[/.]\d{2,4}$")
+_HEADER_SCAN = 10  # rows looked at for a header
+
+
+def is_numeric(value: str) -> bool:
+    """True for numbers, money, percentages and dates (values no header is made of)."""
+    value = value.strip()
+    return bool(value) and bool(_NUMBER.match(value) or _DATE.match(value))
+
+
+def trim_grid(grid: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Cells cleaned, empty rows dropped and trailing empty columns cut."""
+    rows = [[clean_cell(c) for c in row] for row in grid]
+    rows = [row for row in rows if any(row)]
+    width = max((max((i + 1 for i, c in enumerate(row) if c), default=0) for row in rows), default=0)
+    return [row[:width] + [""] * (width - len(row)) for row in rows]
+
+
+def _header_like(row: list[str], width: int) -> bool:
+    values = [c for c in row if c]
+    if not values or len(values) < max(1, width // 2) or len(set(values)) != len(values):
+        return False
+    return sum(not is_numeric(v) for v in values) > 0.5 * len(values)
+
+
+def detect_header(rows: list[list[str]]) -> int | None:
+    """Index of the header row of a trimmed grid, or None when it has none.
+
+    The header is the first of the top rows whose non-empty values are mostly
+    non-numeric, distinct, and fill at least half the columns, with at least
+    one row below it. Title rows (one distinct value, perhaps merged across
+    columns) above it are skipped; a data-looking row before any header means
+    the grid has none.
+    """
+    width = max((len(r) for r in rows), default=0)
+    for index, row in enumerate(rows[:_HEADER_SCAN]):
+        if index == len(rows) - 1:
+            return None
+        if width > 1 and len({c for c in row if c}) <= 1:
+            continue  # a title row (or an empty one)
+        return index if _header_like(row, width) else None
+    return None
+
+
+def expand_spans(rows: Sequence[Sequence[tuple[str, int, int]]]) -> list[list[str]]:
+    """A rectangular grid from ``(text, colspan, rowspan)`` cells, spans repeated.
+
+    A cell spanning several columns or rows puts its text in every slot it
+    covers, so each slot stays tied to its own column header.
+    """
+    grid: list[list[str | None]] = []
+    for r, row in enumerate(rows):
+        while len(grid) <= r:
+            grid.append([])
+        col = 0
+        for text, colspan, rowspan in row:
+            while col < len(grid[r]) and grid[r][col] is not None:
+                col += 1
+            for dr in range(max(1, rowspan)):
+                while len(grid) <= r + dr:
+                    grid.append([])
+                target = grid[r + dr]
+                for dc in range(max(1, colspan)):
+                    while len(target) <= col + dc:
+                        target.append(None)
+                    target[col + dc] = text
+            col += max(1, colspan)
+    width = max((len(r) for r in grid), default=0)
+    return [[c or "" for c in row] + [""] * (width - len(row)) for row in grid]
+
+
+def table_block(
+    header: list[str],
+    rows: list[list[str]],
+    heading_path: tuple[str, ...] = (),
+    meta: dict[str, str] | None = None,
+) -> Block | None:
+    """A ``table`` block for ``header`` and body ``rows``; None when it holds no text.
+
+    An empty ``header`` means the table has none: the columns are then named
+    ``column 1``, ``column 2``... so every value still reads as ``name: value``.
+    """
+    header = [clean_cell(h) for h in header]
+    body = [[clean_cell(c) for c in row] for row in rows]
+    body = [row for row in body if any(row)]
+    if not body:
+        return None
+    width = max(len(header), *(len(r) for r in body))
+    if not any(header):
+        header = [f"column {i + 1}" for i in range(width)]
+    header = header + [f"column {i + 1}" for i in range(len(header), width)]
+    body = [row + [""] * (width - len(row)) for row in body]
+    text, html = table_text_and_html([header, *body], True)
+    return Block(
+        text=text, kind="table", heading_path=heading_path, html=html,
+        table=Table(header=header, rows=body), meta=dict(meta or {}),
+    )
+
+
+def grid_blocks(
+    grid: Sequence[Sequence[str]], heading_path: tuple[str, ...] = (), meta: dict[str, str] | None = None
+) -> list[Block]:
+    """Blocks of a spreadsheet-like grid: title rows above the header as text, then the table."""
+    rows = trim_grid(grid)
+    if not rows:
+        return []
+    header_at = detect_header(rows)
+    blocks: list[Block] = []
+    if header_at:
+        lines = [" ".join(dict.fromkeys(c for c in row if c)) for row in rows[:header_at]]
+        blocks.append(Block(text="\n".join(lines), heading_path=heading_path, meta=dict(meta or {})))
+    header = rows[header_at] if header_at is not None else []
+    body = rows[header_at + 1:] if header_at is not None else rows
+    block = table_block(header, body, heading_path, meta)
+    if block is not None:
+        if header_at is None:
+            block.meta["header"] = "none found: columns are named column 1, column 2, ..."
+        blocks.append(block)
+    elif header:
+        blocks.append(Block(text="; ".join(c for c in header if c), heading_path=heading_path, meta=dict(meta or {})))
+    return blocks
