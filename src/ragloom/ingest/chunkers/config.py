@@ -1,0 +1,76 @@
+"""Validated parameters of the chunk methods (a knowledge base's ``parser_config``).
+
+One flat model: the common fields apply to every method that has a token
+budget; the method-specific ones are ignored by the other methods, except that
+``children_delimiter`` is refused outright for a method that cannot split
+children (naive and title only), so a misconfiguration is reported instead of
+silently doing nothing. :meth:`ChunkerConfig.parse` turns every problem into one
+:class:`InvalidRequestError` naming each bad field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ragloom.errors import InvalidRequestError
+from ragloom.ingest.chunkers.delimiters import parse_delimiters
+
+PARENT_CHILD_METHODS = ("naive", "title")
+
+
+class ChunkerConfig(BaseModel):
+    """Parameters of a chunk method (the knowledge base's ``parser_config``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    method: str = Field("naive", description="registered chunk method name")
+    chunk_token_num: int = Field(512, ge=16, le=16384, description="token budget of one chunk")
+    delimiter: str = Field("\n!?。；！？", description="delimiter grammar; `multi` switches to custom mode")
+    overlapped_percent: float = Field(0, ge=0, le=90, description="percent of the previous chunk repeated")
+    heading_prefix: bool = Field(True, description="start chunks with their heading path")
+    children_delimiter: str = Field(
+        "", description="parent-child (naive, title): split each chunk into indexed children at these delimiters"
+    )
+    title_depth: int = Field(
+        6, ge=1, le=9,
+        description="title method: headings of the N outermost levels present start a chunk; deeper ones stay inside",
+    )
+    picture_min_chars: int = Field(
+        32, ge=0, le=10000, description="picture method: OCR text shorter than this is reported as too short"
+    )
+
+    @field_validator("overlapped_percent", mode="before")
+    @classmethod
+    def _fraction_to_percent(cls, value: Any) -> Any:
+        """Like the reference, a value in (0, 1) is read as a fraction."""
+        if isinstance(value, int | float) and 0 < value < 1:
+            return value * 100
+        return value
+
+    @field_validator("delimiter", "children_delimiter")
+    @classmethod
+    def _grammar(cls, value: str) -> str:
+        parse_delimiters(value)  # ValueError → a validation error naming the field
+        return value
+
+    @model_validator(mode="after")
+    def _children_only_where_supported(self) -> ChunkerConfig:
+        if self.children_delimiter and self.method not in PARENT_CHILD_METHODS:
+            raise ValueError(
+                f"children_delimiter: parent-child chunking works with the methods "
+                f"{', '.join(PARENT_CHILD_METHODS)}, not {self.method!r}"
+            )
+        return self
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> ChunkerConfig:
+        """Validate ``data``; :class:`InvalidRequestError` lists every bad field."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}" for err in exc.errors()
+            )
+            raise InvalidRequestError(f"invalid chunking parameters: {problems}") from exc
