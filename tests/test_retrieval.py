@@ -176,3 +176,19 @@ def test_metadata_filter_is_a_prefilter_that_never_widens(ctx, principal) -> Non
     with ctx.db.session() as s:
         documents.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bread.md"], changes={"team": None})
     assert names({"key": "team", "op": "exists"}) == ["bike.md"]
+
+
+def test_parent_child_children_match_and_the_parent_is_returned(ctx, principal) -> None:
+    text = ("# Kettle\n\nDescale the kettle monthly with citric acid. Rinse twice before boiling water again. "
+            "Never immerse the base in water. The warranty lasts three years.\n")
+    with ctx.db.session() as s:
+        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+            name="pc", parser_config={"children_delimiter": ".", "chunk_token_num": 256}))
+    _ingest(ctx, principal, "pc", {"kettle.md": text})
+    res = search(ctx, principal=principal, kb_ids=["pc"], question="how to descale the kettle with citric acid")
+    top = res.chunks[0]
+    assert "citric acid" in top.record.content and "warranty lasts three years" in top.record.content
+    assert top.record.available is False  # the hidden parent row was swapped in
+    with ctx.db.session() as s:
+        docs, _ = documents.list_documents(s, principal=principal, kb_id="pc")
+        assert docs[0].chunk_count >= 3  # children are what is counted and matched

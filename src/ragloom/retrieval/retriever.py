@@ -16,6 +16,7 @@ import numpy as np
 from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
 from ragloom.models.embedding import Embedder
 from ragloom.nlp import Analyzer, QueryAnalysis
+from ragloom.retrieval.parents import swap_in_parents
 from ragloom.retrieval.types import Candidate, ExplainRow, RetrievalParams, RetrievalResult, Scope
 
 RETRY_MIN_MATCH = 0.1
@@ -120,6 +121,8 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.mode, facts=facts)
     kept = prune(hits, active_versions)
     cands = score(kept, query, params)
+    if any(c.record.parent_id for c in cands):
+        cands = swap_in_parents(cands, lambda ids: docstore.get(scope.tenant_id, ids))
     page, total = threshold_and_page(cands, params)
     result = RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),
                              query_vector=query.vector)

@@ -40,6 +40,9 @@ class ChunkerConfig(BaseModel):
     picture_min_chars: int = Field(
         32, ge=0, le=10000, description="picture method: OCR text shorter than this is reported as too short"
     )
+    task_page_size: int | None = Field(
+        None, ge=1, le=10000, description="pages per parsing task of a PDF (default 12; 22 for paper)"
+    )
 
     @field_validator("overlapped_percent", mode="before")
     @classmethod

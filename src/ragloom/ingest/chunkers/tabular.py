@@ -147,7 +147,8 @@ def table_rows_chunk(blocks: Sequence[Block], config: object, count_tokens: Call
         if table is None or not table.rows:
             continue
         names, _types, typed = typed_rows(table)
-        path = block.heading_path + ((block.meta["sheet"],) if block.meta.get("sheet") else ())
+        sheet = block.meta.get("sheet")
+        path = block.heading_path + ((sheet,) if sheet and sheet not in block.heading_path[-1:] else ())
         for raw, row in zip(table.rows, typed, strict=True):
             lines = [f"- {name}: {value}" for (name, _), value in zip(row, raw, strict=False) if value.strip()]
             if not lines:

@@ -114,8 +114,8 @@ def _headers(blocks: Sequence[Block]) -> dict[str, str]:
 def email_chunk(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callable[[str], int]) -> list[Chunk]:
     """Headers chunk(s), body chunks, then each attachment's chunks (naive, budget honoured).
 
-    An attachment's chunks carry "attachment: NAME" first in their heading path
-    (and so in their heading prefix).
+    An attachment's chunks carry its name in their heading path (and so in their
+    heading prefix): "attachment: NAME" is put first unless the name is already there.
     """
     mail = [b for b in blocks if not b.meta.get("attachment")]
     headers = _headers(mail)
@@ -131,6 +131,7 @@ def email_chunk(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Ca
             attachments.setdefault(block.meta["attachment"], []).append(block)
     for name, members in attachments.items():
         label = f"attachment: {name}"
-        chunks.extend(run_naive([replace(b, heading_path=(label, *b.heading_path)) for b in members],
-                                config, count_tokens))
+        # parsers that already put the attachment's name in the heading path keep their path as it is
+        chunks.extend(run_naive([b if name in b.heading_path else replace(b, heading_path=(label, *b.heading_path))
+                                 for b in members], config, count_tokens))
     return chunks
