@@ -38,6 +38,19 @@ class Settings(BaseSettings):
     )
     chat_model: str | None = Field(None, description="Chat model name sent to the chat API.")
     chat_api_key: SecretStr | None = Field(None, description="API key for the chat API.")
+    rerank_provider: str | None = Field(
+        None, description="Reranker: 'http' (Jina/Cohere /rerank API), 'onnx' (local cross-encoder directory), "
+        "'llm' (the chat model); unset = no reranker."
+    )
+    rerank_base_url: str | None = Field(None, description="Base URL of the HTTP rerank API.")
+    rerank_model: str | None = Field(None, description="Model name sent to the HTTP rerank API.")
+    rerank_api_key: SecretStr | None = Field(None, description="API key of the HTTP rerank API.")
+    rerank_model_path: Path | None = Field(
+        None, description="Directory with model.onnx and tokenizer.json of a local cross-encoder."
+    )
+    rerank_window: int = Field(
+        64, ge=0, le=1024, description="How many of the best candidates the reranker rescores (0 = none)."
+    )
     chat_max_context_tokens: int = Field(
         4096, ge=256, description="Token budget of the evidence put into the chat prompt."
     )

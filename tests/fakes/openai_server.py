@@ -1,7 +1,8 @@
 """A small, real OpenAI-compatible HTTP server for tests.
 
 Serves ``POST /v1/chat/completions`` (scripted replies, plain or SSE stream),
-``POST /v1/embeddings`` (deterministic hashed bag-of-words vectors) and
+``POST /v1/embeddings`` (deterministic hashed bag-of-words vectors),
+``POST /v1/rerank`` (Jina/Cohere shape, scored by :func:`rerank_score`) and
 ``GET /v1/models``, on 127.0.0.1 with a free port, in a background thread.
 Every request is recorded.
 
@@ -39,6 +40,12 @@ def hashed_embedding(text: str, dim: int = 64) -> list[float]:
         vec[slot] += 1.0
     norm = math.sqrt(sum(v * v for v in vec)) or 1.0
     return [v / norm for v in vec]
+
+
+def rerank_score(query: str, document: str) -> float:
+    """The fake rerank endpoint's relevance: cosine of the hashed bag-of-words vectors, in [0, 1]."""
+    q, d = hashed_embedding(query, 256), hashed_embedding(document, 256)
+    return round(sum(a * b for a, b in zip(q, d, strict=True)), 6)
 
 
 @dataclass
@@ -164,7 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_json()
         self.fake._record(RecordedRequest("POST", self.path, dict(self.headers), body))
         path = self.path.rstrip("/")
-        if path not in ("/v1/chat/completions", "/v1/embeddings"):
+        if path not in ("/v1/chat/completions", "/v1/embeddings", "/v1/rerank"):
             self._send_json(404, {"error": "not found"})
             return
         failure = self.fake._next_failure()
@@ -172,6 +179,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(failure[0], failure[1].encode())
         elif path == "/v1/embeddings":
             self._embeddings(body)
+        elif path == "/v1/rerank":
+            self._rerank(body)
         elif isinstance(body, dict) and body.get("stream"):
             self._chat_stream(body)
         else:
@@ -185,6 +194,21 @@ class _Handler(BaseHTTPRequestHandler):
             for i, t in enumerate(texts)
         ]
         self._send_json(200, {"object": "list", "data": data, "model": body.get("model")})
+
+    def _rerank(self, body: dict[str, Any]) -> None:
+        if not isinstance(body, dict) or not isinstance(body.get("query"), str) or "documents" not in body:
+            self._send_json(422, {"error": "query and documents are required"})
+            return
+        docs = [d if isinstance(d, str) else str(d.get("text", "")) for d in body["documents"]]
+        scored = sorted(enumerate(docs), key=lambda p: (-rerank_score(body["query"], p[1]), p[0]))
+        top_n = body.get("top_n") or len(docs)
+        results = []
+        for index, doc in scored[:top_n]:
+            item: dict[str, Any] = {"index": index, "relevance_score": rerank_score(body["query"], doc)}
+            if body.get("return_documents"):
+                item["document"] = {"text": doc}
+            results.append(item)
+        self._send_json(200, {"model": body.get("model"), "results": results, "usage": {"total_tokens": 0}})
 
     def _chat(self, body: dict[str, Any]) -> None:
         reply = self.fake._next_reply(body)

@@ -15,8 +15,10 @@ import numpy as np
 
 from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
 from ragloom.models.embedding import Embedder
+from ragloom.models.rerank import Reranker
 from ragloom.nlp import Analyzer, QueryAnalysis
 from ragloom.retrieval.parents import swap_in_parents
+from ragloom.retrieval.rerank import rank_key, rerank
 from ragloom.retrieval.types import Candidate, ExplainRow, RetrievalParams, RetrievalResult, Scope
 
 RETRY_MIN_MATCH = 0.1
@@ -99,13 +101,14 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams) -> list[Candid
 
 def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], int]:
     thr = params.similarity_threshold if params.vector_similarity_weight > 0 and params.mode == "hybrid" else 0.0
-    kept = sorted((c for c in cands if c.similarity >= thr), key=lambda c: -c.similarity)
+    kept = sorted((c for c in cands if c.similarity >= thr), key=rank_key)
     off = (params.page - 1) * params.page_size
     return kept[off : off + params.page_size], len(kept)
 
 
 def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: DocStore, embedder: Embedder,
-             analyzer: Analyzer, active_versions: ActiveVersions, explain: bool = False) -> RetrievalResult:
+             analyzer: Analyzer, active_versions: ActiveVersions, explain: bool = False,
+             reranker: Reranker | None = None) -> RetrievalResult:
     """Run the whole default path. ``scope.kb_ids == []`` returns an empty result.
 
     With ``explain``, the result also says for every recalled candidate its scores and
@@ -121,13 +124,17 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.mode, facts=facts)
     kept = prune(hits, active_versions)
     cands = score(kept, query, params)
+    if reranker is not None and params.rerank_window > 0:
+        vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
+        cands = rerank(cands, question, reranker, vector_similarity_weight=vsw, window=params.rerank_window)
     if any(c.record.parent_id for c in cands):
         cands = swap_in_parents(cands, lambda ids: docstore.get(scope.tenant_id, ids))
     page, total = threshold_and_page(cands, params)
     result = RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),
                              query_vector=query.vector)
     if facts is not None:
-        facts.update(keywords=[[t, round(w, 4)] for t, w in query.analysis.keywords],
+        facts.update(reranker=getattr(reranker, "name", None), rerank_window=params.rerank_window,
+                     keywords=[[t, round(w, 4)] for t, w in query.analysis.keywords],
                      threshold=params.similarity_threshold, vector_similarity_weight=params.vector_similarity_weight)
         result.explain_query = facts
         result.explain = explain_rows(hits, kept, cands, page, params)
@@ -139,7 +146,7 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
     """One row per recalled candidate, best first, with the stage that dropped it."""
     kept_ids = {h.record.id for h in kept}
     on_page = {c.record.id for c in page}
-    ranked = sorted(cands, key=lambda c: -c.similarity)
+    ranked = sorted(cands, key=rank_key)
     thr = params.similarity_threshold if params.vector_similarity_weight > 0 and params.mode == "hybrid" else 0.0
     rows: list[ExplainRow] = []
     for rank, c in enumerate(ranked, 1):

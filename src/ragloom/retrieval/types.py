@@ -30,6 +30,7 @@ class RetrievalParams:
     vector_similarity_weight: float = 0.3
     candidate_window: int = 64
     mode: str = "hybrid"
+    rerank_window: int = 64  # how many of the best candidates a reranker rescores (its own setting)
 
 
 @dataclass(slots=True)
@@ -39,6 +40,7 @@ class Candidate:
     vector_similarity: float = 0.0
     similarity: float = 0.0
     text_score: float | None = None
+    rerank_score: float | None = None  # set by the rerank stage for candidates inside its window
 
     @property
     def vector(self) -> np.ndarray:

@@ -71,6 +71,20 @@ class Context:
         key = s.chat_api_key.get_secret_value() if s.chat_api_key else None
         return OpenAIChatModel(base_url=s.chat_base_url, model=s.chat_model, api_key=key)
 
+    @cached_property
+    def reranker(self):  # type: ignore[no-untyped-def]
+        """The configured reranker, or None."""
+        s = self.settings
+        if not s.rerank_provider:
+            return None
+        from ragloom.models.rerank import RerankerSpec, make_reranker
+
+        return make_reranker(RerankerSpec(
+            provider=s.rerank_provider, model=s.rerank_model or "", base_url=s.rerank_base_url,
+            api_key=s.rerank_api_key.get_secret_value() if s.rerank_api_key else None,
+            path=str(s.rerank_model_path) if s.rerank_model_path else None, chat=self.chat_model,
+        ))
+
     def embedder(self, name: str) -> Embedder:
         """The (cached) embedder a knowledge base records by name."""
         with self._lock:

@@ -24,6 +24,7 @@ class SearchOptions:
     mode: str = "hybrid"
     explain: bool = False
     metadata_filter: dict | None = None
+    rerank: bool = True  # use the configured reranker, if any
 
 
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_ids: list[str] | None = None,
@@ -81,6 +82,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         similarity_threshold=_pick(opts.similarity_threshold, first and first.similarity_threshold, 0.2),
         vector_similarity_weight=_pick(opts.vector_similarity_weight, first and first.vector_similarity_weight, 0.3),
         mode=opts.mode,
+        rerank_window=ctx.settings.rerank_window,
     )
     for name, val in (("similarity_threshold", params.similarity_threshold),
                       ("vector_similarity_weight", params.vector_similarity_weight)):
@@ -88,7 +90,8 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
             raise InvalidRequestError(f"{name} must be between 0 and 1")
     result = retrieve(question, scope, params, docstore=ctx.docstore,
                       embedder=ctx.embedder(scope.embedding_model), analyzer=ctx.analyzer,
-                      active_versions=active_versions_fn(ctx), explain=opts.explain)
+                      active_versions=active_versions_fn(ctx), explain=opts.explain,
+                      reranker=ctx.reranker if opts.rerank else None)
     result.embedding_model = scope.embedding_model
     return result
 

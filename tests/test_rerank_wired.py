@@ -1,0 +1,35 @@
+"""A configured reranker takes part in retrieval (real wire protocol, test server on loopback)."""
+
+from __future__ import annotations
+
+from ragloom.config import Settings
+from ragloom.service import accounts
+from ragloom.service.context import Context
+from ragloom.service.search import SearchOptions, search
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.test_retrieval import MIXED, _ingest
+
+
+def test_http_reranker_rescores_the_window(tmp_path) -> None:
+    with FakeOpenAIServer() as server:
+        settings = Settings(home=tmp_path / "home", rerank_provider="http", rerank_base_url=server.base_url,
+                            rerank_model="fake-rerank", rerank_window=4, _env_file=None)
+        ctx = Context(settings)
+        ctx.init_storage()
+        try:
+            with ctx.db.session() as s:
+                principal = accounts.bootstrap(s).principal
+            _ingest(ctx, principal, "mixed", MIXED)
+            res = search(ctx, principal=principal, kb_ids=["mixed"], question="reset the router button",
+                         options=SearchOptions(explain=True, similarity_threshold=0.0, page_size=6))
+            assert res.chunks[0].record.document_name == "router.md"
+            reranked = [c for c in res.chunks if c.rerank_score is not None]
+            assert 0 < len(reranked) <= 4
+            assert all(c.rerank_score is not None for c in res.chunks[: len(reranked)])  # reranked stay on top
+            assert any(r.path.endswith("/rerank") for r in server.requests)
+            assert res.explain_query["reranker"]
+            plain = search(ctx, principal=principal, kb_ids=["mixed"], question="reset the router button",
+                           options=SearchOptions(rerank=False))
+            assert all(c.rerank_score is None for c in plain.chunks)
+        finally:
+            ctx.close()
