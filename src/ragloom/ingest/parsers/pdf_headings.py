@@ -1,0 +1,196 @@
+"""Paragraphs, regions and OCR blocks → final blocks: headings with levels, lists, tables, figures.
+
+A paragraph is a heading when it is short and set larger than the body text,
+or entirely bold, or numbered like a section ("1.2 Scope", "Chapter 3", "第三章"),
+or when it matches an entry of the PDF outline (bookmarks). Levels come from
+the outline when the heading is in it, else from the numbering depth (shifted
+below any larger unnumbered headings such as a document title), else from the
+rank of the heading's style (size, weight) among all heading styles.
+Consecutive list items become one ``list`` block (one item per line).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+
+from ragloom.ingest.blocks import BBox, Block, Table
+from ragloom.ingest.parsers.common import HeadingTracker, table_text_and_html
+from ragloom.ingest.parsers.pdf_layout import Frame
+from ragloom.ingest.parsers.pdf_order import Region
+from ragloom.ingest.parsers.pdf_paragraphs import BULLET, Paragraph, union
+
+_DOTTED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
+_CHAPTER = re.compile(r"^(chapter|part|book)\s+([\dIVXLC]+|[A-Z]|[a-z]+)\b", re.IGNORECASE)
+_SECTION = re.compile(r"^(section|appendix|annex)\s+([\dIVXLC]+|[A-Z])\b", re.IGNORECASE)
+_CJK_HEAD = re.compile(r"^第\s*[一二三四五六七八九十百千零〇两\d]+\s*([编部篇章节条])")
+_CJK_LEVEL = {"编": 1, "部": 1, "篇": 1, "章": 1, "节": 2, "条": 3}
+_BODY_END = re.compile(r"[.,;，；。:]$")
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    title: str
+    level: int  # 1 = top
+    page: int | None  # 1-based
+
+
+def read_outline(doc: pdfium.PdfDocument) -> list[OutlineEntry]:
+    """The document's bookmarks in order (empty when it has none)."""
+    entries = []
+    for mark in doc.get_toc(max_depth=8):
+        title = " ".join((mark.get_title() or "").split())
+        if not title:
+            continue
+        dest = mark.get_dest()
+        index = dest.get_index() if dest is not None else None
+        entries.append(OutlineEntry(title, mark.level + 1, index + 1 if index is not None else None))
+    return entries
+
+
+def numbering_level(text: str) -> int | None:
+    """The section depth a heading's numbering implies, or None when it has none."""
+    if m := _CJK_HEAD.match(text):
+        return _CJK_LEVEL[m.group(1)]
+    if _CHAPTER.match(text):
+        return 1
+    if _SECTION.match(text):
+        return 2
+    if m := _DOTTED.match(text):
+        return m.group(1).count(".") + 1
+    return None
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s.:：]+", " ", text.lower()).strip()
+
+
+class _Headings:
+    """Decides which paragraphs are headings and at which level."""
+
+    def __init__(self, paragraphs: list[Paragraph], outline: list[OutlineEntry]) -> None:
+        weights: Counter[float] = Counter()
+        bold: Counter[bool] = Counter()
+        for p in paragraphs:
+            for ln in p.lines:
+                weights[round(ln.size)] += len(ln.text)
+                bold[ln.bold] += len(ln.text)
+        self.body = weights.most_common(1)[0][0] if weights else 0.0
+        self.body_bold = bool(bold) and bold.most_common(1)[0][0]
+        self.outline = {_norm(e.title): e for e in outline}
+        heads = [p for p in paragraphs if self._is_heading(p)]
+        styles = sorted({self._style(p) for p in heads}, reverse=True)
+        numbered = [(self._style(p), lvl) for p in heads if (lvl := numbering_level(p.text)) is not None]
+        top_numbered = max((s for s, _ in numbered), default=None)
+        unnumbered_styles = {self._style(p) for p in heads if numbering_level(p.text) is None}
+        self.shift = sum(1 for s in unnumbered_styles if top_numbered and s > top_numbered
+                         and s not in {st for st, _ in numbered})
+        by_style: dict[tuple[float, bool], Counter[int]] = {}
+        for style, lvl in numbered:
+            by_style.setdefault(style, Counter())[lvl + self.shift] += 1
+        self.style_level = {s: (by_style[s].most_common(1)[0][0] if s in by_style else i + 1)
+                            for i, s in enumerate(styles)}
+
+    @staticmethod
+    def _style(p: Paragraph) -> tuple[float, bool]:
+        return (round(p.size), p.bold)
+
+    def _outline_entry(self, p: Paragraph) -> OutlineEntry | None:
+        entry = self.outline.get(_norm(p.text))
+        if entry and (entry.page is None or abs(entry.page - p.page) <= 1):
+            return entry
+        return None
+
+    def _is_heading(self, p: Paragraph) -> bool:
+        text = p.text
+        if len(text) > 200 or not any(c.isalpha() for c in text) or len(p.lines) > 3:
+            return False
+        if self._outline_entry(p):
+            return True
+        if p.size >= self.body * 1.15:
+            return True
+        short = len(p.lines) <= 2 and len(text) <= 120 and not _BODY_END.search(text)
+        if p.bold and not self.body_bold and short:
+            return True
+        if numbering_level(text) is None or not short or len(p.lines) > 1:
+            return False
+        dotted = _DOTTED.match(text)  # a plain "1." at body size is a list item, "1.2" a section
+        return dotted is None or "." in dotted.group(1)
+
+    def level(self, p: Paragraph) -> int | None:
+        """The heading level of ``p`` (1 = top), or None when it is body text."""
+        if not self._is_heading(p):
+            return None
+        if entry := self._outline_entry(p):
+            return entry.level
+        if (lvl := numbering_level(p.text)) is not None:
+            return min(6, lvl + self.shift)
+        return min(6, self.style_level.get(self._style(p), 1))
+
+
+def make_blocks(items: list[Paragraph | Region | Block], frames: dict[int, Frame], outline: list[OutlineEntry],
+                captions: dict[int, Paragraph]) -> list[Block]:
+    """The final blocks, in reading order, with heading paths."""
+    headings = _Headings([it for it in items if isinstance(it, Paragraph)], outline)
+    tracker = HeadingTracker()
+    blocks: list[Block] = []
+    for it in items:
+        if isinstance(it, Block):  # a page read by OCR
+            if it.kind == "title":
+                it.heading_path = tracker.title(it.text, it.level or 1)
+            else:
+                it.heading_path = tracker.path
+            blocks.append(it)
+        elif isinstance(it, Region):
+            blocks.append(_region_block(it, frames, captions.get(id(it)), tracker.path))
+        elif (level := headings.level(it)) is not None:
+            boxes = it.boxes(frames)
+            blocks.append(tracker.title_block(it.text, level, page=boxes[0][0], boxes=boxes))
+        else:
+            _add_text(blocks, it, frames, tracker.path)
+    return blocks
+
+
+def _add_text(blocks: list[Block], p: Paragraph, frames: dict[int, Frame], path: tuple[str, ...]) -> None:
+    boxes = p.boxes(frames)
+    if not (m := BULLET.match(p.text)):
+        blocks.append(Block(text=p.text, heading_path=path, page=boxes[0][0], boxes=boxes))
+        return
+    last = blocks[-1] if blocks else None
+    if last is not None and last.kind == "list" and last.heading_path == path:
+        last.text += "\n" + p.text
+        merged = dict(last.boxes)
+        for page, box in boxes:
+            prev = merged.get(page)
+            merged[page] = box if prev is None else _bbox_union(prev, box)
+        last.boxes = list(merged.items())
+        return
+    blocks.append(Block(text=p.text, kind="list", heading_path=path, page=boxes[0][0], boxes=boxes,
+                        meta={"marker": m.group(1).strip()}))
+
+
+def _bbox_union(a: BBox, b: BBox) -> BBox:
+    return BBox(*union((a.left, a.top, a.right, a.bottom), (b.left, b.top, b.right, b.bottom)))
+
+
+def _region_block(region: Region, frames: dict[int, Frame], caption: Paragraph | None,
+                  path: tuple[str, ...]) -> Block:
+    boxes = [(part.page, frames[part.page].to_display((part.left, part.top, part.right, part.bottom)))
+             for part in region.parts]
+    if region.kind == "figure":
+        meta = {}
+        text = ""
+        if caption is not None:
+            text = caption.text
+            meta["caption"] = text
+            (page, box), = boxes
+            (_, cap), = caption.boxes(frames)[:1]
+            boxes = [(page, _bbox_union(box, cap))]
+        return Block(text=text, kind="figure", heading_path=path, page=boxes[0][0], boxes=boxes, meta=meta)
+    table = region.table or Table(header=[], rows=[])
+    text, html = table_text_and_html([table.header, *table.rows], has_header=bool(table.header))
+    return Block(text=text, kind="table", heading_path=path, page=boxes[0][0], boxes=boxes,
+                 html=html, table=table, meta={"pages": ",".join(str(p) for p, _ in boxes)})

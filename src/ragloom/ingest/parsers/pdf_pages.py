@@ -1,0 +1,90 @@
+"""Everything the parser learns from one PDF page in a single pass with pdfium.
+
+Lines (reading frame), the frame itself (size, ``/Rotate``, text direction),
+image boxes, the number of vector path objects (a hint of ruled tables) and
+how usable the text layer is (a scan has none, or only garbage).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from ragloom.errors import ParseError
+from ragloom.ingest.parsers.pdf_layout import (
+    Box,
+    Frame,
+    Line,
+    char_text,
+    dominant_angle,
+    make_frame,
+    page_lines,
+    text_quality,
+)
+
+MIN_USABLE_CHARS = 10  # fewer glyphs than this beside a page-sized image: a scan
+
+
+@dataclass(slots=True)
+class PageData:
+    number: int
+    frame: Frame
+    lines: list[Line]
+    images: list[Box] = field(default_factory=list)  # reading frame
+    n_paths: int = 0
+    usable: int = 0  # glyphs of real text
+    garbage: int = 0  # private-use / replacement / control glyphs
+
+    @property
+    def image_cover(self) -> float:
+        """Share of the page covered by its largest image."""
+        w, h = self.frame.size
+        return max(((b[2] - b[0]) * (b[3] - b[1]) / (w * h) for b in self.images), default=0.0)
+
+    @property
+    def needs_ocr(self) -> bool:
+        """No usable text layer: no glyphs, mostly garbage, or a few glyphs on a page-sized image."""
+        if self.usable == 0 or self.garbage > 0.3 * (self.usable + self.garbage):
+            return True
+        return self.usable < MIN_USABLE_CHARS and self.image_cover >= 0.3
+
+
+def read_page(doc: pdfium.PdfDocument, number: int, filename: str) -> PageData:
+    """Read page ``number`` (1-based); ``ParseError`` when pdfium cannot load it."""
+    try:
+        page = doc[number - 1]
+        crop = page.get_bbox()  # crop box ∩ media box, pdfium order l, b, r, t
+        rotation = page.get_rotation()
+        textpage = page.get_textpage()
+    except pdfium.PdfiumError as exc:
+        raise ParseError(f"{filename}: corrupt PDF: page {number} cannot be read ({exc})") from exc
+    try:
+        text = char_text(textpage, textpage.count_chars())
+        usable, garbage = text_quality(text)
+        frame = make_frame(crop, rotation, dominant_angle(textpage, text))
+        lines = page_lines(textpage, text, number, frame)
+        images, n_paths = _objects(page, frame)
+    finally:
+        textpage.close()
+        page.close()
+    return PageData(number, frame, lines, images, n_paths, usable, garbage)
+
+
+def _objects(page: pdfium.PdfPage, frame: Frame) -> tuple[list[Box], int]:
+    """Image boxes (reading frame) and the count of path objects, top level only."""
+    images: list[Box] = []
+    n_paths = 0
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    for i in range(pdfium_c.FPDFPage_CountObjects(page)):
+        obj = pdfium_c.FPDFPage_GetObject(page, i)
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+            n_paths += 1
+        elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and pdfium_c.FPDFPageObj_GetBounds(
+            obj, ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
+        ):
+            images.append(frame.map_box(left.value, bottom.value, right.value, top.value))
+    return images, n_paths

@@ -1,0 +1,183 @@
+"""Ordered lines → paragraphs; figures get their captions; tables split by a page break are joined.
+
+The input is the document's reading-order stream: :class:`Line` objects,
+:class:`Region` objects (tables, figures) and ready :class:`Block` objects (pages
+read by OCR). Lines are grouped by geometry: same size, vertical gap under a
+threshold learnt from the document's own line spacing, horizontal overlap. A
+paragraph may continue over a column or page break when the sentence visibly
+does (no closing punctuation, next line starts in lower case).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ragloom.ingest.blocks import BBox, Block
+from ragloom.ingest.parsers.pdf_layout import Box, Frame, Line
+from ragloom.ingest.parsers.pdf_order import Region
+
+BULLET = re.compile(r"^([•▪◦●‣■□◆◇○\-–*]\s|\(?\d{1,3}[.)]\s|\(?[a-zA-Z][.)]\s|[（(][一二三四五六七八九十\d]+[)）])")
+CAPTION = re.compile(r"^(figure|fig\.?|图|圖|chart|plate)\s*[\dA-Z一二三四五六七八九十]+", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?。！？:;：；\"”')\]]\s*$")
+_CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+Item = Line | Region | Block
+
+
+@dataclass(slots=True)
+class Paragraph:
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def size(self) -> float:
+        return statistics.median(ln.size for ln in self.lines)
+
+    @property
+    def bold(self) -> bool:
+        return all(ln.bold for ln in self.lines)
+
+    @property
+    def page(self) -> int:
+        return self.lines[0].page
+
+    @property
+    def text(self) -> str:
+        out = ""
+        for ln in self.lines:
+            out = join_text(out, ln.text)
+        return out
+
+    def boxes(self, frames: dict[int, Frame]) -> list[tuple[int, BBox]]:
+        """One box per page (displayed page coordinates): the union of this paragraph's lines there."""
+        per_page: dict[int, Box] = {}
+        for ln in self.lines:
+            per_page[ln.page] = union(per_page.get(ln.page), (ln.left, ln.top, ln.right, ln.bottom))
+        return [(p, frames[p].to_display(b)) for p, b in per_page.items()]
+
+
+def union(a: Box | None, b: Box) -> Box:
+    if a is None:
+        return b
+    return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
+
+
+def join_text(left: str, right: str) -> str:
+    if not left:
+        return right
+    if left.endswith("-") and len(left) > 1 and left[-2].isalpha() and right[:1].islower():
+        return left[:-1] + right
+    if _CJK.match(left[-1]) and _CJK.match(right[0]):
+        return left + right
+    return left + " " + right
+
+
+def _typical_gap(lines: list[Line]) -> float:
+    """Median vertical gap between consecutive same-size lines, relative to line size."""
+    gaps = [
+        (b.top - a.bottom) / a.size
+        for a, b in zip(lines, lines[1:], strict=False)
+        if a.page == b.page and a.col == b.col and a.size > 0 and _same_size(a, b)
+        and -0.3 * a.size < b.top - a.bottom < 3 * a.size
+    ]
+    return statistics.median(gaps) if len(gaps) >= 3 else 0.3
+
+
+def _same_size(a: Line, b: Line) -> bool:
+    return abs(a.size - b.size) <= 0.06 * max(a.size, b.size)
+
+
+def _continues(para: Paragraph, line: Line, gap_limit: float) -> bool:
+    """Whether ``line`` continues ``para``: same size and weight, close below and overlapping
+    (and no wider apart than the paragraph's own lines), or over a column/page break
+    when the sentence visibly runs on."""
+    prev = para.lines[-1]
+    if not _same_size(prev, line) or BULLET.match(line.text) or prev.bold != line.bold and len(prev.text) < 80:
+        return False
+    if prev.page == line.page and prev.col == line.col:
+        gap = line.top - prev.bottom
+        overlaps = line.left < prev.right and line.right > prev.left
+        if len(para.lines) >= 2 and para.lines[-2].page == prev.page and para.lines[-2].col == prev.col:
+            gap_limit = min(gap_limit, (prev.top - para.lines[-2].bottom) / prev.size + 0.3)
+        return overlaps and -0.3 * prev.size <= gap <= gap_limit * prev.size
+    next_column = prev.page == line.page and line.col == prev.col + 1 and line.top < prev.top
+    next_page = line.page == prev.page + 1
+    return (next_column or next_page) and not _SENTENCE_END.search(prev.text) and line.text[:1].islower()
+
+
+def group(stream: Sequence[Item]) -> list[Paragraph | Region | Block]:
+    """Group the lines of the stream into paragraphs; regions and blocks pass through."""
+    lines = [it for it in stream if isinstance(it, Line)]
+    gap_limit = max(0.5, 1.5 * _typical_gap(lines) + 0.15)
+    out: list[Paragraph | Region | Block] = []
+    for it in stream:
+        if isinstance(it, Line):
+            last = out[-1] if out else None
+            if isinstance(last, Paragraph) and _continues(last, it, gap_limit):
+                last.lines.append(it)
+                continue
+            out.append(Paragraph([it]))
+        else:
+            out.append(it)
+    return out
+
+
+def attach_captions(items: list[Paragraph | Region | Block]) -> dict[int, Paragraph]:
+    """Pair each figure (by ``id``) with the caption paragraph just below or above it; the
+    caption is removed from ``items``."""
+    captions: dict[int, Paragraph] = {}
+    i = 0
+    while i < len(items):
+        fig = items[i]
+        if isinstance(fig, Region) and fig.kind == "figure":
+            for j in (i + 1, i - 1):
+                cand = items[j] if 0 <= j < len(items) else None
+                if isinstance(cand, Paragraph) and _is_caption_of(cand, fig):
+                    captions[id(fig)] = cand
+                    del items[j]
+                    i -= j < i
+                    break
+        i += 1
+    return captions
+
+
+def _is_caption_of(para: Paragraph, fig: Region) -> bool:
+    first = para.lines[0]
+    if first.page != fig.page or not CAPTION.match(para.text):
+        return False
+    below = -2 * first.size <= first.top - fig.bottom <= 4 * first.size
+    above = -2 * first.size <= fig.top - para.lines[-1].bottom <= 4 * first.size
+    return below or above
+
+
+def merge_split_tables(items: list[Paragraph | Region | Block], heights: dict[int, float]) -> None:
+    """Join a table ending page N with one starting page N+1 that has the same columns.
+
+    The second part's first row is dropped when it repeats the header. The merged
+    table keeps one box per page (``Region.columns`` of the parts are compared
+    within 8 pt).
+    """
+    i = 0
+    while i + 1 < len(items):
+        a, b = items[i], items[i + 1]
+        if isinstance(a, Region) and isinstance(b, Region) and _continues_table(a, b, heights):
+            if a.table and b.table:  # b's first row was taken for a header only if it reads like one
+                rows = ([b.table.header] if b.table.header else []) + b.table.rows
+                a.table.rows.extend(rows[1:] if rows and rows[0] == a.table.header else rows)
+            a.continued.append(b)
+            del items[i + 1]
+            continue
+        i += 1
+
+
+def _continues_table(a: Region, b: Region, heights: dict[int, float]) -> bool:
+    if not a.kind == b.kind == "table":
+        return False
+    last = a.parts[-1]
+    if b.page != last.page + 1 or b.top > 0.3 * heights[b.page] or a.table is None or b.table is None:
+        return False
+    if len(a.columns) != len(b.columns):
+        return False
+    return all(abs(x - y) <= 8 for x, y in zip(a.columns, b.columns, strict=True))
