@@ -71,6 +71,9 @@ def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> N
              for n in range(1, 31)]
     pdf = tmp_path / "big.pdf"
     make_pdf(pdf, pages)
+    with ctx.db.session() as s:  # a small budget: every page is a chunk of its own
+        knowledgebases.create(ctx, s, principal=principal,
+                              spec=knowledgebases.KBCreate(name="kb", parser_config={"chunk_token_num": 32}))
     doc_id = _upload(ctx, principal, "big.pdf", pdf.read_bytes())
     with ctx.db.session() as s:
         ranges = sorted((t.from_page, t.to_page) for t in s.scalars(select(Task).where(Task.document_id == doc_id)))
@@ -92,6 +95,6 @@ def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> N
                                            limit=1000)
     assert total == doc.chunk_count
     first_pages = [r.positions[0][0] for r in rows]
-    assert first_pages == sorted(first_pages) and first_pages[-1] == 30
+    assert first_pages == sorted(first_pages) and first_pages[-1] == 30 and len(set(first_pages)) == 30
     hit = search(ctx, principal=principal, kb_ids=["kb"], question="code word W25Z").chunks[0]
     assert "W25Z" in hit.record.content and {p[0] for p in hit.record.positions} == {25}

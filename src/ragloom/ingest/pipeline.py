@@ -97,7 +97,7 @@ def load_job(ctx: Context, task_id: str) -> Job:
             task_id=task.id, tenant_id=task.tenant_id, kb_id=kb.id, doc_id=doc.id, version_id=version.id,
             filename=doc.name, content_hash=version.content_hash, chunk_method=version.chunk_method,
             parser_config=dict(version.parser_config or {}), embedding_model=kb.embedding_model,
-            language=kb.language,
+            language=kb.language, from_page=task.from_page, to_page=task.to_page,
         )
 
 
