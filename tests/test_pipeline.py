@@ -98,3 +98,19 @@ def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> N
     assert first_pages == sorted(first_pages) and first_pages[-1] == 30 and len(set(first_pages)) == 30
     hit = search(ctx, principal=principal, kb_ids=["kb"], question="code word W25Z").chunks[0]
     assert "W25Z" in hit.record.content and {p[0] for p in hit.record.positions} == {25}
+
+
+def test_reindex_rebuilds_the_search_store_from_the_stored_files(ctx, principal) -> None:
+    from ragloom.service.search import search
+    from ragloom.worker import run_one
+
+    doc_id = _upload(ctx, principal, "r.md", b"# R\n\nThe ferry to the island leaves at seven fifteen.\n")
+    assert run_task(ctx, _claim(ctx)) == "done"
+    with ctx.db.session() as s:
+        (doc,) = documents.reindex(ctx, s, principal=principal, drop=True)
+        assert doc.id == doc_id
+    assert search(ctx, principal=principal, kb_ids=["kb"], question="when does the ferry leave").chunks == []
+    while run_one(ctx, "w"):
+        pass
+    hit = search(ctx, principal=principal, kb_ids=["kb"], question="when does the ferry leave").chunks[0]
+    assert "seven fifteen" in hit.record.content

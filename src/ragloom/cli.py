@@ -293,6 +293,30 @@ def _wait(client: Client, kb: str, ids: set[str]) -> list[dict[str, Any]]:
 
 
 @app.command()
+def reindex(
+    kbs: Annotated[list[str] | None, typer.Argument(help="Knowledge bases (default: all).")] = None,
+    drop: Annotated[bool, typer.Option("--drop", help="Delete and recreate the whole search index first.")] = False,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait")] = True,
+) -> None:
+    """Rebuild the search index from the stored files (local mode): every document is parsed again."""
+    from ragloom.service import documents
+
+    client = state.client()
+    if not isinstance(client, LocalClient):
+        raise RagloomError("reindex works on the data directory; run it without --url")
+    with client.ctx.db.session() as s:
+        docs = documents.reindex(client.ctx, s, principal=client.principal, kb_ids=kbs or None, drop=drop)
+        by_kb: dict[str, set[str]] = {}
+        for d in docs:
+            by_kb.setdefault(d.kb_id, set()).add(d.id)
+    if wait:
+        for kb_id, ids in by_kb.items():
+            _wait(client, kb_id, ids)
+    emit({"reparsed": sum(len(v) for v in by_kb.values())}, f"Re-parsing {sum(len(v) for v in by_kb.values())} "
+         f"documents in {len(by_kb)} knowledge bases" + (" — done" if wait else ""))
+
+
+@app.command()
 def docs(kb: str) -> None:
     """List a knowledge base's documents with status and progress."""
     rows = state.client().documents(kb)

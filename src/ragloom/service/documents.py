@@ -290,3 +290,31 @@ def pages(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
         raise NotFoundError(f"version {vid!r} of {doc.name!r} not found")
     rows = session.scalars(select(VersionPage).where(VersionPage.version_id == vid).order_by(VersionPage.page))
     return [PageInfo(r.page, r.width, r.height, r.image_key) for r in rows]
+
+
+def reindex(ctx: Context, session: Session, *, principal: Principal, kb_ids: list[str] | None = None,
+            drop: bool = False) -> list[Document]:
+    """Rebuild the search store from the truth (metadata DB + stored files): every document of
+    the given (default: every visible) knowledge base gets a new version from its latest file.
+
+    With ``drop`` the tenant's whole index is removed and recreated first (needed when its
+    format is from another ragloom); only a tenant owner or admin may do that.
+    """
+    from ragloom.errors import PermissionDeniedError
+
+    kbs = ([knowledgebases.get(session, principal=principal, kb_id_or_name=k) for k in kb_ids] if kb_ids
+           else knowledgebases.list_visible(session, principal=principal))
+    if drop:
+        if principal.role not in ("owner", "admin"):
+            raise PermissionDeniedError("only a tenant owner or admin may drop the search index")
+        if ctx.docstore.index_exists(principal.tenant_id):
+            ctx.docstore.drop_index(principal.tenant_id)
+        dims = {kb.embedding_dim for kb in knowledgebases.list_visible(session, principal=principal)}
+        for dim in dims:
+            ctx.docstore.create_index(principal.tenant_id, dim)
+    out = []
+    for kb in kbs:
+        for doc in session.scalars(select(Document).where(Document.kb_id == kb.id)):
+            if doc.latest_version_id:
+                out.append(reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id))
+    return out
