@@ -91,8 +91,8 @@ def test_unknown_types_name_the_type_and_the_supported_ones() -> None:
     with pytest.raises(UnsupportedFormatError, match="application/zip are not supported") as info:
         parse_document(buf.getvalue(), "archive.zip")
     assert "application/pdf" in info.value.message and "text/markdown" in info.value.message
-    with pytest.raises(UnsupportedFormatError, match="image/png"):
-        parse_document(b"\x89PNG\r\n\x1a\n" + _junk(64), "photo.png")
+    with pytest.raises(UnsupportedFormatError, match="image/gif"):  # PNG, JPEG, TIFF go to OCR
+        parse_document(b"GIF89a" + _junk(64), "photo.gif")
 
 
 def test_registry_refuses_silent_overwrite_and_accepts_extensions() -> None:

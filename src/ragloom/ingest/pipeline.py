@@ -102,11 +102,13 @@ def load_job(ctx: Context, task_id: str) -> Job:
 
 
 def parse(ctx: Context, job: Job) -> ParsedDocument:
+    from ragloom.ingest.ocr import default_page_reader
     from ragloom.ingest.parsers import PdfParser, parse_document
 
     data = ctx.objects.get(job.content_hash)
     if job.is_page_range:
-        return PdfParser(first_page=job.from_page, last_page=job.to_page).parse(data, job.filename)
+        parser = PdfParser(first_page=job.from_page, last_page=job.to_page, ocr=default_page_reader())
+        return parser.parse(data, job.filename)
     return parse_document(data, job.filename)
 
 

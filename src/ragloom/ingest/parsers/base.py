@@ -58,15 +58,32 @@ class ParserRegistry:
 
 
 def _register_builtins(registry: ParserRegistry) -> None:
-    from ragloom.ingest.parsers import docx, html, markdown, pdf, text
+    from ragloom.ingest.parsers import docx, html, markdown, text
     from ragloom.ingest.parsers.sniff import DOCX, HTML, MARKDOWN, PDF, PLAIN
 
-    registry.register(PDF, pdf.PdfParser)
+    registry.register(PDF, _pdf_with_ocr)
     registry.register(DOCX, docx.DocxParser)
     registry.register(HTML, html.HtmlParser)
     registry.register(MARKDOWN, markdown.MarkdownParser)
     registry.register(PLAIN, text.TextParser)
     _register_other_formats(registry)
+    _register_images(registry)
+
+
+def _pdf_with_ocr() -> Parser:
+    """The PDF parser; pages without a usable text layer go to the built-in OCR when it is installed."""
+    from ragloom.ingest.ocr import default_page_reader
+    from ragloom.ingest.parsers.pdf import PdfParser
+
+    return PdfParser(ocr=default_page_reader())
+
+
+def _register_images(registry: ParserRegistry) -> None:
+    """PNG, JPEG and TIFF read by OCR (``parsers/image.py``; models load on first use)."""
+    from ragloom.ingest.parsers import image
+
+    for mime in (image.PNG, image.JPEG, image.TIFF):
+        registry.register(mime, image.ImageParser)
 
 
 def _register_other_formats(registry: ParserRegistry) -> None:

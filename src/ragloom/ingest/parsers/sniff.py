@@ -60,6 +60,8 @@ _EML_MARKER = re.compile(
 _MAGIC: list[tuple[bytes, str]] = [
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
+    (b"II*\x00", "image/tiff"),
+    (b"MM\x00*", "image/tiff"),
     (b"GIF87a", "image/gif"),
     (b"GIF89a", "image/gif"),
     (b"\x1f\x8b", "application/gzip"),

