@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean fonts
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,17 @@ run: $(STAMP)
 	$(VENV)/bin/ragloom serve
 
 ## make test: set up with dev dependencies, lint, then run the whole test suite
-test: $(DEVSTAMP)
+test: $(DEVSTAMP) fonts
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/pytest -q
+
+# A Chinese font for the tests that render Chinese text (OCR); installed when we may, else those tests skip.
+fonts:
+	@fc-list :lang=zh 2>/dev/null | grep -q . || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -qq && apt-get install -y -qq fonts-wqy-zenhei) >/dev/null 2>&1 \
+	      || echo "note: fonts-wqy-zenhei could not be installed; Chinese OCR tests will be skipped"; \
+	  else echo "note: install fonts-wqy-zenhei to run the Chinese OCR tests"; fi; }
 
 lint: $(DEVSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -62,10 +62,18 @@ def test_pdf_name_with_junk_content(pdf_bytes: bytes) -> None:
         parse_document(_junk(3000), "junk.pdf")
 
 
-def test_pdf_without_text_layer(tmp_path: Path) -> None:
+def test_pdf_without_any_text_even_by_ocr(tmp_path: Path) -> None:
     make_image_only_pdf(tmp_path / "scan.pdf", n_pages=2)
-    with pytest.raises(ParseError, match="no text layer; OCR is not available yet"):
+    with pytest.raises(ParseError, match="no text was found, not even by OCR"):
         parse_document((tmp_path / "scan.pdf").read_bytes(), "scan.pdf")
+
+
+def test_pdf_without_text_layer_and_without_ocr(tmp_path: Path) -> None:
+    from ragloom.ingest.parsers import PdfParser
+
+    make_image_only_pdf(tmp_path / "scan.pdf", n_pages=1)
+    with pytest.raises(ParseError, match="no text layer and no OCR reader is configured"):
+        PdfParser(ocr=None).parse((tmp_path / "scan.pdf").read_bytes(), "scan.pdf")
 
 
 def test_docx_that_is_not_a_zip() -> None:

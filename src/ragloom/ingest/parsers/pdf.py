@@ -83,8 +83,8 @@ class PdfParser:
             doc.close()
         blocks = self._blocks(data, pages, context, ocr_blocks, outline)
         if not any(b.text.strip() for b in blocks):
-            raise ParseError(f"{filename}: the PDF has no text layer; OCR is not available yet "
-                             "(no OCR reader is configured)"
+            raise ParseError(f"{filename}: the PDF has no text layer and no OCR reader is configured "
+                             "(install rapidocr)"
                              if self.ocr is None else f"{filename}: no text was found, not even by OCR")
         return ParsedDocument(
             blocks=blocks, title=title, page_count=count,
