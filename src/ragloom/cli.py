@@ -417,6 +417,44 @@ def ask(kb: str, question: str, top_n: Annotated[int, typer.Option("--top-n")] =
     emit(res, "\n".join(lines))
 
 
+@app.command("eval")
+def eval_(
+    directory: Annotated[str, typer.Argument(
+        help="Folder with corpus.jsonl and queries.jsonl, or builtin:en / builtin:zh for the shipped sets.")],
+    kb: Annotated[str | None, typer.Option("--kb", help="Use this knowledge base instead of a scratch one.")]
+    = None,
+    mode: Annotated[list[str] | None, typer.Option("--mode", help="keyword, vector, hybrid, hybrid+rerank")] = None,
+    top_k: Annotated[int, typer.Option("--top-k")] = 10,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write a comparison chart (PNG).")] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the scratch knowledge base.")] = False,
+) -> None:
+    """Measure retrieval on a labelled set: keyword, vector, hybrid (and + reranker) side by side."""
+    from ragloom.evaluation import DEFAULT_MODES, run_eval, shipped_set
+
+    if directory.startswith("builtin:"):
+        try:
+            folder = shipped_set(directory.removeprefix("builtin:"))
+        except ValueError as exc:
+            raise RagloomError(str(exc)) from exc
+    else:
+        folder = Path(directory)
+    client = state.client()
+    if not isinstance(client, LocalClient):
+        raise RagloomError("eval works on the data directory; run it without --url")
+    with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                  console=err, disable=state.json, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        report = run_eval(client.ctx, client.principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES),
+                          top_k=top_k, plot=plot, keep=keep, progress=progress)
+    emit(report.to_dict(), report.table())
+
+
 def main() -> None:
     try:
         app()
