@@ -174,15 +174,9 @@ def keys_create(name: Annotated[str, typer.Option(help="A label for the key.")] 
 
 
 def _config(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RagloomError(f"--config is not valid JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise RagloomError("--config must be a JSON object, e.g. '{\"chunk_token_num\": 256}'")
-    return value
+    from ragloom.service.knowledgebases import parse_config_json
+
+    return None if text is None else parse_config_json(text, "--config")
 
 
 MethodOpt = Annotated[str | None, typer.Option("--method", help="Chunk method (naive, title, qa, table, ...).")]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -11,7 +10,7 @@ from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.schemas import DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.errors import InvalidRequestError, NotFoundError
-from ragloom.service import chunks, documents
+from ragloom.service import chunks, documents, knowledgebases
 from ragloom.service.views import document_view
 
 router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"])
@@ -25,7 +24,7 @@ def upload_documents(
     = None,
     parser_config: Annotated[str | None, Form(description="JSON object of chunking parameters")] = None,
 ) -> dict[str, Any]:
-    config = _json_object(parser_config) if parser_config else None
+    config = knowledgebases.parse_config_json(parser_config) if parser_config else None
     limit = ctx.settings.max_upload_mb * 1024 * 1024
     uploads = []
     for f in file:
@@ -37,16 +36,6 @@ def upload_documents(
         docs = documents.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads,
                                        chunk_method=chunk_method, parser_config=config)
         return {"documents": [document_view(d) for d in docs]}
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidRequestError(f"parser_config is not valid JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise InvalidRequestError("parser_config must be a JSON object")
-    return value
 
 
 @router.get("")

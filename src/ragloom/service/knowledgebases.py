@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +39,17 @@ def _validate(spec: KBCreate) -> None:
     if spec.permission not in ("me", "team"):
         raise InvalidRequestError("permission must be 'me' or 'team'")
     validate_chunking(spec.chunk_method, spec.parser_config)
+
+
+def parse_config_json(text: str, what: str = "parser_config") -> dict[str, Any]:
+    """Chunking parameters given as JSON text (a form field, a CLI option) -> a dict."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequestError(f"{what} is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise InvalidRequestError(f'{what} must be a JSON object, e.g. {{"chunk_token_num": 256}}')
+    return value
 
 
 def validate_chunking(method: str, parser_config: dict[str, Any]) -> None:
