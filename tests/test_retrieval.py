@@ -192,3 +192,37 @@ def test_parent_child_children_match_and_the_parent_is_returned(ctx, principal) 
     with ctx.db.session() as s:
         docs, _ = documents.list_documents(s, principal=principal, kb_id="pc")
         assert docs[0].chunk_count >= 3  # children are what is counted and matched
+
+
+def test_synonyms_builtin_and_per_knowledge_base(ctx, principal) -> None:
+    with ctx.db.session() as s:
+        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+            name="hr", synonyms=[["PTO", "paid leave"]]))
+    _ingest(ctx, principal, "hr", {"leave.md": "# Leave\n\nEmployees accrue paid leave every month of service.\n",
+                                   "pump.md": "# Pump\n\nTo fix the pump, replace the worn impeller seal.\n"})
+
+    def top(question: str) -> str:
+        res = search(ctx, principal=principal, kb_ids=["hr"], question=question,
+                     options=SearchOptions(mode="keyword", explain=True))
+        return res.chunks[0].record.document_name if res.chunks else ""
+
+    assert top("how is PTO accrued") == "leave.md"  # the knowledge base's own list
+    assert top("repair pump") == "pump.md"  # built-in: repair ~ fix
+    with ctx.db.session() as s, pytest.raises(InvalidRequestError):
+        knowledgebases.update(s, principal=principal, kb_id_or_name="hr",
+                              spec=knowledgebases.KBUpdate(synonyms=[["lonely"]]))
+
+
+def test_pagerank_puts_a_knowledge_base_first(ctx, principal) -> None:
+    text = "# Badge\n\nVisitors collect a badge at the front desk before entering the lab.\n"
+    _ingest(ctx, principal, "low", {"a.md": text})
+    _ingest(ctx, principal, "high", {"b.md": text.replace("front desk", "reception desk")})
+    with ctx.db.session() as s:
+        knowledgebases.update(s, principal=principal, kb_id_or_name="high",
+                              spec=knowledgebases.KBUpdate(pagerank=50))
+    question = "where do visitors collect a badge at the front desk"
+    res = search(ctx, principal=principal, kb_ids=["low", "high"], question=question,
+                 options=SearchOptions(explain=True))
+    assert res.chunks[0].record.document_name == "b.md"
+    assert res.chunks[0].rank_feature == pytest.approx(0.5)
+    assert any(r.rank_feature == pytest.approx(0.5) for r in res.explain)

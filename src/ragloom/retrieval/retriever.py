@@ -17,6 +17,7 @@ from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
 from ragloom.models.embedding import Embedder
 from ragloom.models.rerank import Reranker
 from ragloom.nlp import Analyzer, QueryAnalysis
+from ragloom.nlp.synonyms import synonym_table
 from ragloom.retrieval.parents import swap_in_parents
 from ragloom.retrieval.rerank import rank_key, rerank
 from ragloom.retrieval.types import Candidate, ExplainRow, RetrievalParams, RetrievalResult, Scope
@@ -47,7 +48,8 @@ def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Em
         return docstore.doc_freq(scope.tenant_id, "content_terms", terms)
 
     weigher = TermWeigher(analyzer, doc_freq=doc_freq)
-    analysis = build_fulltext_query(question, analyzer, weigher)
+    analysis = build_fulltext_query(question, analyzer, weigher,
+                                    synonyms=synonym_table(analyzer, scope.synonym_groups))
     return Query(analysis=analysis, vector=embedder.embed_query(question))
 
 
@@ -84,18 +86,25 @@ def prune(hits: list[Hit], active_versions: ActiveVersions) -> list[Hit]:
     return [h for h in hits if active.get(h.record.doc_id) == h.record.version_id]
 
 
-def score(hits: list[Hit], query: Query, params: RetrievalParams) -> list[Candidate]:
+def score(hits: list[Hit], query: Query, params: RetrievalParams,
+          pageranks: dict[str, int] | None = None) -> list[Candidate]:
+    """similarity = (1 − vsw)·term + vsw·vector + rank feature, where the rank feature is the
+    knowledge base's pagerank / 100 (so chunks of a higher-ranked knowledge base come first
+    when several are searched together; the reference adds the raw 0..100 value)."""
     from ragloom.nlp import token_similarities
 
     if not hits:
         return []
     tksim = token_similarities(query.analysis.keywords, [h.record for h in hits])
     vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
+    ranks = pageranks or {}
     out = []
     for h, t in zip(hits, tksim, strict=True):
         v = h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
+        rank = ranks.get(h.record.kb_id, 0) / 100.0
         out.append(Candidate(record=h.record, term_similarity=float(t), vector_similarity=float(v),
-                             similarity=(1 - vsw) * float(t) + vsw * float(v), text_score=h.text_score))
+                             similarity=(1 - vsw) * float(t) + vsw * float(v) + rank, text_score=h.text_score,
+                             rank_feature=rank))
     return out
 
 
@@ -123,7 +132,7 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     query = build_query(question, scope, docstore=docstore, embedder=embedder, analyzer=analyzer)
     hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.mode, facts=facts)
     kept = prune(hits, active_versions)
-    cands = score(kept, query, params)
+    cands = score(kept, query, params, scope.pageranks)
     if reranker is not None and params.rerank_window > 0:
         vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
         cands = rerank(cands, question, reranker, vector_similarity_weight=vsw, window=params.rerank_window)
@@ -160,7 +169,8 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
         rows.append(ExplainRow(chunk_id=r.id, doc_id=r.doc_id, document_name=r.document_name, stage=stage,
                                reason=reason, passed_gate=c.text_score is not None, text_score=c.text_score,
                                term_similarity=c.term_similarity, vector_similarity=c.vector_similarity,
-                               rerank_score=getattr(c, "rerank_score", None), similarity=c.similarity, rank=rank))
+                               rank_feature=c.rank_feature, rerank_score=c.rerank_score, similarity=c.similarity,
+                               rank=rank))
     for h in hits:
         if h.record.id not in kept_ids:
             rows.append(ExplainRow(chunk_id=h.record.id, doc_id=h.record.doc_id,

@@ -17,6 +17,8 @@ class Scope:
     kb_ids: list[str]
     embedding_model: str
     doc_ids: list[str] | None = None
+    pageranks: dict[str, int] = field(default_factory=dict)  # kb_id -> 0..100
+    synonym_groups: list[list[str]] = field(default_factory=list)  # the knowledge bases' own
 
 
 @dataclass(slots=True)
@@ -40,6 +42,7 @@ class Candidate:
     vector_similarity: float = 0.0
     similarity: float = 0.0
     text_score: float | None = None
+    rank_feature: float = 0.0
     rerank_score: float | None = None  # set by the rerank stage for candidates inside its window
 
     @property

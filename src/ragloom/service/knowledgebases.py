@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from ragloom.nlp.synonyms import validate_groups
 from ragloom.service.context import Context, Principal
 
 LANGUAGES = ("en", "zh")
@@ -31,6 +32,8 @@ class KBCreate(BaseModel):
     embedding_model: str | None = None
     similarity_threshold: float = Field(0.2, ge=0.0, le=1.0)
     vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
+    pagerank: int = Field(0, ge=0, le=100, description="rank feature: searched together, higher ranks first")
+    synonyms: list[list[str]] = Field(default_factory=list, description="synonym groups, e.g. [['PTO', 'leave']]")
 
 
 def _validate(spec: KBCreate) -> None:
@@ -39,6 +42,7 @@ def _validate(spec: KBCreate) -> None:
     if spec.permission not in ("me", "team"):
         raise InvalidRequestError("permission must be 'me' or 'team'")
     validate_chunking(spec.chunk_method, spec.parser_config)
+    validate_groups(spec.synonyms)
 
 
 def parse_config_json(text: str, what: str = "parser_config") -> dict[str, Any]:
@@ -94,6 +98,8 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
         parser_config=spec.parser_config,
         similarity_threshold=spec.similarity_threshold,
         vector_similarity_weight=spec.vector_similarity_weight,
+        pagerank=spec.pagerank,
+        synonyms=validate_groups(spec.synonyms),
     )
     session.add(kb)
     session.flush()
@@ -114,6 +120,8 @@ class KBUpdate(BaseModel):
     parser_config: dict[str, Any] | None = None
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
+    pagerank: int | None = Field(None, ge=0, le=100)
+    synonyms: list[list[str]] | None = None
 
 
 def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: KBUpdate) -> KnowledgeBase:
@@ -127,6 +135,8 @@ def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: 
         method = changes.get("chunk_method") or kb.chunk_method
         config = changes.get("parser_config")
         validate_chunking(method, kb.parser_config if config is None else config)
+    if changes.get("synonyms") is not None:
+        changes["synonyms"] = validate_groups(changes["synonyms"])
     if changes.get("name") and changes["name"] != kb.name:
         taken = session.scalar(select(KnowledgeBase.id).where(
             KnowledgeBase.tenant_id == kb.tenant_id, KnowledgeBase.name == changes["name"]))

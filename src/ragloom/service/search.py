@@ -52,7 +52,10 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_
                 query = query.where(Document.id.in_(scoped_docs))
             scoped_docs = matching_ids(metadata_filter, {d: m for d, m in s.execute(query)})
     model = models.pop() if models else ctx.settings.embedding_model
-    return Scope(tenant_id=principal.tenant_id, kb_ids=ids, embedding_model=model, doc_ids=scoped_docs), kbs
+    scope = Scope(tenant_id=principal.tenant_id, kb_ids=ids, embedding_model=model, doc_ids=scoped_docs,
+                  pageranks={kb.id: kb.pagerank for kb in kbs if kb.pagerank},
+                  synonym_groups=[g for kb in kbs for g in (kb.synonyms or [])])
+    return scope, kbs
 
 
 def active_versions_fn(ctx: Context):  # type: ignore[no-untyped-def]

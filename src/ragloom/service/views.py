@@ -27,6 +27,8 @@ def kb_view(kb: KnowledgeBase, document_count: int | None = None) -> dict[str, A
         "embedding_model": kb.embedding_model,
         "similarity_threshold": kb.similarity_threshold,
         "vector_similarity_weight": kb.vector_similarity_weight,
+        "pagerank": kb.pagerank,
+        "synonyms": kb.synonyms or [],
         "document_count": document_count,
         "created_at": _iso(kb.created_at),
     }
