@@ -226,3 +226,35 @@ def test_pagerank_puts_a_knowledge_base_first(ctx, principal) -> None:
     assert res.chunks[0].record.document_name == "b.md"
     assert res.chunks[0].rank_feature == pytest.approx(0.5)
     assert any(r.rank_feature == pytest.approx(0.5) for r in res.explain)
+
+
+def test_toc_is_built_from_headings_and_enhances_retrieval(ctx, principal) -> None:
+    from ragloom.ingest.pipeline import toc_id
+    from ragloom.knowledge.toc import load_toc
+
+    manual = ("# Espresso machine\n\n## Descaling\n\nRun a citric acid solution through the boiler every month.\n\n"
+              "## Warranty terms\n\nClaims are accepted for two years after the date on the receipt.\n\n"
+              "## Cleaning the steam wand\n\nWipe the wand after every use and purge it briefly.\n")
+    with ctx.db.session() as s:
+        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+            name="toc", parser_config={"chunk_token_num": 32}))
+    _ingest(ctx, principal, "toc", {"espresso.md": manual})
+    with ctx.db.session() as s:
+        (doc,) = documents.list_documents(s, principal=principal, kb_id="toc")[0]
+        version = doc.active_version_id
+    (row,) = ctx.docstore.get(principal.tenant_id, [toc_id(version, 0)])
+    assert row.available is False and row.kind == "toc"
+    entries = load_toc(row.content)
+    assert [(e.level, e.title) for e in entries][:2] == [(1, "Espresso machine"), (2, "Descaling")]
+    warranty = next(e for e in entries if e.title == "Warranty terms")
+    assert len(warranty.ids) >= 1
+
+    question = "what are the warranty terms"
+    opts = {"similarity_threshold": 0.0, "page_size": 6}
+    plain = search(ctx, principal=principal, kb_ids=["toc"], question=question, options=SearchOptions(**opts))
+    boosted = search(ctx, principal=principal, kb_ids=["toc"], question=question,
+                     options=SearchOptions(toc_enhance=True, **opts))
+    before = {c.record.id: c.similarity for c in plain.chunks}
+    after = {c.record.id: c.similarity for c in boosted.chunks}
+    assert after[warranty.ids[0]] > before.get(warranty.ids[0], 0.0)
+    assert boosted.chunks[0].record.id in warranty.ids

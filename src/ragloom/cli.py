@@ -368,9 +368,11 @@ def search(
     kb: str, question: str, top_n: Annotated[int, typer.Option("--top-n", help="Chunks to return.")] = 6,
     mode: Annotated[str, typer.Option(help="hybrid, keyword or vector")] = "hybrid",
     explain: Annotated[bool, typer.Option("--explain", help="Show every candidate's scores and fate.")] = False,
+    toc: Annotated[bool, typer.Option("--toc", help="Re-score with the best document's table of contents.")]
+    = False,
 ) -> None:
     """Retrieve the chunks that best match a question."""
-    res = state.client().search(kb, question, top_n=top_n, mode=mode, explain=explain)
+    res = state.client().search(kb, question, top_n=top_n, mode=mode, explain=explain, toc_enhance=toc)
     table = Table("#", "similarity", "term", "vector", "document", "pages", "content")
     for i, c in enumerate(res["chunks"]):
         pages = ",".join(sorted({str(p[0]) for p in c["positions"]}))

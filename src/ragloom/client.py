@@ -36,7 +36,7 @@ class Client(Protocol):
     def documents(self, kb: str) -> list[dict[str, Any]]: ...
     def chunks(self, kb: str, doc: str) -> dict[str, Any]: ...
     def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
-               explain: bool = False) -> dict[str, Any]: ...
+               explain: bool = False, toc_enhance: bool = False) -> dict[str, Any]: ...
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
     def start_processing(self) -> None: ...
     def stop_processing(self) -> None: ...
@@ -104,12 +104,12 @@ class LocalClient:
             return [document_view(d) for d in docs]
 
     def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
-               explain: bool = False) -> dict[str, Any]:
+               explain: bool = False, toc_enhance: bool = False) -> dict[str, Any]:
         from ragloom.service.search import SearchOptions, search
         from ragloom.service.views import retrieval_view
 
         res = search(self.ctx, principal=self.principal, kb_ids=[kb], question=question,
-                     options=SearchOptions(page_size=top_n, mode=mode, explain=explain))
+                     options=SearchOptions(page_size=top_n, mode=mode, explain=explain, toc_enhance=toc_enhance))
         return retrieval_view(res)
 
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
@@ -200,8 +200,9 @@ class HttpClient:
         return self._call("GET", f"/datasets/{kb}/documents", params={"page_size": 1000})["documents"]
 
     def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
-               explain: bool = False) -> dict[str, Any]:
-        body = {"question": question, "dataset_ids": [kb], "page_size": top_n, "mode": mode, "explain": explain}
+               explain: bool = False, toc_enhance: bool = False) -> dict[str, Any]:
+        body = {"question": question, "dataset_ids": [kb], "page_size": top_n, "mode": mode, "explain": explain,
+                "toc_enhance": toc_enhance}
         return self._call("POST", "/retrieval", json=body)
 
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:

@@ -23,7 +23,8 @@ router = APIRouter(tags=["retrieval"])
 def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     opts = SearchOptions(page=body.page, page_size=body.page_size, similarity_threshold=body.similarity_threshold,
                          vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
-                         mode=body.mode, explain=body.explain, metadata_filter=body.metadata_filter)
+                         mode=body.mode, explain=body.explain, metadata_filter=body.metadata_filter,
+                         toc_enhance=body.toc_enhance)
     result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=opts)
     return retrieval_view(result)
 
@@ -32,7 +33,7 @@ def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) 
 def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any] | StreamingResponse:
     opts = SearchOptions(page=1, page_size=body.top_n, similarity_threshold=body.similarity_threshold,
                          vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
-                         metadata_filter=body.metadata_filter)
+                         metadata_filter=body.metadata_filter, toc_enhance=body.toc_enhance)
     if not body.stream:
         result = answers.answer(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
                                 options=opts)

@@ -30,6 +30,7 @@ class RetrievalRequest(_Strict):
         None, description='e.g. {"and": [{"key": "author", "op": "=", "value": "Ada"}, '
                           '{"key": "year", "op": "range", "value": [2020, null]}]}')
     explain: bool = Field(False, description="return every candidate's scores and the stage that dropped it")
+    toc_enhance: bool = Field(False, description="re-score with the best document's table of contents")
 
 
 class AnswerRequest(_Strict):
@@ -37,6 +38,7 @@ class AnswerRequest(_Strict):
     dataset_ids: list[str] = Field(min_length=1)
     document_ids: list[str] | None = None
     metadata_filter: dict[str, Any] | None = None
+    toc_enhance: bool = False
     top_n: int = Field(6, ge=1, le=64)
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)

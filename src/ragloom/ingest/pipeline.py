@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -180,11 +181,17 @@ def embedding_text(chunk: Chunk) -> str:
     return "\n".join(chunk.questions) if chunk.questions else chunk.text
 
 
+def toc_id(version_id: str, from_page: int) -> str:
+    """Id of the hidden TOC row a task stores (one per page range)."""
+    return xxhash.xxh3_128_hexdigest(f"{version_id}:toc:{from_page}".encode())
+
+
 def parent_id(version_id: str, text: str) -> str:
     return xxhash.xxh3_128_hexdigest(f"{version_id}:parent:{text}".encode())
 
 
-def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray) -> list[ChunkRecord]:
+def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray,
+               titles: Sequence[tuple[int, str]] = ()) -> list[ChunkRecord]:
     """Search-store rows: one per chunk, plus one hidden row per distinct parent text
     (parent-child chunking: children are matched, the parent is swapped in at retrieval).
     A qa chunk is indexed by its questions only (its text keeps question and answer)."""
@@ -211,7 +218,24 @@ def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray)
         row = _record(job, parent, (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32), terms, None)
         row.id, row.available = pid, False
         records.append(row)
+    toc = _toc_record(job, titles, chunks, records)
+    if toc is not None:
+        records.append(toc)
     return records
+
+
+def _toc_record(job: Job, titles: Sequence[tuple[int, str]], chunks: list[Chunk],
+                records: list[ChunkRecord]) -> ChunkRecord | None:
+    """The hidden table-of-contents row of this task's chunks, when the document has headings."""
+    from ragloom.knowledge.toc import build_toc, dump_toc
+
+    entries = build_toc(titles, [(r.id, c.text) for c, r in zip(chunks, records, strict=False)])
+    if not entries:
+        return None
+    return ChunkRecord(id=toc_id(job.version_id, job.from_page), kb_id=job.kb_id, doc_id=job.doc_id,
+                       version_id=job.version_id, content=dump_toc(entries), vector=records[0].vector,
+                       document_name=job.filename, available=False, kind="toc",
+                       order=job.order_base + ORDER_STRIDE - 1)
 
 
 def _record(job: Job, c: Chunk, vec: np.ndarray, terms, parent: str | None) -> ChunkRecord:  # type: ignore[no-untyped-def]
@@ -296,7 +320,8 @@ def run_task(ctx: Context, task_id: str) -> str:
         chunks = chunk(job, parsed, embedder)
         progress(0.3, f"{len(chunks)} chunks; embedding", force=True)
         vectors = embed(job, chunks, embedder, progress)
-        records = to_records(ctx, job, chunks, vectors)
+        titles = [(max(1, b.level), b.text) for b in parsed.blocks if b.kind == "title"]
+        records = to_records(ctx, job, chunks, vectors, titles)
         progress(0.86, "indexing", force=True)
         index(ctx, job, records, progress)
         progress(0.97, "publishing", force=True)

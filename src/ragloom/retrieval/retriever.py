@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
+from ragloom.knowledge.toc import TitleScorer, TocEntry, enhance
 from ragloom.models.embedding import Embedder
 from ragloom.models.rerank import Reranker
 from ragloom.nlp import Analyzer, QueryAnalysis
@@ -115,9 +116,17 @@ def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple
     return kept[off : off + params.page_size], len(kept)
 
 
+@dataclass(slots=True)
+class TocSupport:
+    """What TOC enhancement needs: a document's TOC entries and a title scorer."""
+
+    tocs: Callable[[str], list[TocEntry]]
+    scorer: TitleScorer
+
+
 def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: DocStore, embedder: Embedder,
              analyzer: Analyzer, active_versions: ActiveVersions, explain: bool = False,
-             reranker: Reranker | None = None) -> RetrievalResult:
+             reranker: Reranker | None = None, toc: TocSupport | None = None) -> RetrievalResult:
     """Run the whole default path. ``scope.kb_ids == []`` returns an empty result.
 
     With ``explain``, the result also says for every recalled candidate its scores and
@@ -136,6 +145,9 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     if reranker is not None and params.rerank_window > 0:
         vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
         cands = rerank(cands, question, reranker, vector_similarity_weight=vsw, window=params.rerank_window)
+    if toc is not None:
+        cands = enhance(cands, question, toc.tocs, lambda ids: docstore.get(scope.tenant_id, ids), toc.scorer,
+                        params.page_size)
     if any(c.record.parent_id for c in cands):
         cands = swap_in_parents(cands, lambda ids: docstore.get(scope.tenant_id, ids))
     page, total = threshold_and_page(cands, params)

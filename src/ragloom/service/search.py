@@ -25,6 +25,7 @@ class SearchOptions:
     explain: bool = False
     metadata_filter: dict | None = None
     rerank: bool = True  # use the configured reranker, if any
+    toc_enhance: bool = False  # re-score with the best document's table of contents (REFERENCE §10)
 
 
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_ids: list[str] | None = None,
@@ -94,9 +95,34 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     result = retrieve(question, scope, params, docstore=ctx.docstore,
                       embedder=ctx.embedder(scope.embedding_model), analyzer=ctx.analyzer,
                       active_versions=active_versions_fn(ctx), explain=opts.explain,
-                      reranker=ctx.reranker if opts.rerank else None)
+                      reranker=ctx.reranker if opts.rerank else None,
+                      toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)
     result.embedding_model = scope.embedding_model
     return result
+
+
+def toc_support(ctx: Context, tenant_id: str, embedding_model: str):  # type: ignore[no-untyped-def]
+    """TOC enhancement over this tenant's index: titles scored by the chat model, else by similarity."""
+    from ragloom.db.models import Task
+    from ragloom.ingest.pipeline import toc_id
+    from ragloom.knowledge.toc import llm_title_scorer, load_toc, similarity_title_scorer
+    from ragloom.retrieval.retriever import TocSupport
+    from ragloom.service.answers import term_similarity_fn
+
+    def tocs(doc_id: str) -> list:  # type: ignore[type-arg]
+        with ctx.db.session() as s:
+            version = s.scalar(select(Document.active_version_id).where(Document.id == doc_id))
+            pages = sorted(set(s.scalars(select(Task.from_page).where(Task.version_id == version)))) if version else []
+        if not version:
+            return []
+        rows = ctx.docstore.get(tenant_id, [toc_id(version, p) for p in pages])
+        return [e for r in rows for e in load_toc(r.content)]
+
+    if ctx.chat_model is not None:
+        return TocSupport(tocs=tocs, scorer=llm_title_scorer(ctx.chat_model))
+    embedder = ctx.embedder(embedding_model)
+    return TocSupport(tocs=tocs, scorer=similarity_title_scorer(
+        embedder.embed_query, lambda ts: embedder.embed_passages(ts), term_similarity_fn(ctx)))
 
 
 def _pick(*values):  # type: ignore[no-untyped-def]
