@@ -106,7 +106,8 @@ def test_tenant_isolation_and_errors(server, tmp_path: Path) -> None:
     assert res.status_code == 200 and res.json()["chunks"] == []
 
     assert server.client("ragloom-wrong").get("/datasets").status_code == 401
-    assert api.post("/retrieval", json={"question": "x"}).status_code == 422
+    assert api.post("/retrieval", json={"question": "x"}).status_code == 400  # no dataset and no routing
+    assert api.post("/retrieval", json={"question": ""}).status_code == 422
     bad = api.post("/datasets", json={"name": "x", "language": "klingon"})
     assert bad.status_code == 400 and "language" in bad.json()["message"]
     assert api.post("/datasets", json={"name": "private"}).status_code == 409

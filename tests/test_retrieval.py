@@ -258,3 +258,18 @@ def test_toc_is_built_from_headings_and_enhances_retrieval(ctx, principal) -> No
     after = {c.record.id: c.similarity for c in boosted.chunks}
     assert after[warranty.ids[0]] > before.get(warranty.ids[0], 0.0)
     assert boosted.chunks[0].record.id in warranty.ids
+
+
+def test_router_picks_knowledge_bases_by_description(ctx, principal) -> None:
+    with ctx.db.session() as s:
+        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+            name="kitchen", description="Cooking recipes, baking bread and sourdough, kitchen hygiene"))
+        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+            name="it", description="Network administration: routers, Wi-Fi, VPN and firewalls"))
+    _ingest(ctx, principal, "kitchen", {"bread.md": MIXED["bread.md"]})
+    _ingest(ctx, principal, "it", {"router.md": MIXED["router.md"]})
+    res = search(ctx, principal=principal, kb_ids=[], question="how do I reset the wifi router",
+                 options=SearchOptions(route=True, explain=True, similarity_threshold=0.0))
+    assert {c.record.document_name for c in res.chunks} == {"router.md"}
+    chosen = [r for r in res.explain_query["routing"] if r["chosen"]]
+    assert len(chosen) == 1

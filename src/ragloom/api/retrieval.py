@@ -11,7 +11,7 @@ from fastapi.responses import StreamingResponse
 
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.schemas import AnswerRequest, RetrievalRequest
-from ragloom.errors import RagloomError
+from ragloom.errors import InvalidRequestError, RagloomError
 from ragloom.service import answers
 from ragloom.service.search import SearchOptions, search
 from ragloom.service.views import retrieval_view
@@ -24,7 +24,8 @@ def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) 
     opts = SearchOptions(page=body.page, page_size=body.page_size, similarity_threshold=body.similarity_threshold,
                          vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
                          mode=body.mode, explain=body.explain, metadata_filter=body.metadata_filter,
-                         toc_enhance=body.toc_enhance)
+                         toc_enhance=body.toc_enhance, route=body.route)
+    _need_datasets(body.dataset_ids, body.route)
     result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=opts)
     return retrieval_view(result)
 
@@ -33,7 +34,8 @@ def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) 
 def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any] | StreamingResponse:
     opts = SearchOptions(page=1, page_size=body.top_n, similarity_threshold=body.similarity_threshold,
                          vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
-                         metadata_filter=body.metadata_filter, toc_enhance=body.toc_enhance)
+                         metadata_filter=body.metadata_filter, toc_enhance=body.toc_enhance, route=body.route)
+    _need_datasets(body.dataset_ids, body.route)
     if not body.stream:
         result = answers.answer(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
                                 options=opts)
@@ -43,6 +45,11 @@ def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> dic
                                    options=opts)
     first = next(events)
     return StreamingResponse(_sse(first, events), media_type="text/event-stream")
+
+
+def _need_datasets(dataset_ids: list[str], route: bool) -> None:
+    if not dataset_ids and not route:
+        raise InvalidRequestError("dataset_ids: give at least one dataset, or set route to true")
 
 
 def _sse(first: object, rest: Iterator[object]) -> Iterator[str]:

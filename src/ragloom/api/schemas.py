@@ -19,7 +19,8 @@ class DocumentIds(_Strict):
 
 class RetrievalRequest(_Strict):
     question: str = Field(min_length=1, max_length=4000)
-    dataset_ids: list[str] = Field(min_length=1)
+    dataset_ids: list[str] = Field(default_factory=list, description="required unless route is true")
+    route: bool = Field(False, description="search only the datasets whose description fits the question")
     document_ids: list[str] | None = None
     page: int = Field(1, ge=1)
     page_size: int = Field(6, ge=1, le=256)
@@ -35,7 +36,8 @@ class RetrievalRequest(_Strict):
 
 class AnswerRequest(_Strict):
     question: str = Field(min_length=1, max_length=4000)
-    dataset_ids: list[str] = Field(min_length=1)
+    dataset_ids: list[str] = Field(default_factory=list, description="required unless route is true")
+    route: bool = False
     document_ids: list[str] | None = None
     metadata_filter: dict[str, Any] | None = None
     toc_enhance: bool = False

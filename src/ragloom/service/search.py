@@ -26,6 +26,7 @@ class SearchOptions:
     metadata_filter: dict | None = None
     rerank: bool = True  # use the configured reranker, if any
     toc_enhance: bool = False  # re-score with the best document's table of contents (REFERENCE §10)
+    route: bool = False  # search only the knowledge bases whose description fits the question
 
 
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_ids: list[str] | None = None,
@@ -71,6 +72,9 @@ def active_versions_fn(ctx: Context):  # type: ignore[no-untyped-def]
 def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str,
            options: SearchOptions | None = None) -> RetrievalResult:
     opts = options or SearchOptions()
+    routing = None
+    if opts.route:
+        kb_ids, routing = route_knowledge_bases(ctx, principal=principal, kb_ids=kb_ids, question=question)
     if opts.page < 1 or not 1 <= opts.page_size <= 256:
         raise InvalidRequestError("page must be >= 1 and page_size between 1 and 256")
     if opts.mode not in MODES:
@@ -98,7 +102,29 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
                       reranker=ctx.reranker if opts.rerank else None,
                       toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)
     result.embedding_model = scope.embedding_model
+    if routing is not None and result.explain_query is not None:
+        result.explain_query["routing"] = routing
     return result
+
+
+def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[str],
+                          question: str) -> tuple[list[str], list[dict[str, object]]]:
+    """The visible knowledge bases (all of them when ``kb_ids`` is empty) that fit the question."""
+    from ragloom.retrieval.router import route
+    from ragloom.service.answers import term_similarity_fn
+
+    with ctx.db.session() as s:
+        kbs = ([knowledgebases.get(s, principal=principal, kb_id_or_name=k) for k in kb_ids] if kb_ids
+               else knowledgebases.list_visible(s, principal=principal))
+        described = [(kb.id, f"{kb.name}. {kb.description}".strip()) for kb in kbs]
+        models = {kb.embedding_model for kb in kbs}
+    if len(described) <= 1 or len(models) != 1:
+        return [k for k, _ in described], []
+    embedder = ctx.embedder(models.pop())
+    choices = route(question, described, embed_query=embedder.embed_query,
+                    embed_passages=lambda ts: embedder.embed_passages(ts), term_similarity=term_similarity_fn(ctx))
+    return ([c.kb_id for c in choices if c.chosen],
+            [{"kb_id": c.kb_id, "score": round(c.score, 4), "chosen": c.chosen} for c in choices])
 
 
 def toc_support(ctx: Context, tenant_id: str, embedding_model: str):  # type: ignore[no-untyped-def]
