@@ -44,8 +44,9 @@ def validate_groups(groups: object) -> list[list[str]]:
 class SynonymTable:
     """Maps an analysed query term to the other words of its groups (at most 8)."""
 
-    def __init__(self, analyzer: Analyzer, groups: Iterable[Sequence[str]]) -> None:
-        self._table: dict[str, list[str]] = {}
+    def __init__(self, analyzer: Analyzer, groups: Iterable[Sequence[str]],
+                 base: SynonymTable | None = None) -> None:
+        self._table: dict[str, list[str]] = {k: list(v) for k, v in base._table.items()} if base else {}
         for group in groups:
             for word in group:
                 terms = analyzer.tokenize(word)
@@ -60,6 +61,12 @@ class SynonymTable:
         return self._table.get(term, ())[:MAX_SYNONYMS]
 
 
-def synonym_table(analyzer: Analyzer, kb_groups: Iterable[Sequence[str]] = ()) -> SynonymTable:
-    """The built-in groups followed by a knowledge base's own."""
-    return SynonymTable(analyzer, [*builtin_groups(), *kb_groups])
+_BUILTIN: dict[str, SynonymTable] = {}
+
+
+def synonym_table(analyzer: Analyzer, kb_groups: Sequence[Sequence[str]] = ()) -> SynonymTable:
+    """The built-in groups (analysed once per analyzer configuration) plus a knowledge base's own."""
+    key = analyzer.fingerprint
+    if key not in _BUILTIN:
+        _BUILTIN[key] = SynonymTable(analyzer, builtin_groups())
+    return SynonymTable(analyzer, kb_groups, base=_BUILTIN[key]) if kb_groups else _BUILTIN[key]
