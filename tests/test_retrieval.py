@@ -273,3 +273,14 @@ def test_router_picks_knowledge_bases_by_description(ctx, principal) -> None:
     assert {c.record.document_name for c in res.chunks} == {"router.md"}
     chosen = [r for r in res.explain_query["routing"] if r["chosen"]]
     assert len(chosen) == 1
+
+
+def test_normalized_fusion_is_relative_and_has_no_threshold(ctx, principal) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    res = search(ctx, principal=principal, kb_ids=["mixed"], question="how do I feed a sourdough starter",
+                 options=SearchOptions(fusion="normalized", page_size=10, similarity_threshold=0.99))
+    assert res.chunks[0].record.document_name == "bread.md"
+    assert res.chunks and all(0.0 <= c.similarity <= 1.0 for c in res.chunks)
+    assert len(res.chunks) > 1  # the threshold is for the weighted score only
+    with pytest.raises(InvalidRequestError):
+        search(ctx, principal=principal, kb_ids=["mixed"], question="x", options=SearchOptions(fusion="rrf"))

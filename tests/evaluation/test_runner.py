@@ -50,7 +50,7 @@ def test_rank_ids_dedupes_chunks_of_one_document_and_marks_strangers() -> None:
 def test_run_eval_end_to_end(ctx, principal, tiny: Path, tmp_path: Path) -> None:
     seen: list[str] = []
     report = run_eval(ctx, principal, tiny, top_k=5, progress=lambda stage, done, total: seen.append(stage))
-    assert [m.name for m in report.modes] == ["keyword", "vector", "hybrid"]
+    assert [m.name for m in report.modes] == ["keyword", "vector", "hybrid", "hybrid-normalized"]
     assert "hybrid+rerank skipped: no reranker configured" in report.notes
     assert {"upload", "ingest", "query"} <= set(seen)
     assert report.corpus_size == len(TINY) and report.query_count == len(TINY_QUERIES)
@@ -63,7 +63,7 @@ def test_run_eval_end_to_end(ctx, principal, tiny: Path, tmp_path: Path) -> None
     assert all(len(o.ranked) <= 5 for m in report.modes for o in m.outcomes)
     data = json.loads(json.dumps(report.to_dict(per_query=True)))
     assert data["modes"][2]["mode"] == "hybrid" and len(data["modes"][2]["per_query"]) == len(TINY_QUERIES)
-    assert report.table().row_count == 3
+    assert report.table().row_count == 4
     with ctx.db.session() as s:  # the scratch knowledge base is gone
         assert s.get(KnowledgeBase, report.knowledge_base) is None
         assert all(kb.name != report.knowledge_base for kb in knowledgebases.list_visible(s, principal=principal))

@@ -24,7 +24,7 @@ def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) 
     opts = SearchOptions(page=body.page, page_size=body.page_size, similarity_threshold=body.similarity_threshold,
                          vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
                          mode=body.mode, explain=body.explain, metadata_filter=body.metadata_filter,
-                         toc_enhance=body.toc_enhance, route=body.route)
+                         toc_enhance=body.toc_enhance, route=body.route, fusion=body.fusion)
     _need_datasets(body.dataset_ids, body.route)
     result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=opts)
     return retrieval_view(result)

@@ -27,6 +27,7 @@ class RetrievalRequest(_Strict):
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     mode: str = Field("hybrid", description="hybrid, keyword or vector")
+    fusion: str = Field("weighted", description="hybrid scoring: weighted (reference) or normalized (relative)")
     metadata_filter: dict[str, Any] | None = Field(
         None, description='e.g. {"and": [{"key": "author", "op": "=", "value": "Ada"}, '
                           '{"key": "year", "op": "range", "value": [2020, null]}]}')

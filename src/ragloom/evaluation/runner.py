@@ -33,7 +33,7 @@ from ragloom.service.search import SearchOptions, search
 
 log = logging.getLogger(__name__)
 
-SEARCH_MODES = ("keyword", "vector", "hybrid")
+SEARCH_MODES = ("keyword", "vector", "hybrid", "hybrid-normalized")
 RERANK_MODE = "hybrid+rerank"
 DEFAULT_MODES = (*SEARCH_MODES, RERANK_MODE)
 
@@ -95,7 +95,9 @@ class _Run:
             self.vsw = knowledgebases.get(s, principal=principal, kb_id_or_name=kb_id).vector_similarity_weight
 
     def search(self, mode: str, question: str) -> tuple[list[Candidate], float]:
-        opts = SearchOptions(mode=mode, page_size=self.window, similarity_threshold=0.0, rerank=False)
+        fusion = "normalized" if mode == "hybrid-normalized" else "weighted"
+        opts = SearchOptions(mode=mode.removesuffix("-normalized"), page_size=self.window, similarity_threshold=0.0,
+                             rerank=False, fusion=fusion)
         start = time.perf_counter()
         res = search(self.ctx, principal=self.principal, kb_ids=[self.kb_id], question=question, options=opts)
         return res.chunks, (time.perf_counter() - start) * 1000

@@ -55,6 +55,7 @@ def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Em
 
 
 MODES = ("hybrid", "keyword", "vector")
+FUSIONS = ("weighted", "normalized")
 
 
 def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: str = "hybrid",
@@ -99,18 +100,34 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams,
     tksim = token_similarities(query.analysis.keywords, [h.record for h in hits])
     vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
     ranks = pageranks or {}
+    cos = np.array([h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
+                    for h in hits])
+    if params.fusion == "normalized" and params.mode == "hybrid":
+        bm25 = np.array([h.text_score or 0.0 for h in hits])
+        fused = (1 - vsw) * (0.5 * tksim + 0.5 * _minmax(bm25)) + vsw * _minmax(cos)
+    else:
+        fused = (1 - vsw) * tksim + vsw * cos
     out = []
-    for h, t in zip(hits, tksim, strict=True):
-        v = h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
+    for h, t, v, f in zip(hits, tksim, cos, fused, strict=True):
         rank = ranks.get(h.record.kb_id, 0) / 100.0
         out.append(Candidate(record=h.record, term_similarity=float(t), vector_similarity=float(v),
-                             similarity=(1 - vsw) * float(t) + vsw * float(v) + rank, text_score=h.text_score,
-                             rank_feature=rank))
+                             similarity=float(f) + rank, text_score=h.text_score, rank_feature=rank))
     return out
 
 
+def _minmax(x: np.ndarray) -> np.ndarray:
+    lo, hi = float(x.min()), float(x.max())
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+
+
+def _threshold(params: RetrievalParams) -> float:
+    """The reference's threshold applies to its weighted hybrid score only (relative scores have none)."""
+    applies = params.vector_similarity_weight > 0 and params.mode == "hybrid" and params.fusion == "weighted"
+    return params.similarity_threshold if applies else 0.0
+
+
 def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], int]:
-    thr = params.similarity_threshold if params.vector_similarity_weight > 0 and params.mode == "hybrid" else 0.0
+    thr = _threshold(params)
     kept = sorted((c for c in cands if c.similarity >= thr), key=rank_key)
     off = (params.page - 1) * params.page_size
     return kept[off : off + params.page_size], len(kept)
@@ -168,7 +185,7 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
     kept_ids = {h.record.id for h in kept}
     on_page = {c.record.id for c in page}
     ranked = sorted(cands, key=rank_key)
-    thr = params.similarity_threshold if params.vector_similarity_weight > 0 and params.mode == "hybrid" else 0.0
+    thr = _threshold(params)
     rows: list[ExplainRow] = []
     for rank, c in enumerate(ranked, 1):
         r = c.record

@@ -33,6 +33,9 @@ class RetrievalParams:
     candidate_window: int = 64
     mode: str = "hybrid"
     rerank_window: int = 64  # how many of the best candidates a reranker rescores (its own setting)
+    # "weighted": the reference's (1 − vsw)·term + vsw·cosine; "normalized": both sides min-max normalised
+    # over the candidates (term side = half token similarity, half BM25), a relative score with no threshold
+    fusion: str = "weighted"
 
 
 @dataclass(slots=True)

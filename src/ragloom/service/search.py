@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import InvalidRequestError
-from ragloom.retrieval.retriever import MODES, retrieve
+from ragloom.retrieval.retriever import FUSIONS, MODES, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.service import knowledgebases
 from ragloom.service.context import Context, Principal
@@ -27,6 +27,7 @@ class SearchOptions:
     rerank: bool = True  # use the configured reranker, if any
     toc_enhance: bool = False  # re-score with the best document's table of contents (REFERENCE §10)
     route: bool = False  # search only the knowledge bases whose description fits the question
+    fusion: str = "weighted"  # or "normalized" (see RetrievalParams)
 
 
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_ids: list[str] | None = None,
@@ -79,6 +80,8 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         raise InvalidRequestError("page must be >= 1 and page_size between 1 and 256")
     if opts.mode not in MODES:
         raise InvalidRequestError(f"mode must be one of {MODES}, not {opts.mode!r}")
+    if opts.fusion not in FUSIONS:
+        raise InvalidRequestError(f"fusion must be one of {FUSIONS}, not {opts.fusion!r}")
     scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.doc_ids,
                                metadata_filter=opts.metadata_filter)
     if scope.doc_ids is not None and not scope.doc_ids:
@@ -91,6 +94,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         vector_similarity_weight=_pick(opts.vector_similarity_weight, first and first.vector_similarity_weight, 0.3),
         mode=opts.mode,
         rerank_window=ctx.settings.rerank_window,
+        fusion=opts.fusion,
     )
     for name, val in (("similarity_threshold", params.similarity_threshold),
                       ("vector_similarity_weight", params.vector_similarity_weight)):
