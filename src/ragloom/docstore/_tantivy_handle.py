@@ -66,20 +66,6 @@ def write_json(path: Path, data: object) -> None:
     os.replace(tmp, path)
 
 
-@dataclass(slots=True)
-class _Handle:
-    """One tenant index as seen by this process."""
-
-    path: Path
-    index: tantivy.Index
-    schema: tantivy.Schema
-    dim: int
-    conf_key: StatKey
-    meta_key: StatKey | None
-    searcher: tantivy.Searcher
-    cache: VectorCache
-
-
 def open_handle(path: Path, conf_key: StatKey) -> TenantHandle:
     """Open the index at ``path`` (its ``ragloom.json`` has stat ``conf_key``); not yet synced."""
     with open(path / CONF, encoding="utf-8") as fh:

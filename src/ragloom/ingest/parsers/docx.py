@@ -27,7 +27,7 @@ from lxml.etree import XMLSyntaxError
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
 from ragloom.ingest.parsers.common import HeadingTracker
-from ragloom.ingest.parsers.docx_lists import ListNumbering
+from ragloom.ingest.parsers.docx_lists import ListNumbering, property_chain
 from ragloom.ingest.parsers.tabular import table_block
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
@@ -53,12 +53,7 @@ def _style_name(par: Paragraph) -> str:
 
 def _outline_level(par: Paragraph) -> int:
     """1-based outline level from the paragraph or its style chain; 0 for body text."""
-    nodes = [par._p.pPr]
-    style = par.style
-    while style is not None:
-        nodes.append(style.element.pPr)
-        style = style.base_style
-    for ppr in nodes:
+    for ppr in property_chain(par):
         node = ppr.find(qn("w:outlineLvl")) if ppr is not None else None
         if node is not None:
             value = node.get(qn("w:val"), "9")

@@ -65,6 +65,16 @@ def format_number(n: int, fmt: str) -> str:
     return str(n)
 
 
+def property_chain(par: Paragraph) -> list[_Element | None]:
+    """The paragraph's own properties, then those of its style and of each base style."""
+    nodes = [par._p.pPr]
+    style = par.style
+    while style is not None:
+        nodes.append(style.element.pPr)
+        style = style.base_style
+    return nodes
+
+
 class ListNumbering:
     """Replays Word's list counters; :meth:`label` returns each list paragraph's label."""
 
@@ -98,12 +108,7 @@ class ListNumbering:
     def reference(self, par: Paragraph) -> tuple[str, int] | None:
         """``(numId, level)`` of a list paragraph (direct or from its style chain), else None."""
         num_id, ilvl = None, None
-        nodes = [par._p.pPr]
-        style = par.style
-        while style is not None:
-            nodes.append(style.element.pPr)
-            style = style.base_style
-        for ppr in nodes:
+        for ppr in property_chain(par):
             num_pr = ppr.find(qn("w:numPr")) if ppr is not None else None
             if num_pr is None:
                 continue
