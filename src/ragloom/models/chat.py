@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from ragloom.errors import ConfigError, ModelError
+from ragloom.models.http import api_client
 
 Message = Mapping[str, str]
 
@@ -68,10 +69,7 @@ class OpenAIChatModel:
             raise ConfigError("the openai chat provider needs a base URL and a model name")
         self.model = model
         self.name = model
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
-        )
+        self._client = api_client(base_url, api_key, timeout=timeout, transport=transport)
 
     def close(self) -> None:
         self._client.close()

@@ -15,6 +15,7 @@ import httpx
 import numpy as np
 
 from ragloom.errors import ConfigError, ModelError
+from ragloom.models.http import api_client
 
 
 @runtime_checkable
@@ -95,10 +96,7 @@ class OpenAIEmbedder:
         self.name = f"openai/{model}"
         self.model = model
         self.batch_size = batch_size
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
-        )
+        self._client = api_client(base_url, api_key, timeout=timeout, transport=transport)
         self.dim = dim or int(self.embed_query("dimension probe").shape[0])
 
     def _call(self, texts: list[str]) -> np.ndarray:

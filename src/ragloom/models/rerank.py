@@ -28,6 +28,7 @@ import numpy as np
 
 from ragloom.errors import ConfigError, ModelError
 from ragloom.models.chat import ChatModel
+from ragloom.models.http import api_client
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +105,7 @@ class HttpReranker:
         self.model = model
         self.name = f"http/{model}"
         self.batch_size = batch_size
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
-        )
+        self._client = api_client(base_url, api_key, timeout=timeout, transport=transport)
 
     def close(self) -> None:
         self._client.close()
