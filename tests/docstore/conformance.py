@@ -15,7 +15,10 @@ against a real engine with small, hand-built rows (8-d vectors).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
+import pickle
 import zlib
 
 import numpy as np
@@ -165,6 +168,26 @@ class DocStoreConformance:
                 assert np.array_equal(got.vector, full.vector)
             else:
                 assert getattr(got, name) == getattr(full, name), name
+
+    def test_returned_records_behave_as_plain_records(self, store: DocStore) -> None:
+        """An engine may decode stored fields lazily; copies, pickles, assignment and
+        ``dataclasses`` helpers still see every field."""
+        full = rec("r1", "alpha beta", document_name="doc.pdf", positions=[(1, 1.0, 2.0, 3.0, 4.0)],
+                   heading_path=["H"], parent_id="p1", title_terms=["title"])
+        store.upsert(T, [full])
+        hit = store.search(T, SearchRequest(Filters(["kb1"]), text=terms_query("alpha")))[0]
+        (got,) = store.get(T, ["r1"])
+        for r in (hit.record, got):
+            assert isinstance(r, ChunkRecord)
+            plain = dataclasses.asdict(copy.copy(r))
+            assert plain["content"] == "alpha beta" and plain["positions"] == [(1, 1.0, 2.0, 3.0, 4.0)]
+            assert pickle.loads(pickle.dumps(r)).heading_path == ["H"]
+            changed = dataclasses.replace(r, content="new")
+            assert (changed.content, changed.parent_id, changed.content_terms) == ("new", "p1", ["alpha", "beta"])
+        got.content_terms = ["mine"]
+        got.parent_id = None
+        assert (got.content_terms, got.parent_id, got.title_terms, got.document_name) == (
+            ["mine"], None, ["title"], "doc.pdf")
 
     def test_upsert_replaces_by_id(self, store: DocStore) -> None:
         store.upsert(T, [rec("a", "old words"), rec("b", "other")])
@@ -419,3 +442,14 @@ class DocStoreConformance:
         assert store.doc_freq(T, "title_terms", ["x"]) == ({"x": 1}, 4)
         store.upsert(T, [rec("b", "y")])
         assert store.doc_freq(T, "content_terms", ["x", "y"]) == ({"x": 1, "y": 2}, 4)
+
+    def test_doc_freq_follows_deletes_and_writes(self, store: DocStore) -> None:
+        store.upsert(T, [rec("a", "x y"), rec("b", "x"), rec("c", "x", doc="d2")])
+        assert store.doc_freq(T, "content_terms", ["x", "y"]) == ({"x": 3, "y": 1}, 3)
+        assert store.doc_freq(T, "content_terms", ["x", "y"]) == ({"x": 3, "y": 1}, 3)  # asked again
+        store.delete(T, Filters(["kb1"], doc_ids=["d2"]))
+        assert store.doc_freq(T, "content_terms", ["x", "y"]) == ({"x": 2, "y": 1}, 2)
+        store.delete(T, Filters(["kb1"], ids=["a"]))
+        assert store.doc_freq(T, "content_terms", ["x", "y"]) == ({"x": 1, "y": 0}, 1)
+        store.upsert(T, [rec("e", "y y"), rec("f", "x")])
+        assert store.doc_freq(T, "content_terms", ["x", "y"]) == ({"x": 2, "y": 1}, 3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing as mp
 import os
@@ -163,4 +164,41 @@ def test_threads_share_one_store(tmp_path: Path) -> None:
         assert sorted(pool.map(work, range(4))) == [0, 1, 2, 3]
     assert store.count("t", Filters(["kb1"])) == 201
     assert len(store.search("t", req)) == 201
+    store.close()
+
+
+def test_stored_fields_read_lazily_come_back_exact(tmp_path: Path) -> None:
+    """Rows are decoded field group by field group on first read; a field known to be None is
+    read without decoding the payload, even when other fields mention its name."""
+    store = TantivyDocStore(tmp_path / "index")
+    tricky = 'say "parent_id":null and "html":null'
+    rows = [
+        dataclasses.replace(rec("a", "x", parent_id="p1", html="<p>1</p>", heading_path=['"parent_id":null'],
+                                tags={"parent_id": 1.0}, tag_keywords=["html"]), content=tricky),
+        dataclasses.replace(rec("b", "x"), content=tricky),
+        rec("c", "x", parent_id="", html=""),
+    ]
+    store.upsert("t", rows)
+    for got in (store.get("t", ["a", "b", "c"]), [h.record for h in store.search("t", SearchRequest(
+            Filters(["kb1"]), text=terms_query("x"), vector=unit(5)))]):
+        got = sorted(got, key=lambda r: r.id)
+        assert [(r.parent_id, r.html) for r in got] == [("p1", "<p>1</p>"), (None, None), ("", "")]
+        for want, r in zip(rows, got, strict=True):
+            assert (r.content, r.heading_path, r.tags, r.tag_keywords) == (
+                want.content, want.heading_path, want.tags, want.tag_keywords)
+    store.close()
+
+
+def test_text_hits_get_the_cosine_the_vector_search_gives(tmp_path: Path) -> None:
+    store = TantivyDocStore(tmp_path / "index")
+    store.upsert("t", [rec(f"r{i}", "common word", vector=unit(i) * (i + 1)) for i in range(20)])
+    q = unit(99)
+    text = {h.record.id: h.vector_score
+            for h in store.search("t", SearchRequest(Filters(["kb1"]), text=terms_query("common"), vector=q,
+                                                     text_top_k=20, vector_top_k=0))}
+    near = {h.record.id: h.vector_score
+            for h in store.search("t", SearchRequest(Filters(["kb1"]), vector=q, vector_top_k=20))}
+    assert len(text) == len(near) == 20
+    for id_, cos in near.items():
+        assert text[id_] == cos  # the same kernel: a row's cosine does not depend on how it was found
     store.close()

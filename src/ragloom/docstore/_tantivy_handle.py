@@ -13,8 +13,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,7 +22,7 @@ import numpy as np
 import tantivy
 
 from ragloom.docstore._tantivy_query import Q
-from ragloom.docstore._tantivy_schema import SCHEMA_VERSION, decode_vector
+from ragloom.docstore._tantivy_schema import SCHEMA_VERSION, decode_vector, term_token
 from ragloom.docstore._tantivy_vectors import RowMeta, VectorCache
 from ragloom.errors import StoreError
 
@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 CONF = "ragloom.json"
 SEQ = "seq.json"
 StatKey = tuple[int, int, int, int]
+_DF_CACHE_MAX = 100_000  # counted document frequencies kept per searcher generation
 _T = TypeVar("_T")
 
 
@@ -46,6 +47,10 @@ class TenantHandle:
     meta_key: StatKey | None
     searcher: tantivy.Searcher
     cache: VectorCache
+    # per searcher generation (cleared by refresh): document frequencies counted so far, and
+    # whether the searcher holds deleted rows (None = not checked yet)
+    df_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    has_deletes: bool | None = None
 
 
 def stat_key(path: Path) -> StatKey | None:
@@ -89,6 +94,8 @@ def refresh(h: TenantHandle) -> None:
     retry(h.index.reload)
     h.searcher = h.index.searcher()
     h.meta_key = key
+    h.df_counts.clear()
+    h.has_deletes = None
     _sync(h)
 
 
@@ -104,6 +111,35 @@ def _sync(h: TenantHandle) -> None:
         addrs = [addr for _, addr in s.search(Q.all_query(), limit=max(1, total)).hits]
         live = np.array(s.fast_field_values("seq", addrs) if addrs else [], dtype=np.int64)
         h.cache.retain_seqs(live)
+
+
+def doc_freqs(h: TenantHandle, field_name: str, terms: Sequence[str]) -> dict[str, int]:
+    """How many live rows hold each term in ``field_name`` (terms map to tokens by :func:`term_token`).
+
+    Tantivy's term statistics are read directly when the searcher holds no deleted row;
+    otherwise (they would count deleted rows too) the live rows are counted, once per term
+    and searcher generation."""
+    s = h.searcher
+    if h.has_deletes is None:
+        # every row holds exactly one value of ``available``, and tantivy's doc_freq counts
+        # deleted rows: the two sums agree exactly when no row of this searcher is deleted
+        h.has_deletes = s.doc_freq("available", True) + s.doc_freq("available", False) != s.num_docs
+    freq: dict[str, int] = {}
+    for term in terms:
+        token = term_token(term)
+        if not token:
+            freq[term] = 0
+        elif not h.has_deletes:
+            freq[term] = s.doc_freq(field_name, token)
+        else:
+            key = (field_name, token)
+            if key not in h.df_counts:
+                if len(h.df_counts) >= _DF_CACHE_MAX:
+                    h.df_counts.clear()
+                query = Q.term_query(h.schema, field_name, token)
+                h.df_counts[key] = s.search(query, limit=1, count=True).count
+            freq[term] = h.df_counts[key]
+    return freq
 
 
 def reserve_seqs(h: TenantHandle, n: int) -> int:

@@ -18,6 +18,7 @@ import json
 import numpy as np
 import tantivy
 
+from ragloom.docstore._stored_record import stored_record
 from ragloom.docstore.base import DEFAULT_FIELD_BOOSTS, ChunkRecord
 from ragloom.errors import InvalidRequestError
 
@@ -85,6 +86,8 @@ def _payload(rec: ChunkRecord) -> bytes:
         "parent_id": rec.parent_id,
         "html": rec.html,
     }
+    if rec.tag_keywords or rec.tags:  # absent keys read back as empty: rows written before tags stay valid
+        data["tag_keywords"], data["tags"] = list(rec.tag_keywords), dict(rec.tags)
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -104,25 +107,44 @@ def decode_vector(doc: tantivy.Document) -> np.ndarray:
     return np.frombuffer(doc.get_first("vec"), dtype=np.float32).copy()
 
 
-def from_document(doc: tantivy.Document) -> ChunkRecord:
-    """Rebuild the ChunkRecord stored in a tantivy document (exact round trip)."""
-    data = json.loads(doc.get_first("payload"))
-    terms = doc.get_first("terms").decode().split(_FIELD_SEP)
+def _decode_payload(raw: bytes) -> dict[str, object]:
+    data = json.loads(raw)
     positions = [(int(p[0]), float(p[1]), float(p[2]), float(p[3]), float(p[4])) for p in data["positions"]]
-    return ChunkRecord(
-        id=doc.get_first("id"),
-        kb_id=doc.get_first("kb_id"),
-        doc_id=doc.get_first("doc_id"),
-        version_id=doc.get_first("version_id"),
-        content=data["content"],
-        vector=decode_vector(doc),
-        document_name=data["document_name"],
-        available=bool(doc.get_first("available")),
-        order=int(doc.get_first("order")),
-        kind=data["kind"],
-        positions=positions,
-        heading_path=list(data["heading_path"]),
-        parent_id=data["parent_id"],
-        html=data["html"],
-        **dict(zip(TERM_FIELDS, map(_split_terms, terms), strict=True)),
+    return {
+        "content": data["content"],
+        "document_name": data["document_name"],
+        "kind": data["kind"],
+        "positions": positions,
+        "heading_path": list(data["heading_path"]),
+        "parent_id": data["parent_id"],
+        "html": data["html"],
+        "tag_keywords": data.get("tag_keywords", []),
+        "tags": data.get("tags", {}),
+    }
+
+
+# The payload is written by json.dumps with these separators: a top-level key followed by
+# null can only be that field being None (quotes inside strings are escaped, and no nested
+# value of the payload is null).
+_NULL_MARKERS = {"parent_id": b'"parent_id":null', "html": b'"html":null'}
+
+
+def _decode_terms(raw: bytes) -> list[str]:
+    return raw.decode().split(_FIELD_SEP)
+
+
+def from_document(doc: tantivy.Document) -> ChunkRecord:
+    """Rebuild the ChunkRecord stored in a tantivy document (exact round trip). The keys and
+    the vector are decoded now; the payload and term fields when first read (:mod:`._stored_record`)."""
+    return stored_record(
+        (doc.get_first("id"), doc.get_first("kb_id"), doc.get_first("doc_id"), doc.get_first("version_id")),
+        decode_vector(doc),
+        bool(doc.get_first("available")),
+        int(doc.get_first("order")),
+        payload=doc.get_first("payload"),
+        terms=doc.get_first("terms"),
+        decode_payload=_decode_payload,
+        decode_terms=_decode_terms,
+        split_terms=_split_terms,
+        null_markers=_NULL_MARKERS,
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragloom.docstore._knn import KnnScan
 from ragloom.docstore.base import Filters
 
 
@@ -181,28 +182,29 @@ class VectorCache:
     def knn(self, filters: Filters, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The ``k`` filter-passing rows nearest to the unit vector ``query``:
         (id, cosine), best first (ties by id)."""
-        if k <= 0:
-            return []
-        cand_ids: list[str] = []
-        cand_scores: list[np.ndarray] = []
-        for shard, mask in self._masks(filters):
-            rows = np.flatnonzero(mask)
-            # einsum runs single-threaded: OpenBLAS's threaded gemv is several times slower
-            # on a small, busy machine (threads spin against the index's own threads).
-            if len(rows) * 2 > shard.n:
-                scores = np.einsum("ij,j->i", shard.vecs[: shard.n], query)[rows]
-            else:
-                scores = np.einsum("ij,j->i", shard.vecs[rows], query)
-            if len(rows) > k:
-                top = np.argpartition(-scores, k - 1)[:k]
-                rows, scores = rows[top], scores[top]
-            cand_ids.extend(shard.ids[i] for i in rows)
-            cand_scores.append(scores)
-        if not cand_ids:
-            return []
-        scores = np.concatenate(cand_scores)
-        ranked = sorted(zip(cand_ids, scores.tolist(), strict=True), key=lambda p: (-p[1], p[0]))
-        return ranked[:k]
+        return self.scan(filters, query, k).result()
+
+    def scan(self, filters: Filters, query: np.ndarray, k: int) -> KnnScan:
+        """:meth:`knn` as a :class:`KnnScan` that several threads can compute together.
+        The cache must not change until its ``result()`` returned."""
+        parts = [(shard.ids, shard.vecs, np.flatnonzero(mask)) for shard, mask in self._masks(filters)] if k > 0 else []
+        return KnnScan(parts, query, k)
+
+    def cosines(self, ids: Iterable[str], query: np.ndarray) -> dict[str, float]:
+        """Cosine of each cached row of ``ids`` to the unit vector ``query``, computed like
+        :meth:`knn` computes it (ids not in the cache are left out)."""
+        by_shard: dict[str, tuple[list[str], list[int]]] = {}
+        for id_ in ids:
+            where = self._where.get(id_)
+            if where is not None:
+                names, rows = by_shard.setdefault(where[0], ([], []))
+                names.append(id_)
+                rows.append(where[1])
+        out: dict[str, float] = {}
+        for kb_id, (names, rows) in by_shard.items():
+            scores = np.einsum("ij,j->i", self._shards[kb_id].vecs[rows], query)
+            out.update(zip(names, scores.tolist(), strict=True))
+        return out
 
     def rows(self, filters: Filters) -> list[tuple[str, int, str]]:
         """(doc_id, order, id) of every filter-passing row, sorted."""

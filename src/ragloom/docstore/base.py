@@ -43,6 +43,11 @@ class ChunkRecord:
     ``available=False`` rows are stored but never matched by :meth:`DocStore.search`
     (parents of parent-child chunks, TOC entries); :meth:`DocStore.get` still
     returns them. ``vector`` is L2-normalised float32.
+
+    Engines may return a subclass that decodes stored fields on first access (a search
+    materialises ~100 rows of which retrieval displays a few); it must behave exactly like
+    this class: every field readable and assignable, ``dataclasses`` helpers, copies and
+    pickles seeing every field.
     """
 
     id: str
@@ -66,6 +71,9 @@ class ChunkRecord:
     heading_path: list[str] = field(default_factory=list)
     parent_id: str | None = None
     html: str | None = None
+    # tag sets (chunk method "tag"): the row's own tags; other chunks: tag -> weight (REFERENCE §5.5)
+    tag_keywords: list[str] = field(default_factory=list)
+    tags: dict[str, float] = field(default_factory=dict)
 
     @property
     def page_numbers(self) -> list[int]:

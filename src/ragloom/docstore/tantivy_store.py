@@ -26,7 +26,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -35,10 +35,12 @@ import filelock
 import numpy as np
 import tantivy
 
+from ragloom.docstore._knn import KnnScan
 from ragloom.docstore._tantivy_handle import (
     CONF,
     SEQ,
     TenantHandle,
+    doc_freqs,
     open_handle,
     refresh,
     reserve_seqs,
@@ -58,7 +60,6 @@ from ragloom.docstore._tantivy_schema import (
     TERM_FIELDS,
     build_schema,
     from_document,
-    term_token,
     to_document,
 )
 from ragloom.docstore._tantivy_vectors import RowMeta
@@ -175,23 +176,29 @@ class TantivyDocStore:
             if request.vector is not None:
                 qvec = self._query_vector(request.vector, h.dim)
             text_q = text_query(h.schema, request.text) if request.text is not None else None
-            # the exact KNN (numpy, GIL released) runs beside the text search (tantivy, GIL released)
-            near_future: Future[list[tuple[str, float]]] | None = None
+            # the exact KNN (numpy, GIL released) runs beside the text search (tantivy, GIL released);
+            # this thread joins the scan when its text search is done
+            scan: KnnScan | None = None
             if qvec is not None and request.vector_top_k > 0:
-                near_future = self._pool().submit(h.cache.knn, request.filters, qvec, request.vector_top_k)
+                scan = h.cache.scan(request.filters, qvec, request.vector_top_k)
+                self._pool().submit(scan.work)
             hits: list[Hit] = []
             gate_passed = 0 if request.text_top_k > 0 else 1  # > len(hits): "maybe more passed"
             if text_q is not None and request.text_top_k > 0:
                 fq = filter_query(h.schema, request.filters, use_available=True)
                 result = h.searcher.search(gated(fq, text_q), limit=request.text_top_k, count=True)
                 gate_passed = result.count
-                for score, addr in result.hits:
-                    rec = from_document(h.searcher.doc(addr))
-                    cos = _cosine(rec.vector, qvec) if qvec is not None else None
-                    hits.append(Hit(rec, float(score), cos))
-            if near_future is not None:
+                records = [(from_document(h.searcher.doc(addr)), float(score)) for score, addr in result.hits]
+                # cosines from the vector cache, by the KNN's own kernel (one matrix product)
+                cached = h.cache.cosines([rec.id for rec, _ in records], qvec) if qvec is not None else {}
+                for rec, score in records:
+                    cos = None
+                    if qvec is not None:
+                        cos = cached[rec.id] if rec.id in cached else _cosine(rec.vector, qvec)
+                    hits.append(Hit(rec, score, cos))
+            if scan is not None:
                 seen = {hit.record.id for hit in hits}
-                near = [p for p in near_future.result() if p[0] not in seen]
+                near = [p for p in scan.result() if p[0] not in seen]
                 # rows outside the text hits can pass the gate only when the hits were cut off
                 score_q = text_q if text_q is not None and gate_passed > len(hits) else None
                 records, scores = self._fetch(h, [id_ for id_, _ in near], score_q)
@@ -234,15 +241,7 @@ class TantivyDocStore:
             h = self._handle(tenant_id)
             if h is None:
                 return {t: 0 for t in terms}, 0
-            freq: dict[str, int] = {}
-            for term in terms:
-                token = term_token(term)
-                if not token:
-                    freq[term] = 0
-                    continue
-                query = Q.term_query(h.schema, field_name, token)
-                freq[term] = h.searcher.search(query, limit=1, count=True).count
-            return freq, h.searcher.num_docs
+            return doc_freqs(h, field_name, terms), h.searcher.num_docs
 
     # -- internals: handles and sync -------------------------------------------------
 

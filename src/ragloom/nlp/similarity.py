@@ -14,15 +14,18 @@ so the query pair 北京+大学 also matches a chunk holding the single term
 are adjacent (segmentation varies with context). Other pairs are joined with a
 space, so ``new york`` never collides with a single term.
 
-Speed: each chunk's terms go into one set (built in C); adjacency is checked,
-by substring search in the space-joined terms, only for a chunk holding both
-halves of some query pair.
+Speed: a chunk's terms are intersected (in C) with the few terms the query can
+use — its keys and both halves of its pairs — so no set of all the chunk's terms
+is built; adjacency is checked, by substring search in the space-joined terms,
+only for a chunk holding both halves of some query pair. The score is summed in
+the query's key order, so it does not depend on set iteration order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Protocol
 
 import numpy as np
@@ -75,15 +78,18 @@ class _QueryIndex:
                 for i in range(1, len(key)):
                     self.heads.setdefault(key[:i], []).append((key[i:], key))
         self.head_set = frozenset(self.heads)
+        # every term whose presence in a chunk matters: keys, and both halves of adjacency pairs
+        self.lookup = self.keys | self.head_set | {b for pairs in self.heads.values() for b, _ in pairs}
 
     def score(self, chunk: HasTerms) -> float:
         if self.total <= 0:
             return 0.0
         seqs = (chunk.content_terms, chunk.title_terms, chunk.important_terms, chunk.question_terms)
-        present = set(chunk.important_keywords)
-        for seq in seqs:
-            present.update(seq)
-        hit = set(self.keys & present)
+        # the chunk's terms restricted to the few the query can use (no set of all its terms is built)
+        present = self.lookup.intersection(chain(chunk.important_keywords, *seqs))
+        if not present:
+            return 0.0
+        hit = set(self.keys.intersection(present))
         needed = [
             (a, b, key) for a in self.head_set & present for b, key in self.heads[a] if b in present and key not in hit
         ]
@@ -94,7 +100,8 @@ class _QueryIndex:
                 probe = f" {a} {b} "
                 if key not in hit and any(probe in text for text in joined):
                     hit.add(key)
-        return sum(map(self.weights.__getitem__, hit)) / self.total
+        # summed in the query's key order, so the result does not depend on set iteration order
+        return sum(w for k, w in self.weights.items() if k in hit) / self.total
 
 
 def token_similarity(keywords: Sequence[tuple[str, float]], chunk: HasTerms) -> float:
