@@ -71,3 +71,37 @@ def test_cli_reports_failures_and_exits_non_zero(tmp_path: Path) -> None:
     assert by_name["empty.txt"]["status"] == "failed" and "empty" in by_name["empty.txt"]["message"]
     missing = ragloom(home, "search", "nope", "anything", check=False)
     assert missing.returncode != 0 and "not found" in missing.stderr
+
+
+def test_cli_search_route_shows_the_picked_knowledge_bases_locally_and_over_http(tmp_path: Path) -> None:
+    from ragloom.config import Settings
+    from tests.live import live_server
+
+    home = tmp_path / "home"
+    (tmp_path / "bread.md").write_text("# Sourdough\n\nA sourdough starter is fed with equal weights of flour "
+                                       "and water daily.\n")
+    (tmp_path / "router.md").write_text("# Network\n\nReset the router by holding the recessed button for "
+                                        "ten seconds.\n")
+    ragloom(home, "kb", "create", "kitchen", "--description",
+            "Cooking recipes, baking bread and sourdough, kitchen hygiene")
+    ragloom(home, "kb", "create", "it", "--description", "Network administration: routers, Wi-Fi, VPN and firewalls")
+    ragloom(home, "add", "kitchen", str(tmp_path / "bread.md"))
+    ragloom(home, "add", "it", str(tmp_path / "router.md"))
+    question = "how do I reset the wifi router"
+
+    local = json.loads(ragloom(home, "--json", "search", "*", question, "--route").stdout)
+    routing = local["routing"]
+    assert [r["name"] for r in routing if r["chosen"]] == ["it"]
+    assert {r["name"] for r in routing} == {"kitchen", "it"} and routing[0]["score"] > routing[1]["score"]
+    assert local["chunks"] and {c["document_name"] for c in local["chunks"]} == {"router.md"}
+
+    human = ragloom(home, "search", "kitchen,it", question, "--route").stdout
+    assert "routing" in human and f"{routing[0]['score']:.3f}" in human and f"{routing[1]['score']:.3f}" in human
+    assert "router.md" in human
+
+    key = json.loads(ragloom(home, "--json", "keys", "create").stdout)["api_key"]
+    with live_server(Settings(home=home, _env_file=None), workers=0) as live:
+        remote = json.loads(ragloom(home, "--url", live.url, "--api-key", key, "--json", "search", "*", question,
+                                    "--route").stdout)
+    assert remote["routing"] == routing
+    assert [c["chunk_id"] for c in remote["chunks"]] == [c["chunk_id"] for c in local["chunks"]]

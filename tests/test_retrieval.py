@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ragloom.errors import InvalidRequestError
@@ -52,11 +53,27 @@ def _drain(ctx, principal, kb, ids) -> None:
 ])
 def test_chinese_and_english_questions_find_their_document(ctx, principal, question, expected) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
-    res = search(ctx, principal=principal, kb_ids=["mixed"], question=question)
+    res = search(ctx, principal=principal, kb_ids=["mixed"], question=question)  # default: normalized fusion
     assert res.chunks, question
     assert res.chunks[0].record.document_name == expected
-    top = res.chunks[0]
+    weighted = search(ctx, principal=principal, kb_ids=["mixed"], question=question,
+                      options=SearchOptions(fusion="weighted"))
+    assert weighted.chunks[0].record.document_name == expected
+    top = weighted.chunks[0]
     assert top.similarity == pytest.approx(0.7 * top.term_similarity + 0.3 * top.vector_similarity, abs=1e-6)
+
+
+def test_normalized_fusion_is_the_weighted_z_score_of_both_sides(ctx, principal) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
+                 options=SearchOptions(explain=True, page_size=20))
+    rows = [r for r in res.explain if r.stage != "prune"]
+    term = np.array([r.term_similarity for r in rows])
+    vec = np.array([r.vector_similarity for r in rows])
+    z = lambda x: (x - x.mean()) / x.std()  # noqa: E731
+    expected = 1 / (1 + np.exp(-(0.25 * z(term) + 0.75 * z(vec))))
+    assert [r.similarity for r in rows] == pytest.approx(list(expected), abs=1e-6)
+    assert res.explain_query["vector_similarity_weight"] == 0.75
 
 
 def test_empty_scope_returns_nothing(ctx, principal) -> None:
@@ -72,7 +89,7 @@ def test_empty_scope_returns_nothing(ctx, principal) -> None:
 def test_threshold_drops_weak_matches(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
-                 options=SearchOptions(similarity_threshold=0.99))
+                 options=SearchOptions(similarity_threshold=0.99, fusion="weighted"))
     assert res.chunks == []
 
 
@@ -122,7 +139,7 @@ def test_reuploading_identical_content_creates_no_new_version(ctx, principal) ->
 def test_explain_tells_each_candidates_scores_and_fate(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
-                 options=SearchOptions(page_size=1, explain=True))
+                 options=SearchOptions(page_size=1, explain=True, fusion="weighted"))
     rows = res.explain
     assert rows and res.explain_query["scope"]["kb_ids"]
     returned = [r for r in rows if r.stage == "returned"]
@@ -142,6 +159,11 @@ def test_modes_keyword_and_vector(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     kw = search(ctx, principal=principal, kb_ids=["mixed"], question="sourdough starter",
                 options=SearchOptions(mode="keyword"))
+    assert kw.chunks[0].record.document_name == "bread.md"
+    bm25 = [c.text_score for c in kw.chunks]  # normalized fusion: keyword mode ranks by the engine's BM25
+    assert bm25 == sorted(bm25, reverse=True) and all(0 < c.similarity < 1 for c in kw.chunks)
+    kw = search(ctx, principal=principal, kb_ids=["mixed"], question="sourdough starter",
+                options=SearchOptions(mode="keyword", fusion="weighted"))
     assert kw.chunks[0].record.document_name == "bread.md"
     assert all(c.similarity == pytest.approx(c.term_similarity) for c in kw.chunks)
     vec = search(ctx, principal=principal, kb_ids=["mixed"], question="熊猫的食物",

@@ -28,15 +28,21 @@ TERMINAL = ("done", "failed", "cancelled")
 
 class Client(Protocol):
     def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
-                  parser_config: dict[str, Any] | None = None) -> dict[str, Any]: ...
+                  parser_config: dict[str, Any] | None = None, tag_kb_ids: list[str] | None = None,
+                  topn_tags: int | None = None) -> dict[str, Any]: ...
     def kb_list(self) -> list[dict[str, Any]]: ...
+    def kb_tags(self, kb: str) -> dict[str, Any]: ...
     def kb_delete(self, kb: str) -> None: ...
     def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
                parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
     def documents(self, kb: str) -> list[dict[str, Any]]: ...
     def chunks(self, kb: str, doc: str) -> dict[str, Any]: ...
-    def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
-               explain: bool = False, toc_enhance: bool = False) -> dict[str, Any]: ...
+    def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
+               explain: bool = False, toc_enhance: bool = False, route: bool = False,
+               fusion: str | None = None) -> dict[str, Any]:
+        """Retrieval over ``kb`` (one or several; with ``route``, the candidates for the router,
+        ``[]`` = every readable one). With ``route`` the result has ``routing``."""
+        ...
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
     def start_processing(self) -> None: ...
     def stop_processing(self) -> None: ...
@@ -52,14 +58,21 @@ class LocalClient:
         self._thread: threading.Thread | None = None
 
     def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
-                  parser_config: dict[str, Any] | None = None) -> dict[str, Any]:
+                  parser_config: dict[str, Any] | None = None, tag_kb_ids: list[str] | None = None,
+                  topn_tags: int | None = None) -> dict[str, Any]:
         from ragloom.service import knowledgebases
         from ragloom.service.views import kb_view
 
-        spec = knowledgebases.KBCreate(name=name, language=language, description=description,
-                                       chunk_method=chunk_method, parser_config=parser_config or {})
+        body = _kb_body(name, language, description, chunk_method, parser_config, tag_kb_ids, topn_tags)
+        spec = knowledgebases.KBCreate(**body)
         with self.ctx.db.session() as s:
             return kb_view(knowledgebases.create(self.ctx, s, principal=self.principal, spec=spec), 0)
+
+    def kb_tags(self, kb: str) -> dict[str, Any]:
+        from ragloom.service.tags import kb_tags
+
+        with self.ctx.db.session() as s:
+            return kb_tags(self.ctx, s, principal=self.principal, kb_id_or_name=kb)
 
     def kb_list(self) -> list[dict[str, Any]]:
         from ragloom.service import knowledgebases
@@ -103,13 +116,15 @@ class LocalClient:
             docs, _ = documents.list_documents(s, principal=self.principal, kb_id=kb, limit=1_000_000)
             return [document_view(d) for d in docs]
 
-    def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
-               explain: bool = False, toc_enhance: bool = False) -> dict[str, Any]:
+    def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
+               explain: bool = False, toc_enhance: bool = False, route: bool = False,
+               fusion: str | None = None) -> dict[str, Any]:
         from ragloom.service.search import SearchOptions, search
         from ragloom.service.views import retrieval_view
 
-        res = search(self.ctx, principal=self.principal, kb_ids=[kb], question=question,
-                     options=SearchOptions(page_size=top_n, mode=mode, explain=explain, toc_enhance=toc_enhance))
+        options = SearchOptions(page_size=top_n, mode=mode, explain=explain, toc_enhance=toc_enhance, route=route,
+                                fusion=fusion)
+        res = search(self.ctx, principal=self.principal, kb_ids=_kb_list(kb), question=question, options=options)
         return retrieval_view(res)
 
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
@@ -133,6 +148,22 @@ class LocalClient:
             self._stop.set()
             self._thread.join()
             self._thread = None
+
+
+def _kb_body(name: str, language: str, description: str, chunk_method: str, parser_config: dict[str, Any] | None,
+             tag_kb_ids: list[str] | None, topn_tags: int | None) -> dict[str, Any]:
+    """The create request (``POST /datasets`` body); unset tag options are left to the defaults."""
+    body: dict[str, Any] = {"name": name, "language": language, "description": description,
+                            "chunk_method": chunk_method, "parser_config": parser_config or {}}
+    if tag_kb_ids:
+        body["tag_kb_ids"] = list(tag_kb_ids)
+    if topn_tags is not None:
+        body["topn_tags"] = topn_tags
+    return body
+
+
+def _kb_list(kb: str | Sequence[str]) -> list[str]:
+    return [kb] if isinstance(kb, str) else list(kb)
 
 
 _BY_STATUS: dict[int, type[RagloomError]] = {
@@ -166,10 +197,13 @@ class HttpClient:
         return self._call("GET", f"/datasets/{kb}")["id"]
 
     def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
-                  parser_config: dict[str, Any] | None = None) -> dict[str, Any]:
-        body = {"name": name, "language": language, "description": description, "chunk_method": chunk_method,
-                "parser_config": parser_config or {}}
+                  parser_config: dict[str, Any] | None = None, tag_kb_ids: list[str] | None = None,
+                  topn_tags: int | None = None) -> dict[str, Any]:
+        body = _kb_body(name, language, description, chunk_method, parser_config, tag_kb_ids, topn_tags)
         return self._call("POST", "/datasets", json=body)
+
+    def kb_tags(self, kb: str) -> dict[str, Any]:
+        return self._call("GET", f"/datasets/{kb}/tags")
 
     def kb_list(self) -> list[dict[str, Any]]:
         return self._call("GET", "/datasets")["datasets"]
@@ -199,10 +233,13 @@ class HttpClient:
     def documents(self, kb: str) -> list[dict[str, Any]]:
         return self._call("GET", f"/datasets/{kb}/documents", params={"page_size": 1000})["documents"]
 
-    def search(self, kb: str, question: str, *, top_n: int = 6, mode: str = "hybrid",
-               explain: bool = False, toc_enhance: bool = False) -> dict[str, Any]:
-        body = {"question": question, "dataset_ids": [kb], "page_size": top_n, "mode": mode, "explain": explain,
-                "toc_enhance": toc_enhance}
+    def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
+               explain: bool = False, toc_enhance: bool = False, route: bool = False,
+               fusion: str | None = None) -> dict[str, Any]:
+        body = {"question": question, "dataset_ids": _kb_list(kb), "page_size": top_n, "mode": mode,
+                "explain": explain, "toc_enhance": toc_enhance, "route": route}
+        if fusion is not None:
+            body["fusion"] = fusion
         return self._call("POST", "/retrieval", json=body)
 
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import time: build a :class:`Settings` and pass it down (``create_app(settings)`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -50,6 +51,14 @@ class Settings(BaseSettings):
     )
     rerank_window: int = Field(
         64, ge=0, le=1024, description="How many of the best candidates the reranker rescores (0 = none)."
+    )
+    fusion: Literal["normalized", "weighted"] = Field(
+        "normalized",
+        description="Default hybrid scoring: normalized (z-scores of both sides, relative, no threshold) or "
+        "weighted (the reference's (1 - w)*term + w*cosine with the knowledge base's weight and threshold).",
+    )
+    fusion_vector_weight: float = Field(
+        0.75, ge=0.0, le=1.0, description="Weight of the vector side in normalized fusion (a request may override)."
     )
     chat_max_context_tokens: int = Field(
         4096, ge=256, description="Token budget of the evidence put into the chat prompt."

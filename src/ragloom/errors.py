@@ -14,7 +14,7 @@
     ├── StoreError               the object store or the search store failed
     ├── ModelError               an embedding / chat / rerank model failed or is unreachable
     ├── TaskCancelledError       a task was cancelled while it ran
-    └── MissingDependencyError   an optional backend is not installed (names the pip extra)
+    └── MissingDependencyError   a backend's package is not installed (says what to pip install)
 
 The HTTP status of each is decided in one place: :func:`http_status`.
 """
@@ -75,8 +75,16 @@ class TaskCancelledError(RagloomError):
 
 
 class MissingDependencyError(RagloomError):
-    def __init__(self, package: str, extra: str) -> None:
-        super().__init__(f"{package} is not installed; install it with: pip install 'ragloom[{extra}]'")
+    """A package a backend needs cannot be used. The message says how to install it:
+    ``pip install 'ragloom[EXTRA]'`` when ``extra`` names one of ragloom's extras
+    (``[project.optional-dependencies]`` in pyproject.toml), else the package itself by
+    its PyPI name (a core dependency has no extra). ``problem`` replaces "is not
+    installed" (e.g. a broken installation, which is then force-reinstalled)."""
+
+    def __init__(self, package: str, extra: str | None = None, *, problem: str | None = None) -> None:
+        target = f"ragloom[{extra}]" if extra else package
+        pip = "pip install --force-reinstall" if problem else "pip install"
+        super().__init__(f"{package} {problem or 'is not installed'}; install it with: {pip} '{target}'")
         self.package = package
         self.extra = extra
 

@@ -50,7 +50,7 @@ def test_rank_ids_dedupes_chunks_of_one_document_and_marks_strangers() -> None:
 def test_run_eval_end_to_end(ctx, principal, tiny: Path, tmp_path: Path) -> None:
     seen: list[str] = []
     report = run_eval(ctx, principal, tiny, top_k=5, progress=lambda stage, done, total: seen.append(stage))
-    assert [m.name for m in report.modes] == ["keyword", "vector", "hybrid", "hybrid-normalized"]
+    assert [m.name for m in report.modes] == ["keyword", "vector", "hybrid", "hybrid-weighted"]
     assert "hybrid+rerank skipped: no reranker configured" in report.notes
     assert {"upload", "ingest", "query"} <= set(seen)
     assert report.corpus_size == len(TINY) and report.query_count == len(TINY_QUERIES)

@@ -29,7 +29,7 @@ def indivisible_row(chunk: Chunk) -> bool:
 def test_every_method_is_registered() -> None:
     assert set(default_chunkers().names) == {
         "naive", "title", "book", "laws", "manual", "paper", "qa", "table", "presentation", "picture", "one",
-        "email",
+        "email", "tag",
     }
 
 
@@ -247,6 +247,8 @@ def test_paper_abstract_as_a_labelled_paragraph() -> None:
     ({"picture_min_chars": -1}, "picture_min_chars"),
     ({"children_delimiter": "`x"}, "children_delimiter"),
     ({"method": "qa", "children_delimiter": "\n"}, "children_delimiter"),
+    ({"method": "qa", "toc_extraction": True}, "toc_extraction"),
+    ({"toc_extraction": "maybe"}, "toc_extraction"),
     ({"chunk_token_num": 20000}, "chunk_token_num"),
     ({"bogus_option": 1}, "bogus_option"),
 ])

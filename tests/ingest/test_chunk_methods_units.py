@@ -42,8 +42,32 @@ def test_qa_from_labelled_text_in_english_and_chinese() -> None:
     text = ("FAQ for users\nQ: What is it?\nA: A thing.\nIt works well.\n问：这是什么？\n答：一个东西。\n"
             "Question: Why?\nAnswer: Because.")
     chunks = run("qa", [Block(text=text)])
-    assert [(c.questions[0], c.text.split("\tAnswer: ")[1]) for c in chunks] == [
+    answers = [c.text.split("\t", 1)[1].removeprefix("Answer: ").removeprefix("回答：") for c in chunks]
+    assert list(zip([c.questions[0] for c in chunks], answers, strict=True)) == [
         ("What is it?", "A thing.\nIt works well."), ("这是什么？", "一个东西。"), ("Why?", "Because.")]
+    assert [c.text.split("\t")[0] for c in chunks] == ["Question: What is it?", "问题：这是什么？", "Question: Why?"]
+
+
+def test_qa_labels_follow_the_language_of_the_pair() -> None:
+    table = Table(header=["问题", "答案"], rows=[["如何重置路由器？", "按住复位键十秒。"],
+                                              ["Wi-Fi 密码在哪里？", "在路由器底部的标签上。"],
+                                              ["How do I reset the router?", "Hold the reset button."],
+                                              ["What does 路由器 mean?", "It means router in Chinese."]])
+    chunks = run("qa", [Block(text="", kind="table", table=table)])
+    assert [c.text for c in chunks] == [
+        "问题：如何重置路由器？\t回答：按住复位键十秒。",
+        "问题：Wi-Fi 密码在哪里？\t回答：在路由器底部的标签上。",  # Chinese with a Latin term
+        "Question: How do I reset the router?\tAnswer: Hold the reset button.",
+        "Question: What does 路由器 mean?\tAnswer: It means router in Chinese.",  # English with a Chinese term
+    ]
+    assert [c.questions for c in chunks][0] == ["如何重置路由器？"]
+
+
+def test_a_long_chinese_answer_is_split_under_chinese_labels() -> None:
+    answer = "。".join(f"第{i}步请检查设备的电源线是否连接牢固" for i in range(30))
+    chunks = run("qa", [Block(text=f"问：怎么排查故障？\n答：{answer}")], 64)
+    assert len(chunks) > 1
+    assert all(c.text.startswith("问题：怎么排查故障？\t回答：") and c.questions == ["怎么排查故障？"] for c in chunks)
 
 
 def test_qa_from_headings_through_the_markdown_parser() -> None:

@@ -77,3 +77,62 @@ def test_a_parent_stored_without_a_vector_borrows_its_best_childs() -> None:
             hit(record("c2", parent="P", vector=best), 0.6)]
     [merged] = swap_in_parents(hits, store)
     assert np.array_equal(merged.vector, best)
+
+
+def reranked(rec: ChunkRecord, sim: float, rerank: float) -> Candidate:
+    return Candidate(record=rec, similarity=sim, term_similarity=0.2, vector_similarity=0.1, rerank_score=rerank)
+
+
+def test_parents_of_reranked_children_keep_the_reranked_order() -> None:
+    store = Store(record("P"))
+    # after the rerank stage: reranked candidates first, then the rest of the window in their old order
+    cands = [reranked(record("c1", parent="P"), 0.6, 0.9), reranked(record("x"), 0.5, 0.7),
+             hit(record("y"), 0.55), hit(record("c2", parent="P"), 0.3)]
+    out = swap_in_parents(cands, store)
+    assert [c.record.id for c in out] == ["P", "x", "y"]
+    parent = out[0]
+    # only the reranked child counts: the un-reranked one's similarity holds no rerank score
+    assert parent.similarity == pytest.approx(0.6) and parent.rerank_score == pytest.approx(0.9)
+
+
+def test_parent_scores_are_the_means_of_its_reranked_childrens() -> None:
+    store = Store(record("P"), record("Q"))
+    cands = [reranked(record("a", parent="Q"), 0.8, 0.9), reranked(record("b", parent="P"), 0.7, 0.6),
+             reranked(record("c", parent="P"), 0.5, 0.2), reranked(record("d", parent="Q"), 0.1, 0.1)]
+    out = swap_in_parents(cands, store)
+    assert [(c.record.id, round(c.similarity, 6), round(c.rerank_score or 0, 6)) for c in out] == [
+        ("P", 0.6, 0.4), ("Q", 0.45, 0.5)]  # re-sorted by the children's final similarities
+
+
+def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
+    """Parent-child chunking + an HTTP reranker (test server on loopback): the page is in reranked order."""
+    from ragloom.config import Settings
+    from ragloom.retrieval.rerank import rank_key
+    from ragloom.service import accounts, knowledgebases
+    from ragloom.service.context import Context
+    from ragloom.service.search import SearchOptions, search
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.test_retrieval import _ingest
+
+    text = "\n\n".join(
+        f"# Part {n}\n\nThe {topic} sits on shelf {n}. Dust the {topic} weekly. Store the {topic} away from heat."
+        for n, topic in enumerate(["router", "kettle", "router cable", "lamp", "router manual", "toaster"]))
+    with FakeOpenAIServer() as server:
+        ctx = Context(Settings(home=tmp_path / "home", rerank_provider="http", rerank_base_url=server.base_url,
+                               rerank_model="fake-rerank", rerank_window=5, _env_file=None))
+        ctx.init_storage()
+        try:
+            with ctx.db.session() as s:
+                principal = accounts.bootstrap(s).principal
+                knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+                    name="shelves", chunk_method="title", parser_config={"children_delimiter": "."}))
+            _ingest(ctx, principal, "shelves", {"shelves.md": text})
+            res = search(ctx, principal=principal, kb_ids=["shelves"], question="where is the router",
+                         options=SearchOptions(similarity_threshold=0.0, page_size=6))
+        finally:
+            ctx.close()
+    assert any(r.path.endswith("/rerank") for r in server.requests)
+    parents = [c for c in res.chunks if c.record.kind == "parent"]
+    assert parents and any(p.rerank_score is not None for p in parents)
+    assert [c.record.id for c in res.chunks] == [c.record.id for c in sorted(res.chunks, key=rank_key)]
+    assert "router" in res.chunks[0].record.content

@@ -31,7 +31,7 @@ def cand(content: str, term: float, vector: float, vsw: float, rank_feature: flo
     record = ChunkRecord(id=content, kb_id="kb", doc_id="d", version_id="v", content=content,
                          vector=np.zeros(4, dtype=np.float32))
     return Candidate(record=record, term_similarity=term, vector_similarity=vector,
-                     similarity=(1 - vsw) * term + vsw * vector + rank_feature)
+                     similarity=(1 - vsw) * term + vsw * vector + rank_feature, rank_feature=rank_feature)
 
 
 def test_rerank_score_replaces_the_vector_similarity_and_rank_features_stay() -> None:

@@ -35,6 +35,15 @@ def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> di
         return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0))
 
 
+@router.get("/{dataset_id}/tags")
+def dataset_tags(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+    """How many chunks carry each tag: a tag set's own tags, or the tags another dataset's chunks got."""
+    from ragloom.service.tags import kb_tags
+
+    with ctx.db.session() as s:
+        return kb_tags(ctx, s, principal=principal, kb_id_or_name=dataset_id)
+
+
 @router.patch("/{dataset_id}")
 def update_dataset(dataset_id: str, body: knowledgebases.KBUpdate, ctx: ContextDep,
                    principal: PrincipalDep) -> dict[str, Any]:

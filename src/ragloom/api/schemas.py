@@ -4,7 +4,7 @@ Creating a dataset takes ``ragloom.service.knowledgebases.KBCreate`` itself."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,7 +27,9 @@ class RetrievalRequest(_Strict):
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     mode: str = Field("hybrid", description="hybrid, keyword or vector")
-    fusion: str = Field("weighted", description="hybrid scoring: weighted (reference) or normalized (relative)")
+    fusion: Literal["normalized", "weighted"] | None = Field(
+        None, description="hybrid scoring: normalized (z-scores, relative, no threshold) or weighted (the "
+        "reference's, with the knowledge base's weight and threshold); default: the server's setting")
     metadata_filter: dict[str, Any] | None = Field(
         None, description='e.g. {"and": [{"key": "author", "op": "=", "value": "Ada"}, '
                           '{"key": "year", "op": "range", "value": [2020, null]}]}')

@@ -93,6 +93,9 @@ class KnowledgeBase(Base):
     pagerank: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # the knowledge base's own synonym groups (added to the built-in dictionary at query time)
     synonyms: Mapped[list[list[str]]] = mapped_column(JSON, default=list, server_default="[]")
+    # tag sets (knowledge bases of chunk method "tag") whose tags this knowledge base's chunks get
+    tag_kb_ids: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
+    topn_tags: Mapped[int] = mapped_column(Integer, default=3, server_default="3")  # tags kept per chunk
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -3,9 +3,11 @@
 Every mode recalls the same candidate window (the one a page of ``top_k`` gets,
 REFERENCE §5.2) and ranks all of it; the ranked chunks become a ranked list of
 corpus ids (several chunks of one document count once, at their best rank),
-cut to ``top_k``. The plain modes never rerank. ``hybrid+rerank`` sends the
-hybrid candidates through the rerank stage (:func:`ragloom.retrieval.rerank.rerank`,
-the knowledge base's vector weight, ``settings.rerank_window``) with the given
+cut to ``top_k``. ``hybrid`` uses the configured fusion (``settings.fusion``,
+normalized by default), ``hybrid-weighted`` the reference's weighted fusion. The
+plain modes never rerank. ``hybrid+rerank`` sends the hybrid candidates through
+the rerank stage (:func:`ragloom.retrieval.rerank.rerank`, the vector weight of
+that fusion, ``settings.rerank_window``) with the given
 reranker or the configured one, and is skipped, with a note, when there is none.
 Latency is the wall time of one search call (query embedding included) or, for
 the reranker mode, of the hybrid call plus the rerank.
@@ -33,7 +35,7 @@ from ragloom.service.search import SearchOptions, search
 
 log = logging.getLogger(__name__)
 
-SEARCH_MODES = ("keyword", "vector", "hybrid", "hybrid-normalized")
+SEARCH_MODES = ("keyword", "vector", "hybrid", "hybrid-weighted")
 RERANK_MODE = "hybrid+rerank"
 DEFAULT_MODES = (*SEARCH_MODES, RERANK_MODE)
 
@@ -91,12 +93,15 @@ class _Run:
         self.ctx, self.principal, self.kb_id, self.top_k, self.reranker = ctx, principal, kb_id, top_k, reranker
         self.names = dataset.by_document_name()
         self.window = window(RetrievalParams(page_size=top_k))
-        with ctx.db.session() as s:
-            self.vsw = knowledgebases.get(s, principal=principal, kb_id_or_name=kb_id).vector_similarity_weight
+        if ctx.settings.fusion == "normalized":
+            self.vsw = ctx.settings.fusion_vector_weight
+        else:
+            with ctx.db.session() as s:
+                self.vsw = knowledgebases.get(s, principal=principal, kb_id_or_name=kb_id).vector_similarity_weight
 
     def search(self, mode: str, question: str) -> tuple[list[Candidate], float]:
-        fusion = "normalized" if mode == "hybrid-normalized" else "weighted"
-        opts = SearchOptions(mode=mode.removesuffix("-normalized"), page_size=self.window, similarity_threshold=0.0,
+        fusion = "weighted" if mode == "hybrid-weighted" else None  # None: the configured default
+        opts = SearchOptions(mode=mode.removesuffix("-weighted"), page_size=self.window, similarity_threshold=0.0,
                              rerank=False, fusion=fusion)
         start = time.perf_counter()
         res = search(self.ctx, principal=self.principal, kb_ids=[self.kb_id], question=question, options=opts)

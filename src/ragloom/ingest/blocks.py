@@ -99,6 +99,8 @@ class Chunk:
     parent_text: str | None = None
     # table method: typed column values of the row ({column: value}); shown and filterable later
     fields: dict[str, str | int | float | bool | None] = field(default_factory=dict)
+    # tag method: the tags of a tag-set row (searched to tag other knowledge bases' chunks)
+    tag_keywords: list[str] = field(default_factory=list)
 
     @property
     def pages(self) -> list[int]:

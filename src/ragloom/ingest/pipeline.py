@@ -4,102 +4,39 @@ Each stage is a small function; :func:`run_task` reads top to bottom. A task is
 idempotent: chunk ids are a hash of (version id, chunk order), so running it
 again rewrites the same rows. Readers see the new version only after
 :func:`publish` flips ``document.active_version_id`` in one transaction.
+The task's inputs live in :mod:`ragloom.ingest.job`, the building of its
+search-store rows in :mod:`ragloom.ingest.records`; both are re-exported here.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
-import xxhash
 from sqlalchemy import select
 
-from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, utcnow
+from ragloom.db.models import Document, DocumentVersion, Task, utcnow
 from ragloom.docstore.base import ChunkRecord, Filters
 from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledError
 from ragloom.ingest.blocks import Chunk, ParsedDocument
+from ragloom.ingest.job import ORDER_STRIDE, Job, Progress, load_job
+from ragloom.ingest.records import add_tags, chunk_id, llm_toc, parent_id, to_records, toc_id
 from ragloom.models.embedding import Embedder
 from ragloom.service import tasks
 from ragloom.service.context import Context
+
+__all__ = [
+    "ORDER_STRIDE", "Job", "Progress", "add_tags", "chunk", "chunk_id", "embed", "embedding_text", "fail_version",
+    "index", "llm_toc", "load_job", "parent_id", "parse", "publish", "run_task", "store_metadata", "store_pages",
+    "to_records", "toc_id",
+]
 
 log = logging.getLogger(__name__)
 
 TITLE_WEIGHT = 0.1  # REFERENCE §6: vec = w * title + (1 - w) * content
 EMBED_BATCH = 32
-ORDER_STRIDE = 100_000
 INDEX_BATCH = 256
-
-
-@dataclass(slots=True)
-class Job:
-    """Everything a task needs, read from the DB once at its start."""
-
-    task_id: str
-    tenant_id: str
-    kb_id: str
-    doc_id: str
-    version_id: str
-    filename: str
-    content_hash: str
-    chunk_method: str
-    parser_config: dict
-    embedding_model: str
-    language: str
-    from_page: int = 0  # 1-based first page of a page-range task; 0 = the whole document
-    to_page: int = 100_000_000
-
-    @property
-    def is_page_range(self) -> bool:
-        return self.from_page > 0
-
-    @property
-    def order_base(self) -> int:
-        """Chunk orders of a page-range task start at ``from_page * 100000``, so the
-        chunks of all tasks of a version sort in reading order and never collide."""
-        return self.from_page * ORDER_STRIDE
-
-
-def chunk_id(version_id: str, order: int) -> str:
-    return xxhash.xxh3_128_hexdigest(f"{version_id}:{order}".encode())
-
-
-class Progress:
-    """Reports progress to the task row; raises TaskCancelledError once cancel is asked."""
-
-    def __init__(self, ctx: Context, task_id: str) -> None:
-        self.ctx = ctx
-        self.task_id = task_id
-        self._last = 0.0
-
-    def __call__(self, progress: float, message: str, *, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._last < 0.5:
-            return
-        self._last = now
-        with self.ctx.db.session() as s:
-            alive = tasks.report(s, self.task_id, progress=progress, message=message)
-        if not alive:
-            raise TaskCancelledError("cancelled by user")
-
-
-def load_job(ctx: Context, task_id: str) -> Job:
-    with ctx.db.session() as s:
-        task = s.get(Task, task_id)
-        assert task is not None
-        version = s.get(DocumentVersion, task.version_id)
-        doc = s.get(Document, task.document_id)
-        kb = s.get(KnowledgeBase, task.kb_id)
-        assert version is not None and doc is not None and kb is not None
-        return Job(
-            task_id=task.id, tenant_id=task.tenant_id, kb_id=kb.id, doc_id=doc.id, version_id=version.id,
-            filename=doc.name, content_hash=version.content_hash, chunk_method=version.chunk_method,
-            parser_config=dict(version.parser_config or {}), embedding_model=kb.embedding_model,
-            language=kb.language, from_page=task.from_page, to_page=task.to_page,
-        )
 
 
 def parse(ctx: Context, job: Job) -> ParsedDocument:
@@ -180,76 +117,6 @@ def embedding_text(chunk: Chunk) -> str:
     """What a chunk's vector is made from: its questions when it has some (qa), else its text."""
     return "\n".join(chunk.questions) if chunk.questions else chunk.text
 
-
-def toc_id(version_id: str, from_page: int) -> str:
-    """Id of the hidden TOC row a task stores (one per page range)."""
-    return xxhash.xxh3_128_hexdigest(f"{version_id}:toc:{from_page}".encode())
-
-
-def parent_id(version_id: str, text: str) -> str:
-    return xxhash.xxh3_128_hexdigest(f"{version_id}:parent:{text}".encode())
-
-
-def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray,
-               titles: Sequence[tuple[int, str]] = ()) -> list[ChunkRecord]:
-    """Search-store rows: one per chunk, plus one hidden row per distinct parent text
-    (parent-child chunking: children are matched, the parent is swapped in at retrieval).
-    A qa chunk is indexed by its questions only (its text keeps question and answer)."""
-    from ragloom.nlp import analyze_chunk
-
-    records: list[ChunkRecord] = []
-    parents: dict[str, list[int]] = {}
-    for c, vec in zip(chunks, vectors, strict=True):
-        indexed = "\n".join(c.questions) if c.questions else c.text
-        terms = analyze_chunk(ctx.analyzer, indexed, title=job.filename, important_keywords=c.important_keywords,
-                              questions=c.questions)
-        pid = parent_id(job.version_id, c.parent_text) if c.parent_text else None
-        if pid is not None:
-            parents.setdefault(pid, []).append(len(records))
-        records.append(_record(job, c, vec, terms, pid))
-    for pid, members in parents.items():
-        first = chunks[members[0]]
-        text = first.parent_text or ""
-        vec = np.mean([records[i].vector for i in members], axis=0)
-        positions = [p for i in members for p in records[i].positions]
-        terms = analyze_chunk(ctx.analyzer, text, title=job.filename)
-        parent = Chunk(text=text, order=first.order, positions=list(dict.fromkeys(positions)),
-                       heading_path=first.heading_path, kind="parent", method=first.method)
-        row = _record(job, parent, (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32), terms, None)
-        row.id, row.available = pid, False
-        records.append(row)
-    toc = _toc_record(job, titles, chunks, records)
-    if toc is not None:
-        records.append(toc)
-    return records
-
-
-def _toc_record(job: Job, titles: Sequence[tuple[int, str]], chunks: list[Chunk],
-                records: list[ChunkRecord]) -> ChunkRecord | None:
-    """The hidden table-of-contents row of this task's chunks, when the document has headings."""
-    from ragloom.knowledge.toc import build_toc, dump_toc
-
-    entries = build_toc(titles, [(r.id, c.text) for c, r in zip(chunks, records, strict=False)])
-    if not entries:
-        return None
-    return ChunkRecord(id=toc_id(job.version_id, job.from_page), kb_id=job.kb_id, doc_id=job.doc_id,
-                       version_id=job.version_id, content=dump_toc(entries), vector=records[0].vector,
-                       document_name=job.filename, available=False, kind="toc",
-                       order=job.order_base + ORDER_STRIDE - 1)
-
-
-def _record(job: Job, c: Chunk, vec: np.ndarray, terms, parent: str | None) -> ChunkRecord:  # type: ignore[no-untyped-def]
-    return ChunkRecord(
-        id=chunk_id(job.version_id, c.order), kb_id=job.kb_id, doc_id=job.doc_id,
-        version_id=job.version_id, content=c.text, vector=vec, document_name=job.filename,
-        content_terms=terms.content_terms, content_fine_terms=terms.content_fine_terms,
-        title_terms=terms.title_terms, title_fine_terms=terms.title_fine_terms,
-        important_keywords=terms.important_keywords, important_terms=terms.important_terms,
-        question_terms=terms.question_terms, order=c.order, kind=c.kind,
-        positions=list(c.positions), heading_path=list(c.heading_path), html=c.html, parent_id=parent,
-    )
-
-
 def index(ctx: Context, job: Job, records: list[ChunkRecord], progress: Progress) -> None:
     for i in range(0, len(records), INDEX_BATCH):
         ctx.docstore.upsert(job.tenant_id, records[i : i + INDEX_BATCH])
@@ -257,7 +124,7 @@ def index(ctx: Context, job: Job, records: list[ChunkRecord], progress: Progress
         progress(0.85 + 0.1 * done / len(records), f"indexed {done}/{len(records)} chunks")
 
 
-def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None) -> bool:
+def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None, note: str = "") -> bool:
     """Finish this task; when it is the version's last, flip the document's active version.
 
     One transaction: the document row is written first (it serialises the tasks
@@ -265,8 +132,10 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None)
     done, then, if no sibling task is left, the version becomes active and the
     old version's chunks are dropped afterwards. When the document was deleted
     or a newer version was uploaded meanwhile, this version is discarded
-    instead. Returns True when the version was published.
+    instead. Returns True when the version was published. ``note`` (e.g. why no TOC was
+    built) is appended to the task's and the document's message.
     """
+    suffix = f"; {note}" if note else ""
     old_version: str | None = None
     outcome = "wait"
     with ctx.db.session() as s:
@@ -283,7 +152,7 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None)
         else:
             doc.updated_at = utcnow()
             s.flush()  # take the write lock before reading the siblings
-            tasks.finish(s, job.task_id, message=f"{chunk_count} chunks indexed")
+            tasks.finish(s, job.task_id, message=f"{chunk_count} chunks indexed{suffix}")
             siblings = list(s.scalars(select(Task).where(Task.version_id == job.version_id)))
             if all(t.status == "done" for t in siblings):
                 outcome = "published"
@@ -297,7 +166,7 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None)
                 version.page_count = page_count
                 doc.active_version_id = version.id
                 doc.chunk_count = total
-                doc.message = f"published {total} chunks"
+                doc.message = f"published {total} chunks{suffix}"
     if outcome == "discard":
         _discard(ctx, job)
     elif outcome == "published" and old_version and old_version != job.version_id:
@@ -322,10 +191,13 @@ def run_task(ctx: Context, task_id: str) -> str:
         vectors = embed(job, chunks, embedder, progress)
         titles = [(max(1, b.level), b.text) for b in parsed.blocks if b.kind == "title"]
         records = to_records(ctx, job, chunks, vectors, titles)
+        note = llm_toc(ctx, job, chunks, records, embedder.count_tokens, progress)
+        add_tags(ctx, job, records)
         progress(0.86, "indexing", force=True)
         index(ctx, job, records, progress)
         progress(0.97, "publishing", force=True)
-        publish(ctx, job, chunk_count=sum(1 for r in records if r.available), page_count=parsed.page_count)
+        publish(ctx, job, chunk_count=sum(1 for r in records if r.available), page_count=parsed.page_count,
+                note=note)
         return "done"
     except TaskCancelledError:
         _discard(ctx, job)

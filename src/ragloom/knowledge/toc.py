@@ -4,7 +4,8 @@ Build (no LLM needed when the structure exists): every heading the parser found
 is an entry ``{level, title, ids}`` whose ``ids`` are the chunks of that section
 (its own and its subsections', see :func:`build_toc`). The TOC is stored
 as a hidden row (``kind="toc"``, never matched) of the version; a page-range
-task stores the TOC of its pages.
+task stores the TOC of its pages. A document without headings gets its TOC from
+the chat model when ``parser_config.toc_extraction`` is on (:mod:`.toc_llm`).
 
 Query time (REFERENCE §10): take the document with the highest summed
 similarity among the candidates, score each of its titles against the question

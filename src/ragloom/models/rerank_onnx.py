@@ -39,11 +39,11 @@ def _import_runtime() -> tuple[Any, Any]:
     try:
         import onnxruntime
     except ImportError:
-        raise MissingDependencyError("onnxruntime", "rerank") from None
+        raise MissingDependencyError("onnxruntime") from None
     try:
         import tokenizers
     except ImportError:
-        raise MissingDependencyError("tokenizers", "rerank") from None
+        raise MissingDependencyError("tokenizers") from None
     return onnxruntime, tokenizers
 
 

@@ -104,7 +104,7 @@ class RjiebaSegmenter:
                     try:
                         import rjieba
                     except ImportError as exc:  # pragma: no cover - depends on the machine
-                        raise MissingDependencyError("rjieba", "fast") from exc
+                        raise MissingDependencyError("rjieba") from exc
                     self._mod = rjieba
                 mod = self._mod
         return mod

@@ -2,8 +2,14 @@
 
 With parent-child chunking the small children are indexed and matched, while
 their parent — the larger chunk they were cut from — is stored unavailable
-(never matched). After scoring, :func:`swap_in_parents` groups the child hits by
-``record.parent_id`` and emits each parent once in their place.
+(never matched). After scoring (and reranking), :func:`swap_in_parents` groups the
+child hits by ``record.parent_id`` and emits each parent once in their place.
+
+A parent's scores come from its children's *final* scores: when some of them
+were reranked, only those count (a reranked child's similarity holds the rerank
+score, an un-reranked one's does not, so the two are not averaged together) and
+the parent carries the mean rerank score, so it stays among the reranked
+candidates, in their order (:func:`ragloom.retrieval.rerank.rank_key`).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from ragloom.docstore.base import ChunkRecord
+from ragloom.retrieval.rerank import rank_key
 from ragloom.retrieval.types import Candidate
 
 FetchParents = Callable[[Sequence[str]], Sequence[ChunkRecord]]
@@ -31,12 +38,16 @@ def _merged_parent(parent: ChunkRecord, children: Sequence[Candidate]) -> Candid
         best = max(children, key=lambda c: c.similarity)
         record.vector = best.record.vector  # a hidden parent may be stored without a vector
     text_scores = [c.text_score for c in children if c.text_score is not None]
+    reranked = [c for c in children if c.rerank_score is not None]
+    scored = reranked or children
     return Candidate(
         record=record,
-        term_similarity=_mean([c.term_similarity for c in children]),
-        vector_similarity=_mean([c.vector_similarity for c in children]),
-        similarity=_mean([c.similarity for c in children]),
+        term_similarity=_mean([c.term_similarity for c in scored]),
+        vector_similarity=_mean([c.vector_similarity for c in scored]),
+        similarity=_mean([c.similarity for c in scored]),
         text_score=max(text_scores) if text_scores else None,
+        rank_feature=_mean([c.rank_feature for c in scored]),
+        rerank_score=_mean([c.rerank_score for c in reranked if c.rerank_score is not None]) if reranked else None,
     )
 
 
@@ -46,19 +57,23 @@ def swap_in_parents(candidates: Sequence[Candidate], fetch_parents: FetchParents
     * Child hits (``record.parent_id`` set) are grouped by parent id; each parent
       found by ``fetch_parents(ids)`` (called once, with the distinct ids in
       order of first hit) is emitted once, its ``similarity``,
-      ``term_similarity`` and ``vector_similarity`` the means of its children's,
-      its important keywords merged with theirs, ``text_score`` their best.
+      ``term_similarity``, ``vector_similarity``, ``rank_feature`` and
+      ``rerank_score`` the means of its reranked children's when any was
+      reranked, else of all its children's (``rerank_score`` then None), its
+      important keywords merged with theirs, ``text_score`` their best.
     * Children whose parent is not returned are kept as they are.
     * Candidates without a parent pass through unchanged.
-    * The result is sorted by descending ``similarity``; ties keep the order of
-      first appearance (a parent sits where its first child was).
+    * The result is sorted by :func:`~ragloom.retrieval.rerank.rank_key`:
+      reranked candidates (parents of reranked children included) first, each
+      part by descending ``similarity``; ties keep the order of first appearance
+      (a parent sits where its first child was).
     """
     groups: dict[str, list[Candidate]] = {}
     for cand in candidates:
         if cand.record.parent_id:
             groups.setdefault(cand.record.parent_id, []).append(cand)
     if not groups:
-        return sorted(candidates, key=lambda c: -c.similarity)
+        return sorted(candidates, key=rank_key)
     parents = {p.id: p for p in fetch_parents(list(groups))}
     out: list[Candidate] = []
     for cand in candidates:
@@ -67,4 +82,4 @@ def swap_in_parents(candidates: Sequence[Candidate], fetch_parents: FetchParents
             out.append(cand)
         elif groups[pid][0] is cand:
             out.append(_merged_parent(parents[pid], groups[pid]))
-    return sorted(out, key=lambda c: -c.similarity)
+    return sorted(out, key=rank_key)

@@ -6,13 +6,11 @@ takes the place of the vector similarity::
 
     similarity = (1 - vsw) * term_similarity + vsw * rerank_score + rank_features
 
-The stage computes it as ``similarity - vsw * vector_similarity + vsw * rerank_score``,
-which is the formula above whenever the incoming similarity was
-``(1 - vsw) * term + vsw * vector + rank_features`` (what the score stage
-produces) — so rank features, and any other additive term an earlier stage put
-in, are kept without this stage having to know them. ``vsw`` must therefore be
-the weight the score stage used (1 in vector-only mode, 0 in keyword-only mode,
-where reranking changes nothing).
+whatever fusion produced the incoming similarity (the reranked similarity is
+absolute, so it is comparable across the reranked candidates whichever way they
+were recalled). ``rank_features`` is the candidate's ``rank_feature`` (pagerank
+and tags). ``vsw`` is the weight the score stage gave the vector side (1 in
+vector-only mode, 0 in keyword-only mode, where reranking changes nothing).
 
 Text given to the reranker (a decision, see :func:`rerank_text`): the document
 title (file name without extension), the chunk's raw content, and its important
@@ -92,7 +90,7 @@ def rerank(
     vsw = vector_similarity_weight
     rescored = [
         dataclasses.replace(
-            c, rerank_score=float(s), similarity=c.similarity - vsw * c.vector_similarity + vsw * float(s)
+            c, rerank_score=float(s), similarity=(1 - vsw) * c.term_similarity + vsw * float(s) + c.rank_feature
         )
         for c, s in zip(head, scores, strict=True)
     ]

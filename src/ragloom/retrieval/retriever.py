@@ -19,6 +19,8 @@ from ragloom.models.embedding import Embedder
 from ragloom.models.rerank import Reranker
 from ragloom.nlp import Analyzer, QueryAnalysis
 from ragloom.nlp.synonyms import synonym_table
+from ragloom.retrieval.features import RankFeatures
+from ragloom.retrieval.fusion import fuse_normalized, fuse_weighted
 from ragloom.retrieval.parents import swap_in_parents
 from ragloom.retrieval.rerank import rank_key, rerank
 from ragloom.retrieval.types import Candidate, ExplainRow, RetrievalParams, RetrievalResult, Scope
@@ -55,7 +57,6 @@ def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Em
 
 
 MODES = ("hybrid", "keyword", "vector")
-FUSIONS = ("weighted", "normalized")
 
 
 def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: str = "hybrid",
@@ -89,35 +90,32 @@ def prune(hits: list[Hit], active_versions: ActiveVersions) -> list[Hit]:
 
 
 def score(hits: list[Hit], query: Query, params: RetrievalParams,
-          pageranks: dict[str, int] | None = None) -> list[Candidate]:
-    """similarity = (1 − vsw)·term + vsw·vector + rank feature, where the rank feature is the
-    knowledge base's pagerank / 100 (so chunks of a higher-ranked knowledge base come first
-    when several are searched together; the reference adds the raw 0..100 value)."""
+          pageranks: dict[str, int] | None = None, query_tags: dict[str, float] | None = None) -> list[Candidate]:
+    """similarity = fusion of term and vector similarity (:mod:`ragloom.retrieval.fusion`: normalized,
+    or the reference's weighted ``(1 − vsw)·term + vsw·vector``) + rank feature, where the rank feature is the
+    knowledge base's pagerank / 100 plus 0.1 × the cosine of the question's and the chunk's tags
+    (:mod:`ragloom.retrieval.features`; the reference adds the raw 0..100 pagerank and 10 × tag_cos)."""
     from ragloom.nlp import token_similarities
 
     if not hits:
         return []
     tksim = token_similarities(query.analysis.keywords, [h.record for h in hits])
     vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
-    ranks = pageranks or {}
+    features = RankFeatures(pageranks, query_tags)
     cos = np.array([h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
                     for h in hits])
     if params.fusion == "normalized" and params.mode == "hybrid":
-        bm25 = np.array([h.text_score or 0.0 for h in hits])
-        fused = (1 - vsw) * (0.5 * tksim + 0.5 * _minmax(bm25)) + vsw * _minmax(cos)
+        fused = fuse_normalized(tksim, cos, vsw)
+    elif params.fusion == "normalized" and params.mode == "keyword":  # the engine's BM25 ranks better alone
+        fused = fuse_normalized(np.array([h.text_score or 0.0 for h in hits]), cos, 0.0)
     else:
-        fused = (1 - vsw) * tksim + vsw * cos
+        fused = fuse_weighted(tksim, cos, vsw)
     out = []
     for h, t, v, f in zip(hits, tksim, cos, fused, strict=True):
-        rank = ranks.get(h.record.kb_id, 0) / 100.0
+        rank = features(h.record)
         out.append(Candidate(record=h.record, term_similarity=float(t), vector_similarity=float(v),
                              similarity=float(f) + rank, text_score=h.text_score, rank_feature=rank))
     return out
-
-
-def _minmax(x: np.ndarray) -> np.ndarray:
-    lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
 def _threshold(params: RetrievalParams) -> float:
@@ -158,7 +156,7 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     query = build_query(question, scope, docstore=docstore, embedder=embedder, analyzer=analyzer)
     hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.mode, facts=facts)
     kept = prune(hits, active_versions)
-    cands = score(kept, query, params, scope.pageranks)
+    cands = score(kept, query, params, scope.pageranks, scope.query_tags)
     if reranker is not None and params.rerank_window > 0:
         vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
         cands = rerank(cands, question, reranker, vector_similarity_weight=vsw, window=params.rerank_window)
@@ -173,7 +171,8 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     if facts is not None:
         facts.update(reranker=getattr(reranker, "name", None), rerank_window=params.rerank_window,
                      keywords=[[t, round(w, 4)] for t, w in query.analysis.keywords],
-                     threshold=params.similarity_threshold, vector_similarity_weight=params.vector_similarity_weight)
+                     threshold=_threshold(params), fusion=params.fusion,
+                     vector_similarity_weight=params.vector_similarity_weight)
         result.explain_query = facts
         result.explain = explain_rows(hits, kept, cands, page, params)
     return result

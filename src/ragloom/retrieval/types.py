@@ -19,6 +19,7 @@ class Scope:
     doc_ids: list[str] | None = None
     pageranks: dict[str, int] = field(default_factory=dict)  # kb_id -> 0..100
     synonym_groups: list[list[str]] = field(default_factory=list)  # the knowledge bases' own
+    query_tags: dict[str, float] = field(default_factory=dict)  # the question's tags (tag sets, §5.5)
 
 
 @dataclass(slots=True)
@@ -33,9 +34,9 @@ class RetrievalParams:
     candidate_window: int = 64
     mode: str = "hybrid"
     rerank_window: int = 64  # how many of the best candidates a reranker rescores (its own setting)
-    # "weighted": the reference's (1 − vsw)·term + vsw·cosine; "normalized": both sides min-max normalised
-    # over the candidates (term side = half token similarity, half BM25), a relative score with no threshold
-    fusion: str = "weighted"
+    # "normalized": z-scores of term and vector similarity over the candidates, weighted, logistic — a
+    # relative score with no threshold; "weighted": the reference's (1 − vsw)·term + vsw·cosine (fusion.py)
+    fusion: str = "normalized"
 
 
 @dataclass(slots=True)
@@ -86,3 +87,5 @@ class RetrievalResult:
     explain: list[ExplainRow] | None = None
     # query-level facts when explaining: scope, analysed terms, gate, retries
     explain_query: dict[str, object] | None = None
+    # with routing: every candidate knowledge base, {"kb_id", "name", "score", "chosen"}, best first
+    routing: list[dict[str, object]] | None = None

@@ -54,6 +54,8 @@ def record_view(record: ChunkRecord, method: str) -> dict[str, Any]:
         "positions": positions_view(record),
         "html": record.html,
         "parent_id": record.parent_id,
+        "tag_keywords": list(record.tag_keywords),  # a tag set's row: its own tags
+        "tags": dict(record.tags),  # tags given from the knowledge base's tag sets
     }
 
 
@@ -80,6 +82,7 @@ def chunk_view(chunk: Chunk, count_tokens: Callable[[str], int]) -> dict[str, An
         "html": chunk.html,
         "questions": chunk.questions,
         "parent_text": chunk.parent_text,
+        "tag_keywords": chunk.tag_keywords,
     }
 
 

@@ -62,6 +62,13 @@ class Context:
         return Analyzer()
 
     @cached_property
+    def tag_cache(self):  # type: ignore[no-untyped-def]
+        """Tag priors of tag sets (:class:`ragloom.knowledge.tags.TagCache`), keyed by their versions."""
+        from ragloom.knowledge.tags import TagCache
+
+        return TagCache()
+
+    @cached_property
     def chat_model(self):  # type: ignore[no-untyped-def]
         s = self.settings
         if not (s.chat_base_url and s.chat_model):

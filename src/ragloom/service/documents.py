@@ -78,12 +78,12 @@ WHOLE = (0, 100_000_000)  # a task over the whole document
 
 def page_ranges(data: bytes, filename: str, method: str, parser_config: dict) -> list[tuple[int, int]]:
     """Page ranges (1-based, inclusive) of the parsing tasks of a file: 12-page slices of a PDF
-    (22 for papers). Non-PDF files, unreadable PDFs (the task reports why) and the ``one``
-    method give one task."""
+    (22 for papers). Non-PDF files, unreadable PDFs (the task reports why), the ``one``
+    method and ``toc_extraction`` (one table of contents per document) give one task."""
     from ragloom.errors import ParseError
     from ragloom.ingest.parsers import detect_type, pdf_page_count
 
-    if method == "one":
+    if method == "one" or parser_config.get("toc_extraction"):
         return [WHOLE]
     size = int(parser_config.get("task_page_size") or (22 if method == "paper" else TASK_PAGE_SIZE))
     try:
@@ -313,7 +313,8 @@ def reindex(ctx: Context, session: Session, *, principal: Principal, kb_ids: lis
         for dim in dims:
             ctx.docstore.create_index(principal.tenant_id, dim)
     out = []
-    for kb in kbs:
+    # tag sets first: their tasks are claimed first, so the chunks tagged from them find them indexed
+    for kb in sorted(kbs, key=lambda kb: kb.chunk_method != "tag"):
         for doc in session.scalars(select(Document).where(Document.kb_id == kb.id)):
             if doc.latest_version_id:
                 out.append(reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id))

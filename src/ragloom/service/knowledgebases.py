@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
@@ -34,6 +34,27 @@ class KBCreate(BaseModel):
     vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
     pagerank: int = Field(0, ge=0, le=100, description="rank feature: searched together, higher ranks first")
     synonyms: list[list[str]] = Field(default_factory=list, description="synonym groups, e.g. [['PTO', 'leave']]")
+    tag_kb_ids: list[str] = Field(default_factory=list, description="tag sets (knowledge bases of chunk method "
+                                  "'tag', ids or names) whose tags this knowledge base's chunks get")
+    topn_tags: int = Field(3, ge=1, le=10, description="tags kept per chunk and per question")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hoist(cls, data: Any) -> Any:
+        return _hoist_tag_settings(data)
+
+
+def _hoist_tag_settings(data: Any) -> Any:
+    """Accept ``tag_kb_ids``/``topn_tags`` inside ``parser_config`` too (where the reference keeps them)."""
+    if isinstance(data, dict) and isinstance(data.get("parser_config"), dict):
+        config = dict(data["parser_config"])
+        data = dict(data)
+        for key in ("tag_kb_ids", "topn_tags"):
+            if key in config:
+                value = config.pop(key)
+                data.setdefault(key, value)
+        data["parser_config"] = config
+    return data
 
 
 def _validate(spec: KBCreate) -> None:
@@ -100,6 +121,8 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
         vector_similarity_weight=spec.vector_similarity_weight,
         pagerank=spec.pagerank,
         synonyms=validate_groups(spec.synonyms),
+        tag_kb_ids=_tag_sets(session, principal, spec.tag_kb_ids, None),
+        topn_tags=spec.topn_tags,
     )
     session.add(kb)
     session.flush()
@@ -122,6 +145,19 @@ class KBUpdate(BaseModel):
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     pagerank: int | None = Field(None, ge=0, le=100)
     synonyms: list[list[str]] | None = None
+    tag_kb_ids: list[str] | None = None
+    topn_tags: int | None = Field(None, ge=1, le=10)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hoist(cls, data: Any) -> Any:
+        return _hoist_tag_settings(data)
+
+
+def _tag_sets(session: Session, principal: Principal, requested: list[str], self_id: str | None) -> list[str]:
+    from ragloom.service.tags import validate_tag_kbs
+
+    return validate_tag_kbs(session, principal=principal, requested=requested, self_id=self_id)
 
 
 def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: KBUpdate) -> KnowledgeBase:
@@ -137,6 +173,8 @@ def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: 
         validate_chunking(method, kb.parser_config if config is None else config)
     if changes.get("synonyms") is not None:
         changes["synonyms"] = validate_groups(changes["synonyms"])
+    if changes.get("tag_kb_ids") is not None:
+        changes["tag_kb_ids"] = _tag_sets(session, principal, changes["tag_kb_ids"], kb.id)
     if changes.get("name") and changes["name"] != kb.name:
         taken = session.scalar(select(KnowledgeBase.id).where(
             KnowledgeBase.tenant_id == kb.tenant_id, KnowledgeBase.name == changes["name"]))

@@ -8,10 +8,12 @@ from sqlalchemy import select
 
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import InvalidRequestError
-from ragloom.retrieval.retriever import FUSIONS, MODES, retrieve
+from ragloom.retrieval.fusion import FUSIONS
+from ragloom.retrieval.retriever import MODES, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.service import knowledgebases
 from ragloom.service.context import Context, Principal
+from ragloom.service.tags import question_tags
 
 
 @dataclass(slots=True)
@@ -27,7 +29,7 @@ class SearchOptions:
     rerank: bool = True  # use the configured reranker, if any
     toc_enhance: bool = False  # re-score with the best document's table of contents (REFERENCE §10)
     route: bool = False  # search only the knowledge bases whose description fits the question
-    fusion: str = "weighted"  # or "normalized" (see RetrievalParams)
+    fusion: str | None = None  # "normalized" or "weighted" (ragloom.retrieval.fusion); None = settings.fusion
 
 
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_ids: list[str] | None = None,
@@ -80,21 +82,25 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         raise InvalidRequestError("page must be >= 1 and page_size between 1 and 256")
     if opts.mode not in MODES:
         raise InvalidRequestError(f"mode must be one of {MODES}, not {opts.mode!r}")
-    if opts.fusion not in FUSIONS:
-        raise InvalidRequestError(f"fusion must be one of {FUSIONS}, not {opts.fusion!r}")
+    fusion = opts.fusion or ctx.settings.fusion
+    if fusion not in FUSIONS:
+        raise InvalidRequestError(f"fusion must be one of {FUSIONS}, not {fusion!r}")
     scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.doc_ids,
                                metadata_filter=opts.metadata_filter)
     if scope.doc_ids is not None and not scope.doc_ids:
-        return RetrievalResult(chunks=[], total=0, embedding_model=scope.embedding_model)
+        return RetrievalResult(chunks=[], total=0, embedding_model=scope.embedding_model, routing=routing)
+    scope.query_tags = question_tags(ctx, kbs, question)
     first = kbs[0] if kbs else None
     params = RetrievalParams(
         page=opts.page,
         page_size=opts.page_size,
         similarity_threshold=_pick(opts.similarity_threshold, first and first.similarity_threshold, 0.2),
-        vector_similarity_weight=_pick(opts.vector_similarity_weight, first and first.vector_similarity_weight, 0.3),
+        vector_similarity_weight=_pick(opts.vector_similarity_weight, ctx.settings.fusion_vector_weight)
+        if fusion == "normalized"
+        else _pick(opts.vector_similarity_weight, first and first.vector_similarity_weight, 0.3),
         mode=opts.mode,
         rerank_window=ctx.settings.rerank_window,
-        fusion=opts.fusion,
+        fusion=fusion,
     )
     for name, val in (("similarity_threshold", params.similarity_threshold),
                       ("vector_similarity_weight", params.vector_similarity_weight)):
@@ -106,14 +112,19 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
                       reranker=ctx.reranker if opts.rerank else None,
                       toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)
     result.embedding_model = scope.embedding_model
+    result.routing = routing
     if routing is not None and result.explain_query is not None:
         result.explain_query["routing"] = routing
+    if result.explain_query is not None:
+        result.explain_query["query_tags"] = scope.query_tags
     return result
 
 
 def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[str],
                           question: str) -> tuple[list[str], list[dict[str, object]]]:
-    """The visible knowledge bases (all of them when ``kb_ids`` is empty) that fit the question."""
+    """The visible knowledge bases (all of them when ``kb_ids`` is empty) that fit the question, and
+    why: ``{"kb_id", "name", "score", "chosen"}`` per candidate, best first. With one candidate, or
+    candidates of different embedding models, nothing is scored (``score`` None) and all are kept."""
     from ragloom.retrieval.router import route
     from ragloom.service.answers import term_similarity_fn
 
@@ -121,14 +132,17 @@ def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[st
         kbs = ([knowledgebases.get(s, principal=principal, kb_id_or_name=k) for k in kb_ids] if kb_ids
                else knowledgebases.list_visible(s, principal=principal))
         described = [(kb.id, f"{kb.name}. {kb.description}".strip()) for kb in kbs]
+        names = {kb.id: kb.name for kb in kbs}
         models = {kb.embedding_model for kb in kbs}
     if len(described) <= 1 or len(models) != 1:
-        return [k for k, _ in described], []
+        return [k for k, _ in described], [{"kb_id": k, "name": names[k], "score": None, "chosen": True}
+                                           for k, _ in described]
     embedder = ctx.embedder(models.pop())
     choices = route(question, described, embed_query=embedder.embed_query,
                     embed_passages=lambda ts: embedder.embed_passages(ts), term_similarity=term_similarity_fn(ctx))
     return ([c.kb_id for c in choices if c.chosen],
-            [{"kb_id": c.kb_id, "score": round(c.score, 4), "chosen": c.chosen} for c in choices])
+            [{"kb_id": c.kb_id, "name": names[c.kb_id], "score": round(c.score, 4), "chosen": c.chosen}
+             for c in choices])
 
 
 def toc_support(ctx: Context, tenant_id: str, embedding_model: str):  # type: ignore[no-untyped-def]

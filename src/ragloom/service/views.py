@@ -29,6 +29,8 @@ def kb_view(kb: KnowledgeBase, document_count: int | None = None) -> dict[str, A
         "vector_similarity_weight": kb.vector_similarity_weight,
         "pagerank": kb.pagerank,
         "synonyms": kb.synonyms or [],
+        "tag_kb_ids": kb.tag_kb_ids or [],
+        "topn_tags": kb.topn_tags,
         "document_count": document_count,
         "created_at": _iso(kb.created_at),
     }
@@ -74,6 +76,8 @@ def chunk_view(c: Candidate) -> dict[str, Any]:
         "similarity": round(c.similarity, 6),
         "term_similarity": round(c.term_similarity, 6),
         "vector_similarity": round(c.vector_similarity, 6),
+        "rank_feature": round(c.rank_feature, 6),
+        "tags": dict(r.tags),
         "positions": positions_view(r),
     }
 
@@ -96,4 +100,6 @@ def retrieval_view(result: RetrievalResult) -> dict[str, Any]:
     explained = explain_view(result)
     if explained is not None:
         out["explain"] = explained
+    if result.routing is not None:
+        out["routing"] = result.routing
     return out

@@ -17,6 +17,7 @@ presentation   one chunk per slide with its notes (:mod:`.units`)
 picture        the OCR text of an image as one chunk
 one            the whole document as one chunk (ignores the budget by definition)
 email          headers, body and attachments, each naive-chunked
+tag            a tag set: one chunk per (content, tags) row, ``tag_keywords`` set (:mod:`.tag`)
 =============  ==================================================================
 
 ``naive`` and ``title`` take ``children_delimiter`` (parent-child, :mod:`.parent_child`).
@@ -44,6 +45,7 @@ from ragloom.ingest.chunkers.sectioned import (
     title_chunk,
 )
 from ragloom.ingest.chunkers.tabular import table_rows_chunk
+from ragloom.ingest.chunkers.tag import tag_chunk
 from ragloom.ingest.chunkers.units import email_chunk, one_chunk, picture_chunk, presentation_chunk
 
 __all__ = ["ChunkerConfig", "Chunker", "ChunkerRegistry", "chunk_blocks", "default_chunkers", "naive_chunk"]
@@ -68,7 +70,7 @@ def _title(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callabl
 BUILTIN_METHODS: dict[str, Chunker] = {
     "naive": _naive, "title": _title, "book": book_chunk, "laws": laws_chunk, "manual": manual_chunk,
     "paper": paper_chunk, "qa": qa_chunk, "table": table_rows_chunk, "presentation": presentation_chunk,
-    "picture": picture_chunk, "one": one_chunk, "email": email_chunk,
+    "picture": picture_chunk, "one": one_chunk, "email": email_chunk, "tag": tag_chunk,
 }
 
 

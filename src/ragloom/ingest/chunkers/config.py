@@ -3,7 +3,8 @@
 One flat model: the common fields apply to every method that has a token
 budget; the method-specific ones are ignored by the other methods, except that
 ``children_delimiter`` is refused outright for a method that cannot split
-children (naive and title only), so a misconfiguration is reported instead of
+children (naive and title only), and ``toc_extraction`` for a method without
+sections (qa, table, presentation, picture, one, email), so a misconfiguration is reported instead of
 silently doing nothing. :meth:`ChunkerConfig.parse` turns every problem into one
 :class:`InvalidRequestError` naming each bad field.
 """
@@ -18,6 +19,7 @@ from ragloom.errors import InvalidRequestError
 from ragloom.ingest.chunkers.delimiters import parse_delimiters
 
 PARENT_CHILD_METHODS = ("naive", "title")
+TOC_METHODS = ("naive", "title", "book", "laws", "manual", "paper")
 
 
 class ChunkerConfig(BaseModel):
@@ -39,6 +41,10 @@ class ChunkerConfig(BaseModel):
     )
     picture_min_chars: int = Field(
         32, ge=0, le=10000, description="picture method: OCR text shorter than this is reported as too short"
+    )
+    toc_extraction: bool = Field(
+        False, description=f"{', '.join(TOC_METHODS)}: when the document has no headings, "
+                           "the configured chat model builds its table of contents",
     )
     task_page_size: int | None = Field(
         None, ge=1, le=10000, description="pages per parsing task of a PDF (default 12; 22 for paper)"
@@ -64,6 +70,11 @@ class ChunkerConfig(BaseModel):
             raise ValueError(
                 f"children_delimiter: parent-child chunking works with the methods "
                 f"{', '.join(PARENT_CHILD_METHODS)}, not {self.method!r}"
+            )
+        if self.toc_extraction and self.method not in TOC_METHODS:
+            raise ValueError(
+                f"toc_extraction: a table of contents is built for the methods {', '.join(TOC_METHODS)}, "
+                f"not {self.method!r}"
             )
         return self
 

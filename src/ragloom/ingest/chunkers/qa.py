@@ -11,9 +11,10 @@ Pairs come from, in document order:
   (Markdown, DOCX) is the question and the body the answer.
 
 Leading labels are stripped from questions and answers. A chunk's ``text`` is
-``"Question: q\\tAnswer: a"`` and ``questions == [q]``. A pair over the budget
-keeps its question and splits the answer into parts (each its own chunk with
-the same question). A question so long that less than 8 tokens of answer
+``"Question: q\\tAnswer: a"``, or ``"问题：q\\t回答：a"`` when the pair is Chinese (CJK
+ideographs make up at least a fifth of its non-space characters, see :func:`is_chinese`),
+and ``questions == [q]``. A pair over the budget keeps its question and splits the
+answer into parts (each its own chunk with the same question). A question so long that less than 8 tokens of answer
 fit beside it is indivisible: its parts hold 8 answer tokens each and go over
 the budget (the count of parts still falls as the budget grows).
 """
@@ -49,7 +50,23 @@ def strip_label(text: str, label: re.Pattern[str]) -> str:
     return label.sub("", text.strip(), count=1).strip()
 
 
-def pair_text(question: str, answer: str) -> str:
+_CJK_SHARE = 0.2
+
+
+def is_chinese(text: str) -> bool:
+    """True when CJK ideographs are at least a fifth of the non-space characters."""
+    chars = [ch for ch in text if not ch.isspace()]
+    cjk = sum(1 for ch in chars if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    return bool(chars) and cjk / len(chars) >= _CJK_SHARE
+
+
+def pair_text(question: str, answer: str, *, chinese: bool | None = None) -> str:
+    """``Question: q<TAB>Answer: a``; Chinese labels (问题：/回答：) when ``chinese``, which is
+    detected from the question and answer when not given."""
+    if chinese is None:
+        chinese = is_chinese(question + answer)
+    if chinese:
+        return f"问题：{question}\t回答：{answer}"
     return f"Question: {question}\tAnswer: {answer}"
 
 
@@ -154,18 +171,19 @@ def qa_chunk(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Calla
     chunks: list[Chunk] = []
     budget = config.chunk_token_num
     for pair in pairs:
-        for answer in _answer_parts(pair, budget, count_tokens):
-            chunks.append(Chunk(text=pair_text(pair.question, answer), order=len(chunks),
+        chinese = is_chinese(pair.question + pair.answer)
+        for answer in _answer_parts(pair, budget, count_tokens, chinese):
+            chunks.append(Chunk(text=pair_text(pair.question, answer, chinese=chinese), order=len(chunks),
                                 positions=list(pair.positions), heading_path=pair.heading_path,
                                 method="qa", questions=[pair.question]))
     return chunks
 
 
-def _answer_parts(pair: Pair, budget: int, count_tokens: Callable[[str], int]) -> list[str]:
-    if count_tokens(pair_text(pair.question, pair.answer)) <= budget:
+def _answer_parts(pair: Pair, budget: int, count_tokens: Callable[[str], int], chinese: bool) -> list[str]:
+    if count_tokens(pair_text(pair.question, pair.answer, chinese=chinese)) <= budget:
         return [pair.answer]
     # A question leaving less than _MIN_ANSWER_BUDGET tokens is indivisible: its parts go over the budget.
-    room = max(budget - count_tokens(pair_text(pair.question, "")), _MIN_ANSWER_BUDGET)
+    room = max(budget - count_tokens(pair_text(pair.question, "", chinese=chinese)), _MIN_ANSWER_BUDGET)
     parts = naive_chunk([Block(text=pair.answer)], count_tokens=count_tokens, chunk_token_num=room,
                         heading_prefix=False)
     return [p.text for p in parts] or [pair.answer]

@@ -35,7 +35,6 @@ from ragloom.errors import MissingDependencyError
 
 log = logging.getLogger(__name__)
 
-OCR_EXTRA = "ocr"
 # import name -> the PyPI package that provides it
 PACKAGES = {
     "onnxruntime": "onnxruntime",
@@ -55,7 +54,7 @@ def require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        raise MissingDependencyError(PACKAGES.get(module, module), OCR_EXTRA) from exc
+        raise MissingDependencyError(PACKAGES.get(module, module)) from exc
 
 
 def ocr_installed() -> bool:
@@ -72,7 +71,7 @@ def _model_file(module: str, *parts: str) -> str:
     root = Path(require(module).__file__).resolve().parent
     path = root.joinpath(*parts)
     if not path.is_file():
-        raise MissingDependencyError(f"{PACKAGES[module]} (its model file {path.name} is missing)", OCR_EXTRA)
+        raise MissingDependencyError(PACKAGES[module], problem=f"is installed without its model file {path.name}")
     return str(path)
 
 

@@ -31,7 +31,7 @@ def _default_reader() -> PageReader:
 
     reader = default_page_reader()
     if reader is None:
-        raise MissingDependencyError("rapidocr", "ocr")
+        raise MissingDependencyError("rapidocr")
     return reader
 
 

@@ -157,7 +157,7 @@ def _msg(data: bytes, filename: str) -> Mail:
         import extract_msg
         from extract_msg.exceptions import ExMsgBaseException
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise MissingDependencyError("extract-msg", "email") from exc
+        raise MissingDependencyError("extract-msg") from exc
     try:
         msg = extract_msg.openMsg(io.BytesIO(data), delayAttachments=False)
     except (ExMsgBaseException, OSError, ValueError) as exc:

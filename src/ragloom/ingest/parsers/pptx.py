@@ -120,7 +120,7 @@ class PptxParser:
             import pptx
             from pptx.exc import PackageNotFoundError
         except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise MissingDependencyError("python-pptx", "office") from exc
+            raise MissingDependencyError("python-pptx") from exc
         try:
             deck = pptx.Presentation(io.BytesIO(data))
         except (zipfile.BadZipFile, PackageNotFoundError, KeyError) as exc:

@@ -73,7 +73,7 @@ class XlsxParser:
             import openpyxl
             from openpyxl.utils.exceptions import InvalidFileException
         except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise MissingDependencyError("openpyxl", "office") from exc
+            raise MissingDependencyError("openpyxl") from exc
         try:
             formulas = openpyxl.load_workbook(io.BytesIO(data), data_only=False)
             has_formulas = any(c.data_type == "f" for ws in formulas.worksheets for row in ws.iter_rows()
@@ -125,7 +125,7 @@ class XlsParser:
         try:
             import xlrd
         except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise MissingDependencyError("xlrd", "office") from exc
+            raise MissingDependencyError("xlrd") from exc
         try:
             book = xlrd.open_workbook(file_contents=data, formatting_info=True)
         except (xlrd.XLRDError, AssertionError, IndexError, ValueError) as exc:

@@ -1,0 +1,37 @@
+"""The ``ragloom`` command line (Typer + Rich).
+
+Every command works on ``RAGLOOM_HOME`` directly, or against a server with
+``--url`` and ``--api-key``. ``--json`` prints machine-readable output; failures
+exit non-zero with a message on stderr.
+
+The application, its global options and shared state live in ``_app``; the
+commands are registered by importing their modules below, in the order
+``--help`` lists them: ``server`` (init, serve, worker, keys), ``documents``
+(add, reindex, docs, chunks, parse), ``search`` (search, ask, eval), ``kb``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+from ragloom.cli._app import State, app, emit, err, kb_app, keys_app, main_options, out, state
+from ragloom.errors import RagloomError
+
+# Importing a command module registers its commands; this order is the order ``--help`` lists them in.
+for _module in ("server", "documents", "search", "kb"):
+    importlib.import_module(f"ragloom.cli.{_module}")
+
+__all__ = ["State", "app", "emit", "err", "kb_app", "keys_app", "main", "main_options", "out", "state"]
+
+
+def main() -> None:
+    """Run the CLI; a RagloomError exits 2 with its message on stderr (and as JSON on stdout with --json)."""
+    try:
+        app()
+    except RagloomError as exc:
+        if state.json:
+            sys.stdout.write(json.dumps({"error": type(exc).__name__, "message": exc.message}) + "\n")
+        err.print(f"[red]error:[/] {exc.message}")
+        sys.exit(2)

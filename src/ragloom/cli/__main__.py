@@ -1,0 +1,5 @@
+"""``python -m ragloom.cli``: the same as the ``ragloom`` command."""
+
+from ragloom.cli import main
+
+main()

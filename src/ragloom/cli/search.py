@@ -1,0 +1,131 @@
+"""Search and answer commands: ``search``, ``ask`` and ``eval``, with the tables they render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ragloom.cli._app import app, emit, err, out, state
+from ragloom.client import LocalClient
+from ragloom.errors import RagloomError
+
+
+@app.command()
+def search(
+    kb: Annotated[str, typer.Argument(help="Knowledge base; with --route: a comma-separated list to route "
+                                           "among, or '*' for all you can read.")],
+    question: str, top_n: Annotated[int, typer.Option("--top-n", help="Chunks to return.")] = 6,
+    mode: Annotated[str, typer.Option(help="hybrid, keyword or vector")] = "hybrid",
+    explain: Annotated[bool, typer.Option("--explain", help="Show every candidate's scores and fate.")] = False,
+    toc: Annotated[bool, typer.Option("--toc", help="Re-score with the best document's table of contents.")]
+    = False,
+    route: Annotated[bool, typer.Option("--route", help="Search only the knowledge bases whose description "
+                                                        "fits the question; shows the routing scores.")] = False,
+    fusion: Annotated[str | None, typer.Option(help="Hybrid scoring: normalized or weighted (the reference's); "
+                                                    "default: the server's setting.")] = None,
+) -> None:
+    """Retrieve the chunks that best match a question."""
+    kbs: str | list[str] = ([] if kb.strip() == "*" else [k.strip() for k in kb.split(",") if k.strip()]) \
+        if route else kb
+    res = state.client().search(kbs, question, top_n=top_n, mode=mode, explain=explain, toc_enhance=toc,
+                                route=route, fusion=fusion)
+    if route and not state.json:
+        out.print(_routing_table(res.get("routing") or []))
+    table = Table("#", "similarity", "term", "vector", "document", "pages", "content")
+    for i, c in enumerate(res["chunks"]):
+        pages = ",".join(sorted({str(p[0]) for p in c["positions"]}))
+        table.add_row(str(i), f"{c['similarity']:.3f}", f"{c['term_similarity']:.3f}",
+                      f"{c['vector_similarity']:.3f}", c["document_name"], pages,
+                      c["content"][:120].replace("\n", " "))
+    if explain and not state.json:
+        out.print(table)
+        table = _explain_table(res["explain"])
+    emit(res, table)
+
+
+def _routing_table(routing: list[dict[str, Any]]) -> Table:
+    """Which knowledge bases the router kept, and their scores (description fit to the question)."""
+    table = Table("knowledge base", "score", "searched", title="routing: how well each description fits the question")
+    for r in routing:
+        score = "-" if r["score"] is None else f"{r['score']:.3f}"
+        table.add_row(r.get("name") or r["kb_id"], score, "yes" if r["chosen"] else "no")
+    if not routing:
+        table.caption = "no knowledge base to route among"
+    elif all(r["score"] is None for r in routing):
+        table.caption = "not scored: only one candidate (or different embedding models)"
+    return table
+
+
+def _explain_table(explained: dict[str, Any]) -> Table:
+    q = explained["query"]
+    retried = ", retried at 0.1" if q.get("gate_retried_at_0_1") else ""
+    title = (f"candidates: {q.get('text_hits', 0)} by text (gate msm {q.get('minimum_should_match')}{retried}), "
+             f"{q.get('vector_only_hits', 0)} by vector only")
+    if q.get("query_tags"):
+        title += "; question tags: " + ", ".join(f"{t} {w:.3g}" for t, w in q["query_tags"].items())
+    table = Table("rank", "stage", "gate", "term", "vector", "feature", "rerank", "final", "document", "reason",
+                  title=title)
+
+    def f(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    for row in explained["candidates"]:
+        table.add_row(str(row["rank"] or "-"), row["stage"], "yes" if row["passed_gate"] else "no",
+                      f(row["term_similarity"]), f(row["vector_similarity"]), f(row["rank_feature"]),
+                      f(row["rerank_score"]),
+                      f(row["similarity"]), row["document_name"], row["reason"])
+    return table
+
+
+@app.command()
+def ask(kb: str, question: str, top_n: Annotated[int, typer.Option("--top-n")] = 6) -> None:
+    """Answer a question from a knowledge base, with citations."""
+    res = state.client().ask(kb, question, top_n=top_n)
+    lines = [res["answer"], "", f"[dim]model: {res['model']}[/]"]
+    for ref in res["references"]:
+        pages = ",".join(sorted({str(p[0]) for p in ref["positions"]}))
+        lines.append(f"[bold][ID:{ref['id']}][/] {ref['document_name']}" + (f" p.{pages}" if pages else ""))
+    emit(res, "\n".join(lines))
+
+
+@app.command("eval")
+def eval_(
+    directory: Annotated[str, typer.Argument(
+        help="Folder with corpus.jsonl and queries.jsonl, or builtin:en / builtin:zh for the shipped sets.")],
+    kb: Annotated[str | None, typer.Option("--kb", help="Use this knowledge base instead of a scratch one.")]
+    = None,
+    mode: Annotated[list[str] | None, typer.Option(
+        "--mode", help="keyword, vector, hybrid, hybrid-weighted, hybrid+rerank")] = None,
+    top_k: Annotated[int, typer.Option("--top-k")] = 10,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write a comparison chart (PNG).")] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the scratch knowledge base.")] = False,
+) -> None:
+    """Measure retrieval on a labelled set: keyword, vector, hybrid (and + reranker) side by side."""
+    from ragloom.evaluation import DEFAULT_MODES, run_eval, shipped_set
+
+    if directory.startswith("builtin:"):
+        try:
+            folder = shipped_set(directory.removeprefix("builtin:"))
+        except ValueError as exc:
+            raise RagloomError(str(exc)) from exc
+    else:
+        folder = Path(directory)
+    client = state.client()
+    if not isinstance(client, LocalClient):
+        raise RagloomError("eval works on the data directory; run it without --url")
+    with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                  console=err, disable=state.json, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        report = run_eval(client.ctx, client.principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES),
+                          top_k=top_k, plot=plot, keep=keep, progress=progress)
+    emit(report.to_dict(), report.table())

@@ -1,0 +1,112 @@
+"""Tag sets use cases: validate a knowledge base's ``tag_kb_ids``, tag chunks and questions, list tags.
+
+The logic lives in :mod:`ragloom.knowledge.tags`; this module resolves what it
+needs from the metadata DB (which knowledge bases are tag sets of the tenant,
+their active versions) and keeps the tag priors in the context's cache.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ragloom.db.models import Document, KnowledgeBase
+from ragloom.docstore.base import ChunkRecord, Filters
+from ragloom.errors import InvalidRequestError
+from ragloom.knowledge.tags import Tagger, TagSets, count_tags, tag_all
+from ragloom.service import knowledgebases
+from ragloom.service.context import Context, Principal
+
+TAG_METHOD = "tag"
+
+
+def validate_tag_kbs(session: Session, *, principal: Principal, requested: Sequence[str],
+                     self_id: str | None = None) -> list[str]:
+    """Ids of the requested tag sets (ids or names). A knowledge base the caller cannot see is a
+    404 (:class:`NotFoundError`, as everywhere); one that is not of chunk method ``tag``, or the
+    knowledge base itself, is an :class:`InvalidRequestError`."""
+    ids: list[str] = []
+    for ref in requested:
+        kb = knowledgebases.get(session, principal=principal, kb_id_or_name=ref)
+        if self_id is not None and kb.id == self_id:
+            raise InvalidRequestError("tag_kb_ids: a knowledge base cannot be its own tag set")
+        if kb.chunk_method != TAG_METHOD:
+            raise InvalidRequestError(
+                f"tag_kb_ids: knowledge base {kb.name!r} is not a tag set (its chunk method is "
+                f"{kb.chunk_method!r}, not {TAG_METHOD!r})"
+            )
+        ids.append(kb.id)
+    return list(dict.fromkeys(ids))
+
+
+def resolve_tag_sets(session: Session, *, tenant_id: str, kb_ids: Sequence[str], topn: int) -> TagSets | None:
+    """The tenant's tag sets among ``kb_ids`` (deleted ones and other tenants' ignored) with their
+    active versions; None when none is left."""
+    if not kb_ids:
+        return None
+    found = sorted(session.scalars(select(KnowledgeBase.id).where(
+        KnowledgeBase.id.in_(list(kb_ids)), KnowledgeBase.tenant_id == tenant_id,
+        KnowledgeBase.chunk_method == TAG_METHOD)))
+    if not found:
+        return None
+    versions = sorted(v for v in session.scalars(select(Document.active_version_id).where(
+        Document.kb_id.in_(found), Document.active_version_id.is_not(None))) if v)
+    return TagSets(tenant_id=tenant_id, kb_ids=tuple(found), version_ids=tuple(versions), topn=topn)
+
+
+def tagger_for(ctx: Context, *, tenant_id: str, kb_ids: Sequence[str], topn: int) -> Tagger | None:
+    """A tagger over the given tag sets, or None when there is none to tag with."""
+    with ctx.db.session() as s:
+        sets = resolve_tag_sets(s, tenant_id=tenant_id, kb_ids=kb_ids, topn=topn)
+    if sets is None or not sets.version_ids:
+        return None
+    return Tagger(ctx.docstore, ctx.analyzer, sets, ctx.tag_cache.prior(ctx.docstore, sets))
+
+
+def question_tags(ctx: Context, kbs: Sequence[KnowledgeBase], question: str) -> dict[str, float]:
+    """The question's tags over the tag sets of the searched knowledge bases (their union; the
+    largest ``topn_tags``); {} when none of them uses a tag set."""
+    tag_ids = list(dict.fromkeys(t for kb in kbs for t in (kb.tag_kb_ids or [])))
+    if not tag_ids or not question.strip():
+        return {}
+    tagger = tagger_for(ctx, tenant_id=kbs[0].tenant_id, kb_ids=tag_ids, topn=max(kb.topn_tags for kb in kbs))
+    return tagger.tag(question, min_terms=1) if tagger is not None else {}
+
+
+def kb_tags(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str) -> dict[str, Any]:
+    """How many chunks of a knowledge base's published documents carry each tag, most frequent first:
+    for a tag set, the tags of its rows; for another knowledge base, the tags its chunks were given."""
+    kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id_or_name)
+    versions = [v for v in session.scalars(select(Document.active_version_id).where(
+        Document.kb_id == kb.id, Document.active_version_id.is_not(None))) if v]
+    counts: Counter[str] = Counter()
+    if versions:
+        counts.update(count_tags(ctx.docstore, kb.tenant_id, Filters(kb_ids=[kb.id], version_ids=versions)).counts)
+    return {
+        "kb_id": kb.id, "name": kb.name, "is_tag_set": kb.chunk_method == TAG_METHOD,
+        "tags": [{"tag": t, "count": c} for t, c in sorted(counts.items(), key=lambda p: (-p[1], p[0]))],
+        "total": len(counts),
+    }
+
+
+def tag_records(ctx: Context, *, tenant_id: str, tag_kb_ids: Sequence[str], topn: int,
+                records: Sequence[ChunkRecord]) -> int:
+    """Give each searchable record (not hidden TOC rows) its tags from the tag sets, in place;
+    records no tag-set row matches go to the chat model when one is configured (else stay
+    untagged). Returns how many records got tags."""
+    if not tag_kb_ids:
+        return 0
+    tagger = tagger_for(ctx, tenant_id=tenant_id, kb_ids=tag_kb_ids, topn=topn)
+    if tagger is None:
+        return 0
+    targets = [r for r in records if r.kind != "toc"]
+    seeds = [zlib.crc32(r.id.encode()) for r in targets]  # the LLM's examples: random, but stable per chunk
+    found = tag_all(tagger, [r.content for r in targets], chat=ctx.chat_model, seeds=seeds)
+    for record, tags in zip(targets, found, strict=True):
+        record.tags = tags
+    return sum(1 for tags in found if tags)
