@@ -31,7 +31,7 @@ from ragloom.retrieval.retriever import window
 from ragloom.retrieval.types import Candidate, RetrievalParams
 from ragloom.service import knowledgebases
 from ragloom.service.context import Context, Principal
-from ragloom.service.search import SearchOptions, search
+from ragloom.service.search import SearchOptions, search, vector_weight
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +93,9 @@ class _Run:
         self.ctx, self.principal, self.kb_id, self.top_k, self.reranker = ctx, principal, kb_id, top_k, reranker
         self.names = dataset.by_document_name()
         self.window = window(RetrievalParams(page_size=top_k))
-        if ctx.settings.fusion == "normalized":
-            self.vsw = ctx.settings.fusion_vector_weight
-        else:
-            with ctx.db.session() as s:
-                self.vsw = knowledgebases.get(s, principal=principal, kb_id_or_name=kb_id).vector_similarity_weight
+        with ctx.db.session() as s:  # the weight the hybrid mode's fusion uses
+            kb = knowledgebases.get(s, principal=principal, kb_id_or_name=kb_id)
+            self.vsw = vector_weight(ctx.settings, ctx.settings.fusion, None, kb)
 
     def search(self, mode: str, question: str) -> tuple[list[Candidate], float]:
         fusion = "weighted" if mode == "hybrid-weighted" else None  # None: the configured default

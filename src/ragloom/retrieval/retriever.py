@@ -100,7 +100,7 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams,
     if not hits:
         return []
     tksim = token_similarities(query.analysis.keywords, [h.record for h in hits])
-    vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
+    vsw = params.mode_vector_weight
     features = RankFeatures(pageranks, query_tags)
     cos = np.array([h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
                     for h in hits])
@@ -158,8 +158,8 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     kept = prune(hits, active_versions)
     cands = score(kept, query, params, scope.pageranks, scope.query_tags)
     if reranker is not None and params.rerank_window > 0:
-        vsw = {"keyword": 0.0, "vector": 1.0}.get(params.mode, params.vector_similarity_weight)
-        cands = rerank(cands, question, reranker, vector_similarity_weight=vsw, window=params.rerank_window)
+        cands = rerank(cands, question, reranker, vector_similarity_weight=params.mode_vector_weight,
+                       window=params.rerank_window)
     if toc is not None:
         cands = enhance(cands, question, toc.tocs, lambda ids: docstore.get(scope.tenant_id, ids), toc.scorer,
                         params.page_size)

@@ -38,6 +38,11 @@ class RetrievalParams:
     # relative score with no threshold; "weighted": the reference's (1 − vsw)·term + vsw·cosine (fusion.py)
     fusion: str = "normalized"
 
+    @property
+    def mode_vector_weight(self) -> float:
+        """The vector side's weight in this mode: 0 keyword-only, 1 vector-only, else ``vector_similarity_weight``."""
+        return {"keyword": 0.0, "vector": 1.0}.get(self.mode, self.vector_similarity_weight)
+
 
 @dataclass(slots=True)
 class Candidate:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from ragloom.config import Settings
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import InvalidRequestError
 from ragloom.retrieval.fusion import FUSIONS
@@ -95,9 +96,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         page=opts.page,
         page_size=opts.page_size,
         similarity_threshold=_pick(opts.similarity_threshold, first and first.similarity_threshold, 0.2),
-        vector_similarity_weight=_pick(opts.vector_similarity_weight, ctx.settings.fusion_vector_weight)
-        if fusion == "normalized"
-        else _pick(opts.vector_similarity_weight, first and first.vector_similarity_weight, 0.3),
+        vector_similarity_weight=vector_weight(ctx.settings, fusion, opts.vector_similarity_weight, first),
         mode=opts.mode,
         rerank_window=ctx.settings.rerank_window,
         fusion=fusion,
@@ -118,6 +117,14 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     if result.explain_query is not None:
         result.explain_query["query_tags"] = scope.query_tags
     return result
+
+
+def vector_weight(settings: Settings, fusion: str, requested: float | None, kb: KnowledgeBase | None) -> float:
+    """The vector side's weight: the request's; else, for normalized fusion, ``settings.fusion_vector_weight``;
+    for weighted fusion, the knowledge base's ``vector_similarity_weight`` (0.3 without one)."""
+    if fusion == "normalized":
+        return _pick(requested, settings.fusion_vector_weight)
+    return _pick(requested, kb and kb.vector_similarity_weight, 0.3)
 
 
 def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[str],
