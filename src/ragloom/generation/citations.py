@@ -15,6 +15,7 @@ import numpy as np
 
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity, numbers
 from ragloom.generation.sentences import (
+    _CODE,
     _MARKER_WITH_SPACE,
     attach_markers,
     cited_ids,
@@ -34,7 +35,6 @@ _BRACKETED = re.compile(rf"[\[【]\s*{_ID}\d+(?:{_SEP}{_ID}\d+)*\s*[\]】]", re.
 _PARENTHESISED = re.compile(rf"[(（]\s*ID\s*[:：]?\s*\d+(?:{_SEP}{_ID}\d+)*\s*[)）]", re.IGNORECASE)
 # ref 3, (ref 3), [ref:3]
 _REF = re.compile(r"(?:[\[(（【]\s*)?\bref\s*[:.]?\s*(\d+)\b(?:\s*[\])）】])?", re.IGNORECASE)
-_CODE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _ENUMERATOR = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 
