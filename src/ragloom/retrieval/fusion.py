@@ -29,7 +29,6 @@ from __future__ import annotations
 import numpy as np
 
 FUSIONS = ("normalized", "weighted")
-DEFAULT_FUSION_VECTOR_WEIGHT = 0.75
 
 
 def zscore(x: np.ndarray) -> np.ndarray:

@@ -30,6 +30,7 @@ class RetrievalParams:
     page: int = 1
     page_size: int = 6
     similarity_threshold: float = 0.2
+    # the weight of the chosen fusion; search() fills it (service.search.vector_weight: 0.75 for normalized)
     vector_similarity_weight: float = 0.3
     candidate_window: int = 64
     mode: str = "hybrid"
