@@ -64,8 +64,56 @@ class Settings(BaseSettings):
         4096, ge=256, description="Token budget of the evidence put into the chat prompt."
     )
     max_upload_mb: int = Field(128, ge=1, description="Largest file accepted, in MiB.")
+    max_upload_request_mb: int = Field(
+        512, ge=1, description="Largest upload request (all its files together), in MiB."
+    )
+    max_upload_files: int = Field(256, ge=1, description="Most files in one upload request.")
+    max_body_kb: int = Field(1024, ge=1, description="Largest request body of any other (JSON) route, in KiB.")
+    max_result_window: int = Field(
+        1024, ge=1, description="Deepest result a search may page to: page x page_size must not exceed it."
+    )
+    rate_limit_per_minute: int = Field(
+        600, ge=0, description="Calls per minute each API key may make to each expensive route (retrieval, "
+        "answer, upload, re-parse); bursts up to the same number. 0 = no limit."
+    )
+    max_pages: int = Field(5000, ge=1, description="Most pages of one document (PDF, TIFF); more fails its task.")
+    max_page_pixels: int = Field(
+        40_000_000, ge=100_000, description="Most pixels of one rendered page (previews, OCR); larger pages are "
+        "rendered at a lower resolution."
+    )
+    max_unzipped_mb: int = Field(
+        512, ge=1, description="Most bytes, in MiB, a zip-based file (DOCX, XLSX, PPTX, EPUB) may expand to."
+    )
+    max_sheet_cells: int = Field(
+        1_000_000, ge=1, description="Most non-empty cells of one spreadsheet or CSV file (all sheets)."
+    )
+    max_sheet_columns: int = Field(4096, ge=1, description="Most columns of one sheet or CSV file.")
+    max_chunk_chars: int = Field(
+        20_000, ge=100, description="Most characters of one chunk; longer text is split, never embedded whole."
+    )
+    max_chunks: int = Field(50_000, ge=1, description="Most chunks of one document; more fails its task.")
+    max_nesting: int = Field(
+        256, ge=8, description="Deepest nesting of elements in an HTML, XML or JSON document."
+    )
+    task_time_limit_seconds: float = Field(
+        1800.0, gt=0, description="Wall time of one ingestion task; a task over it fails (its worker is "
+        "restarted when it does not stop by itself)."
+    )
+    task_memory_limit_mb: int = Field(
+        4096, ge=256, description="Resident memory of a worker process while it runs a task; over it the task "
+        "fails (and the worker is restarted)."
+    )
     task_max_retries: int = Field(3, ge=0, description="Attempts of a task before it is marked failed.")
     worker_poll_seconds: float = Field(0.5, gt=0, description="How often an idle worker checks for tasks.")
+    worker_heartbeat_seconds: float = Field(
+        5.0, gt=0, description="How often a worker says it is alive; three missed beats and it counts as dead."
+    )
+    gc_interval_seconds: float = Field(
+        3600.0, ge=0, description="How often `serve` collects unreferenced files from the object store (0 = never)."
+    )
+    gc_grace_seconds: float = Field(
+        3600.0, ge=0, description="Files younger than this are never collected (uploads in flight)."
+    )
     log_level: str = Field("INFO", description="Logging level.")
 
     @field_validator("home")

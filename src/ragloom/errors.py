@@ -8,12 +8,16 @@
     ├── PermissionDeniedError    the caller is known but not allowed to do this
     ├── AuthenticationError      no or an unknown credential
     ├── InvalidRequestError      malformed or out-of-range input from a caller
+    │   └── PayloadTooLargeError     a request body or upload over its configured size
+    ├── RateLimitedError         a key called an expensive route too often (carries retry_after)
     ├── ConflictError            the request clashes with the current state (duplicate name, ...)
     ├── ParseError               a document could not be parsed (corrupt, encrypted, empty, ...)
-    │   └── UnsupportedFormatError   no parser handles this file type
+    │   ├── UnsupportedFormatError   no parser handles this file type
+    │   └── LimitExceededError       a document or task went over a configured limit (names it)
     ├── StoreError               the object store or the search store failed
     ├── ModelError               an embedding / chat / rerank model failed or is unreachable
     ├── TaskCancelledError       a task was cancelled while it ran
+    │   └── TaskInterruptedError     the worker is stopping: the task goes back to the queue
     └── MissingDependencyError   a backend's package is not installed (says what to pip install)
 
 The HTTP status of each is decided in one place: :func:`http_status`.
@@ -50,6 +54,18 @@ class InvalidRequestError(RagloomError):
     pass
 
 
+class PayloadTooLargeError(InvalidRequestError):
+    pass
+
+
+class RateLimitedError(RagloomError):
+    """Too many calls; ``retry_after`` is the number of seconds to wait."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class ConflictError(RagloomError):
     pass
 
@@ -62,6 +78,10 @@ class UnsupportedFormatError(ParseError):
     pass
 
 
+class LimitExceededError(ParseError):
+    """A document or a task went over a configured limit; the message names the limit and its setting."""
+
+
 class StoreError(RagloomError):
     pass
 
@@ -72,6 +92,10 @@ class ModelError(RagloomError):
 
 class TaskCancelledError(RagloomError):
     pass
+
+
+class TaskInterruptedError(TaskCancelledError):
+    """The worker running the task is shutting down; the task is handed back to the queue."""
 
 
 class MissingDependencyError(RagloomError):
@@ -94,13 +118,17 @@ _STATUS: list[tuple[type[RagloomError], int]] = [
     (PermissionDeniedError, 403),
     (AuthenticationError, 401),
     (InvalidRequestError, 400),
+    (PayloadTooLargeError, 413),
+    (RateLimitedError, 429),
     (ConflictError, 409),
     (UnsupportedFormatError, 415),
     (ParseError, 422),
+    (LimitExceededError, 413),
     (ConfigError, 500),
     (StoreError, 503),
     (ModelError, 502),
     (TaskCancelledError, 409),
+    (TaskInterruptedError, 503),
     (MissingDependencyError, 501),
 ]
 

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from ragloom import __version__
-from ragloom.api import datasets, documents, errors, retrieval
+from ragloom.api import datasets, documents, errors, retrieval, system
 from ragloom.config import Settings
 from ragloom.service.context import Context
 from ragloom.web import status
@@ -30,13 +30,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.state.ctx = ctx
     errors.install(app)
     api = APIRouter(prefix="/api/v1")
-    for module in (datasets, documents, retrieval):
+    for module in (datasets, documents, retrieval, system):
         api.include_router(module.router)
-
-    @api.get("/health", tags=["system"])
-    def health() -> dict[str, str]:
-        return {"status": "ok", "version": __version__}
-
     app.include_router(api)
     app.include_router(status.router)
     return app

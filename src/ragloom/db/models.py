@@ -130,7 +130,10 @@ class DocumentVersion(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), index=True)
     number: Mapped[int] = mapped_column(Integer)
-    content_hash: Mapped[str] = mapped_column(String(64))  # sha256 = object store key
+    content_hash: Mapped[str] = mapped_column(String(64))  # sha256 of the file
+    # object store key of the file ("<tenant id>/<sha256>"); NULL in versions stored before keys had a
+    # tenant, whose key is the bare content_hash (see file_key)
+    object_key: Mapped[str | None] = mapped_column(String(160), nullable=True)
     size: Mapped[int] = mapped_column(Integer)
     content_type: Mapped[str] = mapped_column(String(128), default="")
     chunk_method: Mapped[str] = mapped_column(String(32), default="naive")
@@ -143,6 +146,11 @@ class DocumentVersion(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
+    @property
+    def file_key(self) -> str:
+        """The object store key of this version's file."""
+        return self.object_key or self.content_hash
+
 
 class VersionPage(Base):
     """A page of a paginated version: its size in PDF points and its rendered preview image."""
@@ -152,7 +160,7 @@ class VersionPage(Base):
     page: Mapped[int] = mapped_column(Integer, primary_key=True)
     width: Mapped[float] = mapped_column(Float)
     height: Mapped[float] = mapped_column(Float)
-    image_key: Mapped[str | None] = mapped_column(String(64), nullable=True)  # object store key of a PNG
+    image_key: Mapped[str | None] = mapped_column(String(160), nullable=True)  # object store key of a PNG
 
 
 class Task(Base):
@@ -177,3 +185,23 @@ class Task(Base):
     not_before: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Worker(Base):
+    """A worker process that is (or was) alive: it beats every ``worker_heartbeat_seconds``.
+
+    ``id`` is the ``claimed_by`` it writes on the tasks it runs (``host:pid:index``);
+    ``supervisor`` the ``host:pid`` of the process that started it, if any. Rows of
+    workers that stopped are removed by them or by their supervisor; a row whose
+    ``last_seen`` is old belongs to a dead worker, whose task is re-queued.
+    """
+
+    __tablename__ = "worker"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    supervisor: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    task_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    rss_mb: Mapped[float] = mapped_column(Float, default=0.0)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
