@@ -82,7 +82,7 @@ class Settings(BaseSettings):
         "rendered at a lower resolution."
     )
     max_unzipped_mb: int = Field(
-        512, ge=1, description="Most bytes, in MiB, a zip-based file (DOCX, XLSX, PPTX, EPUB) may expand to."
+        256, ge=1, description="Most bytes, in MiB, a zip-based file (DOCX, XLSX, PPTX, EPUB) may expand to."
     )
     max_sheet_cells: int = Field(
         1_000_000, ge=1, description="Most non-empty cells of one spreadsheet or CSV file (all sheets)."

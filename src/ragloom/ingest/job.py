@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task
 from ragloom.errors import TaskCancelledError
+from ragloom.ingest.guard import checkpoint
 from ragloom.service import tasks
 from ragloom.service.context import Context
 
@@ -45,7 +46,8 @@ class Job:
 
 
 class Progress:
-    """Reports progress to the task row; raises TaskCancelledError once cancel is asked."""
+    """Reports progress to the task row; raises TaskCancelledError once cancel is asked, and
+    whatever the task's guard raises (:func:`ragloom.ingest.guard.checkpoint`)."""
 
     def __init__(self, ctx: Context, task_id: str) -> None:
         self.ctx = ctx
@@ -53,6 +55,7 @@ class Progress:
         self._last = 0.0
 
     def __call__(self, progress: float, message: str, *, force: bool = False) -> None:
+        checkpoint()
         now = time.monotonic()
         if not force and now - self._last < 0.5:
             return

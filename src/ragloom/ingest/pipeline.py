@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from ragloom.db.models import Document, DocumentVersion, Task, utcnow
 from ragloom.docstore.base import ChunkRecord, Filters
-from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledError
+from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledError, TaskInterruptedError
 from ragloom.ingest.blocks import Chunk, ParsedDocument
 from ragloom.ingest.job import ORDER_STRIDE, Job, Progress, load_job
 from ragloom.ingest.records import add_tags, chunk_id, llm_toc, parent_id, to_records, toc_id
@@ -199,6 +199,11 @@ def run_task(ctx: Context, task_id: str) -> str:
         publish(ctx, job, chunk_count=sum(1 for r in records if r.available), page_count=parsed.page_count,
                 note=note)
         return "done"
+    except TaskInterruptedError:
+        log.info("task %s: handed back to the queue (the worker is stopping)", task_id)
+        with ctx.db.session() as s:
+            tasks.hand_back(s, task_id)
+        return "interrupted"
     except TaskCancelledError:
         _discard(ctx, job)
         with ctx.db.session() as s:

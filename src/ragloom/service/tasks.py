@@ -53,6 +53,16 @@ def requeue_stale(session: Session, *, now=None) -> int:  # type: ignore[no-unty
     return res.rowcount or 0  # type: ignore[attr-defined]
 
 
+def hand_back(session: Session, task_id: str, *, message: str = "the worker stopped; waiting for another") -> None:
+    """Put a running task back in the queue without counting the attempt (its worker is shutting down)."""
+    task = session.get(Task, task_id)
+    if task is None or task.status != "running":
+        return
+    task.status, task.claimed_by, task.message = "queued", None, message
+    task.attempts = max(0, task.attempts - 1)
+    _mirror(session, task)
+
+
 def report(session: Session, task_id: str, *, progress: float | None = None, message: str | None = None) -> bool:
     """Record progress (never backwards) and a heartbeat. Returns False when cancel was requested."""
     task = session.get(Task, task_id)
