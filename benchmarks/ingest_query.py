@@ -27,7 +27,7 @@ from ragloom.db.models import Document
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.service.context import Context
 from ragloom.service.search import SearchOptions, search
-from ragloom.worker import start_workers, stop_workers
+from ragloom.supervisor import WorkerPool
 
 SUBJECTS = ["pump", "valve", "turbine", "compressor", "sensor", "controller", "bearing", "gearbox", "filter",
             "heat exchanger", "motor", "inverter", "battery pack", "cooling loop", "hydraulic press"]
@@ -82,7 +82,7 @@ def main() -> None:
             with ctx.db.session() as s:
                 documents.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=[
                     documents.Upload(filename=n, data=d) for n, d, _ in docs[i : i + 100]])
-        procs = start_workers(settings, args.workers)
+        pool = WorkerPool(settings, args.workers).start()
         try:
             with console.status("ingesting") as status:
                 while True:
@@ -95,7 +95,7 @@ def main() -> None:
                     time.sleep(0.5)
             ingest_s = time.perf_counter() - t0
         finally:
-            stop_workers(procs)
+            pool.stop()
         with ctx.db.session() as s:
             chunks = s.scalar(select(func.sum(Document.chunk_count))) or 0
             failed = s.scalar(select(func.count()).select_from(Document).where(Document.status != "done")) or 0

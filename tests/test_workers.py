@@ -8,7 +8,7 @@ import pytest
 
 from ragloom.docstore.base import Filters
 from ragloom.service import documents, knowledgebases
-from ragloom.worker import start_workers, stop_workers
+from ragloom.supervisor import WorkerPool
 from tests.ingest.docgen import paragraph
 
 pytestmark = pytest.mark.slow
@@ -26,7 +26,7 @@ def test_two_worker_processes_ingest_together(ctx, principal, settings) -> None:
     with ctx.db.session() as s:
         ups = [documents.Upload(filename=n, data=t.encode()) for n, t in texts.items()]
         documents.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=ups)
-    procs = start_workers(settings, 2)
+    pool = WorkerPool(settings, 2).start()
     try:
         deadline = time.monotonic() + 300
         while True:
@@ -38,7 +38,7 @@ def test_two_worker_processes_ingest_together(ctx, principal, settings) -> None:
             assert time.monotonic() < deadline, state
             time.sleep(0.2)
     finally:
-        stop_workers(procs)
+        pool.stop()
     assert all(st == "done" for _, st, _, _ in state), state
     with ctx.db.session() as s:
         from ragloom.db.models import Task

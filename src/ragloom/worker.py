@@ -1,14 +1,24 @@
-"""Worker processes: claim tasks from the metadata DB and run them.
+"""A worker: claims tasks from the metadata DB and runs them, one at a time.
 
-``ragloom worker`` runs one worker in the foreground; ``ragloom serve`` starts
-``settings.workers`` of them as child processes. Several workers (on one or
-many machines sharing the DB) never run the same task twice at once.
+``ragloom serve`` and ``ragloom worker`` run workers as child processes of a
+:class:`ragloom.supervisor.WorkerPool`, which restarts them when they die and
+enforces the hard limits; tests also run :func:`serve_forever` in a thread, or
+:func:`run_until` inline. Several workers (on one or many machines sharing the
+DB) never run the same task twice at once.
+
+Each task runs under a :class:`~ragloom.ingest.guard.TaskGuard`: between pages
+and batches it stops the task when it is cancelled, over its wall time or its
+worker over its memory limit (the task fails, the limit named), or when the
+worker is stopping (the task goes back to the queue). A beat thread keeps the
+worker's registry row and its task's heartbeat fresh and notices when the
+supervisor died.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import logging
-import multiprocessing as mp
 import os
 import signal
 import socket
@@ -17,46 +27,102 @@ import time
 import traceback
 from collections.abc import Callable
 
+from sqlalchemy import select
+
 from ragloom.config import Settings
-from ragloom.db.models import Task, utcnow
-from ragloom.ingest.pipeline import run_task
-from ragloom.service import tasks
+from ragloom.db.models import Task
+from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
+from ragloom.ingest.pipeline import fail_version, load_job, run_task
+from ragloom.service import tasks, workers
 from ragloom.service.context import Context
 
 log = logging.getLogger(__name__)
-HEARTBEAT_SECONDS = 20.0
 
 
-def _heartbeat(ctx: Context, task_id: str, stop: threading.Event) -> None:
-    while not stop.wait(HEARTBEAT_SECONDS):
-        with ctx.db.session() as s:
-            task = s.get(Task, task_id)
-            if task is None or task.status != "running":
-                return
-            task.heartbeat_at = utcnow()
+def worker_id(index: int | str = 0) -> str:
+    """``host:pid:index`` — written as ``claimed_by`` on the tasks this worker runs."""
+    return f"{socket.gethostname()}:{os.getpid()}:{index}"
 
 
-def run_one(ctx: Context, worker_id: str) -> str | None:
+class _Beat:
+    """The worker's beat thread: registry row, running task's heartbeat, supervisor's death."""
+
+    def __init__(self, ctx: Context, wid: str, stop: threading.Event, parent_pid: int | None) -> None:
+        self.ctx, self.wid, self.stop, self.parent_pid = ctx, wid, stop, parent_pid
+        self.task_id: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"beat-{wid}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._done.set()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        period = self.ctx.settings.worker_heartbeat_seconds
+        while not self._done.wait(period):
+            if self.parent_pid is not None and os.getppid() != self.parent_pid:
+                log.warning("worker %s: its supervisor died; stopping", self.wid)
+                self.stop.set()
+            try:
+                with self.ctx.db.session() as s:
+                    workers.beat(s, self.wid, task_id=self.task_id, rss_mb=rss_mb())
+            except Exception as exc:  # the DB may be busy or gone for a moment: beat again next time
+                log.warning("worker %s: heartbeat failed: %s", self.wid, exc)
+
+
+def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
+            on_claim: Callable[[str | None], None] | None = None) -> str | None:
     """Claim and run one task; returns its id, or ``None`` when the queue is empty."""
+    s_ = ctx.settings
     with ctx.db.session() as s:
-        tasks.requeue_stale(s)
-        task = tasks.claim(s, worker_id=worker_id)
+        lost = tasks.requeue_stale(s, stale_after=workers.stale_after(s_), max_attempts=s_.task_max_retries)
+        task = tasks.claim(s, worker_id=wid)
         task_id = task.id if task else None
+    fail_lost_tasks(ctx, lost)
     if task_id is None:
         return None
-    stop = threading.Event()
-    beat = threading.Thread(target=_heartbeat, args=(ctx, task_id, stop), daemon=True)
-    beat.start()
+    if on_claim is not None:
+        on_claim(task_id)
+    guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
+                      memory_limit_mb=s_.task_memory_limit_mb, is_cancelled=_cancel_requested(ctx, task_id),
+                      stopping=stop.is_set if stop is not None else None)
     try:
-        status = run_task(ctx, task_id)
-        log.info("task %s: %s", task_id, status)
+        with guarded(guard):
+            status = run_task(ctx, task_id)
+        log.info("task %s: %s in %.1f s", task_id, status, guard.elapsed)
     except Exception as exc:  # a bug, not a document problem: keep the worker alive, fail the task
         log.error("task %s crashed:\n%s", task_id, traceback.format_exc())
         with ctx.db.session() as s:
             tasks.fail(s, task_id, reason=f"internal error: {type(exc).__name__}: {exc}")
     finally:
-        stop.set()
+        if on_claim is not None:
+            on_claim(None)
     return task_id
+
+
+def _cancel_requested(ctx: Context, task_id: str) -> Callable[[], bool]:
+    def asked() -> bool:
+        with ctx.db.session() as s:
+            row = s.execute(select(Task.cancel_requested, Task.status).where(Task.id == task_id)).first()
+        return row is None or bool(row[0]) or row[1] == "cancelled"
+
+    return asked
+
+
+def fail_lost_tasks(ctx: Context, task_ids: list[str], reason: str | None = None) -> None:
+    """Tasks failed for good by the queue (a lost worker, a limit): fail their versions too
+    (sibling page ranges stop, the version's chunks are dropped)."""
+    for task_id in task_ids:
+        with ctx.db.session() as s:
+            task = s.get(Task, task_id)
+            message = reason or (task.message if task is not None else "failed")
+        try:
+            fail_version(ctx, load_job(ctx, task_id), message)
+        except AssertionError:  # the document was deleted meanwhile
+            continue
 
 
 def run_until(ctx: Context, done: Callable[[], bool], *, worker_id: str | None = None,
@@ -69,52 +135,54 @@ def run_until(ctx: Context, done: Callable[[], bool], *, worker_id: str | None =
             time.sleep(delay)
 
 
-def serve_forever(settings: Settings, stop: threading.Event | None = None, index: int = 0) -> None:
-    """The worker loop; returns when ``stop`` is set or on SIGTERM/SIGINT."""
+def serve_forever(settings: Settings, stop: threading.Event | None = None, index: int | str = 0, *,
+                  supervisor: str | None = None, parent_pid: int | None = None,
+                  recycle_above_mb: float | None = None) -> None:
+    """The worker loop; returns when ``stop`` is set, on SIGTERM/SIGINT (in a main thread), when the
+    process ``parent_pid`` is gone, or — with ``recycle_above_mb`` — after a task that left the
+    process above that much memory (its supervisor starts a fresh one)."""
     stop = stop or threading.Event()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         signal.signal(signal.SIGINT, lambda *_: stop.set())
     ctx = Context(settings)
-    wid = f"{socket.gethostname()}:{os.getpid()}:{index}"
+    wid = worker_id(index)
+    with ctx.db.session() as s:
+        workers.register(s, worker_id=wid, host=socket.gethostname(), pid=os.getpid(), supervisor=supervisor)
+    beat = _Beat(ctx, wid, stop, parent_pid)
+    beat.start()
     log.info("worker %s started", wid)
+
+    def on_claim(task_id: str | None) -> None:
+        beat.task_id = task_id
+
     try:
         while not stop.is_set():
-            if run_one(ctx, wid) is None:
+            if run_one(ctx, wid, stop=stop, on_claim=on_claim) is None:
                 stop.wait(settings.worker_poll_seconds)
+                continue
+            release_memory()
+            if recycle_above_mb is not None and (used := rss_mb()) > recycle_above_mb:
+                log.info("worker %s: %.0f MiB after its task; restarting to give the memory back", wid, used)
+                break
     finally:
+        beat.close()
+        with ctx.db.session() as s:
+            workers.unregister(s, wid)
         ctx.close()
         log.info("worker %s stopped", wid)
 
 
-def _child_main(settings: Settings, index: int) -> None:
-    from ragloom.logs import setup_logging
-
-    setup_logging(settings.log_level)
-    serve_forever(settings, index=index)
-
-
-def start_workers(settings: Settings, count: int) -> list[mp.process.BaseProcess]:
-    """Start ``count`` worker processes (spawned, so each has its own engines)."""
-    spawn = mp.get_context("spawn")
-    if settings.embedding_threads is None and count > 0:
-        # share the cores: OpenMP threads of several processes on the same cores slow each other down
-        settings = settings.model_copy(update={"embedding_threads": max(1, (os.cpu_count() or 1) // count)})
-    procs = []
-    for i in range(count):
-        p = spawn.Process(target=_child_main, args=(settings, i), name=f"ragloom-worker-{i}")
-        p.start()
-        procs.append(p)
-    return procs
+def release_memory() -> None:
+    """Give freed heap memory back to the system (glibc keeps it otherwise)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-def stop_workers(procs: list[mp.process.BaseProcess], timeout: float = 30.0) -> None:
-    for p in procs:
-        if p.is_alive() and p.pid:
-            os.kill(p.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    for p in procs:
-        p.join(max(0.1, deadline - time.monotonic()))
-        if p.is_alive():
-            p.kill()
-            p.join()
+def die_with_parent() -> None:
+    """Linux: receive SIGTERM when the parent process dies, even by SIGKILL (no orphaned workers)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # elsewhere the beat thread notices the parent's death within one beat

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
 
@@ -13,9 +14,14 @@ from ragloom.config import Settings
 from ragloom.service.context import Context
 from ragloom.web import status
 
+if TYPE_CHECKING:
+    from ragloom.supervisor import WorkerPool
 
-def create_app(settings: Settings | None = None, *, context: Context | None = None) -> FastAPI:
-    """Build the API. The caller owns worker processes; the app only serves requests."""
+
+def create_app(settings: Settings | None = None, *, context: Context | None = None,
+               pool: WorkerPool | None = None) -> FastAPI:
+    """Build the API. The caller owns worker processes (``pool``, shown by /health); the app only
+    serves requests."""
     ctx = context or Context(settings or Settings())
 
     @asynccontextmanager
@@ -28,6 +34,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app = FastAPI(title="ragloom", version=__version__, lifespan=lifespan,
                   description="Document knowledge base and question answering with cited answers.")
     app.state.ctx = ctx
+    app.state.pool = pool
     errors.install(app)
     api = APIRouter(prefix="/api/v1")
     for module in (datasets, documents, retrieval, system):

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ragloom.cli._app import app, emit, keys_app, out, state
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from ragloom.supervisor import WorkerPool
 
 
 @app.command()
@@ -29,12 +37,12 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Port.")] = None,
     workers: Annotated[int | None, typer.Option(help="Embedded ingestion worker processes.")] = None,
 ) -> None:
-    """Serve the API and status page with embedded workers. Ctrl-C stops everything."""
+    """Serve the API and status page with supervised workers. Ctrl-C or SIGTERM drains and stops everything."""
     import uvicorn
 
     from ragloom.api.app import create_app
     from ragloom.service import accounts
-    from ragloom.worker import start_workers, stop_workers
+    from ragloom.supervisor import WorkerPool
 
     settings = state.settings()
     updates = {k: v for k, v in (("host", host), ("port", port), ("workers", workers)) if v is not None}
@@ -44,25 +52,72 @@ def serve(
         boot = accounts.bootstrap(s)
     if boot.new_key:
         out.print(f"[bold green]Admin API key (shown once, keep it):[/] {boot.new_key.key}")
-    procs = start_workers(settings, settings.workers)
+    pool = WorkerPool(settings, settings.workers, ctx=ctx).start()
+    server = uvicorn.Server(uvicorn.Config(create_app(context=ctx, pool=pool), host=settings.host,
+                                           port=settings.port, log_level="warning", timeout_graceful_shutdown=10))
     out.print(f"ragloom serving on http://{settings.host}:{settings.port} (data: {settings.home}, "
               f"{settings.workers} workers) — Ctrl-C to stop")
-    try:
-        uvicorn.run(create_app(context=ctx), host=settings.host, port=settings.port, log_level="warning")
-    finally:
-        stop_workers(procs)
-        ctx.close()
-        out.print("stopped")
+    with _stop_signals(pool, server):
+        try:
+            server.run()
+        finally:
+            out.print("stopping: workers hand their tasks back")
+            pool.stop()
+            ctx.close()
+    out.print("stopped")
 
 
 @app.command()
-def worker() -> None:
-    """Run one ingestion worker in the foreground (Ctrl-C stops it)."""
-    from ragloom.worker import serve_forever
+def worker(
+    processes: Annotated[int, typer.Option(min=1, help="Worker processes to run and supervise.")] = 1,
+) -> None:
+    """Run ingestion workers in the foreground, supervised (restarted when they die). Ctrl-C or SIGTERM
+    drains and stops them."""
+    from ragloom.supervisor import WorkerPool
 
     settings = state.settings()
-    state.context()  # migrations
-    serve_forever(settings)
+    ctx = state.context()  # migrations
+    pool = WorkerPool(settings, processes, ctx=ctx).start()
+    done = threading.Event()
+    out.print(f"{processes} ragloom worker(s) running on {settings.home} — Ctrl-C to stop")
+    with _stop_signals(pool, None, done):
+        try:
+            done.wait()
+        finally:
+            pool.stop()
+    out.print("stopped")
+
+
+@contextmanager
+def _stop_signals(pool: WorkerPool, server: uvicorn.Server | None,
+                  done: threading.Event | None = None) -> Iterator[None]:
+    """SIGTERM (systemd, Docker) and SIGINT (Ctrl-C) both stop the server, then drain the pool; a
+    second signal while draining kills the workers at once.
+
+    uvicorn replaces these handlers while it serves, restores them when it stops and then
+    re-raises the signal it caught: the restored handler must take that without dying (the
+    default SIGTERM action would end the process before the workers are stopped)."""
+    import signal
+
+    caught: list[int] = []
+
+    def handle(sig: int, _frame: object) -> None:
+        caught.append(sig)
+        if server is not None and not server.should_exit:
+            server.should_exit = True
+            return
+        if done is not None and not done.is_set():
+            done.set()
+            return
+        if len(caught) >= 2:  # the first was the one uvicorn re-raised, or the one that set `done`
+            pool.kill()
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 @keys_app.command("create")

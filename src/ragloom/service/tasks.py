@@ -8,30 +8,62 @@ latest version's task.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ragloom.db.models import Document, Task, utcnow
 
-STALE_AFTER = timedelta(minutes=5)
+STALE_AFTER = timedelta(minutes=5)  # a task whose worker sends no heartbeat for this long is taken back
+
+
+def _runnable(now: datetime):  # type: ignore[no-untyped-def]
+    return (Task.status == "queued") & or_(Task.not_before.is_(None), Task.not_before <= now)
+
+
+def next_candidates(session: Session, *, now: datetime | None = None, limit: int = 5) -> list[str]:
+    """Ids of the runnable tasks to try next, fairly: the tenant with the fewest running tasks
+    first (ties: the one waiting longest), then, inside it, the document with the fewest running
+    tasks (ties: the one waiting longest), then that document's tasks in page order.
+
+    So one tenant's 2,000 page-range tasks never hold every worker while another tenant's
+    one-page note waits, and inside a tenant a huge document shares the workers with small ones.
+    """
+    now = now or utcnow()
+    waiting = session.execute(
+        select(Task.tenant_id, func.min(Task.created_at)).where(_runnable(now)).group_by(Task.tenant_id)
+    ).all()
+    if not waiting:
+        return []
+    running = dict(session.execute(  # type: ignore[arg-type]
+        select(Task.tenant_id, func.count()).where(Task.status == "running").group_by(Task.tenant_id)
+    ).all())
+    tenant = min(waiting, key=lambda row: (running.get(row[0], 0), row[1], row[0]))[0]
+    in_tenant = _runnable(now) & (Task.tenant_id == tenant)
+    docs = session.execute(
+        select(Task.document_id, func.min(Task.created_at)).where(in_tenant).group_by(Task.document_id)
+    ).all()
+    running_docs = dict(session.execute(  # type: ignore[arg-type]
+        select(Task.document_id, func.count())
+        .where(Task.status == "running", Task.tenant_id == tenant).group_by(Task.document_id)
+    ).all())
+    doc = min(docs, key=lambda row: (running_docs.get(row[0], 0), row[1], row[0]))[0]
+    return list(session.scalars(
+        select(Task.id).where(in_tenant, Task.document_id == doc)
+        .order_by(Task.created_at, Task.from_page).limit(limit)
+    ))
 
 
 def claim(session: Session, *, worker_id: str) -> Task | None:
-    """Take the oldest runnable task, or ``None``. Commits nothing itself."""
+    """Take the next runnable task (:func:`next_candidates`), or ``None``. Commits nothing itself."""
     now = utcnow()
-    candidates = session.scalars(
-        select(Task.id)
-        .where(Task.status == "queued", or_(Task.not_before.is_(None), Task.not_before <= now))
-        .order_by(Task.created_at)
-        .limit(5)
-    ).all()
-    for task_id in candidates:
+    for task_id in next_candidates(session, now=now):
         res = session.execute(
             update(Task)
             .where(Task.id == task_id, Task.status == "queued")
-            .values(status="running", claimed_by=worker_id, heartbeat_at=now, attempts=Task.attempts + 1)
+            .values(status="running", claimed_by=worker_id, heartbeat_at=now, started_at=now,
+                    attempts=Task.attempts + 1)
         )
         if res.rowcount == 1:  # type: ignore[attr-defined]
             task = session.get(Task, task_id)
@@ -42,15 +74,47 @@ def claim(session: Session, *, worker_id: str) -> Task | None:
     return None
 
 
-def requeue_stale(session: Session, *, now=None) -> int:  # type: ignore[no-untyped-def]
-    """Put back tasks whose worker stopped sending heartbeats (it died)."""
+def requeue_stale(session: Session, *, now: datetime | None = None, stale_after: timedelta = STALE_AFTER,
+                  max_attempts: int = 3) -> list[str]:
+    """Take back tasks whose worker stopped sending heartbeats (it died, or its machine did):
+    re-queued, or failed when the task already had ``max_attempts`` attempts (a file that kills
+    its worker each time must not be retried forever). Returns the ids of the tasks that failed."""
     now = now or utcnow()
-    res = session.execute(
-        update(Task)
-        .where(Task.status == "running", Task.heartbeat_at < now - STALE_AFTER)
-        .values(status="queued", claimed_by=None, message="worker stopped; re-queued")
-    )
-    return res.rowcount or 0  # type: ignore[attr-defined]
+    stale = session.scalars(
+        select(Task).where(Task.status == "running", Task.heartbeat_at < now - stale_after)
+    ).all()
+    return [t.id for t in stale
+            if not requeue_lost(session, t, reason="its worker stopped sending heartbeats",
+                                max_attempts=max_attempts)]
+
+
+def requeue_worker(session: Session, worker_id: str, *, reason: str, max_attempts: int = 3,
+                   count_attempt: bool = True) -> list[str]:
+    """Take back at once the tasks a worker was running when it died (``reason`` says how).
+    With ``count_attempt`` False (the worker was stopped on purpose) the attempt is not counted.
+    Returns the ids of the tasks that failed for good (attempts used up)."""
+    running = session.scalars(select(Task).where(Task.status == "running", Task.claimed_by == worker_id)).all()
+    failed = []
+    for task in running:
+        if not count_attempt:
+            hand_back(session, task.id, message=f"{reason}; waiting for another worker")
+        elif not requeue_lost(session, task, reason=reason, max_attempts=max_attempts):
+            failed.append(task.id)
+    return failed
+
+
+def requeue_lost(session: Session, task: Task, *, reason: str, max_attempts: int) -> bool:
+    """Re-queue a task whose worker was lost; False (and the task failed) when its attempts are used up."""
+    if task.attempts >= max(1, max_attempts):
+        task.status, task.finished_at = "failed", utcnow()
+        task.message = (f"{reason}; the task was tried {task.attempts} times and failed each time "
+                        "(RAGLOOM_TASK_MAX_RETRIES)")
+        _mirror(session, task)
+        return False
+    task.status, task.claimed_by = "queued", None
+    task.message = f"{reason}; re-queued (attempt {task.attempts} of {max(1, max_attempts)})"
+    _mirror(session, task)
+    return True
 
 
 def hand_back(session: Session, task_id: str, *, message: str = "the worker stopped; waiting for another") -> None:
@@ -103,7 +167,7 @@ def fail(session: Session, task_id: str, *, reason: str, retry_in: timedelta | N
 
 def mark_cancelled(session: Session, task_id: str) -> None:
     task = session.get(Task, task_id)
-    if task is None:
+    if task is None or task.status in ("done", "failed"):
         return
     task.status, task.message, task.finished_at = "cancelled", "cancelled by user", utcnow()
     _mirror(session, task)

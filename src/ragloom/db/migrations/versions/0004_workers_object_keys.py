@@ -1,4 +1,4 @@
-"""worker registry; per-tenant object keys of versions; longer page image keys
+"""worker registry; task start time; per-tenant object keys of versions; longer page image keys
 
 Revision ID: 0004
 Revises: 0003
@@ -27,6 +27,8 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint('id'),
     )
     op.create_index('ix_worker_last_seen', 'worker', ['last_seen'])
+    with op.batch_alter_table('task', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('started_at', sa.DateTime(timezone=True), nullable=True))
     with op.batch_alter_table('document_version', schema=None) as batch_op:
         batch_op.add_column(sa.Column('object_key', sa.String(length=160), nullable=True))
     with op.batch_alter_table('version_page', schema=None) as batch_op:
@@ -40,5 +42,7 @@ def downgrade() -> None:
                               existing_nullable=True)
     with op.batch_alter_table('document_version', schema=None) as batch_op:
         batch_op.drop_column('object_key')
+    with op.batch_alter_table('task', schema=None) as batch_op:
+        batch_op.drop_column('started_at')
     op.drop_index('ix_worker_last_seen', table_name='worker')
     op.drop_table('worker')
