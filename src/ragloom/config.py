@@ -100,7 +100,7 @@ class Settings(BaseSettings):
         "restarted when it does not stop by itself)."
     )
     task_memory_limit_mb: int = Field(
-        4096, ge=256, description="Resident memory of a worker process while it runs a task; over it the task "
+        4096, ge=64, description="Resident memory of a worker process while it runs a task; over it the task "
         "fails (and the worker is restarted)."
     )
     task_max_retries: int = Field(3, ge=0, description="Attempts of a task before it is marked failed.")

@@ -290,6 +290,8 @@ class WorkerPool:
         with self.ctx.db.session() as s:
             task = s.scalar(select(Task).where(Task.status == "running", Task.claimed_by == wid).limit(1))
             task_id, started = (task.id, task.started_at) if task is not None else (None, None)
+        if task_id is None:  # an idle worker's memory is its own business: it recycles itself after a task
+            return
         reason = None
         if rss is not None and rss > limit_mb:
             reason = exceeded("task_memory_limit_mb", "MiB of worker memory", limit_mb, int(rss)).message
@@ -307,10 +309,9 @@ class WorkerPool:
         log.error("worker %s: %s; killing it", wid, reason)
         proc.kill()
         proc.join(10)
-        if task_id is not None:
-            with self.ctx.db.session() as s:
-                tasks.fail(s, task_id, reason=f"{reason}; its worker was stopped")
-            self._fail_versions([task_id])
+        with self.ctx.db.session() as s:
+            tasks.fail(s, task_id, reason=f"{reason}; its worker was stopped")
+        self._fail_versions([task_id])
         slot.last_exit = f"worker {slot.index} was killed: {reason}"
         self._forget(slot, reason="its worker was killed", count_attempt=True)
         slot.restarts += 1

@@ -1,0 +1,329 @@
+"""Workers under supervision: fair claiming, dead and hung workers, limits, health, clean shutdown.
+
+The pool tests run real worker processes (spawned, as ``ragloom serve`` does) and
+kill them with real signals; the shutdown tests run ``ragloom serve`` itself.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from ragloom.db.models import Document, Task, utcnow
+from ragloom.service import accounts, documents, knowledgebases, tasks, workers
+from ragloom.service.context import Principal
+from ragloom.supervisor import WorkerPool
+from tests.ingest.docgen import make_pdf, paragraph
+from tests.live import free_port
+
+
+def wait(predicate: Callable[[], object], timeout: float, what: str, poll: float = 0.1) -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(poll)
+
+
+def second_tenant(ctx) -> Principal:  # type: ignore[no-untyped-def]
+    with ctx.db.session() as s:
+        tenant, user = accounts.create_tenant(s, name="other", owner_email="other@example.com")
+        return Principal(tenant.id, user.id, "owner")
+
+
+def upload(ctx, principal: Principal, files: dict[str, bytes], kb: str = "kb", **kb_options) -> list[str]:  # type: ignore[no-untyped-def]
+    with ctx.db.session() as s:
+        if not any(k.name == kb for k in knowledgebases.list_visible(s, principal=principal)):
+            knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name=kb, **kb_options))
+    with ctx.db.session() as s:
+        docs = documents.add_documents(ctx, s, principal=principal, kb_id=kb,
+                                       uploads=[documents.Upload(filename=n, data=d) for n, d in files.items()])
+        return [d.id for d in docs]
+
+
+def long_text(n_paragraphs: int, seed: int = 3) -> bytes:
+    rng = random.Random(seed)
+    return "\n\n".join(paragraph(rng, 5) for _ in range(n_paragraphs)).encode()
+
+
+def claim(ctx, wid: str = "w") -> Task | None:  # type: ignore[no-untyped-def]
+    with ctx.db.session() as s:
+        return tasks.claim(s, worker_id=wid)
+
+
+# -- fairness -------------------------------------------------------------------------------------
+
+
+def test_a_tenant_with_many_tasks_does_not_starve_another(ctx, principal) -> None:
+    mine = upload(ctx, principal, {f"a{i}.txt": f"note {i}".encode() for i in range(5)})
+    other = second_tenant(ctx)
+    (theirs,) = upload(ctx, other, {"b.txt": b"their one-line note"})
+    first, second, third = claim(ctx), claim(ctx), claim(ctx)
+    assert first.document_id in mine  # nothing runs yet: the longest waiting tenant first
+    assert second.document_id == theirs  # the other tenant has nothing running: it goes next
+    assert third.document_id in mine and third.document_id != first.document_id
+
+
+def test_a_huge_document_shares_the_workers_with_small_ones(ctx, principal, tmp_path: Path) -> None:
+    make_pdf(tmp_path / "big.pdf", [[f"Page {n} of the big manual."] for n in range(1, 31)])
+    (big,) = upload(ctx, principal, {"big.pdf": (tmp_path / "big.pdf").read_bytes()},
+                    parser_config={"task_page_size": 10})
+    (small,) = upload(ctx, principal, {"small.txt": b"a small note"})
+    with ctx.db.session() as s:
+        assert len(s.scalars(select(Task).where(Task.document_id == big)).all()) == 3
+    first, second, third = claim(ctx), claim(ctx), claim(ctx)
+    assert (first.document_id, first.from_page) == (big, 1)
+    assert second.document_id == small  # not the big document's next page range
+    assert (third.document_id, third.from_page) == (big, 11)
+
+
+# -- lost workers ---------------------------------------------------------------------------------
+
+
+def test_a_task_whose_worker_keeps_vanishing_fails_after_its_retries(ctx, principal) -> None:
+    (doc_id,) = upload(ctx, principal, {"a.txt": b"some text"})
+    for attempt in (1, 2, 3):
+        task = claim(ctx, wid=f"gone:{attempt}")
+        assert task is not None and task.attempts == attempt
+        with ctx.db.session() as s:
+            s.get(Task, task.id).heartbeat_at = utcnow() - timedelta(minutes=10)
+        with ctx.db.session() as s:
+            failed = tasks.requeue_stale(s, stale_after=timedelta(minutes=1), max_attempts=3)
+        assert failed == ([] if attempt < 3 else [task.id])
+    with ctx.db.session() as s:
+        doc = s.get(Document, doc_id)
+        assert doc.status == "failed"
+        assert "tried 3 times" in doc.message and "RAGLOOM_TASK_MAX_RETRIES" in doc.message
+    assert claim(ctx) is None  # never re-queued again
+
+
+def test_a_task_handed_back_on_shutdown_keeps_its_attempts(ctx, principal) -> None:
+    upload(ctx, principal, {"a.txt": b"some text"})
+    task = claim(ctx, wid="stopping")
+    with ctx.db.session() as s:
+        tasks.requeue_worker(s, "stopping", reason="its worker was stopped", count_attempt=False)
+    again = claim(ctx)
+    assert again.id == task.id and again.attempts == 1
+
+
+def test_health_is_503_without_a_live_worker(ctx, principal) -> None:
+    from fastapi.testclient import TestClient
+
+    from ragloom.api.app import create_app
+
+    upload(ctx, principal, {"a.txt": b"waiting"})
+    with TestClient(create_app(context=ctx)) as client:
+        res = client.get("/api/v1/health")
+        assert res.status_code == 503
+        body = res.json()
+        assert body["status"] == "unavailable" and body["workers"]["alive"] == 0
+        assert body["queue"]["queued"] == 1 and body["queue"]["oldest_queued_seconds"] >= 0
+        with ctx.db.session() as s:
+            workers.register(s, worker_id="h:1:0", host="h", pid=1, supervisor=None)
+        res = client.get("/api/v1/health")
+        assert res.status_code == 200 and res.json()["workers"]["alive"] == 1
+
+
+# -- real worker processes ------------------------------------------------------------------------
+
+
+@contextmanager
+def pool_of(ctx, settings, count: int = 1, **changes) -> Iterator[WorkerPool]:  # type: ignore[no-untyped-def]
+    pool = WorkerPool(settings.model_copy(update={"worker_heartbeat_seconds": 1.0, **changes}), count,
+                      ctx=ctx).start()
+    try:
+        yield pool
+    finally:
+        pool.stop(timeout=20)
+
+
+def running_worker(ctx, doc_id: str) -> tuple[str, int] | None:  # type: ignore[no-untyped-def]
+    with ctx.db.session() as s:
+        task = s.scalar(select(Task).where(Task.document_id == doc_id, Task.status == "running"))
+        if task is None or not task.claimed_by:
+            return None
+        return task.id, int(task.claimed_by.split(":")[1])
+
+
+def doc_state(ctx, doc_id: str) -> Document:  # type: ignore[no-untyped-def]
+    with ctx.db.session() as s:
+        return s.get(Document, doc_id)
+
+
+pytestmark_slow = pytest.mark.slow
+
+
+@pytestmark_slow
+def test_a_killed_worker_is_replaced_and_its_task_finished(ctx, principal, settings) -> None:
+    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(150)}, parser_config={"chunk_token_num": 64})
+    with pool_of(ctx, settings) as pool:
+        task_id, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start")  # type: ignore[misc]
+        os.kill(pid, signal.SIGKILL)
+        wait(lambda: pool.pids() and pool.pids()[0] != pid, 30, "a new worker")
+        assert pool.status().restarts == 1 and "SIGKILL" in pool.status().last_exits[0]
+        wait(lambda: doc_state(ctx, doc_id).status not in ("queued", "running"), 300, "the document")
+    doc = doc_state(ctx, doc_id)
+    assert doc.status == "done", doc.message
+    with ctx.db.session() as s:
+        task = s.get(Task, task_id)
+        assert task.attempts == 2 and task.claimed_by.split(":")[1] != str(pid)
+
+
+@pytestmark_slow
+def test_a_file_that_kills_its_worker_fails_after_max_retries(ctx, principal, settings) -> None:
+    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(150)}, parser_config={"chunk_token_num": 64})
+    killed: list[int] = []
+    with pool_of(ctx, settings, task_max_retries=2) as pool:
+        while len(killed) < 2:
+            _, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to run")  # type: ignore[misc]
+            if pid not in killed:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        wait(lambda: doc_state(ctx, doc_id).status == "failed", 30, "the task to fail")
+        wait(lambda: len(pool.pids()) == 1 and pool.pids()[0] not in killed, 30, "a fresh worker")
+    doc = doc_state(ctx, doc_id)
+    assert "killed by SIGKILL" in doc.message and "tried 2 times" in doc.message
+
+
+@pytestmark_slow
+def test_a_hung_worker_is_killed_at_the_time_limit(ctx, principal, settings, monkeypatch) -> None:
+    import ragloom.supervisor
+
+    monkeypatch.setattr(ragloom.supervisor, "time_limit_grace", lambda limit: 1.0)
+    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(150)}, parser_config={"chunk_token_num": 64})
+    with pool_of(ctx, settings, task_time_limit_seconds=2.0) as pool:
+        _, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start", poll=0.02)  # type: ignore[misc]
+        os.kill(pid, signal.SIGSTOP)  # stuck: no checkpoint, no heartbeat
+        wait(lambda: doc_state(ctx, doc_id).status == "failed", 30, "the hung task to fail")
+        wait(lambda: pool.pids() and pool.pids()[0] != pid, 30, "a new worker")
+    message = doc_state(ctx, doc_id).message
+    assert "RAGLOOM_TASK_TIME_LIMIT_SECONDS" in message and "its worker was stopped" in message
+
+
+@pytestmark_slow
+def test_a_task_over_the_memory_limit_fails_with_the_limit_named(ctx, principal, settings) -> None:
+    (doc_id,) = upload(ctx, principal, {"a.txt": long_text(5)})
+    with pool_of(ctx, settings, task_memory_limit_mb=64) as pool:  # below any worker's footprint
+        wait(lambda: doc_state(ctx, doc_id).status == "failed", 60, "the task to fail")
+        wait(lambda: len(pool.pids()) == 1, 30, "a worker")
+    assert "RAGLOOM_TASK_MEMORY_LIMIT_MB" in doc_state(ctx, doc_id).message
+
+
+# -- ragloom serve: signals -----------------------------------------------------------------------
+
+
+def descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@contextmanager
+def served(home: Path, workers_: int = 2) -> Iterator[tuple[subprocess.Popen, str]]:
+    port = free_port()
+    env = {**os.environ, "RAGLOOM_HOME": str(home), "RAGLOOM_PORT": str(port), "RAGLOOM_WORKERS": str(workers_),
+           "RAGLOOM_WORKER_HEARTBEAT_SECONDS": "1"}
+    log = home.parent / f"serve-{port}.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "ragloom.cli", "serve"], env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        assert proc.poll() is None, log.read_text()
+        try:
+            body = httpx.get(url + "/api/v1/health", timeout=2).json()
+        except httpx.HTTPError:
+            return False
+        return body["workers"]["alive"] == workers_
+
+    try:
+        wait(healthy, 90, "the server and its workers", poll=0.2)
+        yield proc, url
+    finally:
+        if proc.poll() is None:
+            for pid in descendants(proc.pid):
+                os.kill(pid, signal.SIGKILL)
+            proc.kill()
+        proc.wait(10)
+
+
+@pytestmark_slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_serve_stops_every_worker_on(sig: signal.Signals, tmp_path: Path) -> None:
+    with served(tmp_path / "home") as (proc, _):
+        children = descendants(proc.pid)
+        assert len(children) >= 2
+        proc.send_signal(sig)
+        assert proc.wait(60) == 0
+        wait(lambda: not any(alive(p) for p in children), 15, "every child to exit")
+
+
+@pytestmark_slow
+def test_kill_9_of_serve_leaves_no_worker_and_a_restart_finishes_the_work(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with served(home) as (proc, url):
+        (line,) = [ln for ln in (tmp_path / f"serve-{url.rsplit(':', 1)[1]}.log").read_text().splitlines()
+                   if "Admin API key" in ln]
+        key = line.rsplit(" ", 1)[-1].strip()
+        api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60)
+        assert api.post("/datasets", json={"name": "kb", "parser_config": {"chunk_token_num": 64}}).status_code == 201
+        res = api.post("/datasets/kb/documents", files=[("file", ("long.txt", long_text(150), "text/plain"))])
+        assert res.status_code == 201, res.text
+        doc_id = res.json()["documents"][0]["id"]
+        wait(lambda: api.get(f"/datasets/kb/documents/{doc_id}").json()["status"] == "running", 60, "work")
+        children = descendants(proc.pid)
+        proc.kill()
+        proc.wait(10)
+        wait(lambda: not any(alive(p) for p in children), 15, "the orphaned workers to exit")
+    with served(home) as (proc, url):
+        assert len([p for p in descendants(proc.pid) if "spawn_main" in _cmdline(p)]) == 2
+        api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60)
+        wait(lambda: api.get(f"/datasets/kb/documents/{doc_id}").json()["status"] == "done", 300, "the document")
+        assert httpx.get(url + "/api/v1/health").json()["workers"]["alive"] == 2  # no extra worker
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
