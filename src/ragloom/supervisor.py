@@ -333,8 +333,12 @@ class WorkerPool:
     def _gc(self) -> None:
         from ragloom.service.gc import collect_garbage
 
+        # a task's page images are referenced only when the task commits them: never collect files
+        # younger than the longest a task may run
+        limit = self.settings.task_time_limit_seconds
+        grace = max(self.settings.gc_grace_seconds, limit + time_limit_grace(limit))
         try:
-            report = collect_garbage(self.ctx, grace_seconds=self.settings.gc_grace_seconds)
+            report = collect_garbage(self.ctx, grace_seconds=grace)
             log.info("object store: %s", report)
         except Exception:
             log.exception("object store garbage collection failed")

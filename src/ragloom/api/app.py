@@ -10,6 +10,8 @@ from fastapi import APIRouter, FastAPI
 
 from ragloom import __version__
 from ragloom.api import datasets, documents, errors, retrieval, system
+from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware
+from ragloom.api.ratelimit import RateLimiter
 from ragloom.config import Settings
 from ragloom.service.context import Context
 from ragloom.web import status
@@ -35,7 +37,10 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
                   description="Document knowledge base and question answering with cited answers.")
     app.state.ctx = ctx
     app.state.pool = pool
+    app.state.rate_limiter = RateLimiter(ctx.settings.rate_limit_per_minute)
     errors.install(app)
+    app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost: the body limit's refusals get it too
     api = APIRouter(prefix="/api/v1")
     for module in (datasets, documents, retrieval, system):
         api.include_router(module.router)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -28,3 +28,15 @@ def current_principal(request: Request, ctx: ContextDep) -> Principal:
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
+
+
+def rate_limited(group: str) -> Any:
+    """A route dependency (``dependencies=[rate_limited("retrieval")]``): the caller's API key may
+    call the routes of ``group`` at most ``settings.rate_limit_per_minute`` times a minute, else
+    429 with ``Retry-After`` (:class:`ragloom.api.ratelimit.RateLimiter`, in ``app.state``)."""
+
+    def check(request: Request, principal: PrincipalDep) -> None:  # principal: authenticated first
+        key = request.headers.get("authorization", "").partition(" ")[2].strip()
+        request.app.state.rate_limiter.check(accounts.hash_key(key), group)
+
+    return Depends(check)

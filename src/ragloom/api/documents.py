@@ -5,18 +5,23 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, File, Form, Query, Response, UploadFile
+from fastapi import APIRouter, File, Form, Path, Query, Response, UploadFile
 
-from ragloom.api.deps import ContextDep, PrincipalDep
+from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.schemas import DocumentIds, DocumentUpdate, MetadataUpdate
-from ragloom.errors import InvalidRequestError, NotFoundError
+from ragloom.errors import NotFoundError, PayloadTooLargeError
 from ragloom.service import chunks, documents, knowledgebases
 from ragloom.service.views import document_view
 
 router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"])
 
+MAX_LIST_PAGE = 1_000_000  # listings: page x page_size stays far inside what SQL offsets take
+MAX_PAGE_NUMBER = 1_000_000  # a document's page number (preview images)
+PageQuery = Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)]
+PageSizeQuery = Annotated[int, Query(ge=1, le=1000)]
 
-@router.post("", status_code=201)
+
+@router.post("", status_code=201, dependencies=[rate_limited("upload")])
 def upload_documents(
     dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
     file: Annotated[list[UploadFile], File(description="One or more files")],
@@ -24,13 +29,17 @@ def upload_documents(
     = None,
     parser_config: Annotated[str | None, Form(description="JSON object of chunking parameters")] = None,
 ) -> dict[str, Any]:
+    if len(file) > ctx.settings.max_upload_files:
+        raise PayloadTooLargeError(f"{len(file)} files in one upload; the limit is {ctx.settings.max_upload_files} "
+                                   "files per request (RAGLOOM_MAX_UPLOAD_FILES)")
     config = knowledgebases.parse_config_json(parser_config) if parser_config else None
     limit = ctx.settings.max_upload_mb * 1024 * 1024
     uploads = []
     for f in file:
         data = f.file.read(limit + 1)
         if len(data) > limit:
-            raise InvalidRequestError(f"{f.filename}: file is larger than {ctx.settings.max_upload_mb} MiB")
+            raise PayloadTooLargeError(f"{f.filename!r} is larger than the limit of {ctx.settings.max_upload_mb} MiB "
+                                       "per file (RAGLOOM_MAX_UPLOAD_MB)")
         uploads.append(documents.Upload(filename=f.filename or "", data=data, content_type=f.content_type or ""))
     with ctx.db.session() as s:
         docs = documents.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads,
@@ -40,8 +49,7 @@ def upload_documents(
 
 @router.get("")
 def list_documents(
-    dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
-    page: Annotated[int, Query(ge=1)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 100,
+    dataset_id: str, ctx: ContextDep, principal: PrincipalDep, page: PageQuery = 1, page_size: PageSizeQuery = 100,
 ) -> dict[str, Any]:
     with ctx.db.session() as s:
         docs, total = documents.list_documents(
@@ -56,7 +64,7 @@ def get_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: 
         return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id))
 
 
-@router.patch("/{document_id}", status_code=202)
+@router.patch("/{document_id}", status_code=202, dependencies=[rate_limited("reparse")])
 def update_document(dataset_id: str, document_id: str, body: DocumentUpdate, ctx: ContextDep,
                     principal: PrincipalDep) -> dict[str, Any]:
     with ctx.db.session() as s:
@@ -77,7 +85,7 @@ def update_metadata(dataset_id: str, document_id: str, body: MetadataUpdate, ctx
 @router.get("/{document_id}/chunks")
 def list_chunks(
     dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
-    page: Annotated[int, Query(ge=1)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 100,
+    page: PageQuery = 1, page_size: PageSizeQuery = 100,
     include_hidden: Annotated[bool, Query(description="also parents and other rows never matched")] = False,
 ) -> dict[str, Any]:
     with ctx.db.session() as s:
@@ -92,12 +100,16 @@ def download_file(dataset_id: str, document_id: str, ctx: ContextDep, principal:
                   version_id: str | None = None) -> Response:
     """The original file (of ``version_id`` when given)."""
     from ragloom.ingest.parsers import detect_type
+    from ragloom.service.filenames import ascii_filename
 
     with ctx.db.session() as s:
         name, data = documents.original_file(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                              version_id=version_id)
     media = detect_type(name, data) if data else "application/octet-stream"
-    return Response(data, media_type=media, headers={"Content-Disposition": f"inline; filename*=UTF-8''{quote(name)}"})
+    # an attachment in a sandbox: an uploaded HTML or SVG file never runs as this site's page
+    disposition = f"attachment; filename=\"{ascii_filename(name)}\"; filename*=UTF-8''{quote(name, safe='')}"
+    return Response(data, media_type=media, headers={"Content-Disposition": disposition,
+                                                     "Content-Security-Policy": "sandbox"})
 
 
 @router.get("/{document_id}/pages")
@@ -113,7 +125,8 @@ def list_pages(dataset_id: str, document_id: str, ctx: ContextDep, principal: Pr
 
 
 @router.get("/{document_id}/pages/{page}.png", response_class=Response)
-def page_image(dataset_id: str, document_id: str, page: int, ctx: ContextDep, principal: PrincipalDep,
+def page_image(dataset_id: str, document_id: str, page: Annotated[int, Path(ge=1, le=MAX_PAGE_NUMBER)],
+               ctx: ContextDep, principal: PrincipalDep,
                version_id: str | None = None) -> Response:
     with ctx.db.session() as s:
         rows = documents.pages(s, principal=principal, kb_id=dataset_id, doc_id=document_id, version_id=version_id)
@@ -131,7 +144,7 @@ def delete_documents(dataset_id: str, body: DocumentIds, ctx: ContextDep, princi
     return {"deleted": n}
 
 
-@router.post("/{document_id}/reparse", status_code=202)
+@router.post("/{document_id}/reparse", status_code=202, dependencies=[rate_limited("reparse")])
 def reparse_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     with ctx.db.session() as s:
         return document_view(documents.reparse(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragloom.errors import RagloomError, http_status
+from ragloom.errors import RagloomError, RateLimitedError, http_status
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,8 @@ def install(app: FastAPI) -> None:
         if status >= 500:
             log.error("%s: %s", type(exc).__name__, exc.message)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        if isinstance(exc, RateLimitedError):
+            headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
         return JSONResponse(_body(type(exc).__name__, exc.message), status_code=status, headers=headers)
 
     @app.exception_handler(RequestValidationError)

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
-from ragloom.api.deps import ContextDep, PrincipalDep
+from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.errors import InvalidRequestError, RagloomError
 from ragloom.service import answers
@@ -19,7 +19,7 @@ from ragloom.service.views import retrieval_view
 router = APIRouter(tags=["retrieval"])
 
 
-@router.post("/retrieval")
+@router.post("/retrieval", dependencies=[rate_limited("retrieval")])
 def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     opts = SearchOptions(page=body.page, page_size=body.page_size, similarity_threshold=body.similarity_threshold,
                          vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
@@ -30,7 +30,7 @@ def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) 
     return retrieval_view(result)
 
 
-@router.post("/answer", response_model=None)
+@router.post("/answer", response_model=None, dependencies=[rate_limited("answer")])
 def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any] | StreamingResponse:
     opts = SearchOptions(page=1, page_size=body.top_n, similarity_threshold=body.similarity_threshold,
                          vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,

@@ -8,21 +8,27 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_PAGE = 1_000_000_000  # static bound; the real one is page x page_size <= RAGLOOM_MAX_RESULT_WINDOW
+MAX_DATASETS = 100  # knowledge bases searched by one request
+MAX_DOCUMENT_IDS = 10_000  # document ids in one request
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class DocumentIds(_Strict):
-    ids: list[str] = Field(min_length=1)
+    ids: list[str] = Field(min_length=1, max_length=MAX_DOCUMENT_IDS)
 
 
 class RetrievalRequest(_Strict):
     question: str = Field(min_length=1, max_length=4000)
-    dataset_ids: list[str] = Field(default_factory=list, description="required unless route is true")
+    dataset_ids: list[str] = Field(default_factory=list, max_length=MAX_DATASETS,
+                                   description="required unless route is true")
     route: bool = Field(False, description="search only the datasets whose description fits the question")
-    document_ids: list[str] | None = None
-    page: int = Field(1, ge=1)
+    document_ids: list[str] | None = Field(None, max_length=MAX_DOCUMENT_IDS)
+    page: int = Field(1, ge=1, le=MAX_PAGE, description="1-based; page x page_size may not exceed the server's "
+                      "result window (RAGLOOM_MAX_RESULT_WINDOW, default 1024)")
     page_size: int = Field(6, ge=1, le=256)
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
@@ -39,12 +45,13 @@ class RetrievalRequest(_Strict):
 
 class AnswerRequest(_Strict):
     question: str = Field(min_length=1, max_length=4000)
-    dataset_ids: list[str] = Field(default_factory=list, description="required unless route is true")
+    dataset_ids: list[str] = Field(default_factory=list, max_length=MAX_DATASETS,
+                                   description="required unless route is true")
     route: bool = False
-    document_ids: list[str] | None = None
+    document_ids: list[str] | None = Field(None, max_length=MAX_DOCUMENT_IDS)
     metadata_filter: dict[str, Any] | None = None
     toc_enhance: bool = False
-    top_n: int = Field(6, ge=1, le=64)
+    top_n: int = Field(6, ge=1, le=64, description="evidence chunks; at most RAGLOOM_MAX_RESULT_WINDOW too")
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     stream: bool = False

@@ -7,7 +7,8 @@ exit non-zero with a message on stderr.
 The application, its global options and shared state live in ``_app``; the
 commands are registered by importing their modules below, in the order
 ``--help`` lists them: ``server`` (init, serve, worker, keys), ``documents``
-(add, reindex, docs, chunks, parse), ``search`` (search, ask, eval), ``kb``.
+(add, reindex, docs, chunks, parse), ``search`` (search, ask, eval), ``kb``,
+``maintenance`` (gc).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ragloom.cli._app import State, app, emit, err, kb_app, keys_app, main_optio
 from ragloom.errors import RagloomError
 
 # Importing a command module registers its commands; this order is the order ``--help`` lists them in.
-for _module in ("server", "documents", "search", "kb"):
+for _module in ("server", "documents", "search", "kb", "maintenance"):
     importlib.import_module(f"ragloom.cli.{_module}")
 
 __all__ = ["State", "app", "emit", "err", "kb_app", "keys_app", "main", "main_options", "out", "state"]

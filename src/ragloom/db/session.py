@@ -8,15 +8,31 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+from ragloom.filemodes import create_private_file
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 
+def _create_sqlite_file(url: str) -> None:
+    """Create a new SQLite database file 0600 before SQLite does (it would make it 0644); its
+    ``-wal`` and ``-shm`` files get the database file's mode. An existing file is left as it is."""
+    parsed = make_url(url)
+    database = parsed.database
+    if not database or database == ":memory:" or database.startswith("file:") or parsed.query.get("uri"):
+        return
+    path = Path(database)
+    if path.parent.is_dir() and not path.exists():
+        create_private_file(path)
+
+
 def make_engine(url: str) -> Engine:
-    """Create an engine; SQLite gets WAL mode, foreign keys and a busy timeout."""
+    """Create an engine; SQLite gets WAL mode, foreign keys and a busy timeout (and a new database
+    file is created private to the user)."""
     if url.startswith("sqlite"):
+        _create_sqlite_file(url)
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
         @event.listens_for(engine, "connect")

@@ -25,6 +25,7 @@ class Job:
     version_id: str
     filename: str
     content_hash: str
+    file_key: str  # the object store key of the version's file (DocumentVersion.file_key)
     chunk_method: str
     parser_config: dict
     embedding_model: str
@@ -76,7 +77,8 @@ def load_job(ctx: Context, task_id: str) -> Job:
         assert version is not None and doc is not None and kb is not None
         return Job(
             task_id=task.id, tenant_id=task.tenant_id, kb_id=kb.id, doc_id=doc.id, version_id=version.id,
-            filename=doc.name, content_hash=version.content_hash, chunk_method=version.chunk_method,
+            filename=doc.name, content_hash=version.content_hash, file_key=version.file_key,
+            chunk_method=version.chunk_method,
             parser_config=dict(version.parser_config or {}), embedding_model=kb.embedding_model,
             language=kb.language, from_page=task.from_page, to_page=task.to_page,
             tag_kb_ids=tuple(kb.tag_kb_ids or ()), topn_tags=kb.topn_tags,

@@ -20,6 +20,8 @@ from ragloom.db.models import Document, DocumentVersion, Task, utcnow
 from ragloom.docstore.base import ChunkRecord, Filters
 from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledError, TaskInterruptedError
 from ragloom.ingest.blocks import Chunk, ParsedDocument
+from ragloom.ingest.chunkers.oversize import bound_chunks
+from ragloom.ingest.guard import checkpoint, limits
 from ragloom.ingest.job import ORDER_STRIDE, Job, Progress, load_job
 from ragloom.ingest.records import add_tags, chunk_id, llm_toc, parent_id, to_records, toc_id
 from ragloom.models.embedding import Embedder
@@ -43,7 +45,7 @@ def parse(ctx: Context, job: Job) -> ParsedDocument:
     from ragloom.ingest.ocr import default_page_reader
     from ragloom.ingest.parsers import PdfParser, parse_document
 
-    data = ctx.objects.get(job.content_hash)
+    data = ctx.objects.get(job.file_key)
     if job.is_page_range:
         parser = PdfParser(first_page=job.from_page, last_page=job.to_page, ocr=default_page_reader())
         return parser.parse(data, job.filename)
@@ -78,9 +80,10 @@ def store_pages(ctx: Context, job: Job, parsed: ParsedDocument) -> None:
     if parsed.metadata.get("mime_type", "application/pdf") == "application/pdf" and job.filename:
         from ragloom.ingest.parsers.pdf import render_page_png
 
-        data = ctx.objects.get(job.content_hash)
-        for page in sorted(parsed.page_sizes):
-            images[page] = ctx.objects.put(render_page_png(data, page, dpi=PREVIEW_DPI))
+        data = ctx.objects.get(job.file_key)
+        for page in sorted(parsed.page_sizes):  # the tenant's namespace; recorded below within the task's time
+            checkpoint()  # huge pages render at fewer pixels (max_page_pixels): see parsers.pdf_render
+            images[page] = ctx.objects.put(render_page_png(data, page, dpi=PREVIEW_DPI), namespace=job.tenant_id)
     with ctx.db.session() as s:
         for page, (width, height) in parsed.page_sizes.items():
             s.merge(VersionPage(version_id=job.version_id, page=page, width=width, height=height,
@@ -91,7 +94,8 @@ def chunk(job: Job, parsed: ParsedDocument, embedder: Embedder) -> list[Chunk]:
     from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
 
     config = ChunkerConfig.parse({**job.parser_config, "method": job.chunk_method})
-    chunks = chunk_blocks(parsed.blocks, config, embedder.count_tokens)
+    # no chunk over max_chunk_chars (split), no more than max_chunks: limits of the task
+    chunks = bound_chunks(chunk_blocks(parsed.blocks, config, embedder.count_tokens))
     if not chunks and not job.is_page_range:
         raise ParseError("the document has no text to index")
     for c in chunks:
@@ -104,6 +108,7 @@ def embed(job: Job, chunks: list[Chunk], embedder: Embedder, progress: Progress)
     title_vec = embedder.embed_passages([job.filename])[0]
     parts = []
     for i in range(0, len(chunks), EMBED_BATCH):
+        checkpoint()  # cancel, shutdown, time and memory limits are honoured between batches
         batch = [embedding_text(c) for c in chunks[i : i + EMBED_BATCH]]
         parts.append(embedder.embed_passages(batch))
         done = min(i + EMBED_BATCH, len(chunks))
@@ -114,11 +119,14 @@ def embed(job: Job, chunks: list[Chunk], embedder: Embedder, progress: Progress)
 
 
 def embedding_text(chunk: Chunk) -> str:
-    """What a chunk's vector is made from: its questions when it has some (qa), else its text."""
-    return "\n".join(chunk.questions) if chunk.questions else chunk.text
+    """What a chunk's vector is made from: its questions when it has some (qa), else its text
+    (never more than ``max_chunk_chars`` characters)."""
+    text = "\n".join(chunk.questions) if chunk.questions else chunk.text
+    return text[: limits().max_chunk_chars]
 
 def index(ctx: Context, job: Job, records: list[ChunkRecord], progress: Progress) -> None:
     for i in range(0, len(records), INDEX_BATCH):
+        checkpoint()
         ctx.docstore.upsert(job.tenant_id, records[i : i + INDEX_BATCH])
         done = min(i + INDEX_BATCH, len(records))
         progress(0.85 + 0.1 * done / len(records), f"indexed {done}/{len(records)} chunks")

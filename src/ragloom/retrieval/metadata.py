@@ -24,11 +24,16 @@ from typing import Any
 from ragloom.errors import InvalidRequestError
 
 _OPS = ("=", "!=", "in", "not in", "range", ">", ">=", "<", "<=", "contains", "exists")
+MAX_DEPTH = 32  # deepest nesting of and/or/not an expression may have
 _MISSING = object()
 
 
-def validate(expr: Any, path: str = "filter") -> None:
-    """Raise ``InvalidRequestError`` naming the first malformed part of ``expr``."""
+def validate(expr: Any, path: str = "filter", depth: int = 1) -> None:
+    """Raise ``InvalidRequestError`` naming the first malformed part of ``expr`` (or its nesting
+    when it is deeper than :data:`MAX_DEPTH`, so evaluating it never exhausts the stack)."""
+    if depth > MAX_DEPTH:
+        raise InvalidRequestError(
+            f"metadata filter is nested too deeply: at most {MAX_DEPTH} levels of and/or/not are allowed")
     if not isinstance(expr, Mapping) or not expr:
         raise InvalidRequestError(f"{path} must be a non-empty object")
     if "and" in expr or "or" in expr:
@@ -37,12 +42,12 @@ def validate(expr: Any, path: str = "filter") -> None:
         if set(expr) != {kind} or not isinstance(items, list) or not items:
             raise InvalidRequestError(f"{path}.{kind} must be the only key and a non-empty list")
         for i, item in enumerate(items):
-            validate(item, f"{path}.{kind}[{i}]")
+            validate(item, f"{path}.{kind}[{i}]", depth + 1)
         return
     if "not" in expr:
         if set(expr) != {"not"}:
             raise InvalidRequestError(f"{path}.not must be the only key")
-        validate(expr["not"], f"{path}.not")
+        validate(expr["not"], f"{path}.not", depth + 1)
         return
     key, op = expr.get("key"), expr.get("op", "=")
     if not isinstance(key, str) or not key:

@@ -16,6 +16,7 @@ from ragloom.config import Settings
 from ragloom.db.session import Database
 from ragloom.docstore.base import DocStore
 from ragloom.docstore.registry import open_docstore
+from ragloom.filemodes import make_private_dir
 from ragloom.models.embedding import Embedder
 from ragloom.models.embedding_cache import CachedEmbedder
 from ragloom.models.registry import make_embedder
@@ -44,7 +45,7 @@ class Context:
 
     @cached_property
     def db(self) -> Database:
-        self.settings.home.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.settings.home)
         return Database(self.settings.db_url)
 
     @cached_property
@@ -102,9 +103,9 @@ class Context:
             return self._embedders[name]
 
     def init_storage(self) -> None:
-        """Create the data directory and bring the database schema up to date."""
+        """Create the data directory (private to the user) and bring the database schema up to date."""
         for d in (self.settings.home, self.settings.files_dir, self.settings.index_dir, self.settings.cache_dir):
-            d.mkdir(parents=True, exist_ok=True)
+            make_private_dir(d)  # 0700 when created here; a folder the user made keeps its mode
         self.db.migrate()
 
     def close(self) -> None:

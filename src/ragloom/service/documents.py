@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, utcnow
 from ragloom.docstore.base import Filters
-from ragloom.errors import InvalidRequestError, NotFoundError
+from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from ragloom.service import knowledgebases
 from ragloom.service.context import Context, Principal
 
@@ -25,10 +25,9 @@ class Upload:
 
 
 def _clean_name(name: str) -> str:
-    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
-    if not base or base in (".", ".."):
-        raise InvalidRequestError(f"invalid file name {name!r}")
-    return base[:512]
+    from ragloom.service.filenames import normalize_filename
+
+    return normalize_filename(name)
 
 
 def add_documents(
@@ -41,9 +40,11 @@ def add_documents(
     of that document (unless its content equals the latest version's). Readers
     keep seeing the active version until the new one is published.
     """
-    kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
+    kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="add documents to it")
     if not uploads:
         raise InvalidRequestError("no files in the request")
+    if parser_config is not None and chunk_method is None:
+        chunk_method = kb.chunk_method  # parameters for these files alone: with the knowledge base's method
     if chunk_method is not None:
         knowledgebases.validate_chunking(chunk_method, parser_config or {})
     limit = ctx.settings.max_upload_mb * 1024 * 1024
@@ -51,8 +52,10 @@ def add_documents(
     for up in uploads:
         name = _clean_name(up.filename)
         if len(up.data) > limit:
-            raise InvalidRequestError(f"{name}: file is larger than {ctx.settings.max_upload_mb} MiB")
-        key = ctx.objects.put(up.data)
+            raise PayloadTooLargeError(f"{name!r} is larger than the limit of {ctx.settings.max_upload_mb} MiB per "
+                                       "file (RAGLOOM_MAX_UPLOAD_MB)")
+        key = ctx.objects.put(up.data, namespace=kb.tenant_id)  # "<tenant>/<sha256>": no cross-tenant dedupe
+        content_hash = key.rsplit("/", 1)[-1]
         doc = session.scalar(select(Document).where(Document.kb_id == kb.id, Document.name == name))
         if doc is None:
             doc = Document(kb_id=kb.id, tenant_id=kb.tenant_id, name=name)
@@ -62,10 +65,11 @@ def add_documents(
             doc.chunk_method, doc.parser_config = chunk_method, dict(parser_config or {})
         else:
             latest = session.get(DocumentVersion, doc.latest_version_id) if doc.latest_version_id else None
-            if latest is not None and latest.content_hash == key and latest.status in ("ready", "building"):
+            if latest is not None and latest.content_hash == content_hash and latest.status in ("ready", "building"):
                 docs.append(doc)
                 continue
-        _new_version(session, kb=kb, doc=doc, content_hash=key, size=len(up.data), content_type=up.content_type,
+        _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=len(up.data),
+                     content_type=up.content_type,
                      page_ranges=page_ranges(up.data, name, *_method_and_config(kb, doc)))
         docs.append(doc)
     session.flush()
@@ -76,11 +80,15 @@ TASK_PAGE_SIZE = 12  # pages per parsing task of a PDF (REFERENCE §11)
 WHOLE = (0, 100_000_000)  # a task over the whole document
 
 
-def page_ranges(data: bytes, filename: str, method: str, parser_config: dict) -> list[tuple[int, int]]:
+def page_ranges(data: bytes, filename: str, method: str, parser_config: dict, *,
+                max_pages: int | None = None) -> list[tuple[int, int]]:
     """Page ranges (1-based, inclusive) of the parsing tasks of a file: 12-page slices of a PDF
     (22 for papers). Non-PDF files, unreadable PDFs (the task reports why), the ``one``
-    method and ``toc_extraction`` (one table of contents per document) give one task."""
+    method and ``toc_extraction`` (one table of contents per document) give one task; so
+    does a PDF of more than ``max_pages`` pages (default: the ``max_pages`` limit), whose
+    task then fails at once with the limit named instead of filling the queue."""
     from ragloom.errors import ParseError
+    from ragloom.ingest.guard import limits
     from ragloom.ingest.parsers import detect_type, pdf_page_count
 
     if method == "one" or parser_config.get("toc_extraction"):
@@ -92,7 +100,7 @@ def page_ranges(data: bytes, filename: str, method: str, parser_config: dict) ->
         pages = pdf_page_count(data, filename)
     except ParseError:
         return [WHOLE]
-    if pages <= size:
+    if pages <= size or pages > (max_pages if max_pages is not None else limits().max_pages):
         return [WHOLE]
     return [(p, min(p + size - 1, pages)) for p in range(1, pages + 1, size)]
 
@@ -105,7 +113,8 @@ def _method_and_config(kb: KnowledgeBase, doc: Document) -> tuple[str, dict]:
 
 
 def _new_version(
-    session: Session, *, kb: KnowledgeBase, doc: Document, content_hash: str, size: int, content_type: str,
+    session: Session, *, kb: KnowledgeBase, doc: Document, content_hash: str, object_key: str | None, size: int,
+    content_type: str,
     page_ranges: list[tuple[int, int]],
 ) -> DocumentVersion:
     number = (
@@ -116,6 +125,7 @@ def _new_version(
         document_id=doc.id,
         number=number,
         content_hash=content_hash,
+        object_key=object_key,
         size=size,
         content_type=content_type,
         chunk_method=method,
@@ -133,13 +143,14 @@ def _new_version(
 
 def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> Document:
     """Build a new version of a document from its latest file with the KB's current settings."""
-    kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
+    kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="re-parse its documents")
     doc = get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
     latest = session.get(DocumentVersion, doc.latest_version_id)
     assert latest is not None
     _cancel_open_tasks(session, doc)
-    data = ctx.objects.get(latest.content_hash)
-    _new_version(session, kb=kb, doc=doc, content_hash=latest.content_hash, size=latest.size,
+    data = ctx.objects.get(latest.file_key)  # a legacy version (no object_key) keeps its bare-hash key
+    _new_version(session, kb=kb, doc=doc, content_hash=latest.content_hash, object_key=latest.object_key,
+                 size=latest.size,
                  content_type=latest.content_type,
                  page_ranges=page_ranges(data, doc.name, *_method_and_config(kb, doc)))
     return doc
@@ -150,7 +161,8 @@ def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id:
     """Give one document its own chunk method (``None`` = follow the knowledge base) and re-parse it."""
     from ragloom.service.knowledgebases import validate_chunking
 
-    kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
+    kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id,
+                                     action="change how its documents are chunked")
     doc = get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
     if chunk_method is not None:
         validate_chunking(chunk_method, parser_config or {})
@@ -166,6 +178,8 @@ MetaValue = str | int | float | bool | list[str | int | float | bool]
 def set_metadata(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
                  changes: dict[str, MetaValue | None]) -> Document:
     """Merge ``changes`` into a document's metadata; a ``None`` value removes the key."""
+    knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id,
+                                action="edit its documents' metadata")
     doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     meta = dict(doc.meta or {})
     for key, value in changes.items():
@@ -223,6 +237,7 @@ def _cancel_open_tasks(session: Session, doc: Document) -> None:
 
 def cancel(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> Document:
     """Stop the document's pending processing; the active version stays searchable."""
+    knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="cancel its documents")
     doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     _cancel_open_tasks(session, doc)
     if doc.status in ("queued", "running"):
@@ -237,7 +252,7 @@ def delete_documents(
     ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_ids: list[str]
 ) -> int:
     """Delete documents (metadata rows first, then their chunks). Unknown ids are a 404."""
-    kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
+    kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="delete its documents")
     docs = [get(session, principal=principal, kb_id=kb.id, doc_id=d) for d in doc_ids]
     for doc in docs:
         _cancel_open_tasks(session, doc)
@@ -275,7 +290,7 @@ def original_file(ctx: Context, session: Session, *, principal: Principal, kb_id
             raise NotFoundError(f"version {version_id!r} of {doc.name!r} not found")
     else:
         version = _shown_version(session, doc)
-    return doc.name, ctx.objects.get(version.content_hash)
+    return doc.name, ctx.objects.get(version.file_key)
 
 
 def pages(session: Session, *, principal: Principal, kb_id: str, doc_id: str,

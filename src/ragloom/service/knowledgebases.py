@@ -72,6 +72,8 @@ def parse_config_json(text: str, what: str = "parser_config") -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidRequestError(f"{what} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise InvalidRequestError(f"{what} is nested too deeply") from exc
     if not isinstance(value, dict):
         raise InvalidRequestError(f'{what} must be a JSON object, e.g. {{"chunk_token_num": 256}}')
     return value
@@ -84,7 +86,7 @@ def validate_chunking(method: str, parser_config: dict[str, Any]) -> None:
     if not isinstance(parser_config, dict):
         raise InvalidRequestError("parser_config must be an object")
     default_chunkers().get(method)  # names the known methods
-    ChunkerConfig.parse({**parser_config, "method": method})
+    ChunkerConfig.parse({**parser_config, "method": method}, strict=True)
 
 
 def visible_clause(principal: Principal):  # type: ignore[no-untyped-def]
@@ -162,8 +164,7 @@ def _tag_sets(session: Session, principal: Principal, requested: list[str], self
 
 def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: KBUpdate) -> KnowledgeBase:
     kb = get(session, principal=principal, kb_id_or_name=kb_id_or_name)
-    if principal.role == "member" and kb.created_by != principal.user_id:
-        raise PermissionDeniedError("only the creator or a tenant admin may change this knowledge base")
+    require_edit(principal, kb, "change this knowledge base")
     changes = spec.model_dump(exclude_unset=True)
     if "permission" in changes and changes["permission"] not in ("me", "team"):
         raise InvalidRequestError("permission must be 'me' or 'team'")
@@ -184,6 +185,23 @@ def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: 
         if value is not None:
             setattr(kb, key, value)
     session.flush()
+    return kb
+
+
+def require_edit(principal: Principal, kb: KnowledgeBase, action: str) -> None:
+    """The one rule for changing a knowledge base and anything in it (its settings, its documents, their
+    metadata and chunking): its creator or a tenant owner or admin. A member who can read a ``team``
+    knowledge base cannot change it: ``PermissionDeniedError`` naming ``action``."""
+    if principal.role not in ("owner", "admin") and kb.created_by != principal.user_id:
+        raise PermissionDeniedError(
+            f"only the creator of knowledge base {kb.name!r} or a tenant owner or admin may {action}"
+        )
+
+
+def get_editable(session: Session, *, principal: Principal, kb_id_or_name: str, action: str) -> KnowledgeBase:
+    """A visible knowledge base the caller may change (404 when not visible, 403 when read-only)."""
+    kb = get(session, principal=principal, kb_id_or_name=kb_id_or_name)
+    require_edit(principal, kb, action)
     return kb
 
 
@@ -215,8 +233,7 @@ def document_counts(session: Session, kb_ids: list[str]) -> dict[str, int]:
 
 def delete(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str) -> None:
     kb = get(session, principal=principal, kb_id_or_name=kb_id_or_name)
-    if principal.role == "member" and kb.created_by != principal.user_id:
-        raise PermissionDeniedError("only the creator or a tenant admin may delete this knowledge base")
+    require_edit(principal, kb, "delete this knowledge base")
     session.delete(kb)
     session.flush()
     ctx.docstore.delete(principal.tenant_id, Filters(kb_ids=[kb.id]))

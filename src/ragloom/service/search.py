@@ -76,11 +76,10 @@ def active_versions_fn(ctx: Context):  # type: ignore[no-untyped-def]
 def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str,
            options: SearchOptions | None = None) -> RetrievalResult:
     opts = options or SearchOptions()
+    check_result_window(ctx.settings, opts.page, opts.page_size)
     routing = None
     if opts.route:
         kb_ids, routing = route_knowledge_bases(ctx, principal=principal, kb_ids=kb_ids, question=question)
-    if opts.page < 1 or not 1 <= opts.page_size <= 256:
-        raise InvalidRequestError("page must be >= 1 and page_size between 1 and 256")
     if opts.mode not in MODES:
         raise InvalidRequestError(f"mode must be one of {MODES}, not {opts.mode!r}")
     fusion = opts.fusion or ctx.settings.fusion
@@ -117,6 +116,22 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     if result.explain_query is not None:
         result.explain_query["query_tags"] = scope.query_tags
     return result
+
+
+MAX_PAGE_SIZE = 256
+
+
+def check_result_window(settings: Settings, page: int, page_size: int) -> None:
+    """Refuse a page the engines would have to recall too many candidates for: ``page × page_size``
+    may not exceed ``settings.max_result_window`` (the candidate window grows with it)."""
+    if page < 1 or not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise InvalidRequestError(f"page must be >= 1 and page_size between 1 and {MAX_PAGE_SIZE}")
+    limit = settings.max_result_window
+    if page * page_size > limit:
+        raise InvalidRequestError(
+            f"page x page_size = {page * page_size} is over the result window limit of {limit} "
+            f"(RAGLOOM_MAX_RESULT_WINDOW): ask for an earlier page or a smaller page_size"
+        )
 
 
 def vector_weight(settings: Settings, fusion: str, requested: float | None, kb: KnowledgeBase | None) -> float:

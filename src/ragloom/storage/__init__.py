@@ -1,6 +1,6 @@
-"""Object store: original files and derived images, content-addressed and immutable."""
+"""Object store: original files and derived images, immutable, under per-tenant content keys."""
 
-from ragloom.storage.base import ObjectStore
+from ragloom.storage.base import ObjectStore, StoredObject, SweepResult
 from ragloom.storage.local import LocalStore
 
-__all__ = ["LocalStore", "ObjectStore"]
+__all__ = ["LocalStore", "ObjectStore", "StoredObject", "SweepResult"]

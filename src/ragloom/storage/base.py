@@ -2,23 +2,70 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    """One object as the store sees it: its key, its size and when it was last written or refreshed."""
+
+    key: str
+    size: int
+    mtime: float  # seconds since the epoch
+
+
+@dataclass(slots=True)
+class SweepResult:
+    """What :meth:`ObjectStore.sweep` removed (or, in a dry run, would remove)."""
+
+    temp_files: int = 0
+    temp_bytes: int = 0
+    dirs: int = 0
 
 
 @runtime_checkable
 class ObjectStore(Protocol):
-    """Content-addressed blob storage.
+    """Immutable blobs under per-namespace content keys.
 
-    ``put`` stores bytes under the sha256 hex of their content and returns that
-    key; storing the same bytes twice is a no-op returning the same key. Stored
-    objects are never modified. ``get`` raises ``NotFoundError`` for an unknown
-    key. ``delete`` of an unknown key does nothing.
+    ``put(data, namespace=ns)`` stores bytes under ``"<ns>/<sha256 hex of data>"`` and returns
+    that key. The namespace is the tenant id, so two tenants storing the same bytes get two
+    objects: neither a key nor the time a put takes tells a tenant what another one stored.
+    A namespace is 3 to 64 characters of ``[0-9a-z_-]`` starting with a letter or digit;
+    anything else is an ``InvalidRequestError``. Keys stored before namespaces existed (a bare
+    sha256 hex) stay readable and deletable.
+
+    Putting bytes already stored under the key writes nothing but *refreshes* the object's
+    modification time, and writes the object again when it vanished meanwhile: a put announces
+    that a reference to the key is about to be recorded, and garbage collection spares what
+    was refreshed within its grace period (:mod:`ragloom.service.gc`). ``put`` and
+    ``delete_stale`` are atomic with respect to each other: a put either happens before a
+    deletion (which then sees the fresh modification time and keeps the object) or after it
+    (and writes the object again).
+
+    Stored objects are never modified. ``get`` raises ``NotFoundError`` for an unknown key;
+    ``delete`` of an unknown key does nothing; a malformed key is an ``InvalidRequestError``.
     """
 
-    def put(self, data: bytes) -> str: ...
+    def put(self, data: bytes, *, namespace: str) -> str: ...
 
     def get(self, key: str) -> bytes: ...
 
     def exists(self, key: str) -> bool: ...
 
     def delete(self, key: str) -> None: ...
+
+    def scan(self) -> Iterator[StoredObject]:
+        """Every stored object (legacy keys included), in no particular order."""
+        ...
+
+    def delete_stale(self, keys: Iterable[str], *, older_than: float) -> list[StoredObject]:
+        """Delete those of ``keys`` last written or refreshed before ``older_than`` (epoch seconds),
+        re-checking each one atomically with respect to ``put``; returns the deleted objects."""
+        ...
+
+    def sweep(self, *, older_than: float, dry_run: bool = False) -> SweepResult:
+        """Remove what interrupted writes leave behind (temporary files older than ``older_than``)
+        and empty folders; with ``dry_run`` only count them."""
+        ...

@@ -1,4 +1,17 @@
-"""A folder on disk as the object store (the embedded default)."""
+"""A folder on disk as the object store (the embedded default).
+
+Layout: ``root/<namespace>/ab/cd/<sha256>`` for a key ``<namespace>/<sha256>``, and
+``root/ab/cd/<sha256>`` for a legacy bare-sha256 key. Objects are written atomically
+(temporary ``.tmp-*`` file in the target folder, fsync, rename) and made read-only.
+
+``put`` and the deletions (``delete``, ``delete_stale``, ``sweep``) exclude each other
+through an advisory lock on ``root/.lock``: a put holds it *shared* around its
+write-or-refresh (several puts run at once), a deletion holds it *exclusive* around its
+re-check and unlink. So a put that finds the object refreshes its modification time
+before any deletion can look at it again, and a put that comes after a deletion finds
+the file gone and writes it again; a folder is never removed between a put's mkdir
+and its rename.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +19,95 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ragloom.errors import InvalidRequestError, NotFoundError
+from ragloom.filemodes import PRIVATE_DIR, make_private_dir
+from ragloom.storage.base import StoredObject, SweepResult
 
-_KEY = re.compile(r"^[0-9a-f]{64}$")
+try:
+    import fcntl
+except ImportError:  # Windows: an exclusive lock for puts too (correct, less concurrent)
+    fcntl = None  # type: ignore[assignment]
+
+_NAMESPACE = r"[0-9a-z][0-9a-z_-]{2,63}"
+_NAMESPACE_RE = re.compile(_NAMESPACE)
+_SHA_RE = re.compile(r"[0-9a-f]{64}")
+_FAN_RE = re.compile(r"[0-9a-f]{2}")
+_KEY_RE = re.compile(rf"(?:(?P<ns>{_NAMESPACE})/)?(?P<sha>[0-9a-f]{{64}})")
+TEMP_PREFIX = ".tmp-"
+LOCK_NAME = ".lock"
+DELETE_BATCH = 256  # objects deleted per hold of the exclusive lock
+
+
+def _entries(path: str | Path) -> list[os.DirEntry[str]]:
+    """A folder's entries; none when it vanished meanwhile."""
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 class LocalStore:
-    """Files under ``root/ab/cd/<sha256>``, written atomically (temp file + rename)."""
+    """Files under ``root/<namespace>/ab/cd/<sha256>`` (see the module docstring)."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.root)
+        self._lock_path = self.root / LOCK_NAME
+
+    # ------------------------------------------------------------------ keys and locking
 
     def _path(self, key: str) -> Path:
-        if not _KEY.match(key):
+        m = _KEY_RE.fullmatch(key) if isinstance(key, str) else None
+        if m is None:
             raise InvalidRequestError(f"not an object key: {key!r}")
-        return self.root / key[:2] / key[2:4] / key
+        sha = m["sha"]
+        base = self.root / m["ns"] if m["ns"] else self.root
+        return base / sha[:2] / sha[2:4] / sha
 
-    def put(self, data: bytes) -> str:
-        key = hashlib.sha256(data).hexdigest()
+    @contextmanager
+    def _locked(self, *, shared: bool) -> Iterator[None]:
+        """Hold the store's lock (shared: puts; exclusive: deletions). A new descriptor per hold,
+        so threads of one process exclude each other like processes do."""
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            else:  # pragma: no cover - Windows
+                import filelock
+
+                filelock.lock_descriptor(fd)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    # ------------------------------------------------------------------ the object API
+
+    def put(self, data: bytes, *, namespace: str) -> str:
+        if not isinstance(namespace, str) or not _NAMESPACE_RE.fullmatch(namespace):
+            raise InvalidRequestError(f"not an object namespace: {namespace!r}")
+        key = f"{namespace}/{hashlib.sha256(data).hexdigest()}"
         path = self._path(key)
-        if path.exists():
-            return key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with self._locked(shared=True):
+            try:
+                os.utime(path)  # already stored: refresh, so garbage collection spares it
+                return key
+            except FileNotFoundError:  # not stored, or collected: write it
+                pass
+            except PermissionError:  # another user's file we may not touch: replace it (fresh mtime)
+                pass
+            self._write(path, data)
+        return key
+
+    def _write(self, path: Path, data: bytes) -> None:
+        for d in (path.parent.parent.parent, path.parent.parent, path.parent):
+            with suppress(FileExistsError):
+                d.mkdir(mode=PRIVATE_DIR)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
@@ -42,7 +118,6 @@ class LocalStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        return key
 
     def get(self, key: str) -> bytes:
         path = self._path(key)
@@ -55,4 +130,103 @@ class LocalStore:
         return self._path(key).exists()
 
     def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
+        path = self._path(key)
+        with self._locked(shared=False):
+            path.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ garbage collection
+
+    def scan(self) -> Iterator[StoredObject]:
+        for top in _entries(self.root):
+            if not top.is_dir(follow_symlinks=False):
+                continue
+            if _FAN_RE.fullmatch(top.name):  # legacy: root/ab/cd/<sha>
+                yield from self._scan_fan(Path(top.path), "")
+            elif _NAMESPACE_RE.fullmatch(top.name):
+                for fan in _entries(top.path):
+                    if fan.is_dir(follow_symlinks=False) and _FAN_RE.fullmatch(fan.name):
+                        yield from self._scan_fan(Path(fan.path), f"{top.name}/")
+
+    def _scan_fan(self, first: Path, prefix: str) -> Iterator[StoredObject]:
+        for second in _entries(first):
+            if not (second.is_dir(follow_symlinks=False) and _FAN_RE.fullmatch(second.name)):
+                continue
+            for f in _entries(second.path):
+                name = f.name
+                if not (_SHA_RE.fullmatch(name) and name[:2] == first.name and name[2:4] == second.name):
+                    continue
+                try:
+                    st = f.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                if f.is_file(follow_symlinks=False):
+                    yield StoredObject(prefix + name, st.st_size, st.st_mtime)
+
+    def delete_stale(self, keys: Iterable[str], *, older_than: float) -> list[StoredObject]:
+        paths = [(key, self._path(key)) for key in keys]
+        deleted: list[StoredObject] = []
+        for start in range(0, len(paths), DELETE_BATCH):
+            with self._locked(shared=False):
+                for key, path in paths[start : start + DELETE_BATCH]:
+                    try:
+                        st = path.stat()
+                    except FileNotFoundError:
+                        continue
+                    if st.st_mtime >= older_than:  # refreshed by a put since it was scanned
+                        continue
+                    path.unlink(missing_ok=True)
+                    deleted.append(StoredObject(key, st.st_size, st.st_mtime))
+        return deleted
+
+    def sweep(self, *, older_than: float, dry_run: bool = False) -> SweepResult:
+        temps, dirs = self._sweep_candidates(older_than)
+        result = SweepResult()
+        if dry_run:
+            result.temp_files, result.temp_bytes, result.dirs = len(temps), sum(s for _, s in temps), len(dirs)
+            return result
+        with self._locked(shared=False):
+            for path, _ in temps:
+                try:
+                    st = path.stat()
+                except FileNotFoundError:
+                    continue
+                if st.st_mtime < older_than:
+                    path.unlink(missing_ok=True)
+                    result.temp_files += 1
+                    result.temp_bytes += st.st_size
+            for d in dirs:  # deepest first; a folder that got an entry meanwhile stays
+                try:
+                    d.rmdir()
+                    result.dirs += 1
+                except OSError:
+                    pass
+        return result
+
+    def _sweep_candidates(self, older_than: float) -> tuple[list[tuple[Path, int]], list[Path]]:
+        """Temporary files older than ``older_than`` and the folders that would be empty without
+        them (deepest first), found without the lock; the caller re-checks under it."""
+        temps: list[tuple[Path, int]] = []
+        dirs: list[Path] = []
+
+        def visit(folder: Path) -> bool:  # True when the folder would end up empty
+            empty = True
+            for e in _entries(folder):
+                if e.is_dir(follow_symlinks=False):
+                    if visit(Path(e.path)):
+                        dirs.append(Path(e.path))
+                    else:
+                        empty = False
+                    continue
+                if e.name.startswith(TEMP_PREFIX) and e.is_file(follow_symlinks=False):
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    if st.st_mtime < older_than:
+                        temps.append((Path(e.path), st.st_size))
+                        continue
+                empty = False
+            return empty
+
+        visit(self.root)  # the root itself always stays
+        return temps, dirs

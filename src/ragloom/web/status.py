@@ -1,4 +1,9 @@
-"""A minimal status page at ``/``: queue and document counts, refreshed every few seconds."""
+"""A minimal status page at ``/`` (and ``/status.json``).
+
+Without an API key it shows only the version and where to look (``/api/v1/health``, ``/docs``):
+nothing about any tenant. With ``Authorization: Bearer <key>`` it shows the counts of the
+caller's own tenant (knowledge bases, documents and tasks by status); an unknown key is a 401.
+"""
 
 from __future__ import annotations
 
@@ -11,38 +16,68 @@ from sqlalchemy import func, select
 
 from ragloom import __version__
 from ragloom.db.models import Document, KnowledgeBase, Task
+from ragloom.service import accounts
+from ragloom.service.context import Context, Principal
 
 router = APIRouter(include_in_schema=False)
 
+HEALTH = "/api/v1/health"
 
-def system_status(ctx) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    """Counts only: no names or contents of any tenant."""
+
+def _caller(request: Request) -> Principal | None:
+    """The principal of the request's Bearer key; None without one (AuthenticationError when unknown)."""
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        return None
+    ctx: Context = request.app.state.ctx
     with ctx.db.session() as s:
-        tasks = dict(s.execute(select(Task.status, func.count()).group_by(Task.status)).all())
-        docs = dict(s.execute(select(Document.status, func.count()).group_by(Document.status)).all())
-        kbs = s.scalar(select(func.count()).select_from(KnowledgeBase)) or 0
-    return {"version": __version__, "knowledge_bases": kbs, "documents": docs, "tasks": tasks}
+        return accounts.authenticate(s, key.strip())
+
+
+def tenant_status(ctx: Context, tenant_id: str) -> dict[str, Any]:
+    """Counts of one tenant only: knowledge bases, documents and tasks by status."""
+    with ctx.db.session() as s:
+        tasks = dict(s.execute(select(Task.status, func.count()).where(Task.tenant_id == tenant_id)
+                               .group_by(Task.status)).all())
+        docs = dict(s.execute(select(Document.status, func.count()).where(Document.tenant_id == tenant_id)
+                              .group_by(Document.status)).all())
+        kbs = s.scalar(select(func.count()).select_from(KnowledgeBase)
+                       .where(KnowledgeBase.tenant_id == tenant_id)) or 0
+    return {"knowledge_bases": kbs, "documents": docs, "tasks": tasks}
+
+
+def status(request: Request) -> dict[str, Any]:
+    out: dict[str, Any] = {"version": __version__, "health": HEALTH}
+    principal = _caller(request)
+    if principal is not None:
+        out.update(scope="tenant", **tenant_status(request.app.state.ctx, principal.tenant_id))
+    return out
 
 
 @router.get("/", response_class=HTMLResponse)
 def status_page(request: Request) -> str:
-    st = system_status(request.app.state.ctx)
+    st = status(request)
 
     def table(title: str, counts: dict[str, int]) -> str:
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in sorted(counts.items()))
         return f"<h2>{title}</h2><table>{rows or '<tr><td>none</td></tr>'}</table>"
 
+    if "scope" in st:
+        body = (f"<p>Your workspace: {st['knowledge_bases']} knowledge bases</p>"
+                f"{table('Documents by status', st['documents'])}{table('Tasks by status', st['tasks'])}")
+    else:
+        body = ("<p>Send <code>Authorization: Bearer &lt;key&gt;</code> to <code>/status.json</code> "
+                "for your workspace's document and task counts.</p>")
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>ragloom</title>
 <meta http-equiv="refresh" content="3">
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:40rem}}
 td{{padding:.2rem 1rem;border-bottom:1px solid #ddd}}</style></head><body>
 <h1>ragloom {html.escape(st['version'])}</h1>
-<p>Knowledge bases: {st['knowledge_bases']} · API: <a href="/docs">/docs</a> · health:
-<a href="/api/v1/health">/api/v1/health</a></p>
-{table('Documents by status', st['documents'])}{table('Tasks by status', st['tasks'])}
+<p>API: <a href="/docs">/docs</a> · health: <a href="{HEALTH}">{HEALTH}</a></p>
+{body}
 </body></html>"""
 
 
 @router.get("/status.json")
 def status_json(request: Request) -> dict[str, Any]:
-    return system_status(request.app.state.ctx)
+    return status(request)

@@ -11,6 +11,7 @@ silently doing nothing. :meth:`ChunkerConfig.parse` turns every problem into one
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest.chunkers.delimiters import parse_delimiters
 
+MAX_DELIMITER_CHARS = 256
 PARENT_CHILD_METHODS = ("naive", "title")
 TOC_METHODS = ("naive", "title", "book", "laws", "manual", "paper")
 
@@ -29,11 +31,13 @@ class ChunkerConfig(BaseModel):
 
     method: str = Field("naive", description="registered chunk method name")
     chunk_token_num: int = Field(512, ge=16, le=16384, description="token budget of one chunk")
-    delimiter: str = Field("\n!?。；！？", description="delimiter grammar; `multi` switches to custom mode")
+    delimiter: str = Field("\n!?。；！？", max_length=MAX_DELIMITER_CHARS,
+                           description="delimiter grammar; `multi` switches to custom mode")
     overlapped_percent: float = Field(0, ge=0, le=90, description="percent of the previous chunk repeated")
     heading_prefix: bool = Field(True, description="start chunks with their heading path")
     children_delimiter: str = Field(
-        "", description="parent-child (naive, title): split each chunk into indexed children at these delimiters"
+        "", max_length=MAX_DELIMITER_CHARS,
+        description="parent-child (naive, title): split each chunk into indexed children at these delimiters",
     )
     title_depth: int = Field(
         6, ge=1, le=9,
@@ -61,7 +65,15 @@ class ChunkerConfig(BaseModel):
     @field_validator("delimiter", "children_delimiter")
     @classmethod
     def _grammar(cls, value: str) -> str:
-        parse_delimiters(value)  # ValueError → a validation error naming the field
+        """The grammar parses, has no empty backtick token, and its pattern compiles — the very
+        pattern the chunkers use, so a delimiter accepted here never fails a task later."""
+        delimiters = parse_delimiters(value)  # ValueError → a validation error naming the field
+        if _has_empty_token(value):
+            raise ValueError("an empty multi-character delimiter (``) matches nothing; remove it")
+        try:
+            delimiters.pattern  # noqa: B018 - compiling is the check
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise ValueError(f"does not make a valid pattern: {exc}") from exc
         return value
 
     @model_validator(mode="after")
@@ -79,12 +91,30 @@ class ChunkerConfig(BaseModel):
         return self
 
     @classmethod
-    def parse(cls, data: dict[str, Any]) -> ChunkerConfig:
-        """Validate ``data``; :class:`InvalidRequestError` lists every bad field."""
+    def parse(cls, data: dict[str, Any], *, strict: bool = False) -> ChunkerConfig:
+        """Validate ``data``; :class:`InvalidRequestError` lists every bad field.
+
+        ``strict`` (used when parameters are set: knowledge base create/update, upload,
+        a document's own method) refuses values of the wrong JSON type instead of converting
+        them (``"512"`` for a number, ``"false"`` for a boolean): the raw ``parser_config``
+        is stored and some of it is read as is, where ``"false"`` would be true."""
         try:
-            return cls.model_validate(data)
+            return cls.model_validate(data, strict=strict)
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}" for err in exc.errors()
             )
             raise InvalidRequestError(f"invalid chunking parameters: {problems}") from exc
+
+
+def _has_empty_token(spec: str) -> bool:
+    """Whether the delimiter grammar holds a backtick pair with nothing between (``)."""
+    i = 0
+    while (start := spec.find("`", i)) >= 0:
+        end = spec.find("`", start + 1)
+        if end < 0:
+            return False
+        if end == start + 1:
+            return True
+        i = end + 1
+    return False

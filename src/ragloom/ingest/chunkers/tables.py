@@ -3,7 +3,9 @@
 A table block's text holds one line per body row and its HTML one ``<tr>`` per
 body row in ``<tbody>`` (see ``parsers.common.table_text_and_html``); a part
 gets the header plus its own rows as HTML. A single row longer than the budget
-is indivisible and forms a chunk alone.
+is indivisible and forms a chunk alone — unless it is longer than
+``max_chunk_chars``: it is then cut between cells into pieces of at most that
+many characters (with no HTML), never embedded whole.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from lxml import html as lxml_html
 
 from ragloom.ingest.blocks import Block, Chunk
 from ragloom.ingest.chunkers._atoms import TokenCounter
+from ragloom.ingest.chunkers.oversize import split_row
+from ragloom.ingest.guard import limits
+
+MIN_PIECE_CHARS = 100  # a piece of a long row holds at least this many characters, whatever the prefix
 
 
 def _html_parts(html: str | None, n_rows: int, groups: list[tuple[int, int]]) -> list[str | None]:
@@ -34,18 +40,58 @@ def _html_parts(html: str | None, n_rows: int, groups: list[tuple[int, int]]) ->
 
 def table_chunks(block: Block, counter: TokenCounter, capacity: float, prefix: str) -> list[Chunk]:
     """Chunks of one table block (``order`` is set by the caller)."""
-    from ragloom.ingest.chunkers.naive import min_cuts
-
     rows = block.text.split("\n")
     lead = f"{prefix}\n" if prefix else ""
-    if counter.count(block.text) <= capacity:  # the prefix lives in the reserve, outside `capacity`
-        groups = [(0, len(rows) - 1)]
+    max_chars = max(MIN_PIECE_CHARS, limits().max_chunk_chars - len(lead))
+    # the prefix lives in the reserve, outside `capacity`
+    if len(block.text) <= max_chars and counter.count(block.text) <= capacity:
+        parts: list[tuple[int, int] | str] = [(0, len(rows) - 1)]
     else:
-        ends = min_cuts([counter.count(r) for r in rows], [1] * len(rows), capacity)
-        groups = [(a, b) for a, b in zip([0] + [e + 1 for e in ends[:-1]], ends, strict=True)]
-    htmls = [block.html] if len(groups) == 1 else _html_parts(block.html, len(rows), groups)
+        parts = _parts(rows, counter, capacity, max_chars)
+    groups = [p for p in parts if isinstance(p, tuple)]
+    htmls = iter([block.html] if parts == groups and len(groups) == 1 else _html_parts(block.html, len(rows), groups))
     return [
-        Chunk(text=lead + "\n".join(rows[a : b + 1]), order=0, positions=block.positions(),
-              heading_path=block.heading_path, kind="table", html=html)
-        for (a, b), html in zip(groups, htmls, strict=True)
+        Chunk(text=lead + ("\n".join(rows[p[0] : p[1] + 1]) if isinstance(p, tuple) else p), order=0,
+              positions=block.positions(), heading_path=block.heading_path, kind="table",
+              html=next(htmls) if isinstance(p, tuple) else None)
+        for p in parts
     ]
+
+
+def _parts(rows: list[str], counter: TokenCounter, capacity: float, max_chars: int) -> list[tuple[int, int] | str]:
+    """Groups of whole rows (first, last) that fit ``capacity`` tokens and ``max_chars``, in order; a row
+    longer than ``max_chars`` becomes pieces of itself (its text, cut between cells)."""
+    from ragloom.ingest.chunkers.naive import min_cuts
+
+    parts: list[tuple[int, int] | str] = []
+    run: list[int] = []
+
+    def flush() -> None:
+        if not run:
+            return
+        ends = min_cuts([counter.count(rows[i]) for i in run], [1] * len(run), capacity)
+        for a, b in zip([0] + [e + 1 for e in ends[:-1]], ends, strict=True):
+            parts.extend(_by_chars(rows, run[a], run[b], max_chars))
+        run.clear()
+
+    for index, row in enumerate(rows):
+        if len(row) <= max_chars:
+            run.append(index)
+            continue
+        flush()
+        parts.extend(split_row(row, max_chars))
+    flush()
+    return parts
+
+
+def _by_chars(rows: list[str], first: int, last: int, max_chars: int) -> list[tuple[int, int]]:
+    """Rows ``first..last`` (each at most ``max_chars``) in groups whose joined text is at most ``max_chars``."""
+    groups: list[tuple[int, int]] = []
+    start, size = first, -1
+    for index in range(first, last + 1):
+        if index > start and size + 1 + len(rows[index]) > max_chars:
+            groups.append((start, index - 1))
+            start, size = index, -1
+        size += 1 + len(rows[index])
+    groups.append((start, last))
+    return groups

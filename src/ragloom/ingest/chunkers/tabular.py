@@ -3,7 +3,9 @@
 Every table of the document (``Block.table``; else rebuilt from its HTML; else
 a tab- or comma-separated text block with a header line) gives one chunk per
 row, text ``"- column: value"`` per non-empty cell, ``fields`` holding the typed
-values. A row is indivisible: it is one chunk even over the budget.
+values. A row is indivisible: it is one chunk even over the budget — unless it
+is longer than ``max_chunk_chars``: it is then split between cells into chunks
+of at most that many characters, each with the fields and HTML of its columns.
 
 Column types are voted by the cells (empty cells abstain): int, float, bool,
 datetime, else text. The most votes wins; ties prefer the type that loses
@@ -27,6 +29,8 @@ from lxml import html as lxml_html
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, Chunk, Table
+from ragloom.ingest.chunkers.oversize import split_text
+from ragloom.ingest.guard import checkpoint, limits
 
 Value = str | int | float | bool | None
 
@@ -39,6 +43,7 @@ _FALSE = {"false", "no", "n", "否", "×", "✗", "✘"}
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%Y.%m.%d", "%Y年%m月%d日", "%d.%m.%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y-%m")
 _TIME_FORMATS = ("", " %H:%M", " %H:%M:%S", "T%H:%M", "T%H:%M:%S", "T%H:%M:%S.%f")
 TYPE_PRIORITY = ("text", "datetime", "float", "int", "bool")  # tie order
+CHECK_ROWS = 2000  # rows between two task checkpoints
 
 
 def parse_datetime(text: str) -> datetime | None:
@@ -139,9 +144,27 @@ def _row_html(names: list[str], row: list[str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody><tr>{cells}</tr></tbody></table>"
 
 
+def _row_parts(cells: list[tuple[str, int]], max_chars: int) -> list[list[tuple[str, int]]]:
+    """A row's ``(line, column)`` pairs, in one part when its text fits ``max_chars``, else in several
+    parts of whole lines (a line longer than that is cut, each piece keeping its column)."""
+    if sum(len(line) + 1 for line, _ in cells) <= max_chars + 1:
+        return [cells] if cells else []
+    lines = [(piece, i) for line, i in cells for piece in split_text(line, max_chars)]
+    parts: list[list[tuple[str, int]]] = [[]]
+    size = -1
+    for line, i in lines:
+        if parts[-1] and size + 1 + len(line) > max_chars:
+            parts.append([])
+            size = -1
+        parts[-1].append((line, i))
+        size += 1 + len(line)
+    return parts
+
+
 def table_rows_chunk(blocks: Sequence[Block], config: object, count_tokens: Callable[[str], int]) -> list[Chunk]:
     """One chunk per table row of the document; ParseError when it holds no table."""
     chunks: list[Chunk] = []
+    max_chars = limits().max_chunk_chars
     for block in blocks:
         table = block_table(block) or (text_table(block) if block.kind == "text" else None)
         if table is None or not table.rows:
@@ -149,13 +172,21 @@ def table_rows_chunk(blocks: Sequence[Block], config: object, count_tokens: Call
         names, _types, typed = typed_rows(table)
         sheet = block.meta.get("sheet")
         path = block.heading_path + ((sheet,) if sheet and sheet not in block.heading_path[-1:] else ())
-        for raw, row in zip(table.rows, typed, strict=True):
-            lines = [f"- {name}: {value}" for (name, _), value in zip(row, raw, strict=False) if value.strip()]
-            if not lines:
-                continue
-            chunks.append(Chunk(text="\n".join(lines), order=len(chunks), positions=block.positions(),
-                                heading_path=path, kind="table", html=_row_html(names, raw), method="table",
-                                fields=dict(row)))
+        for index, (raw, row) in enumerate(zip(table.rows, typed, strict=True)):
+            if index % CHECK_ROWS == CHECK_ROWS - 1:
+                checkpoint()
+            cells = [(f"- {name}: {value}", i) for i, ((name, _), value) in enumerate(zip(row, raw, strict=False))
+                     if value.strip()]
+            parts = _row_parts(cells, max_chars)
+            for part in parts:
+                html, fields = _row_html(names, raw), dict(row)
+                if len(parts) > 1:  # a row too long for one chunk: each part has its own columns
+                    columns = sorted({i for _, i in part})
+                    html = _row_html([names[i] for i in columns], [raw[i] for i in columns])
+                    fields = {row[i][0]: row[i][1] for i in columns}
+                chunks.append(Chunk(text="\n".join(line for line, _ in part), order=len(chunks),
+                                    positions=block.positions(), heading_path=path, kind="table", html=html,
+                                    method="table", fields=fields))
     if not chunks:
         raise ParseError("table: the document holds no table (a spreadsheet, CSV, or a table with a header row)")
     return chunks

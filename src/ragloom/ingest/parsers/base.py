@@ -13,8 +13,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import Protocol, runtime_checkable
 
+from lxml.etree import XMLSyntaxError
+
 from ragloom.errors import ParseError, UnsupportedFormatError
 from ragloom.ingest.blocks import ParsedDocument
+from ragloom.ingest.parsers.bounds import is_depth_error, too_deep, xml_too_deep
 from ragloom.ingest.parsers.sniff import detect_type
 
 
@@ -116,11 +119,22 @@ def default_registry() -> ParserRegistry:
 def parse_document(data: bytes, filename: str, registry: ParserRegistry | None = None) -> ParsedDocument:
     """Detect the type of ``data`` and parse it.
 
-    Raises :class:`ParseError` (empty, corrupt, encrypted, no text) or
-    :class:`UnsupportedFormatError` (a type no parser handles).
+    Raises :class:`ParseError` (empty, corrupt, encrypted, no text),
+    :class:`UnsupportedFormatError` (a type no parser handles) or
+    :class:`~ragloom.errors.LimitExceededError` (over an ingestion limit, named);
+    nesting too deep for Python's recursion or libxml2 is reported as over
+    ``max_nesting``, malformed XML as a ``ParseError``.
     """
     mime = detect_type(filename, data)
-    doc = (registry or default_registry()).get(mime, filename).parse(data, filename)
+    parser = (registry or default_registry()).get(mime, filename)
+    try:
+        doc = parser.parse(data, filename)
+    except RecursionError as exc:  # a last resort: parsers check max_nesting themselves
+        raise too_deep(filename) from exc
+    except XMLSyntaxError as exc:
+        if is_depth_error(exc):
+            raise xml_too_deep(filename) from exc
+        raise ParseError(f"{filename}: malformed XML ({exc})") from exc
     if not any(b.text.strip() for b in doc.blocks):
         raise ParseError(f"{filename}: the document contains no text")
     doc.metadata.setdefault("mime_type", mime)

@@ -26,6 +26,8 @@ from lxml.etree import XMLSyntaxError
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.guard import checkpoint
+from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
 from ragloom.ingest.parsers.common import HeadingTracker
 from ragloom.ingest.parsers.docx_lists import ListNumbering, property_chain
 from ragloom.ingest.parsers.tabular import table_block
@@ -34,9 +36,11 @@ _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 _LIST_STYLE = re.compile(r"^list", re.IGNORECASE)
 _CAPTION_TEXT = re.compile(r"^(?:figure|fig\.|图|图表)\s*\d", re.IGNORECASE)
 _DOC_PR = qn("wp:docPr")
+CHECK_EVERY = 256  # body items between two task checkpoints
 
 
 def _open(data: bytes, filename: str) -> DocxDocument:
+    check_zip(data, filename, "DOCX")
     try:
         return docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, PackageNotFoundError) as exc:
@@ -44,6 +48,8 @@ def _open(data: bytes, filename: str) -> DocxDocument:
     except KeyError as exc:
         raise ParseError(f"{filename}: not a valid DOCX: a required part is missing ({exc})") from exc
     except XMLSyntaxError as exc:
+        if is_depth_error(exc):
+            raise xml_too_deep(filename) from exc
         raise ParseError(f"{filename}: not a valid DOCX: malformed XML ({exc})") from exc
 
 
@@ -192,6 +198,8 @@ class DocxParser:
         walker = _Walker(document, has_title)
         skip_next = False
         for index, item in enumerate(items):
+            if index % CHECK_EVERY == 0:
+                checkpoint()
             if skip_next:
                 skip_next = False
                 continue

@@ -16,8 +16,10 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from ragloom.errors import ParseError
+from ragloom.errors import LimitExceededError, ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.guard import checkpoint
+from ragloom.ingest.parsers.bounds import check_zip
 from ragloom.ingest.parsers.html import HtmlParser
 
 _NS = {
@@ -66,6 +68,7 @@ class EpubParser:
     """Blocks of an EPUB book, chapter by chapter."""
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
+        check_zip(data, filename, "EPUB")
         try:
             zf = zipfile.ZipFile(io.BytesIO(data))
         except zipfile.BadZipFile as exc:
@@ -76,6 +79,7 @@ class EpubParser:
             paths, title = _spine(zf, filename)
             blocks: list[Block] = []
             for chapter, path in enumerate(paths, start=1):
+                checkpoint()
                 blocks += self._chapter(zf, path, chapter)
         if not blocks:
             raise ParseError(f"{filename}: the EPUB has no chapter with text")
@@ -89,6 +93,8 @@ class EpubParser:
             return []
         try:
             doc = HtmlParser().parse(content, posixpath.basename(path))
+        except LimitExceededError:
+            raise
         except ParseError:
             return []  # a cover or image-only page
         for block in doc.blocks:

@@ -3,7 +3,8 @@
 Dropped: script, style, noscript, template, svg, iframe, form, nav, header,
 footer, aside, and elements whose ARIA role is navigation/banner/contentinfo.
 The content root is ``<main>`` if present, else the largest ``<article>``, else
-``<body>``.
+``<body>``. Elements nested deeper than ``max_nesting`` fail the parse
+(:class:`~ragloom.errors.LimitExceededError` naming the setting).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.guard import checkpoint, limits
+from ragloom.ingest.parsers.bounds import too_deep
 from ragloom.ingest.parsers.common import HeadingTracker
 from ragloom.ingest.parsers.tabular import expand_spans, table_block
 from ragloom.ingest.parsers.text import decode_or_raise
@@ -25,6 +28,7 @@ _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _BLOCK_TAGS = {"p", "div", "section", "article", "main", "blockquote", "figure", "figcaption",
                "dl", "dt", "dd", "address", "details", "summary", "body", "center"}
 _CHARSET = re.compile(rb"<meta[^>]+charset", re.IGNORECASE)
+CHECK_EVERY = 2048  # elements between two task checkpoints
 
 
 def _text(node: Tag) -> str:
@@ -32,10 +36,16 @@ def _text(node: Tag) -> str:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    """Walks the content tree recursively, one level per element: deeper than ``max_nesting`` fails."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
         self.blocks: list[Block] = []
         self.headings = HeadingTracker()
         self.inline: list[str] = []
+        self.max_depth = limits().max_nesting
+        self.depth = 0
+        self.visited = 0
 
     def flush(self) -> None:
         text = " ".join(" ".join(self.inline).split())
@@ -44,14 +54,21 @@ class _Walker:
             self.blocks.append(Block(text=text, heading_path=self.headings.path))
 
     def walk(self, node: Tag) -> None:
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise too_deep(self.filename)
         for child in node.children:
             if isinstance(child, NavigableString):
                 if type(child) is NavigableString and child.strip():
                     self.inline.append(str(child))
             elif isinstance(child, Tag):
                 self.element(child)
+        self.depth -= 1
 
     def element(self, el: Tag) -> None:
+        self.visited += 1
+        if self.visited % CHECK_EVERY == 0:
+            checkpoint()
         name = el.name
         if name in _HEADINGS:
             self.flush()
@@ -143,7 +160,7 @@ class HtmlParser:
         soup = _soup(data, filename)
         title_tag = soup.find("title")
         title = _text(title_tag) if isinstance(title_tag, Tag) else None
-        walker = _Walker()
+        walker = _Walker(filename)
         walker.element(_content_root(soup))
         walker.flush()
         if not walker.blocks:

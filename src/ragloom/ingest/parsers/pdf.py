@@ -12,9 +12,13 @@ then headings, levels and lists are decided (``pdf_headings``).
 Boxes are PDF points on the page *as displayed* (``/Rotate`` applied), top-left
 origin; ``ParsedDocument.page_sizes`` holds the displayed sizes and
 ``metadata["page_rotation"]`` the ``/Rotate`` of each page (JSON). A page
-without a usable text layer is rendered at ``OCR_DPI`` and read by the
-``ocr`` :class:`PageReader` when one is given. Page numbers are absolute even
-when only ``first_page..last_page`` are parsed.
+without a usable text layer is rendered at ``OCR_DPI`` (lower for a page too
+large for ``max_page_pixels``) and read by the ``ocr`` :class:`PageReader`
+when one is given. Page numbers are absolute even when only
+``first_page..last_page`` are parsed. A document of more than ``max_pages``
+pages fails at once, whatever range is asked; the task is checked
+(:func:`ragloom.ingest.guard.checkpoint`) before each page is read, rendered
+for OCR or searched for tables.
 """
 
 from __future__ import annotations
@@ -24,18 +28,19 @@ import logging
 
 import pypdfium2 as pdfium
 
-from ragloom.errors import ParseError
+from ragloom.errors import LimitExceededError, ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.ocr_base import OCR_DPI, PageReader
 from ragloom.ingest.parsers.pdf_headings import OutlineEntry, make_blocks, read_outline
 from ragloom.ingest.parsers.pdf_layout import Frame, Line
 from ragloom.ingest.parsers.pdf_order import Region, drop_running, order_page
 from ragloom.ingest.parsers.pdf_pages import PageData, read_page
 from ragloom.ingest.parsers.pdf_paragraphs import Item, attach_captions, group, merge_split_tables
-from ragloom.ingest.parsers.pdf_render import open_pdf, page_image, render_page_png, render_pages_png
+from ragloom.ingest.parsers.pdf_render import open_pdf, render_page, render_page_png, render_pages_png
 from ragloom.ingest.parsers.pdf_tables import TableFinder, looks_tabular
 
-__all__ = ["PdfParser", "open_pdf", "pdf_page_count", "render_page_png", "render_pages_png"]
+__all__ = ["PdfParser", "check_page_count", "open_pdf", "pdf_page_count", "render_page_png", "render_pages_png"]
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +78,10 @@ class PdfParser:
             count = len(doc)
             if count == 0:
                 raise ParseError(f"{filename}: the PDF has no pages")
+            check_page_count(count, filename)
             last = min(count, self.last_page or count)
-            pages = [read_page(doc, n, filename) for n in range(self.first_page, last + 1)]
-            context = [read_page(doc, n, filename) for n in _context_range(self.first_page, last, count)]
+            pages = [_read(doc, n, filename) for n in range(self.first_page, last + 1)]
+            context = [_read(doc, n, filename) for n in _context_range(self.first_page, last, count)]
             ocr_blocks = self._read_scans(doc, pages)
             outline = read_outline(doc)
             title = (doc.get_metadata_dict().get("Title") or "").strip() or None
@@ -98,8 +104,9 @@ class PdfParser:
         out: dict[int, list[Block]] = {}
         for page in pages:
             if page.needs_ocr:
-                image = page_image(doc, page.number, OCR_DPI)
-                out[page.number] = self.ocr.read_page(image, page=page.number, scale=OCR_DPI / 72)
+                checkpoint()
+                image, scale = render_page(doc, page.number, OCR_DPI)
+                out[page.number] = self.ocr.read_page(image, page=page.number, scale=scale)
                 log.debug("page %d read by %s: %d blocks", page.number, self.ocr.name, len(out[page.number]))
         return out
 
@@ -114,6 +121,7 @@ class PdfParser:
                 if page.number in ocr_blocks:
                     stream += ocr_blocks[page.number]
                     continue
+                checkpoint()
                 tables = finder.find(page.number) if self.tables and looks_tabular(page.n_paths, page.frame.turn) \
                     else []
                 stream += _page_stream(page, lines[page.number], tables)
@@ -122,6 +130,18 @@ class PdfParser:
         merge_split_tables(items, heights)
         frames: dict[int, Frame] = {p.number: p.frame for p in pages}
         return make_blocks(items, frames, outline, captions)
+
+
+def check_page_count(count: int, filename: str) -> None:
+    """``LimitExceededError`` naming ``max_pages`` when a document has more pages than it allows."""
+    if count > limits().max_pages:
+        error = exceeded("max_pages", "pages", limits().max_pages, count)
+        raise LimitExceededError(f"{filename}: {error.message}")
+
+
+def _read(doc: pdfium.PdfDocument, number: int, filename: str) -> PageData:
+    checkpoint()
+    return read_page(doc, number, filename)
 
 
 def _context_range(first: int, last: int, count: int) -> list[int]:

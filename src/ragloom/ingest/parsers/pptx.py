@@ -15,8 +15,12 @@ import io
 import zipfile
 from collections.abc import Iterable
 
+from lxml.etree import XMLSyntaxError
+
 from ragloom.errors import MissingDependencyError, ParseError
 from ragloom.ingest.blocks import BBox, Block, ParsedDocument
+from ragloom.ingest.guard import checkpoint
+from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
 from ragloom.ingest.parsers.tabular import table_block
 
 _EMU_PER_POINT = 12700
@@ -121,14 +125,20 @@ class PptxParser:
             from pptx.exc import PackageNotFoundError
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise MissingDependencyError("python-pptx") from exc
+        check_zip(data, filename, "PPTX")
         try:
             deck = pptx.Presentation(io.BytesIO(data))
+            size = ((deck.slide_width or 0) / _EMU_PER_POINT, (deck.slide_height or 0) / _EMU_PER_POINT)
+            blocks: list[Block] = []
+            for number, slide in enumerate(deck.slides, start=1):
+                checkpoint()
+                blocks += self._slide(number, slide)
         except (zipfile.BadZipFile, PackageNotFoundError, KeyError) as exc:
             raise ParseError(f"{filename}: not a valid PPTX presentation ({exc})") from exc
-        size = ((deck.slide_width or 0) / _EMU_PER_POINT, (deck.slide_height or 0) / _EMU_PER_POINT)
-        blocks: list[Block] = []
-        for number, slide in enumerate(deck.slides, start=1):
-            blocks += self._slide(number, slide)
+        except XMLSyntaxError as exc:
+            if is_depth_error(exc):
+                raise xml_too_deep(filename) from exc
+            raise ParseError(f"{filename}: not a valid PPTX presentation: malformed XML ({exc})") from exc
         if not any(b.text.strip() for b in blocks):
             raise ParseError(f"{filename}: the presentation contains no text")
         count = len(deck.slides)

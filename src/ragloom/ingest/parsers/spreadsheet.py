@@ -8,6 +8,12 @@ cover. Formulas give their *cached* value; a workbook saved without cached
 values (by a program that does not calculate) is not recalculated: such cells
 read ``=FORMULA [not calculated]`` and the blocks say how many there are in
 ``meta["uncalculated_formulas"]``.
+
+Limits: rows are read one by one (XLSX sheets streamed, CSV rows as they are
+split, XLS sheet by sheet) and the parse fails at the first row that takes the
+file over ``max_sheet_cells`` non-empty cells (all sheets together, merged
+ranges counted as filled) or a sheet over ``max_sheet_columns`` columns
+(:class:`~ragloom.errors.LimitExceededError` naming the setting).
 """
 
 from __future__ import annotations
@@ -20,13 +26,18 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import PurePath
 
-from ragloom.errors import MissingDependencyError, ParseError
+from ragloom.errors import LimitExceededError, MissingDependencyError, ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.guard import checkpoint, exceeded, limits
+from ragloom.ingest.parsers.bounds import check_zip
 from ragloom.ingest.parsers.tabular import grid_blocks
 from ragloom.ingest.parsers.text import decode_or_raise
 
 log = logging.getLogger(__name__)
 _NOT_CALCULATED = "[not calculated]"
+CHECK_ROWS = 2000  # rows between two task checkpoints
+XLSX_MAX_ROWS = 1_048_576  # rows an XLSX sheet can hold; a higher row number is a damaged (or hostile) file
+SNIFF_CHARS = 64 * 1024  # the start of a CSV file the delimiter is guessed from
 
 
 def cell_text(value: object) -> str:
@@ -65,57 +76,178 @@ def _fill_merges(grid: list[list[str]], ranges: Iterable[tuple[int, int, int, in
                 row[c] = value
 
 
+class _Budget:
+    """Counts a workbook's non-empty cells (all sheets) against ``max_sheet_cells`` and each sheet's
+    columns against ``max_sheet_columns`` while rows are read, so a huge sheet stops at the row that
+    crosses a limit; checks the task every ``CHECK_ROWS`` rows."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.max_cells = limits().max_sheet_cells
+        self.max_columns = limits().max_sheet_columns
+        self.cells = 0
+        self.rows = 0
+
+    def row(self, sheet: str, filled: int, width: int) -> None:
+        """A row of ``filled`` non-empty cells, the last in column ``width`` (1-based)."""
+        self.rows += 1
+        if self.rows % CHECK_ROWS == 0:
+            checkpoint()
+        self.columns(sheet, width)
+        self.add(filled)
+
+    def columns(self, sheet: str, width: int) -> None:
+        if width > self.max_columns:
+            self._fail(exceeded("max_sheet_columns", f"columns in sheet {sheet!r}", self.max_columns, width))
+
+    def add(self, cells: int) -> None:
+        self.cells += cells
+        if self.cells > self.max_cells:
+            self._fail(exceeded("max_sheet_cells", "cells", self.max_cells))
+
+    def merges(self, sheet: str, grid: list[list[str]], ranges: Iterable[tuple[int, int, int, int]]) -> None:
+        """Count the cells merged ranges will fill (clipped to the grid as :func:`_fill_merges` does)."""
+        for r0, r1, c0, c1 in ranges:
+            if r0 < len(grid):
+                self.columns(sheet, c1)
+                self.add(max(0, min(r1, len(grid)) - r0) * max(0, c1 - c0))
+
+    def _fail(self, error: LimitExceededError) -> None:
+        raise LimitExceededError(f"{self.filename}: {error.message}")
+
+
+def _cells_reader() -> type:
+    """openpyxl's streaming sheet reader (what its read-only mode iterates with; openpyxl is pinned),
+    reading cached values and marking formula cells saved without one."""
+    from openpyxl.worksheet._reader import WorkSheetParser
+    from openpyxl.xml.constants import SHEET_MAIN_NS
+
+    formula_tag = f"{{{SHEET_MAIN_NS}}}f"
+
+    class CellsReader(WorkSheetParser):  # type: ignore[misc]
+        def parse_cell(self, element: object) -> dict:
+            cell = super().parse_cell(element)  # data_only: the cached value
+            if element.find(formula_tag) is not None:  # type: ignore[attr-defined]
+                formula = self.parse_formula(element)  # also keeps shared formulas translatable
+                if cell["value"] is None:
+                    cell["value"] = f"{getattr(formula, 'text', None) or formula} {_NOT_CALCULATED}"
+                    cell["uncalculated"] = True
+            return cell
+
+    return CellsReader
+
+
+class _Workbook:
+    """An XLSX workbook opened the way openpyxl's read-only mode opens it (shared strings, styles,
+    sheet list), whose sheets are then streamed row by row with openpyxl's own sheet reader.
+
+    Uses openpyxl internals (the version is pinned): its read-only worksheets
+    parse a whole sheet just to look for a ``<dimension>`` element when it is
+    missing, and do not expose merged cells.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        from openpyxl.reader.excel import ExcelReader
+        from openpyxl.styles.stylesheet import apply_stylesheet
+
+        self._reader = reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+        try:
+            reader.read_manifest()
+            reader.read_strings()
+            reader.read_workbook()
+            reader.read_properties()
+            apply_stylesheet(reader.archive, reader.wb)
+            self.sheets: list[tuple[str, str, str]] = [
+                (sheet.name, sheet.state or "visible", rel.target) for sheet, rel in reader.parser.find_sheets()
+                if rel.target in reader.valid_files and "chartsheet" not in rel.Type
+            ]
+        except BaseException:
+            self.close()
+            raise
+        self.title: str | None = reader.wb.properties.title or None
+
+    def close(self) -> None:
+        self._reader.archive.close()
+
+    def grid(self, name: str, path: str, budget: _Budget) -> tuple[list[list[str]], int]:
+        """The sheet's rows of cell texts (merged ranges filled) and its count of uncalculated formulas."""
+        from openpyxl.utils.cell import range_boundaries
+
+        wb = self._reader.wb
+        rows: dict[int, list[str]] = {}
+        missing = 0
+        with self._reader.archive.open(path) as source:
+            cells_reader = _cells_reader()(source, self._reader.shared_strings, data_only=True, epoch=wb.epoch,
+                                           date_formats=wb._date_formats, timedelta_formats=wb._timedelta_formats)
+            for number, cells in cells_reader.parse():
+                if not 1 <= number <= XLSX_MAX_ROWS:
+                    raise ValueError(f"row number {number} in sheet {name!r} is outside 1..{XLSX_MAX_ROWS:,}")
+                values = {c["column"]: cell_text(c["value"]) for c in cells if c["value"] is not None}
+                values = {col: v for col, v in values.items() if v}
+                missing += sum(1 for c in cells if c.get("uncalculated"))
+                width = max(values, default=0)
+                budget.row(name, len(values), width)
+                if values:
+                    row = [""] * width
+                    for col, value in values.items():
+                        row[col - 1] = value
+                    rows[number - 1] = row
+            merged = cells_reader.merged_cells.mergeCell if cells_reader.merged_cells else []
+        grid = [rows.get(r, []) for r in range(max(rows, default=-1) + 1)]
+        ranges = []
+        for m in merged:
+            min_col, min_row, max_col, max_row = range_boundaries(m.ref)
+            ranges.append((min_row - 1, max_row, min_col - 1, max_col))
+        budget.merges(name, grid, ranges)
+        _fill_merges(grid, ranges)
+        return grid, missing
+
+
 class XlsxParser:
-    """Every worksheet of an XLSX workbook, with cached formula values."""
+    """Every worksheet of an XLSX workbook, with cached formula values, read row by row.
+
+    The zip is checked first (``max_unzipped_mb``); sheets are streamed, and the
+    parse stops at the first row over ``max_sheet_cells`` or ``max_sheet_columns``.
+    """
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
         try:
-            import openpyxl
             from openpyxl.utils.exceptions import InvalidFileException
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise MissingDependencyError("openpyxl") from exc
+        check_zip(data, filename, "XLSX")
+        errors = (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError, TypeError)
         try:
-            formulas = openpyxl.load_workbook(io.BytesIO(data), data_only=False)
-            has_formulas = any(c.data_type == "f" for ws in formulas.worksheets for row in ws.iter_rows()
-                               for c in row)
-            values = openpyxl.load_workbook(io.BytesIO(data), data_only=True) if has_formulas else formulas
-        except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
+            book = _Workbook(data)
+        except errors as exc:
             raise ParseError(f"{filename}: not a valid XLSX workbook ({exc})") from exc
         blocks: list[Block] = []
         missing_total = 0
-        for ws_f, ws_v in zip(formulas.worksheets, values.worksheets, strict=True):
-            grid, missing = self._grid(ws_f, ws_v)
-            _fill_merges(grid, ((m.min_row - 1, m.max_row, m.min_col - 1, m.max_col) for m in ws_f.merged_cells.ranges))
-            meta = {"uncalculated_formulas": str(missing)} if missing else {}
-            if ws_f.sheet_state != "visible":
-                meta["hidden"] = "true"
-            blocks += _sheet_blocks(ws_f.title, grid, meta)
-            missing_total += missing
+        budget = _Budget(filename)
+        try:
+            for name, state, path in book.sheets:
+                checkpoint()
+                grid, missing = book.grid(name, path, budget)
+                meta = {"uncalculated_formulas": str(missing)} if missing else {}
+                if state != "visible":
+                    meta["hidden"] = "true"
+                blocks += _sheet_blocks(name, grid, meta)
+                missing_total += missing
+        except errors as exc:
+            raise ParseError(f"{filename}: not a valid XLSX workbook ({exc})") from exc
+        finally:
+            book.close()
+        metadata = {"sheets": str(len(book.sheets))}
+        title = book.title
         if not blocks:
             raise ParseError(f"{filename}: the workbook has no cell with a value")
-        metadata = {"sheets": str(len(formulas.worksheets))}
         if missing_total:
             metadata["warning"] = (
                 f"{missing_total} formula cells have no saved value (the file was saved without calculating); "
                 f"they are shown as the formula followed by {_NOT_CALCULATED}"
             )
             log.warning("%s: %s", filename, metadata["warning"])
-        return ParsedDocument(blocks=blocks, title=formulas.properties.title or None, metadata=metadata)
-
-    @staticmethod
-    def _grid(ws_f: object, ws_v: object) -> tuple[list[list[str]], int]:
-        grid: list[list[str]] = []
-        missing = 0
-        for row_f, row_v in zip(ws_f.iter_rows(), ws_v.iter_rows(), strict=True):  # type: ignore[attr-defined]
-            cells = []
-            for cf, cv in zip(row_f, row_v, strict=True):
-                if cf.data_type == "f" and cv.value is None:
-                    missing += 1
-                    cells.append(f"{cf.value} {_NOT_CALCULATED}")
-                else:
-                    cells.append(cell_text(cv.value))
-            grid.append(cells)
-        return grid, missing
+        return ParsedDocument(blocks=blocks, title=title, metadata=metadata)
 
 
 class XlsParser:
@@ -126,16 +258,31 @@ class XlsParser:
             import xlrd
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise MissingDependencyError("xlrd") from exc
+        errors = (xlrd.XLRDError, AssertionError, IndexError, ValueError)
         try:
-            book = xlrd.open_workbook(file_contents=data, formatting_info=True)
-        except (xlrd.XLRDError, AssertionError, IndexError, ValueError) as exc:
+            book = xlrd.open_workbook(file_contents=data, formatting_info=True, on_demand=True)
+        except errors as exc:
             raise ParseError(f"{filename}: not a readable XLS workbook ({exc})") from exc
         blocks: list[Block] = []
-        for sheet in book.sheets():
-            grid = [[self._cell(sheet.cell(r, c), book.datemode) for c in range(sheet.ncols)]
-                    for r in range(sheet.nrows)]
-            _fill_merges(grid, sheet.merged_cells)
-            blocks += _sheet_blocks(sheet.name, grid, {})
+        budget = _Budget(filename)
+        try:
+            for index in range(book.nsheets):
+                checkpoint()
+                sheet = book.sheet_by_index(index)
+                grid = []
+                for r in range(sheet.nrows):
+                    row = [self._cell(cell, book.datemode) for cell in sheet.row(r)]
+                    width = max((c + 1 for c, v in enumerate(row) if v), default=0)
+                    budget.row(sheet.name, sum(1 for v in row if v), width)
+                    grid.append(row)
+                budget.merges(sheet.name, grid, sheet.merged_cells)
+                _fill_merges(grid, sheet.merged_cells)
+                blocks += _sheet_blocks(sheet.name, grid, {})
+                book.unload_sheet(index)
+        except errors as exc:
+            raise ParseError(f"{filename}: not a readable XLS workbook ({exc})") from exc
+        finally:
+            book.release_resources()
         if not blocks:
             raise ParseError(f"{filename}: the workbook has no cell with a value")
         return ParsedDocument(blocks=blocks, metadata={"sheets": str(book.nsheets)})
@@ -166,11 +313,15 @@ class CsvParser:
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
         text, encoding = decode_or_raise(data, filename)
         delimiter = self.delimiter or self._sniff(text)
+        name = PurePath(filename).stem or "table"
+        budget = _Budget(filename)
+        grid: list[list[str]] = []
         try:
-            grid = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+            for row in csv.reader(io.StringIO(text), delimiter=delimiter):
+                budget.row(name, sum(1 for v in row if v.strip()), len(row))
+                grid.append(row)
         except csv.Error as exc:
             raise ParseError(f"{filename}: malformed CSV ({exc})") from exc
-        name = PurePath(filename).stem or "table"
         blocks = grid_blocks(grid, (), {"sheet": name, "delimiter": delimiter})
         if not blocks:
             raise ParseError(f"{filename}: the CSV file has no values")
@@ -178,7 +329,7 @@ class CsvParser:
 
     @staticmethod
     def _sniff(text: str) -> str:
-        sample = "\n".join(text.splitlines()[:50])
+        sample = "\n".join(text[:SNIFF_CHARS].splitlines()[:50])
         try:
             return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
         except csv.Error:

@@ -1,0 +1,205 @@
+"""Edge middleware (pure ASGI): request body limits and response security headers.
+
+:class:`BodyLimitMiddleware` bounds every request body as its bytes arrive, so nothing over the
+limit is ever held in memory or spooled to disk:
+
+- the multipart upload route (``POST /api/v1/datasets/{id}/documents``) by
+  ``max_upload_request_mb`` (all its files together),
+- every other route by ``max_body_kb``.
+
+A ``Content-Length`` over the limit is refused before the body is read; a chunked body (no
+``Content-Length``) is counted and refused once it goes over. JSON bodies (bounded by
+``max_body_kb``) are also checked for nesting deeper than :data:`MAX_JSON_DEPTH` before the
+application parses them, so a ``[[[[...]]]]`` body is a clear 400 instead of a parser failure.
+Refusals are the API's JSON errors (``{"error": "PayloadTooLargeError", "message": ...}``) and
+close the connection, so the rest of a huge body is not read.
+
+:class:`SecurityHeadersMiddleware` adds ``X-Content-Type-Options: nosniff`` to every response.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import anyio
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ragloom.config import Settings
+from ragloom.errors import InvalidRequestError, PayloadTooLargeError, RagloomError, http_status
+
+MAX_JSON_DEPTH = 64  # deepest nesting of arrays and objects in a JSON request body
+UPLOAD_ROUTE = re.compile(r"^/api/v1/datasets/[^/]+/documents/?$")
+
+# a JSON string; an unterminated one runs to the end, so every match is linear
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_depth(body: bytes, *, exact: bool = True) -> int:
+    """Deepest nesting of arrays and objects in a JSON text, linear and in C: brackets inside strings
+    do not count (strings are cut out first) unless ``exact`` is false, which is quicker and gives an
+    upper bound."""
+    import numpy as np
+
+    if exact:
+        body = _JSON_STRING.sub(b"", body)
+    brackets = body.translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps).max())
+
+
+async def too_deep(body: bytes, limit: int) -> bool:
+    """Whether a JSON body nests deeper than ``limit``; the exact count (slower with many strings)
+    runs in a thread, and only when the quick upper bound is over the limit."""
+    if json_depth(body, exact=False) <= limit:
+        return False
+    return await anyio.to_thread.run_sync(json_depth, body) > limit
+
+
+@dataclass(frozen=True, slots=True)
+class _Limit:
+    size: int
+    text: str  # how the limit is named in an error message
+
+
+class _BodyTooLarge(Exception):
+    """Raised from ``receive`` when the body goes over its limit; answered with 413."""
+
+
+def _is_json(headers: Headers) -> bool:
+    media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+async def _send_error(send: Send, exc: RagloomError) -> None:
+    body = json.dumps({"error": type(exc).__name__, "message": exc.message}).encode()
+    await send({"type": "http.response.start", "status": http_status(exc), "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimitMiddleware:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.body = _Limit(settings.max_body_kb * 1024, f"{settings.max_body_kb} KiB (RAGLOOM_MAX_BODY_KB)")
+        self.upload = _Limit(settings.max_upload_request_mb * 1024 * 1024,
+                             f"{settings.max_upload_request_mb} MiB (RAGLOOM_MAX_UPLOAD_REQUEST_MB)")
+
+    def limit_for(self, scope: Scope) -> _Limit:
+        if scope["method"] == "POST" and UPLOAD_ROUTE.match(scope["path"]):
+            return self.upload
+        return self.body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope)
+        headers = Headers(scope=scope)
+        too_large = PayloadTooLargeError(f"the request body is larger than the limit of {limit.text}")
+        length = headers.get("content-length")
+        if length is not None and length.strip().isdigit() and int(length) > limit.size:
+            await _send_error(send, too_large)  # before reading a byte of the body
+            return
+        if _is_json(headers) and limit is self.body:
+            await self._json(scope, receive, send, limit, too_large)
+        else:
+            await self._streamed(scope, receive, send, limit, too_large)
+
+    async def _json(self, scope: Scope, receive: Receive, send: Send, limit: _Limit,
+                    too_large: PayloadTooLargeError) -> None:
+        """Read the whole (bounded) JSON body, check its nesting, then hand it to the app."""
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit.size:
+                await _send_error(send, too_large)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        if await too_deep(body, MAX_JSON_DEPTH):
+            await _send_error(send, InvalidRequestError(
+                f"the JSON request body is nested too deeply: at most {MAX_JSON_DEPTH} levels of arrays and "
+                "objects are allowed"))
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _streamed(self, scope: Scope, receive: Receive, send: Send, limit: _Limit,
+                        too_large: PayloadTooLargeError) -> None:
+        """Pass the body through as it arrives, counting; over the limit, the app's own answer (it
+        sees a failed read) is dropped and a 413 sent instead."""
+        size = 0
+        exceeded = started = False
+
+        async def counted() -> Message:
+            nonlocal size, exceeded
+            if exceeded:
+                raise _BodyTooLarge
+            message = await receive()
+            if message["type"] == "http.request":
+                size += len(message.get("body", b""))
+                if size > limit.size:
+                    exceeded = True
+                    raise _BodyTooLarge
+            return message
+
+        async def guarded(message: Message) -> None:
+            nonlocal started
+            if exceeded and not started:
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted, guarded)
+        except _BodyTooLarge:
+            if started:
+                raise
+        except Exception:
+            if not exceeded or started:
+                raise
+        if exceeded and not started:
+            await _send_error(send, too_large)
+
+
+class SecurityHeadersMiddleware:
+    """``X-Content-Type-Options: nosniff`` on every response (a browser never guesses a type)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).setdefault("x-content-type-options", "nosniff")
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
