@@ -210,6 +210,11 @@ def test_uploads_are_bounded(world: World) -> None:
     status, _, payload = _raw_request(world.live.url, head_only)
     assert status == 413 and "RAGLOOM_MAX_UPLOAD_REQUEST_MB" in json.loads(payload)["message"]
     assert api.get(url).json()["total"] == before  # nothing of it was stored
+    # an unknown key is refused before a byte of the body is read (the body below is never sent)
+    no_key = (f"POST /api/v1{url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-key\r\n"
+              f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: 1000000\r\n\r\n")
+    status, _, payload = _raw_request(world.live.url, no_key)
+    assert status == 401 and json.loads(payload)["error"] == "AuthenticationError"
     # within the limits an upload of several files works (and is over the JSON body limit: another limit);
     # their content is no known format, so their tasks fail at once instead of keeping the worker busy
     ok = api.post(url, files=[("file", (f"ok{i}.bin", bytes(range(256)) * 2400, "application/octet-stream"))

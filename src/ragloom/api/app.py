@@ -10,7 +10,7 @@ from fastapi import APIRouter, FastAPI
 
 from ragloom import __version__
 from ragloom.api import datasets, documents, errors, retrieval, system
-from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware
+from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware, UploadAuthMiddleware
 from ragloom.api.ratelimit import RateLimiter
 from ragloom.config import Settings
 from ragloom.service.context import Context
@@ -39,6 +39,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.state.pool = pool
     app.state.rate_limiter = RateLimiter(ctx.settings.rate_limit_per_minute)
     errors.install(app)
+    app.add_middleware(UploadAuthMiddleware)  # inside the body limit: a too-large Content-Length is refused first
     app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: the body limit's refusals get it too
     api = APIRouter(prefix="/api/v1")

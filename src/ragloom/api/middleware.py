@@ -203,3 +203,36 @@ class SecurityHeadersMiddleware:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class UploadAuthMiddleware:
+    """Authenticate an upload before its body is read.
+
+    FastAPI reads (and spools to disk) a multipart body before it resolves the route's
+    dependencies, so without this an unknown caller could make the server receive up to
+    ``max_upload_request_mb`` before hearing 401. The key is checked again by the route.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and UPLOAD_ROUTE.match(scope["path"]):
+            from ragloom.errors import AuthenticationError
+            from ragloom.service import accounts
+
+            scheme, _, key = Headers(scope=scope).get("authorization", "").partition(" ")
+            ctx = scope["app"].state.ctx
+
+            def check() -> None:
+                if scheme.lower() != "bearer" or not key.strip():
+                    raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
+                with ctx.db.session() as s:
+                    accounts.authenticate(s, key.strip())
+
+            try:
+                await anyio.to_thread.run_sync(check)
+            except AuthenticationError as exc:
+                await _send_error(send, exc)
+                return
+        await self.app(scope, receive, send)
