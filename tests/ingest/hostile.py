@@ -8,20 +8,26 @@ containers, CSV text, PIL images); nothing is read from disk. Used by
 from __future__ import annotations
 
 import io
+import random
 import zipfile
 
+_WORDS = ["river", "stone", "market", "ledger", "signal", "harbor", "copper", "lantern", "orchard", "meadow",
+          "quarry", "beacon", "valley", "archive", "engine", "window", "garden", "silver", "thunder", "pepper"]
 
-def raw_pdf(pages: list[tuple[float, float]], content: bytes) -> bytes:
-    """A minimal valid PDF: one page per ``(width, height)`` in points, all sharing one content stream."""
+
+def raw_pdf(pages: list[tuple[float, float]], content: bytes | list[bytes]) -> bytes:
+    """A minimal valid PDF: one page per ``(width, height)`` in points, all sharing one content stream
+    (or each its own, when ``content`` is a list)."""
     n = len(pages)
-    font, stream = 3 + n, 4 + n
+    streams = content if isinstance(content, list) else [content]
+    font, first_stream = 3 + n, 4 + n
     objects = [
         b"<</Type/Catalog/Pages 2 0 R>>",
         b"<</Type/Pages/Kids[" + b" ".join(b"%d 0 R" % (3 + i) for i in range(n)) + b"]/Count %d>>" % n,
         *(b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 %g %g]/Contents %d 0 R/Resources<</Font<</F1 %d 0 R>>>>>>"
-          % (w, h, stream, font) for w, h in pages),
+          % (w, h, first_stream + (i if len(streams) > 1 else 0), font) for i, (w, h) in enumerate(pages)),
         b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
-        b"<</Length %d>>stream\n" % len(content) + content + b"\nendstream",
+        *(b"<</Length %d>>stream\n" % len(c) + c + b"\nendstream" for c in streams),
     ]
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
@@ -45,8 +51,14 @@ def huge_page_pdf(inches: float = 200, *, text: bool = True) -> bytes:
     return raw_pdf([(side, side)], TEXT % (side - 600) if text else SHAPE)
 
 
-def many_pages_pdf(n_pages: int) -> bytes:
-    """``n_pages`` A4 pages sharing one small text stream (24,000 pages are about 1.5 MB)."""
+def many_pages_pdf(n_pages: int, *, distinct: bool = False) -> bytes:
+    """``n_pages`` A4 pages sharing one small text stream (24,000 pages are about 3.6 MB); with
+    ``distinct`` each page has its own text (the same line on every page is a running header)."""
+    if distinct:
+        rng = random.Random(n_pages)
+        lines = [" ".join(rng.choice(_WORDS) for _ in range(9)).capitalize() + "." for _ in range(n_pages)]
+        return raw_pdf([(595, 842)] * n_pages, [
+            b"BT /F1 12 Tf 72 %d Td (%s) Tj ET" % (400 + rng.randrange(300), line.encode()) for line in lines])
     return raw_pdf([(595, 842)] * n_pages, b"BT /F1 12 Tf 72 760 Td (The same line on every page.) Tj ET")
 
 

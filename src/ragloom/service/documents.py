@@ -70,7 +70,8 @@ def add_documents(
                 continue
         _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=len(up.data),
                      content_type=up.content_type,
-                     page_ranges=page_ranges(up.data, name, *_method_and_config(kb, doc)))
+                     page_ranges=page_ranges(up.data, name, *_method_and_config(kb, doc),
+                                             max_pages=ctx.settings.max_pages))
         docs.append(doc)
     session.flush()
     return docs
@@ -152,7 +153,8 @@ def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
     _new_version(session, kb=kb, doc=doc, content_hash=latest.content_hash, object_key=latest.object_key,
                  size=latest.size,
                  content_type=latest.content_type,
-                 page_ranges=page_ranges(data, doc.name, *_method_and_config(kb, doc)))
+                 page_ranges=page_ranges(data, doc.name, *_method_and_config(kb, doc),
+                                         max_pages=ctx.settings.max_pages))
     return doc
 
 

@@ -50,8 +50,10 @@ from ragloom.ingest.chunkers._atoms import (
 )
 from ragloom.ingest.chunkers.delimiters import parse_delimiters
 from ragloom.ingest.chunkers.tables import table_chunks
+from ragloom.ingest.guard import checkpoint
 
 log = logging.getLogger(__name__)
+CHECK_EVERY = 1000  # blocks between two task checkpoints
 
 
 def min_cuts(sizes: Sequence[float], qualities: Sequence[int], capacity: float) -> list[int]:
@@ -266,6 +268,8 @@ def naive_chunk(
     packer = _Packer(blocks, counter, chunk_token_num, overlapped_percent / 100, reserve, heading_prefix)
     run: list[Atom] = []
     for idx, block in enumerate(blocks):
+        if idx % CHECK_EVERY == CHECK_EVERY - 1:
+            checkpoint()
         if not block.text.strip():
             continue
         if block.kind == "table":

@@ -29,7 +29,7 @@ from ragloom.ingest.blocks import Block, ParsedDocument
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
 from ragloom.ingest.parsers.common import HeadingTracker
-from ragloom.ingest.parsers.docx_lists import ListNumbering, property_chain
+from ragloom.ingest.parsers.docx_lists import ListNumbering, paragraph_style, property_chain
 from ragloom.ingest.parsers.tabular import table_block
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
@@ -54,7 +54,8 @@ def _open(data: bytes, filename: str) -> DocxDocument:
 
 
 def _style_name(par: Paragraph) -> str:
-    return ((par.style.name if par.style is not None else "") or "").strip()
+    style = paragraph_style(par)
+    return ((style.name if style is not None else "") or "").strip()
 
 
 def _outline_level(par: Paragraph) -> int:

@@ -69,6 +69,8 @@ def _fill_merges(grid: list[list[str]], ranges: Iterable[tuple[int, int, int, in
         if r0 >= len(grid):
             continue
         value = grid[r0][c0] if c0 < len(grid[r0]) else ""
+        if not value:
+            continue  # an empty range adds nothing
         for r in range(r0, min(r1, len(grid))):
             row = grid[r]
             row.extend([""] * (c1 - len(row)))
@@ -108,7 +110,7 @@ class _Budget:
     def merges(self, sheet: str, grid: list[list[str]], ranges: Iterable[tuple[int, int, int, int]]) -> None:
         """Count the cells merged ranges will fill (clipped to the grid as :func:`_fill_merges` does)."""
         for r0, r1, c0, c1 in ranges:
-            if r0 < len(grid):
+            if r0 < len(grid) and c0 < len(grid[r0]) and grid[r0][c0]:
                 self.columns(sheet, c1)
                 self.add(max(0, min(r1, len(grid)) - r0) * max(0, c1 - c0))
 
