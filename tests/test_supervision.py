@@ -9,10 +9,7 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -26,18 +23,7 @@ from ragloom.service import accounts, documents, knowledgebases, tasks, workers
 from ragloom.service.context import Principal
 from ragloom.supervisor import WorkerPool
 from tests.ingest.docgen import make_pdf, paragraph
-from tests.live import free_port
-
-
-def wait(predicate: Callable[[], object], timeout: float, what: str, poll: float = 0.1) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(poll)
+from tests.processes import admin_key, alive, descendants, is_worker_process, served, wait
 
 
 def second_tenant(ctx) -> Principal:  # type: ignore[no-untyped-def]
@@ -185,6 +171,28 @@ def test_a_killed_worker_is_replaced_and_its_task_finished(ctx, principal, setti
 
 
 @pytestmark_slow
+def test_cancel_stops_a_running_task_between_batches(ctx, principal, settings) -> None:
+    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(300)}, parser_config={"chunk_token_num": 64})
+    with pool_of(ctx, settings) as pool:
+        wait(lambda: "embedded" in doc_state(ctx, doc_id).message, 120, "embedding to start")
+        with ctx.db.session() as s:
+            documents.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
+        with ctx.db.session() as s:
+            (task_id,) = s.scalars(select(Task.id).where(Task.document_id == doc_id))
+        wait(lambda: claim_state(ctx, task_id) == "cancelled", 30, "the worker to stop the task")
+        (note,) = upload(ctx, principal, {"note.txt": b"The next document is not kept waiting."})
+        wait(lambda: doc_state(ctx, note).status == "done", 60, "the next document")
+        assert pool.status().restarts == 0  # stopped by the worker itself, not killed
+    doc = doc_state(ctx, doc_id)
+    assert doc.status == "cancelled" and doc.active_version_id is None
+
+
+def claim_state(ctx, task_id: str) -> str:  # type: ignore[no-untyped-def]
+    with ctx.db.session() as s:
+        return s.get(Task, task_id).status
+
+
+@pytestmark_slow
 def test_a_file_that_kills_its_worker_fails_after_max_retries(ctx, principal, settings) -> None:
     (doc_id,) = upload(ctx, principal, {"long.txt": long_text(150)}, parser_config={"chunk_token_num": 64})
     killed: list[int] = []
@@ -227,66 +235,6 @@ def test_a_task_over_the_memory_limit_fails_with_the_limit_named(ctx, principal,
 # -- ragloom serve: signals -----------------------------------------------------------------------
 
 
-def descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    out: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in out:
-                out.add(child)
-                todo.append(child)
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-@contextmanager
-def served(home: Path, workers_: int = 2) -> Iterator[tuple[subprocess.Popen, str]]:
-    port = free_port()
-    env = {**os.environ, "RAGLOOM_HOME": str(home), "RAGLOOM_PORT": str(port), "RAGLOOM_WORKERS": str(workers_),
-           "RAGLOOM_WORKER_HEARTBEAT_SECONDS": "1"}
-    log = home.parent / f"serve-{port}.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "ragloom.cli", "serve"], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-
-    def healthy() -> bool:
-        assert proc.poll() is None, log.read_text()
-        try:
-            body = httpx.get(url + "/api/v1/health", timeout=2).json()
-        except httpx.HTTPError:
-            return False
-        return body["workers"]["alive"] == workers_
-
-    try:
-        wait(healthy, 90, "the server and its workers", poll=0.2)
-        yield proc, url
-    finally:
-        if proc.poll() is None:
-            for pid in descendants(proc.pid):
-                os.kill(pid, signal.SIGKILL)
-            proc.kill()
-        proc.wait(10)
-
-
 @pytestmark_slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_serve_stops_every_worker_on(sig: signal.Signals, tmp_path: Path) -> None:
@@ -302,9 +250,7 @@ def test_serve_stops_every_worker_on(sig: signal.Signals, tmp_path: Path) -> Non
 def test_kill_9_of_serve_leaves_no_worker_and_a_restart_finishes_the_work(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with served(home) as (proc, url):
-        (line,) = [ln for ln in (tmp_path / f"serve-{url.rsplit(':', 1)[1]}.log").read_text().splitlines()
-                   if "Admin API key" in ln]
-        key = line.rsplit(" ", 1)[-1].strip()
+        key = admin_key(home, url)
         api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60)
         assert api.post("/datasets", json={"name": "kb", "parser_config": {"chunk_token_num": 64}}).status_code == 201
         res = api.post("/datasets/kb/documents", files=[("file", ("long.txt", long_text(150), "text/plain"))])
@@ -316,14 +262,8 @@ def test_kill_9_of_serve_leaves_no_worker_and_a_restart_finishes_the_work(tmp_pa
         proc.wait(10)
         wait(lambda: not any(alive(p) for p in children), 15, "the orphaned workers to exit")
     with served(home) as (proc, url):
-        assert len([p for p in descendants(proc.pid) if "spawn_main" in _cmdline(p)]) == 2
+        assert len([p for p in descendants(proc.pid) if is_worker_process(p)]) == 2
         api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60)
         wait(lambda: api.get(f"/datasets/kb/documents/{doc_id}").json()["status"] == "done", 300, "the document")
         assert httpx.get(url + "/api/v1/health").json()["workers"]["alive"] == 2  # no extra worker
 
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
