@@ -156,7 +156,7 @@ pytestmark_slow = pytest.mark.slow
 
 @pytestmark_slow
 def test_a_killed_worker_is_replaced_and_its_task_finished(ctx, principal, settings) -> None:
-    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(150)}, parser_config={"chunk_token_num": 64})
+    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(60)}, parser_config={"chunk_token_num": 64})
     with pool_of(ctx, settings) as pool:
         task_id, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start")  # type: ignore[misc]
         os.kill(pid, signal.SIGKILL)
@@ -194,7 +194,7 @@ def claim_state(ctx, task_id: str) -> str:  # type: ignore[no-untyped-def]
 
 @pytestmark_slow
 def test_a_file_that_kills_its_worker_fails_after_max_retries(ctx, principal, settings) -> None:
-    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(150)}, parser_config={"chunk_token_num": 64})
+    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(60)}, parser_config={"chunk_token_num": 64})
     killed: list[int] = []
     with pool_of(ctx, settings, task_max_retries=2) as pool:
         while len(killed) < 2:
@@ -213,7 +213,7 @@ def test_a_hung_worker_is_killed_at_the_time_limit(ctx, principal, settings, mon
     import ragloom.supervisor
 
     monkeypatch.setattr(ragloom.supervisor, "time_limit_grace", lambda limit: 1.0)
-    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(150)}, parser_config={"chunk_token_num": 64})
+    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(60)}, parser_config={"chunk_token_num": 64})
     with pool_of(ctx, settings, task_time_limit_seconds=2.0) as pool:
         _, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start", poll=0.02)  # type: ignore[misc]
         os.kill(pid, signal.SIGSTOP)  # stuck: no checkpoint, no heartbeat
@@ -253,7 +253,7 @@ def test_kill_9_of_serve_leaves_no_worker_and_a_restart_finishes_the_work(tmp_pa
         key = admin_key(home, url)
         api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60)
         assert api.post("/datasets", json={"name": "kb", "parser_config": {"chunk_token_num": 64}}).status_code == 201
-        res = api.post("/datasets/kb/documents", files=[("file", ("long.txt", long_text(150), "text/plain"))])
+        res = api.post("/datasets/kb/documents", files=[("file", ("long.txt", long_text(60), "text/plain"))])
         assert res.status_code == 201, res.text
         doc_id = res.json()["documents"][0]["id"]
         wait(lambda: api.get(f"/datasets/kb/documents/{doc_id}").json()["status"] == "running", 60, "work")
