@@ -1,7 +1,8 @@
-"""One client interface for the CLI: straight on the data directory, or over HTTP.
+"""The CLI's client: the HTTP API of a server (``--url``), or the same application in-process.
 
-Both return the same JSON-shaped dicts (``ragloom.service.views``), so every
-CLI command works the same way with or without a server.
+:class:`LocalClient` runs the application in this process through an ASGI transport, so every
+command takes one code path — the API's — with or without a server, and the CLI knows no
+service internals.
 """
 
 from __future__ import annotations
@@ -48,108 +49,6 @@ class Client(Protocol):
     def stop_processing(self) -> None: ...
 
 
-class LocalClient:
-    """Works on ``RAGLOOM_HOME`` directly; runs ingestion tasks in a background thread."""
-
-    def __init__(self, ctx: Context, principal: Principal) -> None:
-        self.ctx = ctx
-        self.principal = principal
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
-                  parser_config: dict[str, Any] | None = None, tag_kb_ids: list[str] | None = None,
-                  topn_tags: int | None = None) -> dict[str, Any]:
-        from ragloom.service import knowledgebases
-        from ragloom.service.views import kb_view
-
-        body = _kb_body(name, language, description, chunk_method, parser_config, tag_kb_ids, topn_tags)
-        spec = knowledgebases.KBCreate(**body)
-        with self.ctx.db.session() as s:
-            return kb_view(knowledgebases.create(self.ctx, s, principal=self.principal, spec=spec), 0)
-
-    def kb_tags(self, kb: str) -> dict[str, Any]:
-        from ragloom.service.tags import kb_tags
-
-        with self.ctx.db.session() as s:
-            return kb_tags(self.ctx, s, principal=self.principal, kb_id_or_name=kb)
-
-    def kb_list(self) -> list[dict[str, Any]]:
-        from ragloom.service import knowledgebases
-        from ragloom.service.views import kb_view
-
-        with self.ctx.db.session() as s:
-            kbs = knowledgebases.list_visible(s, principal=self.principal)
-            counts = knowledgebases.document_counts(s, [kb.id for kb in kbs])
-            return [kb_view(kb, counts.get(kb.id, 0)) for kb in kbs]
-
-    def kb_delete(self, kb: str) -> None:
-        from ragloom.service import knowledgebases
-
-        with self.ctx.db.session() as s:
-            knowledgebases.delete(self.ctx, s, principal=self.principal, kb_id_or_name=kb)
-
-    def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
-               parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        from ragloom.service import documents
-        from ragloom.service.views import document_view
-
-        uploads = [documents.Upload(filename=n, data=d) for n, d in files]
-        with self.ctx.db.session() as s:
-            docs = documents.add_documents(self.ctx, s, principal=self.principal, kb_id=kb, uploads=uploads,
-                                           chunk_method=chunk_method, parser_config=parser_config)
-            return [document_view(d) for d in docs]
-
-    def chunks(self, kb: str, doc: str) -> dict[str, Any]:
-        from ragloom.service import chunks
-
-        with self.ctx.db.session() as s:
-            listing = chunks.list_chunks(self.ctx, s, principal=self.principal, kb_id=kb, doc_id=doc,
-                                         limit=1_000_000)
-        return {"chunks": [chunks.record_view(r, listing.method) for r in listing.chunks], "total": listing.total}
-
-    def documents(self, kb: str) -> list[dict[str, Any]]:
-        from ragloom.service import documents
-        from ragloom.service.views import document_view
-
-        with self.ctx.db.session() as s:
-            docs, _ = documents.list_documents(s, principal=self.principal, kb_id=kb, limit=1_000_000)
-            return [document_view(d) for d in docs]
-
-    def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
-               explain: bool = False, toc_enhance: bool = False, route: bool = False,
-               fusion: str | None = None) -> dict[str, Any]:
-        from ragloom.service.search import SearchOptions, search
-        from ragloom.service.views import retrieval_view
-
-        options = SearchOptions(page_size=top_n, mode=mode, explain=explain, toc_enhance=toc_enhance, route=route,
-                                fusion=fusion)
-        res = search(self.ctx, principal=self.principal, kb_ids=_kb_list(kb), question=question, options=options)
-        return retrieval_view(res)
-
-    def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
-        from ragloom.service import answers
-
-        return answers.answer(self.ctx, principal=self.principal, kb_ids=[kb], question=question,
-                              top_n=top_n).to_dict()
-
-    def start_processing(self) -> None:
-        from ragloom.worker import run_until
-
-        if self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(
-                target=run_until, args=(self.ctx, self._stop.is_set), kwargs={"poll": 0.2}, daemon=True
-            )
-            self._thread.start()
-
-    def stop_processing(self) -> None:
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            self._thread = None
-
-
 def _kb_body(name: str, language: str, description: str, chunk_method: str, parser_config: dict[str, Any] | None,
              tag_kb_ids: list[str] | None, topn_tags: int | None) -> dict[str, Any]:
     """The create request (``POST /datasets`` body); unset tag options are left to the defaults."""
@@ -176,9 +75,9 @@ class HttpClient:
     """Talks to a ragloom server's ``/api/v1`` with an API key."""
 
     def __init__(self, url: str, api_key: str, *, timeout: float = 120.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
-        self._http = httpx.Client(base_url=url.rstrip("/") + "/api/v1", timeout=timeout, transport=transport,
-                                  headers={"Authorization": f"Bearer {api_key}"})
+                 transport: httpx.BaseTransport | None = None, http: httpx.Client | None = None) -> None:
+        self._http = http or httpx.Client(base_url=url.rstrip("/") + "/api/v1", timeout=timeout, transport=transport,
+                                          headers={"Authorization": f"Bearer {api_key}"})
 
     def _call(self, method: str, path: str, **kw: Any) -> Any:
         try:
@@ -231,7 +130,14 @@ class HttpClient:
             page += 1
 
     def documents(self, kb: str) -> list[dict[str, Any]]:
-        return self._call("GET", f"/datasets/{kb}/documents", params={"page_size": 1000})["documents"]
+        out: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            res = self._call("GET", f"/datasets/{kb}/documents", params={"page": page, "page_size": 1000})
+            out.extend(res["documents"])
+            if len(out) >= res["total"] or not res["documents"]:
+                return out
+            page += 1
 
     def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
                explain: bool = False, toc_enhance: bool = False, route: bool = False,
@@ -250,3 +156,43 @@ class HttpClient:
 
     def stop_processing(self) -> None:
         """Nothing to stop."""
+
+
+class LocalClient(HttpClient):
+    """The application ``ragloom serve`` runs, run in-process on ``RAGLOOM_HOME`` (no port is opened):
+    each command takes exactly the code path it takes against a server with ``--url``. Requests act
+    as the data directory's owner (``principal``); ingestion tasks run in a background thread.
+    ``ctx`` and ``principal`` stay reachable for the commands that only work on a data directory
+    (``reindex``, ``eval``)."""
+
+    def __init__(self, ctx: Context, principal: Principal) -> None:
+        from fastapi.testclient import TestClient
+
+        from ragloom.api.app import create_app
+
+        self.ctx = ctx
+        self.principal = principal
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        app = create_app(context=ctx, local_principal=principal)
+        super().__init__(LOCAL_URL, "", http=TestClient(app, base_url=LOCAL_URL + "/api/v1",
+                                                      raise_server_exceptions=False))
+
+    def start_processing(self) -> None:
+        from ragloom.worker import run_until
+
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(
+                target=run_until, args=(self.ctx, self._stop.is_set), kwargs={"poll": 0.2}, daemon=True
+            )
+            self._thread.start()
+
+    def stop_processing(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+
+
+LOCAL_URL = "http://ragloom.local"

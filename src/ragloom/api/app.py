@@ -7,23 +7,28 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
+from fastapi_offline import FastAPIOffline
 
 from ragloom import __version__
 from ragloom.api import datasets, documents, errors, retrieval, system
 from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware, UploadAuthMiddleware
 from ragloom.api.ratelimit import RateLimiter
 from ragloom.config import Settings
-from ragloom.service.context import Context
+from ragloom.service.context import Context, Principal
 from ragloom.web import status
 
 if TYPE_CHECKING:
     from ragloom.supervisor import WorkerPool
 
+DOCS_ASSETS_URL = "/docs-assets"  # Swagger UI's and ReDoc's files, from the fastapi-offline package
+
 
 def create_app(settings: Settings | None = None, *, context: Context | None = None,
-               pool: WorkerPool | None = None) -> FastAPI:
+               pool: WorkerPool | None = None, local_principal: Principal | None = None) -> FastAPI:
     """Build the API. The caller owns worker processes (``pool``, shown by /health); the app only
-    serves requests."""
+    serves requests. ``local_principal`` makes an in-process app for the CLI's local mode
+    (:class:`ragloom.client.LocalClient`, never served on a port): requests without a key act as
+    that principal and no rate limit applies."""
     ctx = context or Context(settings or Settings())
 
     @asynccontextmanager
@@ -33,11 +38,14 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         if context is None:
             ctx.close()
 
-    app = FastAPI(title="ragloom", version=__version__, lifespan=lifespan,
-                  description="Document knowledge base and question answering with cited answers.")
+    # /docs and /redoc load Swagger UI's and ReDoc's scripts and styles from the installed
+    # fastapi-offline package (served under DOCS_ASSETS_URL), not from a CDN: they work offline.
+    app = FastAPIOffline(title="ragloom", version=__version__, lifespan=lifespan, static_url=DOCS_ASSETS_URL,
+                         description="Document knowledge base and question answering with cited answers.")
     app.state.ctx = ctx
     app.state.pool = pool
-    app.state.rate_limiter = RateLimiter(ctx.settings.rate_limit_per_minute)
+    app.state.local_principal = local_principal
+    app.state.rate_limiter = RateLimiter(0 if local_principal else ctx.settings.rate_limit_per_minute)
     errors.install(app)
     app.add_middleware(UploadAuthMiddleware)  # inside the body limit: a too-large Content-Length is refused first
     app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)

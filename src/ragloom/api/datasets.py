@@ -17,7 +17,7 @@ router = APIRouter(prefix="/datasets", tags=["datasets"])
 def create_dataset(body: knowledgebases.KBCreate, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     with ctx.db.session() as s:
         kb = knowledgebases.create(ctx, s, principal=principal, spec=body)
-        return kb_view(kb, 0)
+        return kb_view(kb, 0, fusion=ctx.settings.fusion)
 
 
 @router.get("")
@@ -25,14 +25,15 @@ def list_datasets(ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     with ctx.db.session() as s:
         kbs = knowledgebases.list_visible(s, principal=principal)
         counts = knowledgebases.document_counts(s, [kb.id for kb in kbs])
-        return {"datasets": [kb_view(kb, counts.get(kb.id, 0)) for kb in kbs], "total": len(kbs)}
+        views = [kb_view(kb, counts.get(kb.id, 0), fusion=ctx.settings.fusion) for kb in kbs]
+        return {"datasets": views, "total": len(kbs)}
 
 
 @router.get("/{dataset_id}")
 def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
     with ctx.db.session() as s:
         kb = knowledgebases.get(s, principal=principal, kb_id_or_name=dataset_id)
-        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0))
+        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0), fusion=ctx.settings.fusion)
 
 
 @router.get("/{dataset_id}/tags")
@@ -49,7 +50,7 @@ def update_dataset(dataset_id: str, body: knowledgebases.KBUpdate, ctx: ContextD
                    principal: PrincipalDep) -> dict[str, Any]:
     with ctx.db.session() as s:
         kb = knowledgebases.update(s, principal=principal, kb_id_or_name=dataset_id, spec=body)
-        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0))
+        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0), fusion=ctx.settings.fusion)
 
 
 @router.delete("/{dataset_id}", status_code=204)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ragloom.errors import AuthenticationError
 from ragloom.service import accounts
@@ -18,9 +19,21 @@ def get_context(request: Request) -> Context:
 ContextDep = Annotated[Context, Depends(get_context)]
 
 
-def current_principal(request: Request, ctx: ContextDep) -> Principal:
+# Declares the API key in /openapi.json (``components.securitySchemes.APIKey``, an HTTP Bearer
+# scheme) on every route that depends on :func:`current_principal`, so Swagger's "Authorize" works.
+# It never answers a request itself (``auto_error=False``): :func:`current_principal` reads the
+# header and keeps the API's own 401 messages.
+api_key_scheme = HTTPBearer(scheme_name="APIKey", auto_error=False,
+                            description="An API key: send 'Authorization: Bearer <key>'.")
+BearerDep = Annotated[HTTPAuthorizationCredentials | None, Security(api_key_scheme)]
+
+
+def current_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> Principal:
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
+    local = getattr(request.app.state, "local_principal", None)
+    if local is not None and not header:  # the CLI's in-process app (never served on a port)
+        return local
     if scheme.lower() != "bearer" or not key.strip():
         raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
     with ctx.db.session() as s:

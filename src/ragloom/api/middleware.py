@@ -217,7 +217,8 @@ class UploadAuthMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and UPLOAD_ROUTE.match(scope["path"]):
+        if (scope["type"] == "http" and scope["method"] == "POST" and UPLOAD_ROUTE.match(scope["path"])
+                and scope["app"].state.local_principal is None):
             from ragloom.errors import AuthenticationError
             from ragloom.service import accounts
 

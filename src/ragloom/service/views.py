@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from ragloom.db.models import Document, KnowledgeBase
@@ -11,11 +12,27 @@ from ragloom.ingest.blocks import Position
 from ragloom.retrieval.types import Candidate, RetrievalResult
 
 
-def _iso(dt) -> str | None:  # type: ignore[no-untyped-def]
-    return dt.isoformat() if dt is not None else None
+def iso_utc(dt: datetime | None) -> str | None:
+    """Every timestamp the API and the CLI show: ISO 8601 in UTC with an explicit offset
+    (``2026-01-02T03:04:05.123456+00:00``). SQLite gives back naive datetimes (stored as UTC by
+    :func:`ragloom.db.models.utcnow`), so a naive one is taken as UTC."""
+    if dt is None:
+        return None
+    return (dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)).isoformat()
 
 
-def kb_view(kb: KnowledgeBase, document_count: int | None = None) -> dict[str, Any]:
+_iso = iso_utc
+
+FUSION_NOTE = ("similarity_threshold and vector_similarity_weight apply only to the 'weighted' fusion; "
+               "the 'normalized' fusion (z-scores of both sides) has no threshold and takes its vector "
+               "weight from settings.fusion_vector_weight or the request")
+
+
+def kb_view(kb: KnowledgeBase, document_count: int | None = None, *, fusion: str = "normalized") -> dict[str, Any]:
+    """A knowledge base. ``fusion`` is the server's default hybrid scoring (``settings.fusion``; a
+    retrieval request may choose another): the knowledge base's ``similarity_threshold`` and
+    ``vector_similarity_weight`` (kept at the top level for compatibility, and repeated under
+    ``weighted_fusion``) apply only to the ``weighted`` fusion."""
     return {
         "id": kb.id,
         "name": kb.name,
@@ -27,6 +44,11 @@ def kb_view(kb: KnowledgeBase, document_count: int | None = None) -> dict[str, A
         "embedding_model": kb.embedding_model,
         "similarity_threshold": kb.similarity_threshold,
         "vector_similarity_weight": kb.vector_similarity_weight,
+        "fusion": fusion,
+        "fusion_note": FUSION_NOTE,
+        "weighted_fusion": {"similarity_threshold": kb.similarity_threshold,
+                            "vector_similarity_weight": kb.vector_similarity_weight,
+                            "applies": fusion == "weighted"},
         "pagerank": kb.pagerank,
         "synonyms": kb.synonyms or [],
         "tag_kb_ids": kb.tag_kb_ids or [],
