@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ragloom.ingest.blocks import Position, pages_of
+from ragloom.dataflow import Position, pages_of
 
 # Searchable text fields and their default boosts (REFERENCE §4.4). Each holds
 # whitespace-separated, already analysed terms (ragloom.nlp produces them).

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ragloom.ingest.blocks import Position
+from ragloom.dataflow import Position
 
 
 @dataclass(slots=True)

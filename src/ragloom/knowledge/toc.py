@@ -1,4 +1,4 @@
-"""A document's table of contents, built from its headings, and TOC enhancement at query time.
+"""A document's table of contents, built from its headings, and the title scorers of TOC enhancement.
 
 Build (no LLM needed when the structure exists): every heading the parser found
 is an entry ``{level, title, ids}`` whose ``ids`` are the chunks of that section
@@ -12,7 +12,8 @@ similarity among the candidates, score each of its titles against the question
 (the chat model when one is configured, rating 5/3/1/0/-1 as the reference does;
 else term + vector similarity of question and title), give each chunk of a
 title the mean of its titles' scores, keep chunks scoring ≥ 0.3, add the score
-to a candidate's similarity or fetch the chunk as a new candidate.
+to a candidate's similarity or fetch the chunk as a new candidate. That stage is
+:func:`ragloom.retrieval.toc.enhance`; this module provides the entries and the title scorers.
 """
 
 from __future__ import annotations
@@ -25,12 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragloom.docstore.base import ChunkRecord
-from ragloom.retrieval.types import Candidate
-
 log = logging.getLogger(__name__)
 
-MIN_CHUNK_SCORE = 0.3
 MAX_TITLE_LEN = 200
 
 
@@ -112,36 +109,3 @@ def llm_title_scorer(chat) -> TitleScorer:  # type: ignore[no-untyped-def]
         return [max(0.0, ratings[i]) for i in range(len(titles))]
 
     return score
-
-
-def enhance(candidates: list[Candidate], question: str, tocs: Callable[[str], list[TocEntry]],
-            fetch: Callable[[list[str]], list[ChunkRecord]], scorer: TitleScorer, top_n: int) -> list[Candidate]:
-    """Candidates re-scored with the best document's TOC (see the module docstring)."""
-    if not candidates:
-        return candidates
-    per_doc: dict[str, float] = {}
-    for c in candidates:
-        per_doc[c.record.doc_id] = per_doc.get(c.record.doc_id, 0.0) + c.similarity
-    best_doc = max(per_doc, key=per_doc.__getitem__)
-    entries = tocs(best_doc)
-    if not entries:
-        return candidates
-    scores = scorer(question, [e.title for e in entries])
-    chunk_scores: dict[str, list[float]] = {}
-    for entry, s in zip(entries, scores, strict=True):
-        if s > 0:
-            for cid in entry.ids:
-                chunk_scores.setdefault(cid, []).append(s)
-    boost = {cid: float(np.mean(v)) for cid, v in chunk_scores.items() if np.mean(v) >= MIN_CHUNK_SCORE}
-    boost = dict(sorted(boost.items(), key=lambda kv: -kv[1])[: 2 * top_n])
-    if not boost:
-        return candidates
-    out = []
-    for c in candidates:
-        if c.record.id in boost:
-            c.similarity += boost.pop(c.record.id)
-        out.append(c)
-    for record in fetch(list(boost)):
-        if record.available:
-            out.append(Candidate(record=record, similarity=boost[record.id]))
-    return out

@@ -29,6 +29,7 @@ import numpy as np
 from ragloom.errors import ConfigError, ModelError
 from ragloom.models.chat import ChatModel
 from ragloom.models.http import api_client
+from ragloom.models.scores import sigmoid
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +59,6 @@ class Reranker(Protocol):
     name: str
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray: ...
-
-
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    """Numerically stable logistic function, float32."""
-    x = np.asarray(x, dtype=np.float64)
-    out = np.empty_like(x)
-    pos = x >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    ex = np.exp(x[~pos])
-    out[~pos] = ex / (1.0 + ex)
-    return out.astype(np.float32)
 
 
 def _snippet(text: str, limit: int = 300) -> str:

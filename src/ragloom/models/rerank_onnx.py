@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ragloom.errors import ConfigError, MissingDependencyError, ModelError
-from ragloom.models.rerank import sigmoid
+from ragloom.models.scores import sigmoid
 
 log = logging.getLogger(__name__)
 

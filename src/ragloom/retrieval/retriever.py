@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
-from ragloom.knowledge.toc import TitleScorer, TocEntry, enhance
+from ragloom.knowledge.toc import TitleScorer, TocEntry
 from ragloom.models.embedding import Embedder
 from ragloom.models.rerank import Reranker
 from ragloom.nlp import Analyzer, QueryAnalysis
@@ -23,6 +23,7 @@ from ragloom.retrieval.features import RankFeatures
 from ragloom.retrieval.fusion import fuse_normalized, fuse_weighted
 from ragloom.retrieval.parents import swap_in_parents
 from ragloom.retrieval.rerank import rank_key, rerank
+from ragloom.retrieval.toc import enhance
 from ragloom.retrieval.types import Candidate, ExplainRow, RetrievalParams, RetrievalResult, Scope
 
 RETRY_MIN_MATCH = 0.1

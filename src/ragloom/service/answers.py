@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ragloom.service.context import Context, Principal
-from ragloom.service.search import SearchOptions, search
+from ragloom.service.search import SearchOptions, search, term_similarity_fn
 
 
 def _evidence(result):  # type: ignore[no-untyped-def]
@@ -19,17 +19,6 @@ def _evidence(result):  # type: ignore[no-untyped-def]
         )
         for i, c in enumerate(result.chunks)
     ]
-
-
-def term_similarity_fn(ctx: Context):  # type: ignore[no-untyped-def]
-    from ragloom.nlp import text_similarity
-
-    analyzer = ctx.analyzer
-
-    def sim(a: str, b: str) -> float:
-        return text_similarity(analyzer, a, b)
-
-    return sim
 
 
 def answer(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,

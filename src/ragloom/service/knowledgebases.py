@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -16,6 +17,7 @@ from ragloom.nlp.synonyms import validate_groups
 from ragloom.service.context import Context, Principal
 
 LANGUAGES = ("en", "zh")
+TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
 
 
 class KBCreate(BaseModel):
@@ -156,9 +158,26 @@ class KBUpdate(BaseModel):
         return _hoist_tag_settings(data)
 
 
-def _tag_sets(session: Session, principal: Principal, requested: list[str], self_id: str | None) -> list[str]:
-    from ragloom.service.tags import validate_tag_kbs
+def validate_tag_kbs(session: Session, *, principal: Principal, requested: Sequence[str],
+                     self_id: str | None = None) -> list[str]:
+    """Ids of the requested tag sets (ids or names). A knowledge base the caller cannot see is a
+    404 (:class:`NotFoundError`, as everywhere); one that is not of chunk method ``tag``, or the
+    knowledge base itself, is an :class:`InvalidRequestError`."""
+    ids: list[str] = []
+    for ref in requested:
+        kb = get(session, principal=principal, kb_id_or_name=ref)
+        if self_id is not None and kb.id == self_id:
+            raise InvalidRequestError("tag_kb_ids: a knowledge base cannot be its own tag set")
+        if kb.chunk_method != TAG_METHOD:
+            raise InvalidRequestError(
+                f"tag_kb_ids: knowledge base {kb.name!r} is not a tag set (its chunk method is "
+                f"{kb.chunk_method!r}, not {TAG_METHOD!r})"
+            )
+        ids.append(kb.id)
+    return list(dict.fromkeys(ids))
 
+
+def _tag_sets(session: Session, principal: Principal, requested: list[str], self_id: str | None) -> list[str]:
     return validate_tag_kbs(session, principal=principal, requested=requested, self_id=self_id)
 
 
@@ -237,8 +256,3 @@ def delete(ctx: Context, session: Session, *, principal: Principal, kb_id_or_nam
     session.delete(kb)
     session.flush()
     ctx.docstore.delete(principal.tenant_id, Filters(kb_ids=[kb.id]))
-
-
-def readable_ids(session: Session, *, principal: Principal, requested: list[str]) -> list[str]:
-    """Resolve requested ids/names to visible knowledge base ids; any unknown one is a 404."""
-    return [get(session, principal=principal, kb_id_or_name=r).id for r in requested]

@@ -33,6 +33,17 @@ class SearchOptions:
     fusion: str | None = None  # "normalized" or "weighted" (ragloom.retrieval.fusion); None = settings.fusion
 
 
+def term_similarity_fn(ctx: Context):  # type: ignore[no-untyped-def]
+    from ragloom.nlp import text_similarity
+
+    analyzer = ctx.analyzer
+
+    def sim(a: str, b: str) -> float:
+        return text_similarity(analyzer, a, b)
+
+    return sim
+
+
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_ids: list[str] | None = None,
                   metadata_filter: dict | None = None) -> tuple[Scope, list[KnowledgeBase]]:
     """The KBs (and documents) the caller may search. Unknown or foreign ids are a 404.
@@ -148,7 +159,6 @@ def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[st
     why: ``{"kb_id", "name", "score", "chosen"}`` per candidate, best first. With one candidate, or
     candidates of different embedding models, nothing is scored (``score`` None) and all are kept."""
     from ragloom.retrieval.router import route
-    from ragloom.service.answers import term_similarity_fn
 
     with ctx.db.session() as s:
         kbs = ([knowledgebases.get(s, principal=principal, kb_id_or_name=k) for k in kb_ids] if kb_ids
@@ -173,7 +183,6 @@ def toc_support(ctx: Context, tenant_id: str, embedding_model: str):  # type: ig
     from ragloom.ingest.pipeline import toc_id
     from ragloom.knowledge.toc import llm_title_scorer, load_toc, similarity_title_scorer
     from ragloom.retrieval.retriever import TocSupport
-    from ragloom.service.answers import term_similarity_fn
 
     def tocs(doc_id: str) -> list:  # type: ignore[type-arg]
         with ctx.db.session() as s:

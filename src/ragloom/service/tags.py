@@ -1,4 +1,4 @@
-"""Tag sets use cases: validate a knowledge base's ``tag_kb_ids``, tag chunks and questions, list tags.
+"""Tag sets use cases: tag chunks and questions, list tags (``tag_kb_ids`` are validated in ``knowledgebases``).
 
 The logic lives in :mod:`ragloom.knowledge.tags`; this module resolves what it
 needs from the metadata DB (which knowledge bases are tag sets of the tenant,
@@ -17,31 +17,10 @@ from sqlalchemy.orm import Session
 
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import ChunkRecord, Filters
-from ragloom.errors import InvalidRequestError
 from ragloom.knowledge.tags import Tagger, TagSets, count_tags, tag_all
 from ragloom.service import knowledgebases
 from ragloom.service.context import Context, Principal
-
-TAG_METHOD = "tag"
-
-
-def validate_tag_kbs(session: Session, *, principal: Principal, requested: Sequence[str],
-                     self_id: str | None = None) -> list[str]:
-    """Ids of the requested tag sets (ids or names). A knowledge base the caller cannot see is a
-    404 (:class:`NotFoundError`, as everywhere); one that is not of chunk method ``tag``, or the
-    knowledge base itself, is an :class:`InvalidRequestError`."""
-    ids: list[str] = []
-    for ref in requested:
-        kb = knowledgebases.get(session, principal=principal, kb_id_or_name=ref)
-        if self_id is not None and kb.id == self_id:
-            raise InvalidRequestError("tag_kb_ids: a knowledge base cannot be its own tag set")
-        if kb.chunk_method != TAG_METHOD:
-            raise InvalidRequestError(
-                f"tag_kb_ids: knowledge base {kb.name!r} is not a tag set (its chunk method is "
-                f"{kb.chunk_method!r}, not {TAG_METHOD!r})"
-            )
-        ids.append(kb.id)
-    return list(dict.fromkeys(ids))
+from ragloom.service.knowledgebases import TAG_METHOD
 
 
 def resolve_tag_sets(session: Session, *, tenant_id: str, kb_ids: Sequence[str], topn: int) -> TagSets | None:

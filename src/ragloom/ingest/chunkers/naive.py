@@ -48,46 +48,13 @@ from ragloom.ingest.chunkers._atoms import (
     segment_atoms,
     segments,
 )
+from ragloom.ingest.chunkers.cuts import min_cuts
 from ragloom.ingest.chunkers.delimiters import parse_delimiters
 from ragloom.ingest.chunkers.tables import table_chunks
 from ragloom.ingest.guard import checkpoint
 
 log = logging.getLogger(__name__)
 CHECK_EVERY = 1000  # blocks between two task checkpoints
-
-
-def min_cuts(sizes: Sequence[float], qualities: Sequence[int], capacity: float) -> list[int]:
-    """End indices (inclusive) of the fewest contiguous groups with sums ≤ ``capacity``.
-
-    An item larger than the capacity forms a group alone. Among the cuts that
-    keep the minimum count, each group ends at the best-quality cut (the latest
-    on ties); the end of the sequence beats any cut.
-    """
-    n = len(sizes)
-    far, total, j = [0] * n, 0.0, 0
-    for i in range(n):  # far[i]: the last index a group starting at i can reach
-        if j <= i:
-            j, total = i, 0.0
-        while j < n and (j == i or total + sizes[j] <= capacity + 1e-9):
-            total += sizes[j]
-            j += 1
-        far[i] = j - 1
-        total -= sizes[i]
-    rest = [0] * (n + 1)  # rest[i]: the fewest groups covering items i..n-1 (non-increasing)
-    for i in range(n - 1, -1, -1):
-        rest[i] = 1 + rest[far[i] + 1]
-    ends: list[int] = []
-    start = 0
-    while start < n:
-        best = far[start]
-        for e in range(far[start], start - 1, -1):
-            if rest[e + 1] > rest[start] - 1 or e == n - 1:
-                break
-            if qualities[e] > qualities[best]:
-                best = e
-        ends.append(best)
-        start = best + 1
-    return ends
 
 
 _LEVELS = (Q_DELIM, Q_SENTENCE, Q_WORD, Q_INNER)

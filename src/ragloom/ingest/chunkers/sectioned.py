@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from ragloom.ingest.blocks import Block, Chunk
 from ragloom.ingest.chunkers._atoms import TokenCounter
 from ragloom.ingest.chunkers.config import ChunkerConfig
+from ragloom.ingest.chunkers.cuts import min_cuts
 from ragloom.ingest.chunkers.headings import (
     FAMILIES,
     Outline,
@@ -31,7 +32,7 @@ from ragloom.ingest.chunkers.headings import (
     sections,
     split_lines,
 )
-from ragloom.ingest.chunkers.naive import _prefix_reserve, min_cuts, naive_chunk
+from ragloom.ingest.chunkers.naive import _prefix_reserve, naive_chunk
 
 CountTokens = Callable[[str], int]
 ARTICLE_LEVEL = 4  # "第X条" in the chinese family, "Article N" in the english one

@@ -15,6 +15,7 @@ from lxml import html as lxml_html
 
 from ragloom.ingest.blocks import Block, Chunk
 from ragloom.ingest.chunkers._atoms import TokenCounter
+from ragloom.ingest.chunkers.cuts import min_cuts
 from ragloom.ingest.chunkers.oversize import split_row
 from ragloom.ingest.guard import limits
 
@@ -61,8 +62,6 @@ def table_chunks(block: Block, counter: TokenCounter, capacity: float, prefix: s
 def _parts(rows: list[str], counter: TokenCounter, capacity: float, max_chars: int) -> list[tuple[int, int] | str]:
     """Groups of whole rows (first, last) that fit ``capacity`` tokens and ``max_chars``, in order; a row
     longer than ``max_chars`` becomes pieces of itself (its text, cut between cells)."""
-    from ragloom.ingest.chunkers.naive import min_cuts
-
     parts: list[tuple[int, int] | str] = []
     run: list[int] = []
 

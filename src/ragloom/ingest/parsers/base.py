@@ -96,8 +96,10 @@ def _register_other_formats(registry: ParserRegistry) -> None:
 
     for mime, factory in [
         (t.PPTX, pptx.PptxParser), (t.XLSX, spreadsheet.XlsxParser), (t.XLS, spreadsheet.XlsParser),
-        (t.CSV, spreadsheet.CsvParser), (t.TSV, spreadsheet.tsv_parser), (t.EML, mail.EmlParser),
-        (t.MSG, mail.MsgParser), (t.JSON, jsondoc.JsonParser), (t.JSONL, jsondoc.JsonLinesParser),
+        (t.CSV, spreadsheet.CsvParser), (t.TSV, spreadsheet.tsv_parser),
+        # mail parsers parse attachments through parse_document, handed in so mail.py need not import this module
+        (t.EML, lambda: mail.EmlParser(parse_document)), (t.MSG, lambda: mail.MsgParser(parse_document)),
+        (t.JSON, jsondoc.JsonParser), (t.JSONL, jsondoc.JsonLinesParser),
         (t.EPUB, epub.EpubParser), (t.DOC, legacy.DocParser), (t.PPT, legacy.PptParser),
     ]:
         registry.register(mime, factory)

@@ -18,6 +18,7 @@ import io
 import logging
 import re
 import zipfile
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from email.message import EmailMessage
@@ -29,6 +30,9 @@ from ragloom.errors import MissingDependencyError, ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
 
 log = logging.getLogger(__name__)
+# Parses an attachment (bytes, filename); ``base.parse_document`` in the built-in registry. Injected so that
+# this module need not import the registry that registers it.
+ParseFn = Callable[[bytes, str], ParsedDocument]
 HEADERS = ("From", "To", "Cc", "Date", "Subject")
 MAX_DEPTH = 4  # messages attached to messages attached to ...
 _DEPTH: ContextVar[int] = ContextVar("ragloom_attachment_depth", default=0)
@@ -68,9 +72,7 @@ def _failed(name: str, where: tuple[str, ...], reason: str) -> Block:
                  meta={"attachment": name, "attachment_error": reason})
 
 
-def _attachment_blocks(name: str, data: bytes, path: tuple[str, ...]) -> list[Block]:
-    from ragloom.ingest.parsers.base import parse_document
-
+def _attachment_blocks(name: str, data: bytes, path: tuple[str, ...], parse_document: ParseFn) -> list[Block]:
     where = (*path, name)
     depth = _DEPTH.get()
     if depth >= MAX_DEPTH:
@@ -95,8 +97,8 @@ def _attachment_blocks(name: str, data: bytes, path: tuple[str, ...]) -> list[Bl
     return doc.blocks
 
 
-def mail_document(mail: Mail, filename: str) -> ParsedDocument:
-    """Blocks of a message: headers, body, then every attachment's blocks."""
+def mail_document(mail: Mail, filename: str, parse_attachment: ParseFn) -> ParsedDocument:
+    """Blocks of a message: headers, body, then every attachment's blocks (parsed by ``parse_attachment``)."""
     headers = {k: v for k, v in mail.headers.items() if v}
     subject = headers.get("Subject") or filename
     path = (subject,)
@@ -107,7 +109,7 @@ def mail_document(mail: Mail, filename: str) -> ParsedDocument:
     for index, (name, data) in enumerate(mail.attachments, start=1):
         name = name or f"attachment {index}"
         names.append(name)
-        blocks += _attachment_blocks(name, data, path)
+        blocks += _attachment_blocks(name, data, path, parse_attachment)
     metadata = {k.lower(): v for k, v in headers.items()}
     if names:
         metadata["attachments"] = ", ".join(names)
@@ -143,13 +145,16 @@ def _eml(data: bytes) -> Mail:
 
 
 class EmlParser:
-    """RFC 822 / MIME messages (``.eml``)."""
+    """RFC 822 / MIME messages (``.eml``); attachments are parsed by ``parse_attachment``."""
+
+    def __init__(self, parse_attachment: ParseFn) -> None:
+        self.parse_attachment = parse_attachment
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
         mail = _eml(data)
         if not any(mail.headers.values()) and not mail.body.strip():
             raise ParseError(f"{filename}: not an e-mail message: no headers and no body")
-        return mail_document(mail, filename)
+        return mail_document(mail, filename, self.parse_attachment)
 
 
 def _msg(data: bytes, filename: str) -> Mail:
@@ -186,7 +191,10 @@ def _clean(value: object) -> str:
 
 
 class MsgParser:
-    """Outlook ``.msg`` messages."""
+    """Outlook ``.msg`` messages; attachments are parsed by ``parse_attachment``."""
+
+    def __init__(self, parse_attachment: ParseFn) -> None:
+        self.parse_attachment = parse_attachment
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
-        return mail_document(_msg(data, filename), filename)
+        return mail_document(_msg(data, filename), filename, self.parse_attachment)
