@@ -26,9 +26,79 @@ see the README's retrieval-quality table for the figures.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Protocol
+
 import numpy as np
 
-FUSIONS = ("normalized", "weighted")
+from ragloom.registry import Registry
+
+
+@dataclass(frozen=True, slots=True)
+class Sides:
+    """What a fusion combines, one value per candidate: token similarity, the engine's BM25
+    score (0 for vector-only hits) and the cosine of question and chunk."""
+
+    term: np.ndarray
+    bm25: np.ndarray
+    cosine: np.ndarray
+
+
+class Fusion(Protocol):
+    """A way to make one similarity of the two sides. ``weight`` is the vector side's weight in
+    the request's mode (0 keyword-only, 1 vector-only); ``default_weight`` is the weight used when the
+    request gives none (from the settings or the knowledge base); ``threshold`` the similarity under
+    which candidates are dropped (0: none)."""
+
+    name: str
+
+    def default_weight(self, *, settings_weight: float, kb_weight: float | None) -> float: ...
+
+    def threshold(self, *, mode: str, weight: float, kb_threshold: float) -> float: ...
+
+    def fuse(self, sides: Sides, *, mode: str, weight: float) -> np.ndarray: ...
+
+
+class NormalizedFusion:
+    """z-scores of both sides over the query's candidates, weighted, logistic; relative: no threshold.
+    Keyword-only ranks by BM25; vector-only by the cosine."""
+
+    name = "normalized"
+
+    def default_weight(self, *, settings_weight: float, kb_weight: float | None) -> float:
+        return settings_weight
+
+    def threshold(self, *, mode: str, weight: float, kb_threshold: float) -> float:
+        return 0.0
+
+    def fuse(self, sides: Sides, *, mode: str, weight: float) -> np.ndarray:
+        if mode == "keyword":  # the engine's BM25 ranks better alone than token similarity
+            return fuse_normalized(sides.bm25, sides.cosine, 0.0)
+        if mode == "hybrid":
+            return fuse_normalized(sides.term, sides.cosine, weight)
+        return fuse_weighted(sides.term, sides.cosine, weight)
+
+
+class WeightedFusion:
+    """The reference's ``(1 − w)·term + w·cosine`` with the knowledge base's weight (0.3) and, for
+    hybrid search, its threshold."""
+
+    name = "weighted"
+
+    def default_weight(self, *, settings_weight: float, kb_weight: float | None) -> float:
+        return kb_weight if kb_weight is not None else 0.3
+
+    def threshold(self, *, mode: str, weight: float, kb_threshold: float) -> float:
+        return kb_threshold if weight > 0 and mode == "hybrid" else 0.0
+
+    def fuse(self, sides: Sides, *, mode: str, weight: float) -> np.ndarray:
+        return fuse_weighted(sides.term, sides.cosine, weight)
+
+
+fusions: Registry[Fusion] = Registry("fusion", "ragloom.fusions")
+fusions.register("normalized", NormalizedFusion)
+fusions.register("weighted", WeightedFusion)
+FUSIONS = ("normalized", "weighted")  # the built-in names (settings and request schemas list them)
 
 
 def zscore(x: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from ragloom.models.rerank import Reranker
 from ragloom.nlp import Analyzer, QueryAnalysis
 from ragloom.nlp.synonyms import synonym_table
 from ragloom.retrieval.features import RankFeatures
-from ragloom.retrieval.fusion import fuse_normalized, fuse_weighted
+from ragloom.retrieval.fusion import Sides, fusions
 from ragloom.retrieval.parents import swap_in_parents
 from ragloom.retrieval.rerank import rank_key, rerank
 from ragloom.retrieval.toc import enhance
@@ -105,12 +105,9 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams,
     features = RankFeatures(pageranks, query_tags)
     cos = np.array([h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
                     for h in hits])
-    if params.fusion == "normalized" and params.mode == "hybrid":
-        fused = fuse_normalized(tksim, cos, vsw)
-    elif params.fusion == "normalized" and params.mode == "keyword":  # the engine's BM25 ranks better alone
-        fused = fuse_normalized(np.array([h.text_score or 0.0 for h in hits]), cos, 0.0)
-    else:
-        fused = fuse_weighted(tksim, cos, vsw)
+    sides = Sides(term=np.asarray(tksim, dtype=np.float64), cosine=cos,
+                  bm25=np.array([h.text_score or 0.0 for h in hits]))
+    fused = fusions.get(params.fusion).fuse(sides, mode=params.mode, weight=vsw)
     out = []
     for h, t, v, f in zip(hits, tksim, cos, fused, strict=True):
         rank = features(h.record)
@@ -120,9 +117,10 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams,
 
 
 def _threshold(params: RetrievalParams) -> float:
-    """The reference's threshold applies to its weighted hybrid score only (relative scores have none)."""
-    applies = params.vector_similarity_weight > 0 and params.mode == "hybrid" and params.fusion == "weighted"
-    return params.similarity_threshold if applies else 0.0
+    """The fusion's threshold: the reference's applies to its weighted hybrid score only (relative
+    scores have none)."""
+    return fusions.get(params.fusion).threshold(mode=params.mode, weight=params.vector_similarity_weight,
+                                                kb_threshold=params.similarity_threshold)
 
 
 def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], int]:

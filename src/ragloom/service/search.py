@@ -9,7 +9,7 @@ from sqlalchemy import select
 from ragloom.config import Settings
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import InvalidRequestError
-from ragloom.retrieval.fusion import FUSIONS
+from ragloom.retrieval.fusion import fusions
 from ragloom.retrieval.retriever import MODES, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.service import knowledgebases
@@ -94,8 +94,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     if opts.mode not in MODES:
         raise InvalidRequestError(f"mode must be one of {MODES}, not {opts.mode!r}")
     fusion = opts.fusion or ctx.settings.fusion
-    if fusion not in FUSIONS:
-        raise InvalidRequestError(f"fusion must be one of {FUSIONS}, not {fusion!r}")
+    fusions.get(fusion)  # an unknown name is a 400 naming the known ones
     scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.doc_ids,
                                metadata_filter=opts.metadata_filter)
     if scope.doc_ids is not None and not scope.doc_ids:
@@ -146,11 +145,12 @@ def check_result_window(settings: Settings, page: int, page_size: int) -> None:
 
 
 def vector_weight(settings: Settings, fusion: str, requested: float | None, kb: KnowledgeBase | None) -> float:
-    """The vector side's weight: the request's; else, for normalized fusion, ``settings.fusion_vector_weight``;
-    for weighted fusion, the knowledge base's ``vector_similarity_weight`` (0.3 without one)."""
-    if fusion == "normalized":
-        return _pick(requested, settings.fusion_vector_weight)
-    return _pick(requested, kb and kb.vector_similarity_weight, 0.3)
+    """The vector side's weight: the request's, else the fusion's default (normalized:
+    ``settings.fusion_vector_weight``; weighted: the knowledge base's ``vector_similarity_weight``, 0.3)."""
+    if requested is not None:
+        return requested
+    return fusions.get(fusion).default_weight(settings_weight=settings.fusion_vector_weight,
+                                             kb_weight=kb.vector_similarity_weight if kb is not None else None)
 
 
 def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[str],

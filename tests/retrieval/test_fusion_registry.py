@@ -1,0 +1,47 @@
+"""Fusion strategies are objects in a registry, each owning its default weight and threshold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragloom.errors import InvalidRequestError
+from ragloom.registry import Registry
+from ragloom.retrieval.fusion import Sides, fusions
+
+
+def sides() -> Sides:
+    return Sides(term=np.array([0.9, 0.1, 0.5]), bm25=np.array([1.0, 7.0, 3.0]), cosine=np.array([0.80, 0.82, 0.81]))
+
+
+def test_builtins_and_their_defaults() -> None:
+    assert fusions.names == ["normalized", "weighted"]
+    normalized, weighted = fusions.get("normalized"), fusions.get("weighted")
+    assert normalized.default_weight(settings_weight=0.75, kb_weight=0.3) == 0.75
+    assert weighted.default_weight(settings_weight=0.75, kb_weight=0.5) == 0.5
+    assert weighted.default_weight(settings_weight=0.75, kb_weight=0.0) == 0.0  # a weight of 0 is a weight
+    assert weighted.default_weight(settings_weight=0.75, kb_weight=None) == 0.3
+    assert normalized.threshold(mode="hybrid", weight=0.75, kb_threshold=0.2) == 0.0
+    assert weighted.threshold(mode="hybrid", weight=0.3, kb_threshold=0.2) == 0.2
+    assert weighted.threshold(mode="keyword", weight=0.0, kb_threshold=0.2) == 0.0
+
+
+def test_each_fusion_ranks_its_own_way() -> None:
+    s = sides()
+    assert list(np.argsort(-fusions.get("weighted").fuse(s, mode="hybrid", weight=0.3))) == [0, 2, 1]
+    assert list(np.argsort(-fusions.get("normalized").fuse(s, mode="keyword", weight=0.0))) == [1, 2, 0]  # BM25
+    assert list(np.argsort(-fusions.get("normalized").fuse(s, mode="vector", weight=1.0))) == [1, 2, 0]  # cosine
+
+
+def test_an_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(InvalidRequestError, match="unknown fusion 'rrf'; one of normalized, weighted"):
+        fusions.get("rrf")
+
+
+def test_a_registry_refuses_a_second_factory_under_one_name() -> None:
+    registry: Registry[int] = Registry("number", "ragloom.test-numbers")
+    registry.register("one", lambda: 1)
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register("one", lambda: 2)
+    registry.register("one", lambda: 3, replace=True)
+    assert registry.get("one") == 3 and "one" in registry and registry.names == ["one"]
