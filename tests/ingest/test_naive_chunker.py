@@ -13,11 +13,17 @@ from ragloom.ingest.blocks import BBox, Block, Chunk
 from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks, naive_chunk
 from ragloom.ingest.chunkers.delimiters import parse_delimiters
 from ragloom.ingest.parsers import parse_document
-from ragloom.ingest.parsers.common import table_block
+from ragloom.ingest.parsers.tabular import table_block as _table_block
 from tests.ingest.docgen import WORDS, make_pdf, make_text, paragraph, sentence
 
 _TOKEN = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+|[^\sA-Za-z0-9\u4e00-\u9fff]")
 CJK = "数据治理检索增强生成知识库文档解析分块向量模型问答引用页面高亮"
+
+
+def table_block(rows, has_header, path):  # type: ignore[no-untyped-def]
+    """A table block of ``rows`` (the first is the header), as the parsers make them."""
+    assert has_header
+    return _table_block(rows[0], rows[1:], path)
 
 
 def count(text: str) -> int:

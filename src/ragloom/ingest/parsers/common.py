@@ -66,11 +66,3 @@ def table_text_and_html(rows: list[list[str]], has_header: bool) -> tuple[str, s
         html.append("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>")
     html.append("</tbody></table>")
     return "\n".join(lines), "".join(html)
-
-
-def table_block(rows: list[list[str]], has_header: bool, heading_path: tuple[str, ...]) -> Block | None:
-    """A ``table`` block, or None when the table holds no text."""
-    text, html = table_text_and_html(rows, has_header)
-    if not text.strip():
-        return None
-    return Block(text=text, kind="table", heading_path=heading_path, html=html)
