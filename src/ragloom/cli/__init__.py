@@ -1,8 +1,10 @@
 """The ``ragloom`` command line (Typer + Rich).
 
 Every command works on ``RAGLOOM_HOME`` directly, or against a server with
-``--url`` and ``--api-key``. ``--json`` prints machine-readable output; failures
-exit non-zero with a message on stderr.
+``--url`` and ``--api-key``. ``--json`` (before or after the sub-command: the root group moves
+it to the front, see ``_app.hoist_json``) prints exactly one JSON document on stdout — logs,
+progress and messages go to stderr; failures exit non-zero with a message on stderr (and, with
+``--json``, a JSON error object on stdout).
 
 The application, its global options and shared state live in ``_app``; the
 commands are registered by importing their modules below, in the order

@@ -9,25 +9,70 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
+import click
 import typer
-from rich.console import Console
+import typer.core
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
 
 from ragloom.client import Client, HttpClient, LocalClient
 from ragloom.config import Settings
 from ragloom.errors import RagloomError
 
-app = typer.Typer(help="ragloom: ask your documents, get cited answers.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
+JSON_FLAG = "--json"
+
+
+class _JsonAnywhereGroup(typer.core.TyperGroup):
+    """The root group: ``--json`` may come before or after the sub-command.
+
+    ``--json`` is a global option (``main_options``); before click parses anything, every ``--json``
+    found before a ``--`` is moved to the front, so ``ragloom search KB Q --json`` is
+    ``ragloom --json search KB Q``. Done here rather than in ``main()`` so that every way of running
+    the application (the console script, ``python -m ragloom.cli``, a test's ``CliRunner``) agrees."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_json(args))
+
+
+def hoist_json(args: list[str]) -> list[str]:
+    """``args`` with every ``--json`` before a ``--`` moved to the front (once)."""
+    end = args.index("--") if "--" in args else len(args)
+    found = JSON_FLAG in args[:end]
+    rest = [a for a in args[:end] if a != JSON_FLAG] + args[end:]
+    return [JSON_FLAG, *rest] if found else rest
+
+
+def _flag_type(self: typer.core.TyperOption, ctx: click.Context) -> str | None:
+    """Flags take no value, so ``--help`` shows no type after them (typer prints ``<bool>`` there)."""
+    if self.is_flag or self.count:
+        return None
+    return _option_type(self, ctx)
+
+
+_option_type = typer.core.TyperOption.display_type_rich
+typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
+
+app = typer.Typer(help="ragloom: ask your documents, get cited answers. --json (before or after the "
+                  "command) prints one JSON document on stdout; messages go to stderr.", no_args_is_help=True,
+                  pretty_exceptions_enable=False, cls=_JsonAnywhereGroup)
 kb_app = typer.Typer(help="Knowledge bases.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 app.add_typer(keys_app, name="keys")
 
-out = Console(soft_wrap=True)  # never break an API key or a path across lines
+def _pipe_width() -> int | None:
+    """Piped without COLUMNS set: no width limit, so every table row stays on one line (grep-able)."""
+    return None if "COLUMNS" in os.environ or sys.stdout.isatty() else 1000
+
+
+out = Console(soft_wrap=True, width=_pipe_width())  # never break an API key or a path across lines
 err = Console(stderr=True, soft_wrap=True)
 log = logging.getLogger("ragloom.cli")
 
@@ -38,6 +83,7 @@ class State:
         self.url: str | None = None
         self.api_key: str | None = None
         self.json = False
+        self.stdout: IO[str] | None = None  # the real stdout while --json sends everything else to stderr
         self._client: Client | None = None
         self._ctx = None
 
@@ -76,23 +122,81 @@ state = State()
 def emit(data: Any, human: Any = None) -> None:
     """Print JSON with --json, else the human rendering (a Rich renderable or text)."""
     if state.json:
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        stream = state.stdout or sys.stdout
+        stream.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        stream.flush()
     elif human is not None:
         out.print(human)
 
 
+def _json_stdout(ctx: click.Context) -> None:
+    """Under --json stdout carries exactly one JSON document: until the command ends, anything else
+    written to ``sys.stdout`` (a stray print, a console message) goes to stderr; ``emit`` writes the
+    JSON to the real stdout."""
+    real = sys.stdout
+    state.stdout = real
+    sys.stdout = sys.stderr
+
+    def restore() -> None:
+        if sys.stdout is sys.stderr:
+            sys.stdout = real
+        state.stdout = None
+
+    ctx.call_on_close(restore)
+
+
+class CliTable:
+    """A table that fits where it is printed.
+
+    On a wide terminal it is an ordinary Rich table. Narrower than 100 columns, the ``optional``
+    columns are left out and the borders thinned; piped (not a terminal) the borders are plain. No
+    cell is ever cut with an ellipsis: long names and ids wrap (fold) instead, so an id can be copied."""
+
+    NARROW = 100
+
+    def __init__(self, *headers: str, title: str | None = None, caption: str | None = None,
+                 show_header: bool = True, optional: Iterable[str] = (), fluid: Iterable[str] = ()) -> None:
+        self.headers = list(headers)
+        self.title, self.caption, self.show_header = title, caption, show_header
+        self.optional, self.fluid = set(optional), set(fluid)
+        self.rows: list[tuple[str, ...]] = []
+
+    def add_row(self, *cells: str) -> None:
+        self.rows.append(cells)
+
+    def render(self, width: int, terminal: bool) -> Table:
+        narrow = width < self.NARROW
+        keep = [i for i, h in enumerate(self.headers) if not (narrow and h in self.optional)]
+        plain = narrow or not terminal
+        table = Table(title=self.title, caption=self.caption, show_header=self.show_header,
+                      box=box.SIMPLE_HEAD if plain else box.HEAVY_HEAD, show_edge=not plain)
+        for i in keep:
+            h = self.headers[i]
+            table.add_column(h, overflow="fold", min_width=20 if h in self.fluid else None)
+        for row in self.rows:
+            table.add_row(*(row[i] for i in keep))
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.render(options.max_width, console.is_terminal)
+
+
 @app.callback()
 def main_options(
+    ctx: typer.Context,
     home: Annotated[Path | None, typer.Option(envvar="RAGLOOM_HOME", help="Data directory.")] = None,
     url: Annotated[str | None, typer.Option(envvar="RAGLOOM_URL", help="Server URL (http://127.0.0.1:9380).")] = None,
     api_key: Annotated[str | None, typer.Option(envvar="RAGLOOM_API_KEY", help="API key for --url.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json_out: Annotated[bool, typer.Option(JSON_FLAG, help="Machine-readable output: one JSON document on "
+                                                          "stdout (also accepted after the command).")] = False,
     log_level: Annotated[str, typer.Option(envvar="RAGLOOM_LOG_LEVEL")] = "WARNING",
 ) -> None:
     from ragloom.logs import setup_logging
 
     setup_logging(log_level)
     state.home, state.url, state.api_key, state.json = home, url, api_key, json_out
+    if json_out:
+        _json_stdout(ctx)
 
 
 # ---------------------------------------------------------------- options shared by several commands

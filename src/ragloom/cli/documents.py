@@ -8,9 +8,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from ragloom.cli._app import ConfigOpt, MethodOpt, _config, app, emit, err, state
+from ragloom.cli._app import CliTable, ConfigOpt, MethodOpt, _config, app, emit, err, state
 from ragloom.client import TERMINAL, Client, LocalClient
 from ragloom.errors import RagloomError
 
@@ -54,7 +53,7 @@ def add(
     final = _wait(client, kb, {d["id"] for d in docs})
     failed = [d for d in final if d["status"] != "done"]
     if failed:
-        table = Table("document", "status", "reason", title="Not added")
+        table = CliTable("document", "status", "reason", title="Not added", fluid=("reason",))
         for d in failed:
             table.add_row(d["name"], d["status"], d["message"])
         emit({"documents": final, "failed": len(failed)}, table)
@@ -112,7 +111,8 @@ def reindex(
 def docs(kb: str) -> None:
     """List a knowledge base's documents with status and progress."""
     rows = state.client().documents(kb)
-    table = Table("name", "status", "progress", "chunks", "message")
+    table = CliTable("name", "status", "progress", "chunks", "message", optional=("progress",),
+                     fluid=("message",))
     for d in rows:
         table.add_row(d["name"], d["status"], f"{d['progress']:.0%}", str(d["chunk_count"]), d["message"][:60])
     emit({"documents": rows}, table)
@@ -127,7 +127,8 @@ def chunks(kb: str, document: Annotated[str | None, typer.Argument(help="Name or
     rows: list[dict[str, Any]] = []
     for doc in names:
         rows.extend(client.chunks(kb, doc)["chunks"])
-    table = Table("order", "method", "kind", "pages", "tags", "content")
+    table = CliTable("order", "method", "kind", "pages", "tags", "content", optional=("method", "tags"),
+                     fluid=("content",))
     for c in rows:
         pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
         table.add_row(str(c["order"]), c["method"], c["kind"], pages, _tags_text(c),
@@ -159,7 +160,8 @@ def parse(
                                             parser_config=_config(config) or {}, count_tokens=counter)
     data = {"file": file.name, "mime_type": parsed.metadata.get("mime_type"), "page_count": parsed.page_count,
             "blocks": chunk_service.block_view(parsed), "chunks": [chunk_service.chunk_view(c, counter) for c in made]}
-    table = Table("order", "tokens", "kind", "pages", "content", title=f"{file.name}: {len(made)} chunks")
+    table = CliTable("order", "tokens", "kind", "pages", "content", title=f"{file.name}: {len(made)} chunks",
+                     fluid=("content",))
     for c in data["chunks"]:
         pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
         table.add_row(str(c["order"]), str(c["tokens"]), c["kind"], pages, c["content"][:150].replace("\n", " "))

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from ragloom.cli._app import ConfigOpt, MethodOpt, _config, emit, kb_app, state
+from ragloom.cli._app import CliTable, ConfigOpt, MethodOpt, _config, emit, kb_app, state
 
 
 @kb_app.command("create")
@@ -33,8 +32,8 @@ def kb_create(
 def kb_tags(kb: str) -> None:
     """How many chunks carry each tag: a tag set's own tags, or the tags a knowledge base's chunks got."""
     res = state.client().kb_tags(kb)
-    table = Table("tag", "chunks", title=f"{res['name']}: {res['total']} tags" + (" (tag set)" if res["is_tag_set"]
-                                                                                  else ""))
+    table = CliTable("tag", "chunks", title=f"{res['name']}: {res['total']} tags"
+                     + (" (tag set)" if res["is_tag_set"] else ""))
     for row in res["tags"]:
         table.add_row(row["tag"], str(row["count"]))
     emit(res, table)
@@ -44,7 +43,7 @@ def kb_tags(kb: str) -> None:
 def kb_list() -> None:
     """List the knowledge bases you can read."""
     kbs = state.client().kb_list()
-    table = Table("name", "id", "language", "documents", "chunk method")
+    table = CliTable("name", "id", "language", "documents", "chunk method", optional=("language",))
     for kb in kbs:
         table.add_row(kb["name"], kb["id"], kb["language"], str(kb["document_count"]), kb["chunk_method"])
     emit({"datasets": kbs}, table)

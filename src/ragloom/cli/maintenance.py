@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from ragloom.cli._app import app, emit, state
+from ragloom.cli._app import CliTable, app, emit, state
 from ragloom.errors import RagloomError
 
 
@@ -26,7 +25,7 @@ def gc(
     ctx = state.context()
     report = collect_garbage(ctx, grace_seconds=ctx.settings.gc_grace_seconds if grace is None else grace,
                              dry_run=dry_run)
-    table = Table("", "", title="object store garbage collection" + (" (dry run: nothing deleted)" if dry_run
+    table = CliTable("", "", title="object store garbage collection" + (" (dry run: nothing deleted)" if dry_run
                                                                        else ""), show_header=False)
     rows = [
         ("files scanned", report.scanned), ("referenced", report.referenced),

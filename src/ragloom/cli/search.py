@@ -7,9 +7,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from ragloom.cli._app import app, emit, err, out, state
+from ragloom.cli._app import CliTable, app, emit, err, out, state
 from ragloom.client import LocalClient
 from ragloom.errors import RagloomError
 
@@ -35,7 +34,8 @@ def search(
                                 route=route, fusion=fusion)
     if route and not state.json:
         out.print(_routing_table(res.get("routing") or []))
-    table = Table("#", "similarity", "term", "vector", "document", "pages", "content")
+    table = CliTable("#", "similarity", "term", "vector", "document", "pages", "content",
+                     optional=("term", "vector"), fluid=("content",))
     for i, c in enumerate(res["chunks"]):
         pages = ",".join(sorted({str(p[0]) for p in c["positions"]}))
         table.add_row(str(i), f"{c['similarity']:.3f}", f"{c['term_similarity']:.3f}",
@@ -47,9 +47,10 @@ def search(
     emit(res, table)
 
 
-def _routing_table(routing: list[dict[str, Any]]) -> Table:
+def _routing_table(routing: list[dict[str, Any]]) -> CliTable:
     """Which knowledge bases the router kept, and their scores (description fit to the question)."""
-    table = Table("knowledge base", "score", "searched", title="routing: how well each description fits the question")
+    table = CliTable("knowledge base", "score", "searched",
+                     title="routing: how well each description fits the question")
     for r in routing:
         score = "-" if r["score"] is None else f"{r['score']:.3f}"
         table.add_row(r.get("name") or r["kb_id"], score, "yes" if r["chosen"] else "no")
@@ -60,15 +61,15 @@ def _routing_table(routing: list[dict[str, Any]]) -> Table:
     return table
 
 
-def _explain_table(explained: dict[str, Any]) -> Table:
+def _explain_table(explained: dict[str, Any]) -> CliTable:
     q = explained["query"]
     retried = ", retried at 0.1" if q.get("gate_retried_at_0_1") else ""
     title = (f"candidates: {q.get('text_hits', 0)} by text (gate msm {q.get('minimum_should_match')}{retried}), "
              f"{q.get('vector_only_hits', 0)} by vector only")
     if q.get("query_tags"):
         title += "; question tags: " + ", ".join(f"{t} {w:.3g}" for t, w in q["query_tags"].items())
-    table = Table("rank", "stage", "gate", "term", "vector", "feature", "rerank", "final", "document", "reason",
-                  title=title)
+    table = CliTable("rank", "stage", "gate", "term", "vector", "feature", "rerank", "final", "document", "reason",
+                     title=title, optional=("gate", "term", "vector", "feature", "rerank"), fluid=("reason",))
 
     def f(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"

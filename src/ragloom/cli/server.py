@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ragloom.cli._app import app, emit, keys_app, out, state
+from ragloom.errors import RagloomError
 
 if TYPE_CHECKING:
     import uvicorn
@@ -47,6 +49,7 @@ def serve(
     settings = state.settings()
     updates = {k: v for k, v in (("host", host), ("port", port), ("workers", workers)) if v is not None}
     settings = settings.model_copy(update=updates)
+    _check_port_free(settings.host, settings.port)  # before any worker starts
     ctx = state.context()
     with ctx.db.session() as s:
         boot = accounts.bootstrap(s)
@@ -55,8 +58,8 @@ def serve(
     pool = WorkerPool(settings, settings.workers, ctx=ctx).start()
     server = uvicorn.Server(uvicorn.Config(create_app(context=ctx, pool=pool), host=settings.host,
                                            port=settings.port, log_level="warning", timeout_graceful_shutdown=10))
-    out.print(f"ragloom serving on http://{settings.host}:{settings.port} (data: {settings.home}, "
-              f"{settings.workers} workers) — Ctrl-C to stop")
+    _announce_when_listening(server, f"ragloom serving on http://{settings.host}:{settings.port} "
+                             f"(data: {settings.home}, {settings.workers} workers) — Ctrl-C to stop")
     with _stop_signals(pool, server):
         try:
             server.run()
@@ -65,6 +68,40 @@ def serve(
             pool.stop()
             ctx.close()
     out.print("stopped")
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Fail with a clear error (exit 2) when ``host:port`` cannot be listened on, e.g. another server has it."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise RagloomError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no clash
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise RagloomError(f"port {port} is in use (on {host}); stop what listens there or pass "
+                                   "--port") from exc
+            raise RagloomError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+
+
+def _announce_when_listening(server: uvicorn.Server, line: str) -> None:
+    """Print ``line`` once ``server`` is accepting connections, never if it fails to start."""
+
+    def wait() -> None:
+        while not server.should_exit:
+            if server.started:
+                out.print(line)
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=wait, name="ragloom-announce", daemon=True).start()
 
 
 @app.command()
