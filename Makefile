@@ -23,9 +23,10 @@ $(DEVSTAMP): pyproject.toml | $(PY)
 run: $(STAMP)
 	$(VENV)/bin/ragloom serve
 
-## make test: set up with dev dependencies, lint, check the import contracts, then run the whole test suite
+## make test: set up with dev dependencies, lint, type-check (mypy --strict), check the import contracts, then run the whole test suite
 test: $(DEVSTAMP) fonts
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest -q
 
@@ -39,6 +40,7 @@ fonts:
 
 lint: $(DEVSTAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
 ## make bench: ingestion and query benchmark (N documents, M queries)

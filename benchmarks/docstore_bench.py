@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragloom.docstore.base import ChunkRecord, Clause, Filters, FullTextQuery, SearchRequest
+from ragloom.dataflow import ChunkRecord
+from ragloom.docstore.base import Clause, Filters, FullTextQuery, SearchRequest
 from ragloom.docstore.tantivy_store import TantivyDocStore
 
 log = logging.getLogger("docstore_bench")

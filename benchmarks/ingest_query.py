@@ -23,10 +23,11 @@ from rich.table import Table
 from sqlalchemy import func, select
 
 from ragloom.config import Settings
+from ragloom.context import Context
 from ragloom.db.models import Document
+from ragloom.retrieval.options import RetrievalOptions
 from ragloom.service import accounts, documents, knowledgebases
-from ragloom.service.context import Context
-from ragloom.service.search import SearchOptions, search
+from ragloom.service.search import search
 from ragloom.supervisor import WorkerPool
 
 SUBJECTS = ["pump", "valve", "turbine", "compressor", "sensor", "controller", "bearing", "gearbox", "filter",
@@ -110,7 +111,7 @@ def main() -> None:
             emb.embed_query(q)
             emb_lat.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
-            search(ctx, principal=principal, kb_ids=[kb_id], question=q, options=SearchOptions(page_size=6))
+            search(ctx, principal=principal, kb_ids=[kb_id], question=q, options=RetrievalOptions(page_size=6))
             lat.append((time.perf_counter() - t) * 1000)
         ctx.close()
     no_emb = [a - b for a, b in zip(lat, emb_lat, strict=True)]

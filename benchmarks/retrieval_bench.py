@@ -26,13 +26,14 @@ from rich.progress import track
 from rich.table import Table
 
 from ragloom.config import Settings
+from ragloom.context import Context
+from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase
-from ragloom.docstore.base import ChunkRecord
 from ragloom.nlp import analyze_chunk
+from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
 from ragloom.service import accounts
-from ragloom.service.context import Context
 from ragloom.service.search import active_versions_fn
 
 _COMMON = ("pump valve turbine compressor sensor controller bearing gearbox filter exchanger motor inverter battery "
@@ -127,7 +128,7 @@ def main() -> None:
         for col in ("mode", "p50 ms", "p95 ms", "mean results"):
             table.add_column(col, justify="right")
         for mode, explain in (("hybrid", False), ("keyword", False), ("vector", False), ("hybrid", True)):
-            params = RetrievalParams(mode=mode, page_size=6)
+            params = RetrievalParams(RetrievalOptions(mode=mode, page_size=6))
             for q in questions[:5]:  # warm up
                 retrieve(q, scope, params, docstore=ctx.docstore, embedder=embedder, analyzer=ctx.analyzer,
                          active_versions=active_versions_fn(ctx))

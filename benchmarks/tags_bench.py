@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from ragloom.config import Settings
+from ragloom.context import Context
 from ragloom.service import accounts, documents, knowledgebases
-from ragloom.service.context import Context
 from ragloom.service.tags import question_tags, tagger_for
 from ragloom.worker import run_until
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ragloom.config import Settings
+from ragloom.context import Context, Principal
 from ragloom.service import accounts
-from ragloom.service.context import Context, Principal
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import uvicorn
 
 from ragloom.api.app import create_app
 from ragloom.config import Settings
-from ragloom.service.context import Context
+from ragloom.context import Context
 from ragloom.worker import serve_forever
 
 

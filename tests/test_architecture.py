@@ -1,5 +1,6 @@
 """The import graph of ``ragloom`` (function-level imports included, read by grimp): no module
-imports itself back through others, and the only loop left between packages is the known one.
+imports itself back through others, and no package does either (the top-level modules count as
+packages of their own).
 
 The layer rules themselves are import-linter contracts (``.importlinter``, run by ``make test``).
 """
@@ -9,10 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 import grimp
-
-# ingest's task runner still reaches into service (context, task queue, tags, metadata): issue 9
-# moves the orchestration into service; until then this one loop is known and must not grow
-KNOWN_PACKAGE_LOOPS = [["ingest", "service"]]
 
 
 def strongly_connected(nodes: set[str], edges: dict[str, set[str]]) -> list[list[str]]:
@@ -68,13 +65,13 @@ def test_no_module_imports_itself_back() -> None:
     assert strongly_connected(modules, edges) == []
 
 
-def test_packages_form_no_new_loop() -> None:
+def test_packages_form_no_loop() -> None:
     modules, edges = graph()
     package = {m: m.split(".")[1] if "." in m else m for m in modules}
     between: dict[str, set[str]] = defaultdict(set)
     for m, targets in edges.items():
         between[package[m]].update(package[t] for t in targets if package[t] != package[m])
-    assert strongly_connected(set(package.values()), between) == KNOWN_PACKAGE_LOOPS
+    assert strongly_connected(set(package.values()), between) == []
 
 
 def test_the_cycle_finder_finds_cycles() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from pydantic import ValidationError
 
 from ragloom.api.middleware import json_depth
 from ragloom.api.ratelimit import RateLimiter
@@ -12,6 +13,7 @@ from ragloom.config import Settings
 from ragloom.errors import InvalidRequestError, RateLimitedError
 from ragloom.ingest.chunkers import ChunkerConfig
 from ragloom.retrieval import metadata
+from ragloom.retrieval.options import RetrievalOptions
 from ragloom.service.filenames import MAX_FILENAME_CHARS, ascii_filename, normalize_filename
 from ragloom.service.knowledgebases import parse_config_json, validate_chunking
 from ragloom.service.search import check_result_window
@@ -206,6 +208,6 @@ def test_result_window() -> None:
     for page, size in [(11, 10), (2, 51), (10_000_000, 256), (10**9, 6)]:
         with pytest.raises(InvalidRequestError, match="RAGLOOM_MAX_RESULT_WINDOW"):
             check_result_window(settings, page, size)
-    for page, size in [(0, 6), (1, 0), (1, 257)]:
-        with pytest.raises(InvalidRequestError):
-            check_result_window(settings, page, size)
+    for page, size in [(0, 6), (1, 0), (1, 257)]:  # out of range already in the options
+        with pytest.raises(ValidationError):
+            RetrievalOptions(page=page, page_size=size)

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, Task, VersionPage
 from ragloom.service import accounts, documents, knowledgebases
-from ragloom.service.context import Context, Principal
 from ragloom.service.gc import collect_garbage
 from ragloom.storage import LocalStore
 from ragloom.worker import run_until

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ragloom.db import tasks
 from ragloom.db.models import Document, DocumentVersion, Task
 from ragloom.docstore.base import Filters
-from ragloom.ingest.pipeline import run_task
-from ragloom.service import documents, knowledgebases, tasks
+from ragloom.service import documents, knowledgebases
+from ragloom.service.ingestion import run_task
 
 
 def _upload(ctx, principal, name: str, data: bytes) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ragloom.config import Settings
+from ragloom.context import Context
+from ragloom.retrieval.options import RetrievalOptions
 from ragloom.service import accounts
-from ragloom.service.context import Context
-from ragloom.service.search import SearchOptions, search
+from ragloom.service.search import search
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.test_retrieval import MIXED, _ingest
 
@@ -21,7 +22,7 @@ def test_http_reranker_rescores_the_window(tmp_path) -> None:
                 principal = accounts.bootstrap(s).principal
             _ingest(ctx, principal, "mixed", MIXED)
             res = search(ctx, principal=principal, kb_ids=["mixed"], question="reset the router button",
-                         options=SearchOptions(explain=True, similarity_threshold=0.0, page_size=6))
+                         options=RetrievalOptions(explain=True, similarity_threshold=0.0, page_size=6))
             assert res.chunks[0].record.document_name == "router.md"
             reranked = [c for c in res.chunks if c.rerank_score is not None]
             assert 0 < len(reranked) <= 4
@@ -29,7 +30,7 @@ def test_http_reranker_rescores_the_window(tmp_path) -> None:
             assert any(r.path.endswith("/rerank") for r in server.requests)
             assert res.explain_query["reranker"]
             plain = search(ctx, principal=principal, kb_ids=["mixed"], question="reset the router button",
-                           options=SearchOptions(rerank=False))
+                           rerank=False)
             assert all(c.rerank_score is None for c in plain.chunks)
         finally:
             ctx.close()

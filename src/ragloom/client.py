@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypedDict, cast
 
 import httpx
 
+from ragloom.context import Context, Principal
 from ragloom.errors import (
     AuthenticationError,
     ConflictError,
@@ -22,7 +23,6 @@ from ragloom.errors import (
     PermissionDeniedError,
     RagloomError,
 )
-from ragloom.service.context import Context, Principal
 
 TERMINAL = ("done", "failed", "cancelled")
 
@@ -65,6 +65,53 @@ def _kb_list(kb: str | Sequence[str]) -> list[str]:
     return [kb] if isinstance(kb, str) else list(kb)
 
 
+class _Response(Protocol):
+    """What the client reads of an HTTP response."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def text(self) -> str: ...
+    def json(self) -> object: ...
+
+
+class _Session(Protocol):
+    """What the client needs of an HTTP client: an ``httpx.Client``, or the in-process ``TestClient``
+    (an ``httpx2.Client``, whose ``Response`` is another class with the same interface)."""
+
+    def request(self, method: str, url: str, *, params: Mapping[str, int] | None = None,
+                json: Mapping[str, object] | None = None, data: Mapping[str, str] | None = None,
+                files: Sequence[tuple[str, tuple[str, bytes]]] | None = None) -> _Response: ...
+
+
+class _Datasets(TypedDict):
+    """``GET /datasets``."""
+
+    datasets: list[dict[str, Any]]
+
+
+class _Uploaded(TypedDict):
+    """``POST /datasets/{kb}/documents``."""
+
+    documents: list[dict[str, Any]]
+
+
+class _DocumentPage(TypedDict):
+    """``GET /datasets/{kb}/documents``."""
+
+    documents: list[dict[str, Any]]
+    total: int
+
+
+class _ChunkPage(TypedDict):
+    """``GET /datasets/{kb}/documents/{doc}/chunks``."""
+
+    chunks: list[dict[str, Any]]
+    total: int
+
+
 _BY_STATUS: dict[int, type[RagloomError]] = {
     400: InvalidRequestError, 401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError,
     409: ConflictError, 422: InvalidRequestError,
@@ -75,37 +122,43 @@ class HttpClient:
     """Talks to a ragloom server's ``/api/v1`` with an API key."""
 
     def __init__(self, url: str, api_key: str, *, timeout: float = 120.0,
-                 transport: httpx.BaseTransport | None = None, http: httpx.Client | None = None) -> None:
-        self._http = http or httpx.Client(base_url=url.rstrip("/") + "/api/v1", timeout=timeout, transport=transport,
-                                          headers={"Authorization": f"Bearer {api_key}"})
+                 transport: httpx.BaseTransport | None = None, http: _Session | None = None) -> None:
+        self._http: _Session = http or httpx.Client(
+            base_url=url.rstrip("/") + "/api/v1", timeout=timeout, transport=transport,
+            headers={"Authorization": f"Bearer {api_key}"})
 
-    def _call(self, method: str, path: str, **kw: Any) -> Any:
+    def _call(self, method: str, path: str, *, params: Mapping[str, int] | None = None,
+              json: Mapping[str, object] | None = None, data: Mapping[str, str] | None = None,
+              files: Sequence[tuple[str, tuple[str, bytes]]] | None = None) -> object:
+        """The decoded JSON body of the response (None when it is empty); an error status raises."""
         try:
-            resp = self._http.request(method, path, **kw)
+            resp = self._http.request(method, path, params=params, json=json, data=data, files=files)
         except httpx.HTTPError as exc:
             raise RagloomError(f"cannot reach the server: {exc}") from exc
         if resp.status_code >= 400:
             try:
-                message = resp.json().get("message", resp.text)
+                body = resp.json()
             except ValueError:
-                message = resp.text
+                body = None
+            message = body.get("message", resp.text) if isinstance(body, dict) else resp.text
             raise _BY_STATUS.get(resp.status_code, RagloomError)(f"{resp.status_code}: {message}")
         return resp.json() if resp.content else None
 
-    def _kb_id(self, kb: str) -> str:
-        return self._call("GET", f"/datasets/{kb}")["id"]
+    def _object(self, method: str, path: str, *, json: Mapping[str, object] | None = None) -> dict[str, Any]:
+        """A call whose response is a JSON object (as the API documents it; not checked here)."""
+        return cast(dict[str, Any], self._call(method, path, json=json))
 
     def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
                   parser_config: dict[str, Any] | None = None, tag_kb_ids: list[str] | None = None,
                   topn_tags: int | None = None) -> dict[str, Any]:
         body = _kb_body(name, language, description, chunk_method, parser_config, tag_kb_ids, topn_tags)
-        return self._call("POST", "/datasets", json=body)
+        return self._object("POST", "/datasets", json=body)
 
     def kb_tags(self, kb: str) -> dict[str, Any]:
-        return self._call("GET", f"/datasets/{kb}/tags")
+        return self._object("GET", f"/datasets/{kb}/tags")
 
     def kb_list(self) -> list[dict[str, Any]]:
-        return self._call("GET", "/datasets")["datasets"]
+        return cast(_Datasets, self._call("GET", "/datasets"))["datasets"]
 
     def kb_delete(self, kb: str) -> None:
         self._call("DELETE", f"/datasets/{kb}")
@@ -117,13 +170,14 @@ class HttpClient:
         if chunk_method:
             form["chunk_method"] = chunk_method
             form["parser_config"] = json.dumps(parser_config or {})
-        return self._call("POST", f"/datasets/{kb}/documents", files=parts, data=form)["documents"]
+        return cast(_Uploaded, self._call("POST", f"/datasets/{kb}/documents", files=parts, data=form))["documents"]
 
     def chunks(self, kb: str, doc: str) -> dict[str, Any]:
         out: list[dict[str, Any]] = []
         page = 1
         while True:
-            res = self._call("GET", f"/datasets/{kb}/documents/{doc}/chunks", params={"page": page, "page_size": 1000})
+            res = cast(_ChunkPage, self._call("GET", f"/datasets/{kb}/documents/{doc}/chunks",
+                                              params={"page": page, "page_size": 1000}))
             out.extend(res["chunks"])
             if len(out) >= res["total"] or not res["chunks"]:
                 return {"chunks": out, "total": res["total"]}
@@ -133,7 +187,8 @@ class HttpClient:
         out: list[dict[str, Any]] = []
         page = 1
         while True:
-            res = self._call("GET", f"/datasets/{kb}/documents", params={"page": page, "page_size": 1000})
+            res = cast(_DocumentPage, self._call("GET", f"/datasets/{kb}/documents",
+                                                 params={"page": page, "page_size": 1000}))
             out.extend(res["documents"])
             if len(out) >= res["total"] or not res["documents"]:
                 return out
@@ -142,14 +197,14 @@ class HttpClient:
     def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
                explain: bool = False, toc_enhance: bool = False, route: bool = False,
                fusion: str | None = None) -> dict[str, Any]:
-        body = {"question": question, "dataset_ids": _kb_list(kb), "page_size": top_n, "mode": mode,
-                "explain": explain, "toc_enhance": toc_enhance, "route": route}
+        body: dict[str, object] = {"question": question, "dataset_ids": _kb_list(kb), "page_size": top_n,
+                                   "mode": mode, "explain": explain, "toc_enhance": toc_enhance, "route": route}
         if fusion is not None:
             body["fusion"] = fusion
-        return self._call("POST", "/retrieval", json=body)
+        return self._object("POST", "/retrieval", json=body)
 
     def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
-        return self._call("POST", "/answer", json={"question": question, "dataset_ids": [kb], "top_n": top_n})
+        return self._object("POST", "/answer", json={"question": question, "dataset_ids": [kb], "top_n": top_n})
 
     def start_processing(self) -> None:
         """The server's workers process uploads."""

@@ -22,6 +22,9 @@ class Settings(BaseSettings):
         None, description="SQLAlchemy URL of the metadata DB; default: SQLite file in the data directory."
     )
     docstore: str = Field("tantivy", description="Search store engine name (registry key).")
+    object_store: str = Field(
+        "local", description="Object store engine name (registry key): 'local' keeps files in the data directory."
+    )
     host: str = Field("127.0.0.1", description="Address the API server listens on.")
     port: int = Field(9380, description="Port the API server listens on.")
     workers: int = Field(2, ge=0, description="Embedded ingestion worker processes started by `serve`.")
@@ -34,6 +37,9 @@ class Settings(BaseSettings):
     embedding_base_url: str | None = Field(None, description="Base URL of an OpenAI-compatible embeddings API.")
     embedding_model_name: str | None = Field(None, description="Model name sent to the embeddings API.")
     embedding_api_key: SecretStr | None = Field(None, description="API key for the embeddings API.")
+    chat_provider: str = Field(
+        "openai", description="Chat model provider (registry key): 'openai' speaks any OpenAI-compatible API."
+    )
     chat_base_url: str | None = Field(
         None, description="Base URL of an OpenAI-compatible chat API; unset = extractive answers."
     )

@@ -1,8 +1,11 @@
-"""Plain dataclasses carried between the stages of the data flow (file → blocks → chunks → index).
+"""Plain dataclasses carried between the stages of the data flow:
+file → :class:`Block` → :class:`Chunk` → :class:`ChunkRecord` (index) → :class:`Candidate`
+(retrieval) → :class:`Evidence` → :class:`Answer` (with :class:`Citation`).
 
 A leaf module: it imports nothing of ours, so every layer (ingest, docstore,
 generation, retrieval, service) can share these types without importing each
-other. :mod:`ragloom.ingest.blocks` re-exports them under their historical home.
+other. :mod:`ragloom.ingest.blocks` re-exports the parsing ones under their historical home,
+:mod:`ragloom.docstore.base` re-exports :class:`ChunkRecord`.
 
 A parser turns bytes into a :class:`ParsedDocument` (a list of :class:`Block`);
 a chunker turns blocks into :class:`Chunk` objects. Coordinates are PDF points
@@ -13,6 +16,8 @@ with the origin at the *top-left* of the page (``top < bottom``); pages are
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 
 # (page, left, right, top, bottom): the order the API and CLI print positions in.
 Position = tuple[int, float, float, float, float]
@@ -114,3 +119,123 @@ class Chunk:
 def pages_of(positions: list[Position]) -> list[int]:
     """The distinct page numbers of some positions, in order of first appearance."""
     return list(dict.fromkeys(p[0] for p in positions))
+
+
+# --- index: one row of the search store ---------------------------------------------------------
+
+@dataclass(slots=True)
+class ChunkRecord:
+    """One row of the search store.
+
+    ``id`` is unique within a tenant index; writing a record whose id exists
+    replaces the old row (upsert). Term fields are lists of analysed terms.
+    ``available=False`` rows are stored but never matched by :meth:`DocStore.search`
+    (parents of parent-child chunks, TOC entries); :meth:`DocStore.get` still
+    returns them. ``vector`` is L2-normalised float32.
+
+    Engines may return a subclass that decodes stored fields on first access (a search
+    materialises ~100 rows of which retrieval displays a few); it must behave exactly like
+    this class: every field readable and assignable, ``dataclasses`` helpers, copies and
+    pickles seeing every field.
+    """
+
+    id: str
+    kb_id: str
+    doc_id: str
+    version_id: str
+    content: str
+    vector: np.ndarray
+    document_name: str = ""
+    content_terms: list[str] = field(default_factory=list)
+    content_fine_terms: list[str] = field(default_factory=list)
+    title_terms: list[str] = field(default_factory=list)
+    title_fine_terms: list[str] = field(default_factory=list)
+    important_keywords: list[str] = field(default_factory=list)
+    important_terms: list[str] = field(default_factory=list)
+    question_terms: list[str] = field(default_factory=list)
+    available: bool = True
+    order: int = 0
+    kind: str = "text"
+    positions: list[Position] = field(default_factory=list)
+    heading_path: list[str] = field(default_factory=list)
+    parent_id: str | None = None
+    html: str | None = None
+    # tag sets (chunk method "tag"): the row's own tags; other chunks: tag -> weight (REFERENCE §5.5)
+    tag_keywords: list[str] = field(default_factory=list)
+    tags: dict[str, float] = field(default_factory=dict)
+
+
+# --- retrieval ------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Candidate:
+    record: ChunkRecord
+    term_similarity: float = 0.0
+    vector_similarity: float = 0.0
+    similarity: float = 0.0
+    text_score: float | None = None
+    rank_feature: float = 0.0
+    rerank_score: float | None = None  # set by the rerank stage for candidates inside its window
+
+    @property
+    def vector(self) -> np.ndarray:
+        return self.record.vector
+
+
+# --- answer generation: evidence in, answer out -----------------------------------------------------
+
+@dataclass(slots=True)
+class Evidence:
+    """One retrieved chunk offered to the answer generator.
+
+    ``index`` is the number shown to the model (``ID: index``) and cited as
+    ``[ID:index]``; indices must be unique within one answer. ``vector`` is the
+    chunk's passage embedding when the caller already has it (otherwise it is
+    computed on demand with the answer's embedder).
+    """
+
+    index: int
+    chunk_id: str
+    doc_id: str
+    document_name: str
+    content: str
+    positions: list[Position] = field(default_factory=list)
+    version_id: str = ""
+    similarity: float = 0.0
+    vector: np.ndarray | None = None
+
+
+@dataclass(slots=True)
+class Citation:
+    """One ``[ID:index]`` marker attached to sentence ``sentence`` of the answer.
+
+    ``support`` is the verification score (``None`` when not verified);
+    ``supported`` is False for a citation that verification rejected — such a
+    citation is no longer in the answer text. ``inserted`` is True when the
+    marker was added by similarity rather than written by the model.
+    """
+
+    sentence: int
+    index: int
+    support: float | None = None
+    supported: bool = True
+    inserted: bool = False
+
+
+@dataclass(slots=True)
+class Answer:
+    """A generated answer with its evidence.
+
+    ``references`` holds only the evidence cited in ``text`` (ordered by index).
+    ``sentences`` are the answer's sentences without markers, in order; each
+    :class:`Citation` points into it. ``insufficient`` is True when the evidence
+    does not support the answer (or nothing answered the question). Its JSON form (the API's
+    answer body) is built by :func:`ragloom.service.views.answer_view`.
+    """
+
+    text: str
+    model: str
+    references: list[Evidence] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)
+    insufficient: bool = False

@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 
 from ragloom.config import Settings
+from ragloom.context import Context
+from ragloom.db import tasks, workers
 from ragloom.db.models import Task, utcnow
 from ragloom.ingest.guard import exceeded
-from ragloom.service import tasks, workers
-from ragloom.service.context import Context
+from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ class WorkerPool:
         host = socket.gethostname()
         failed: list[str] = []
         with self.ctx.db.session() as s:
-            running = s.scalars(select(Task).where(Task.status == "running")).all()
+            running = s.scalars(select(Task).where(Task.status == TaskStatus.RUNNING)).all()
             for task in running:
                 owner_host, _, rest = (task.claimed_by or "").partition(":")
                 pid = rest.partition(":")[0]
@@ -288,7 +289,7 @@ class WorkerPool:
         limit_mb = self.settings.task_memory_limit_mb
         rss = process_rss_mb(proc.pid)
         with self.ctx.db.session() as s:
-            task = s.scalar(select(Task).where(Task.status == "running", Task.claimed_by == wid).limit(1))
+            task = s.scalar(select(Task).where(Task.status == TaskStatus.RUNNING, Task.claimed_by == wid).limit(1))
             task_id, started = (task.id, task.started_at) if task is not None else (None, None)
         if task_id is None:  # an idle worker's memory is its own business: it recycles itself after a task
             return

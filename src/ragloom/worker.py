@@ -30,11 +30,12 @@ from collections.abc import Callable
 from sqlalchemy import select
 
 from ragloom.config import Settings
+from ragloom.context import Context
+from ragloom.db import tasks, workers
 from ragloom.db.models import Task
 from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
-from ragloom.ingest.pipeline import fail_version, load_job, run_task
-from ragloom.service import tasks, workers
-from ragloom.service.context import Context
+from ragloom.service.ingestion import fail_version, load_job, run_task
+from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ def _cancel_requested(ctx: Context, task_id: str) -> Callable[[], bool]:
     def asked() -> bool:
         with ctx.db.session() as s:
             row = s.execute(select(Task.cancel_requested, Task.status).where(Task.id == task_id)).first()
-        return row is None or bool(row[0]) or row[1] == "cancelled"
+        return row is None or bool(row[0]) or row[1] == TaskStatus.CANCELLED
 
     return asked
 

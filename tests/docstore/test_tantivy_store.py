@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragloom.docstore.base import ChunkRecord, DocStore, Filters, SearchRequest
+from ragloom.dataflow import ChunkRecord
+from ragloom.docstore.base import DocStore, Filters, SearchRequest
 from ragloom.docstore.tantivy_store import TantivyDocStore
 from ragloom.errors import InvalidRequestError, StoreError
 from tests.docstore.conformance import DIM, DocStoreConformance, rec, terms_query, unit

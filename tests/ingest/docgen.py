@@ -463,6 +463,7 @@ def make_msg(
     body: str,
     cc: str = "",
     attachments: list[tuple[str, bytes]] = (),  # type: ignore[assignment]
+    message_class: str = "IPM.Note",
 ) -> bytes:
     """Write (and return) a minimal Outlook ``.msg`` ([MS-OXMSG] property streams in an OLE2 file):
     subject, body, transport headers (From/To/Cc/Date), one recipient, attachments by value."""
@@ -476,7 +477,7 @@ def make_msg(
 
     headers = (f"From: {sender}\r\nTo: {to}\r\n" + (f"Cc: {cc}\r\n" if cc else "")
                + f"Date: Tue, 04 Mar 2025 10:15:00 +0100\r\nSubject: {subject}\r\n\r\n")
-    strings = {0x001A: "IPM.Note", 0x0037: subject, 0x1000: body, 0x0C1A: sender, 0x0E04: to, 0x0E03: cc,
+    strings = {0x001A: message_class, 0x0037: subject, 0x1000: body, 0x0C1A: sender, 0x0E04: to, 0x0E03: cc,
                0x007D: headers}
     entries: dict[str, bytes] = {}
     props = []

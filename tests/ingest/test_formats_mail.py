@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ragloom.errors import ParseError
 from ragloom.ingest.parsers import detect_type, parse_document
 from ragloom.ingest.parsers.sniff import EML, MSG
 from tests.ingest.docgen import make_docx, make_eml, make_msg, make_xlsx
@@ -75,3 +76,11 @@ def test_msg_headers_body_and_attachments(tmp_path: Path, report: bytes) -> None
         (("Pump failure", "report.docx", "Incident"), "The pump failed on Monday."),
         (("Pump failure", "notes.txt"), "Order two seals."),
     ]
+
+
+def test_msg_item_without_message_fields_is_a_parse_error(tmp_path: Path) -> None:
+    # extract-msg opens the bare class "IPM" as a plain MSGFile, which has no sender, body, ...
+    raw = make_msg(tmp_path / "i.msg", subject="s", sender="a@x.org", to="b@x.org", body="Hello.",
+                   message_class="IPM")
+    with pytest.raises(ParseError, match="not a message"):
+        parse_document(raw, "i.msg")

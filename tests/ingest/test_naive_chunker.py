@@ -200,7 +200,7 @@ def test_config_validation_gives_clear_errors() -> None:
         ChunkerConfig.parse({"delimiter": "`##"})
     with pytest.raises(InvalidRequestError, match="colour"):
         ChunkerConfig.parse({"colour": "red"})
-    with pytest.raises(InvalidRequestError, match="unknown chunk method .magic.; available: .*naive"):
+    with pytest.raises(InvalidRequestError, match="unknown chunk method .magic.; one of .*naive"):
         chunk_blocks([Block(text="x")], ChunkerConfig(method="magic"), count)
     with pytest.raises(InvalidRequestError, match="overlapped_percent"):
         naive_chunk([Block(text="x")], count_tokens=count, overlapped_percent=120)

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from ragloom.config import Settings
-from ragloom.ingest.pipeline import toc_id
+from ragloom.context import Context
+from ragloom.docstore.ids import toc_id
 from ragloom.knowledge.toc import load_toc
+from ragloom.retrieval.options import RetrievalOptions
 from ragloom.service import documents, knowledgebases
-from ragloom.service.context import Context
-from ragloom.service.search import SearchOptions, search
+from ragloom.service.search import search
 from ragloom.worker import run_until
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.test_toc_llm import script_toc
@@ -94,9 +95,9 @@ def test_the_chat_model_builds_a_toc_that_enhancement_uses(ctx, principal, llm) 
 
     question = "what if my machine breaks down"
     opts = {"similarity_threshold": 0.0, "page_size": 6}
-    plain = search(ctx, principal=principal, kb_ids=["manuals"], question=question, options=SearchOptions(**opts))
+    plain = search(ctx, principal=principal, kb_ids=["manuals"], question=question, options=RetrievalOptions(**opts))
     boosted = search(ctx, principal=principal, kb_ids=["manuals"], question=question,
-                     options=SearchOptions(toc_enhance=True, **opts))
+                     options=RetrievalOptions(toc_enhance=True, **opts))
     before = {c.record.id: c.similarity for c in plain.chunks}
     assert plain.chunks[0].record.id not in warranty.ids  # without the TOC another section wins
     assert {c.record.id for c in boosted.chunks[: len(warranty.ids)]} == set(warranty.ids)  # the section first

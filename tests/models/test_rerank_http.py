@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from ragloom.errors import ConfigError, ModelError
+from ragloom.models import rerank
 from ragloom.models.rerank import (
-    RERANKERS,
     HttpReranker,
     Reranker,
     RerankerSpec,
     make_reranker,
-    register_reranker,
+    rerankers,
     sigmoid,
 )
 from tests.fakes.openai_server import FakeOpenAIServer, rerank_score
@@ -89,8 +89,8 @@ def test_registry_by_provider_name(server: FakeOpenAIServer) -> None:
     spec = RerankerSpec(provider="http", model="fake-rerank", base_url=server.base_url, batch_size=4)
     reranker = make_reranker(spec)
     assert isinstance(reranker, HttpReranker) and reranker.batch_size == 4
-    assert sorted(RERANKERS) >= ["http", "llm", "onnx"]
-    with pytest.raises(ConfigError, match="unknown reranker provider"):
+    assert {"http", "llm", "onnx"} <= set(rerankers.names)
+    with pytest.raises(ConfigError, match="unknown reranker provider 'nope'; one of .*http"):
         make_reranker(RerankerSpec(provider="nope"))
     with pytest.raises(ConfigError, match="base URL"):
         make_reranker(RerankerSpec(provider="http", model="m"))
@@ -103,6 +103,6 @@ def test_extensions_register_like_builtins(monkeypatch: pytest.MonkeyPatch) -> N
         def score(self, query, documents):
             return np.full(len(documents), 0.5, dtype=np.float32)
 
-    monkeypatch.setitem(RERANKERS, "constant", RERANKERS["http"])  # restored after the test
-    register_reranker("constant", lambda spec: Constant())
+    monkeypatch.setattr(rerank, "rerankers", rerankers.fresh())  # the process-wide registry stays as it was
+    rerank.rerankers.register("constant", lambda spec: Constant())
     assert make_reranker(RerankerSpec(provider="constant")).score("q", ["a", "b"]).tolist() == [0.5, 0.5]

@@ -4,7 +4,7 @@ from dataclasses import asdict, fields
 
 import numpy as np
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import ChunkRecord
 from ragloom.nlp import Analyzer, ChunkTerms, analyze_chunk
 
 

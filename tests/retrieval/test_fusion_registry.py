@@ -16,7 +16,7 @@ def sides() -> Sides:
 
 def test_builtins_and_their_defaults() -> None:
     assert fusions.names == ["normalized", "weighted"]
-    normalized, weighted = fusions.get("normalized"), fusions.get("weighted")
+    normalized, weighted = fusions.create("normalized"), fusions.create("weighted")
     assert normalized.default_weight(settings_weight=0.75, kb_weight=0.3) == 0.75
     assert weighted.default_weight(settings_weight=0.75, kb_weight=0.5) == 0.5
     assert weighted.default_weight(settings_weight=0.75, kb_weight=0.0) == 0.0  # a weight of 0 is a weight
@@ -28,20 +28,20 @@ def test_builtins_and_their_defaults() -> None:
 
 def test_each_fusion_ranks_its_own_way() -> None:
     s = sides()
-    assert list(np.argsort(-fusions.get("weighted").fuse(s, mode="hybrid", weight=0.3))) == [0, 2, 1]
-    assert list(np.argsort(-fusions.get("normalized").fuse(s, mode="keyword", weight=0.0))) == [1, 2, 0]  # BM25
-    assert list(np.argsort(-fusions.get("normalized").fuse(s, mode="vector", weight=1.0))) == [1, 2, 0]  # cosine
+    assert list(np.argsort(-fusions.create("weighted").fuse(s, mode="hybrid", weight=0.3))) == [0, 2, 1]
+    assert list(np.argsort(-fusions.create("normalized").fuse(s, mode="keyword", weight=0.0))) == [1, 2, 0]  # BM25
+    assert list(np.argsort(-fusions.create("normalized").fuse(s, mode="vector", weight=1.0))) == [1, 2, 0]  # cosine
 
 
 def test_an_unknown_name_lists_the_known_ones() -> None:
     with pytest.raises(InvalidRequestError, match="unknown fusion 'rrf'; one of normalized, weighted"):
-        fusions.get("rrf")
+        fusions.factory("rrf")
 
 
 def test_a_registry_refuses_a_second_factory_under_one_name() -> None:
-    registry: Registry[int] = Registry("number", "ragloom.test-numbers")
+    registry: Registry[[], int] = Registry("number", "ragloom.test-numbers")
     registry.register("one", lambda: 1)
     with pytest.raises(ValueError, match="already registered"):
         registry.register("one", lambda: 2)
     registry.register("one", lambda: 3, replace=True)
-    assert registry.get("one") == 3 and "one" in registry and registry.names == ["one"]
+    assert registry.create("one") == 3 and "one" in registry and registry.names == ["one"]

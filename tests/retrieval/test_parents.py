@@ -7,9 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.retrieval.parents import swap_in_parents
-from ragloom.retrieval.types import Candidate
 
 
 def record(rid: str, content: str = "", parent: str | None = None, *, vector: np.ndarray | None = None,
@@ -107,10 +106,11 @@ def test_parent_scores_are_the_means_of_its_reranked_childrens() -> None:
 def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
     """Parent-child chunking + an HTTP reranker (test server on loopback): the page is in reranked order."""
     from ragloom.config import Settings
+    from ragloom.context import Context
+    from ragloom.retrieval.options import RetrievalOptions
     from ragloom.retrieval.rerank import rank_key
     from ragloom.service import accounts, knowledgebases
-    from ragloom.service.context import Context
-    from ragloom.service.search import SearchOptions, search
+    from ragloom.service.search import search
     from tests.fakes.openai_server import FakeOpenAIServer
     from tests.test_retrieval import _ingest
 
@@ -128,7 +128,7 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
                     name="shelves", chunk_method="title", parser_config={"children_delimiter": "."}))
             _ingest(ctx, principal, "shelves", {"shelves.md": text})
             res = search(ctx, principal=principal, kb_ids=["shelves"], question="where is the router",
-                         options=SearchOptions(similarity_threshold=0.0, page_size=6))
+                         options=RetrievalOptions(similarity_threshold=0.0, page_size=6))
         finally:
             ctx.close()
     assert any(r.path.endswith("/rerank") for r in server.requests)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.errors import ModelError
 from ragloom.models.rerank import HttpReranker
 from ragloom.retrieval.rerank import rank_key, rerank, rerank_text
-from ragloom.retrieval.types import Candidate
 from tests.fakes.openai_server import FakeOpenAIServer, rerank_score
 
 

@@ -8,14 +8,16 @@ import io
 import openpyxl
 import pytest
 
-from ragloom.docstore.base import ChunkRecord, Hit
+from ragloom.context import Principal
+from ragloom.dataflow import ChunkRecord
+from ragloom.docstore.base import Hit
 from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.knowledge.tags import TagPrior, score_tags
 from ragloom.retrieval.features import TAG_WEIGHT, RankFeatures, tag_cosine
+from ragloom.retrieval.options import RetrievalOptions
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.service.chunks import list_chunks
-from ragloom.service.context import Principal
-from ragloom.service.search import SearchOptions, search
+from ragloom.service.search import search
 from ragloom.service.tags import kb_tags
 from ragloom.worker import run_until
 
@@ -144,7 +146,7 @@ def test_tag_set_rows_become_chunks_with_their_tags(ctx, principal, name, data) 
     assert rows[0].tag_keywords == ["network", "hardware"] and rows[4].tag_keywords == ["hardware", "printing"]
     with ctx.db.session() as s:
         listed = kb_tags(ctx, s, principal=principal, kb_id_or_name=kb)
-    assert listed["is_tag_set"] and listed["tags"][:3] == [
+    assert listed.is_tag_set and listed.model_dump()["tags"][:3] == [
         {"tag": "cooking", "count": 2}, {"tag": "hardware", "count": 2}, {"tag": "network", "count": 2}]
 
 
@@ -165,7 +167,7 @@ def test_chunks_get_tags_and_a_matching_question_lifts_them(ctx, principal, tag_
     assert set(chunk.tags) == {"network", "security"}  # the two rows about networks; topn_tags=2
 
     res = search(ctx, principal=principal, kb_ids=[notes, others], question=QUESTION,
-                 options=SearchOptions(explain=True))
+                 options=RetrievalOptions(explain=True))
     first, second = res.chunks[:2]
     assert first.record.kb_id == notes and second.record.kb_id == others
     assert first.vector_similarity == pytest.approx(second.vector_similarity, abs=1e-6)
@@ -182,7 +184,7 @@ def test_chunks_get_tags_and_a_matching_question_lifts_them(ctx, principal, tag_
     res = search(ctx, principal=principal, kb_ids=[notes, others], question=QUESTION)
     assert [c.record.kb_id for c in res.chunks[:2]] == [others, notes]
     with ctx.db.session() as s:
-        assert kb_tags(ctx, s, principal=principal, kb_id_or_name=notes)["tags"][0]["count"] == 1
+        assert kb_tags(ctx, s, principal=principal, kb_id_or_name=notes).tags[0].count == 1
 
 
 def test_reindex_keeps_tags(ctx, principal, tag_set) -> None:
@@ -234,7 +236,7 @@ def test_another_tenants_tag_set_is_not_found(ctx, principal, tag_set) -> None:
 
 def test_untaggable_chunks_go_to_the_chat_model_when_one_is_configured(tmp_path) -> None:
     from ragloom.config import Settings
-    from ragloom.service.context import Context
+    from ragloom.context import Context
     from tests.fakes.openai_server import FakeOpenAIServer
 
     with FakeOpenAIServer(responder=lambda body: 'Sure: {"cooking": 7, "invented": 9}') as server:

@@ -13,8 +13,9 @@ from ragloom import __version__
 from ragloom.api import datasets, documents, errors, retrieval, system
 from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware, UploadAuthMiddleware
 from ragloom.api.ratelimit import RateLimiter
+from ragloom.api.responses import COMMON_ERRORS
 from ragloom.config import Settings
-from ragloom.service.context import Context, Principal
+from ragloom.context import Context, Principal
 from ragloom.web import status
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.add_middleware(UploadAuthMiddleware)  # inside the body limit: a too-large Content-Length is refused first
     app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: the body limit's refusals get it too
-    api = APIRouter(prefix="/api/v1")
+    api = APIRouter(prefix="/api/v1", responses=COMMON_ERRORS)  # every route: the error body (api/responses.py)
     for module in (datasets, documents, retrieval, system):
         api.include_router(module.router)
     app.include_router(api)

@@ -2,42 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Response
 
 from ragloom.api.deps import ContextDep, PrincipalDep
+from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.service import knowledgebases
-from ragloom.service.views import kb_view
+from ragloom.service.views import Dataset, DatasetList, DatasetTags, kb_view
 
-router = APIRouter(prefix="/datasets", tags=["datasets"])
+router = APIRouter(prefix="/datasets", tags=["datasets"], responses=CALLER_ERRORS)
 
 
-@router.post("", status_code=201)
-def create_dataset(body: knowledgebases.KBCreate, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+@router.post("", status_code=201, responses=error_responses(409))
+def create_dataset(body: knowledgebases.KBCreate, ctx: ContextDep, principal: PrincipalDep) -> Dataset:
     with ctx.db.session() as s:
         kb = knowledgebases.create(ctx, s, principal=principal, spec=body)
         return kb_view(kb, 0, fusion=ctx.settings.fusion)
 
 
 @router.get("")
-def list_datasets(ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+def list_datasets(ctx: ContextDep, principal: PrincipalDep) -> DatasetList:
     with ctx.db.session() as s:
         kbs = knowledgebases.list_visible(s, principal=principal)
         counts = knowledgebases.document_counts(s, [kb.id for kb in kbs])
         views = [kb_view(kb, counts.get(kb.id, 0), fusion=ctx.settings.fusion) for kb in kbs]
-        return {"datasets": views, "total": len(kbs)}
+        return DatasetList(datasets=views, total=len(kbs))
 
 
 @router.get("/{dataset_id}")
-def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> Dataset:
     with ctx.db.session() as s:
         kb = knowledgebases.get(s, principal=principal, kb_id_or_name=dataset_id)
         return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0), fusion=ctx.settings.fusion)
 
 
 @router.get("/{dataset_id}/tags")
-def dataset_tags(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+def dataset_tags(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> DatasetTags:
     """How many chunks carry each tag: a tag set's own tags, or the tags another dataset's chunks got."""
     from ragloom.service.tags import kb_tags
 
@@ -45,15 +44,15 @@ def dataset_tags(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> d
         return kb_tags(ctx, s, principal=principal, kb_id_or_name=dataset_id)
 
 
-@router.patch("/{dataset_id}")
+@router.patch("/{dataset_id}", responses=error_responses(409))
 def update_dataset(dataset_id: str, body: knowledgebases.KBUpdate, ctx: ContextDep,
-                   principal: PrincipalDep) -> dict[str, Any]:
+                   principal: PrincipalDep) -> Dataset:
     with ctx.db.session() as s:
         kb = knowledgebases.update(s, principal=principal, kb_id_or_name=dataset_id, spec=body)
         return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0), fusion=ctx.settings.fusion)
 
 
-@router.delete("/{dataset_id}", status_code=204)
+@router.delete("/{dataset_id}", status_code=204, response_class=Response)
 def delete_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> Response:
     with ctx.db.session() as s:
         knowledgebases.delete(ctx, s, principal=principal, kb_id_or_name=dataset_id)

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from ragloom.context import Context, Principal
 from ragloom.errors import AuthenticationError
 from ragloom.service import accounts
-from ragloom.service.context import Context, Principal
 
 
 def get_context(request: Request) -> Context:
-    return request.app.state.ctx
+    return cast(Context, request.app.state.ctx)
 
 
 ContextDep = Annotated[Context, Depends(get_context)]
@@ -33,7 +33,7 @@ def current_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> 
     scheme, _, key = header.partition(" ")
     local = getattr(request.app.state, "local_principal", None)
     if local is not None and not header:  # the CLI's in-process app (never served on a port)
-        return local
+        return cast(Principal, local)
     if scheme.lower() != "bearer" or not key.strip():
         raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
     with ctx.db.session() as s:

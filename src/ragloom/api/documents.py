@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, File, Form, Path, Query, Response, UploadFile
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
+from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
 from ragloom.api.schemas import DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.errors import NotFoundError, PayloadTooLargeError
 from ragloom.service import chunks, documents, knowledgebases
-from ragloom.service.views import document_view
+from ragloom.service.views import (
+    ChunkList,
+    DeletedDocuments,
+    Document,
+    DocumentList,
+    PageList,
+    UploadedDocuments,
+    document_view,
+    pages_view,
+    stored_chunk_view,
+)
 
-router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"])
+router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"], responses=CALLER_ERRORS)
+RATE_LIMITED = error_responses(429)
 
 MAX_LIST_PAGE = 1_000_000  # listings: page x page_size stays far inside what SQL offsets take
 MAX_PAGE_NUMBER = 1_000_000  # a document's page number (preview images)
@@ -21,14 +33,14 @@ PageQuery = Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)]
 PageSizeQuery = Annotated[int, Query(ge=1, le=1000)]
 
 
-@router.post("", status_code=201, dependencies=[rate_limited("upload")])
+@router.post("", status_code=201, dependencies=[rate_limited("upload")], responses=RATE_LIMITED)
 def upload_documents(
     dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
     file: Annotated[list[UploadFile], File(description="One or more files")],
     chunk_method: Annotated[str | None, Form(description="Chunk method for these files (default: the dataset's)")]
     = None,
     parser_config: Annotated[str | None, Form(description="JSON object of chunking parameters")] = None,
-) -> dict[str, Any]:
+) -> UploadedDocuments:
     if len(file) > ctx.settings.max_upload_files:
         raise PayloadTooLargeError(f"{len(file)} files in one upload; the limit is {ctx.settings.max_upload_files} "
                                    "files per request (RAGLOOM_MAX_UPLOAD_FILES)")
@@ -44,29 +56,29 @@ def upload_documents(
     with ctx.db.session() as s:
         docs = documents.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads,
                                        chunk_method=chunk_method, parser_config=config)
-        return {"documents": [document_view(d) for d in docs]}
+        return UploadedDocuments(documents=[document_view(d) for d in docs])
 
 
 @router.get("")
 def list_documents(
     dataset_id: str, ctx: ContextDep, principal: PrincipalDep, page: PageQuery = 1, page_size: PageSizeQuery = 100,
-) -> dict[str, Any]:
+) -> DocumentList:
     with ctx.db.session() as s:
         docs, total = documents.list_documents(
             s, principal=principal, kb_id=dataset_id, offset=(page - 1) * page_size, limit=page_size
         )
-        return {"documents": [document_view(d) for d in docs], "total": total}
+        return DocumentList(documents=[document_view(d) for d in docs], total=total)
 
 
 @router.get("/{document_id}")
-def get_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+def get_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
         return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id))
 
 
-@router.patch("/{document_id}", status_code=202, dependencies=[rate_limited("reparse")])
+@router.patch("/{document_id}", status_code=202, dependencies=[rate_limited("reparse")], responses=RATE_LIMITED)
 def update_document(dataset_id: str, document_id: str, body: DocumentUpdate, ctx: ContextDep,
-                    principal: PrincipalDep) -> dict[str, Any]:
+                    principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
         doc = documents.set_chunking(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                      chunk_method=body.chunk_method, parser_config=body.parser_config)
@@ -75,7 +87,7 @@ def update_document(dataset_id: str, document_id: str, body: DocumentUpdate, ctx
 
 @router.patch("/{document_id}/metadata")
 def update_metadata(dataset_id: str, document_id: str, body: MetadataUpdate, ctx: ContextDep,
-                    principal: PrincipalDep) -> dict[str, Any]:
+                    principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
         doc = documents.set_metadata(s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                      changes=body.metadata)
@@ -87,25 +99,26 @@ def list_chunks(
     dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
     page: PageQuery = 1, page_size: PageSizeQuery = 100,
     include_hidden: Annotated[bool, Query(description="also parents and other rows never matched")] = False,
-) -> dict[str, Any]:
+) -> ChunkList:
     with ctx.db.session() as s:
         listing = chunks.list_chunks(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                      offset=(page - 1) * page_size, limit=page_size, include_hidden=include_hidden)
-    return {"chunks": [chunks.record_view(r, listing.method) for r in listing.chunks], "total": listing.total,
-            "version_id": listing.version_id, "method": listing.method}
+    return ChunkList(chunks=[stored_chunk_view(r, listing.method) for r in listing.chunks], total=listing.total,
+                     version_id=listing.version_id, method=listing.method)
 
 
-@router.get("/{document_id}/file", response_class=Response)
+@router.get("/{document_id}/file", response_class=Response,
+            responses=binary_response("application/octet-stream", "the original file as an attachment, "
+                                      "with its own media type"))
 def download_file(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
                   version_id: str | None = None) -> Response:
     """The original file (of ``version_id`` when given)."""
-    from ragloom.ingest.parsers import detect_type
     from ragloom.service.filenames import ascii_filename
 
     with ctx.db.session() as s:
         name, data = documents.original_file(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                              version_id=version_id)
-    media = detect_type(name, data) if data else "application/octet-stream"
+    media = documents.media_type(name, data)
     # an attachment in a sandbox: an uploaded HTML or SVG file never runs as this site's page
     disposition = f"attachment; filename=\"{ascii_filename(name)}\"; filename*=UTF-8''{quote(name, safe='')}"
     return Response(data, media_type=media, headers={"Content-Disposition": disposition,
@@ -114,17 +127,16 @@ def download_file(dataset_id: str, document_id: str, ctx: ContextDep, principal:
 
 @router.get("/{document_id}/pages")
 def list_pages(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
-               version_id: str | None = None) -> dict[str, Any]:
+               version_id: str | None = None) -> PageList:
     """Page sizes in PDF points (positions are in these units) and preview image links."""
     with ctx.db.session() as s:
         rows = documents.pages(s, principal=principal, kb_id=dataset_id, doc_id=document_id, version_id=version_id)
-    base = f"/api/v1/datasets/{dataset_id}/documents/{document_id}/pages"
-    return {"pages": [{"page": p.page, "width": p.width, "height": p.height,
-                       "image": f"{base}/{p.page}.png" + (f"?version_id={version_id}" if version_id else "")
-                       if p.image_key else None} for p in rows]}
+    return pages_view(rows, base=f"/api/v1/datasets/{dataset_id}/documents/{document_id}/pages",
+                      version_id=version_id)
 
 
-@router.get("/{document_id}/pages/{page}.png", response_class=Response)
+@router.get("/{document_id}/pages/{page}.png", response_class=Response,
+            responses=binary_response("image/png", "the page's preview image"))
 def page_image(dataset_id: str, document_id: str, page: Annotated[int, Path(ge=1, le=MAX_PAGE_NUMBER)],
                ctx: ContextDep, principal: PrincipalDep,
                version_id: str | None = None) -> Response:
@@ -138,19 +150,21 @@ def page_image(dataset_id: str, document_id: str, page: Annotated[int, Path(ge=1
 
 
 @router.delete("")
-def delete_documents(dataset_id: str, body: DocumentIds, ctx: ContextDep, principal: PrincipalDep) -> dict[str, int]:
+def delete_documents(dataset_id: str, body: DocumentIds, ctx: ContextDep,
+                     principal: PrincipalDep) -> DeletedDocuments:
     with ctx.db.session() as s:
         n = documents.delete_documents(ctx, s, principal=principal, kb_id=dataset_id, doc_ids=body.ids)
-    return {"deleted": n}
+    return DeletedDocuments(deleted=n)
 
 
-@router.post("/{document_id}/reparse", status_code=202, dependencies=[rate_limited("reparse")])
-def reparse_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+@router.post("/{document_id}/reparse", status_code=202, dependencies=[rate_limited("reparse")],
+             responses=RATE_LIMITED)
+def reparse_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
         return document_view(documents.reparse(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id))
 
 
 @router.post("/{document_id}/cancel")
-def cancel_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
+def cancel_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
         return document_view(documents.cancel(s, principal=principal, kb_id=dataset_id, doc_id=document_id))

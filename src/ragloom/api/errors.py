@@ -10,13 +10,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ragloom.api.responses import error_body
 from ragloom.errors import RagloomError, RateLimitedError, http_status
 
 log = logging.getLogger(__name__)
-
-
-def _body(kind: str, message: str) -> dict[str, str]:
-    return {"error": kind, "message": message}
 
 
 def install(app: FastAPI) -> None:
@@ -28,7 +25,7 @@ def install(app: FastAPI) -> None:
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
         if isinstance(exc, RateLimitedError):
             headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
-        return JSONResponse(_body(type(exc).__name__, exc.message), status_code=status, headers=headers)
+        return JSONResponse(error_body(type(exc).__name__, exc.message), status_code=status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -36,8 +33,8 @@ def install(app: FastAPI) -> None:
         for err in exc.errors():
             loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
             parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
-        return JSONResponse(_body("InvalidRequestError", "; ".join(parts) or "invalid request"), status_code=422)
+        return JSONResponse(error_body("InvalidRequestError", "; ".join(parts) or "invalid request"), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse(_body("HTTPError", str(exc.detail)), status_code=exc.status_code)
+        return JSONResponse(error_body("HTTPError", str(exc.detail)), status_code=exc.status_code)

@@ -27,6 +27,7 @@ import anyio
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ragloom.api.responses import error_body
 from ragloom.config import Settings
 from ragloom.errors import InvalidRequestError, PayloadTooLargeError, RagloomError, http_status
 
@@ -78,7 +79,7 @@ def _is_json(headers: Headers) -> bool:
 
 
 async def _send_error(send: Send, exc: RagloomError) -> None:
-    body = json.dumps({"error": type(exc).__name__, "message": exc.message}).encode()
+    body = json.dumps(error_body(type(exc).__name__, exc.message)).encode()
     await send({"type": "http.response.start", "status": http_status(exc), "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
         (b"connection", b"close"),

@@ -4,45 +4,39 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
+from ragloom.api.responses import ANSWER_STREAM, CALLER_ERRORS, error_responses
 from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.errors import InvalidRequestError, RagloomError
 from ragloom.service import answers
-from ragloom.service.search import SearchOptions, search
-from ragloom.service.views import retrieval_view
+from ragloom.service.search import search
+from ragloom.service.views import CitedAnswer, Retrieval, answer_view, retrieval_view
 
-router = APIRouter(tags=["retrieval"])
+router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
 
 
-@router.post("/retrieval", dependencies=[rate_limited("retrieval")])
-def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any]:
-    opts = SearchOptions(page=body.page, page_size=body.page_size, similarity_threshold=body.similarity_threshold,
-                         vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
-                         mode=body.mode, explain=body.explain, metadata_filter=body.metadata_filter,
-                         toc_enhance=body.toc_enhance, route=body.route, fusion=body.fusion)
+@router.post("/retrieval", dependencies=[rate_limited("retrieval")], responses=error_responses(429, 502))
+def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> Retrieval:
     _need_datasets(body.dataset_ids, body.route)
-    result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=opts)
+    result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=body)
     return retrieval_view(result)
 
 
-@router.post("/answer", response_model=None, dependencies=[rate_limited("answer")])
-def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> dict[str, Any] | StreamingResponse:
-    opts = SearchOptions(page=1, page_size=body.top_n, similarity_threshold=body.similarity_threshold,
-                         vector_similarity_weight=body.vector_similarity_weight, doc_ids=body.document_ids,
-                         metadata_filter=body.metadata_filter, toc_enhance=body.toc_enhance, route=body.route)
+@router.post("/answer", response_model=CitedAnswer, dependencies=[rate_limited("answer")],
+             responses={**ANSWER_STREAM, **error_responses(429, 502)})
+def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> CitedAnswer | StreamingResponse:
     _need_datasets(body.dataset_ids, body.route)
     if not body.stream:
         result = answers.answer(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
-                                options=opts)
-        return result.to_dict()
+                                top_n=body.top_n, options=body)
+        return answer_view(result)
     # Resolve scope and errors before the stream starts, so they still get a proper status code.
     events = answers.answer_stream(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
-                                   options=opts)
+                                   top_n=body.top_n, options=body)
     first = next(events)
     return StreamingResponse(_sse(first, events), media_type="text/event-stream")
 
@@ -58,7 +52,8 @@ def _sse(first: object, rest: Iterator[object]) -> Iterator[str]:
             if isinstance(item, str):
                 yield f"data: {json.dumps({'delta': item}, ensure_ascii=False)}\n\n"
             else:
-                yield f"data: {json.dumps({'answer': item.to_dict()}, ensure_ascii=False)}\n\n"  # type: ignore[attr-defined]
+                final = answer_view(item).model_dump(mode="json")  # type: ignore[arg-type]
+                yield f"data: {json.dumps({'answer': final}, ensure_ascii=False)}\n\n"
     except RagloomError as exc:
         yield f"data: {json.dumps({'error': type(exc).__name__, 'message': exc.message})}\n\n"
     yield "data: [DONE]\n\n"

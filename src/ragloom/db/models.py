@@ -23,6 +23,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from ragloom.states import DocumentStatus, TaskStatus, VersionStatus
+
 
 def new_id() -> str:
     return uuid.uuid4().hex
@@ -110,7 +112,7 @@ class Document(Base):
     active_version_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     latest_version_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     # status of the latest version's processing: queued | running | done | failed | cancelled
-    status: Mapped[str] = mapped_column(String(16), default="queued")
+    status: Mapped[str] = mapped_column(String(16), default=DocumentStatus.QUEUED)
     progress: Mapped[float] = mapped_column(Float, default=0.0)
     message: Mapped[str] = mapped_column(Text, default="")
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
@@ -139,7 +141,7 @@ class DocumentVersion(Base):
     chunk_method: Mapped[str] = mapped_column(String(32), default="naive")
     parser_config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     # building | ready | failed | superseded | cancelled
-    status: Mapped[str] = mapped_column(String(16), default="building")
+    status: Mapped[str] = mapped_column(String(16), default=VersionStatus.BUILDING)
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
     page_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str] = mapped_column(Text, default="")
@@ -172,7 +174,7 @@ class Task(Base):
     version_id: Mapped[str] = mapped_column(ForeignKey("document_version.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(16), default="parse")
     # queued | running | done | failed | cancelled
-    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    status: Mapped[str] = mapped_column(String(16), default=TaskStatus.QUEUED, index=True)
     progress: Mapped[float] = mapped_column(Float, default=0.0)
     message: Mapped[str] = mapped_column(Text, default="")
     from_page: Mapped[int] = mapped_column(Integer, default=0)

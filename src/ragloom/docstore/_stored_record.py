@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ragloom.docstore.base import DEFAULT_FIELD_BOOSTS, ChunkRecord
+from ragloom.dataflow import ChunkRecord
+from ragloom.docstore.base import DEFAULT_FIELD_BOOSTS
 
 TERM_FIELDS: tuple[str, ...] = tuple(DEFAULT_FIELD_BOOSTS)
 EAGER_FIELDS: tuple[str, ...] = ("id", "kb_id", "doc_id", "version_id", "vector", "available", "order")
@@ -97,6 +98,12 @@ class StoredRecord(ChunkRecord):
     """
 
     __slots__ = ("_payload", "_terms", "_payload_decoder", "_terms_decoder", "_split", "_null_markers")
+    _payload: bytes
+    _terms: bytes | list[str]  # the stored bytes until first decoded
+    _payload_decoder: PayloadDecoder
+    _terms_decoder: TermsDecoder
+    _split: TermSplitter
+    _null_markers: Mapping[str, bytes]
 
     def _load_payload(self) -> None:
         values = self._payload_decoder(self._payload)

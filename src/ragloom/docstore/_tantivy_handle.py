@@ -22,7 +22,14 @@ import numpy as np
 import tantivy
 
 from ragloom.docstore._tantivy_query import Q
-from ragloom.docstore._tantivy_schema import SCHEMA_VERSION, decode_vector, term_token
+from ragloom.docstore._tantivy_schema import (
+    SCHEMA_VERSION,
+    decode_vector,
+    hit_count,
+    stored_int,
+    stored_str,
+    term_token,
+)
 from ragloom.docstore._tantivy_vectors import RowMeta, VectorCache
 from ragloom.errors import StoreError
 
@@ -137,7 +144,7 @@ def doc_freqs(h: TenantHandle, field_name: str, terms: Sequence[str]) -> dict[st
                 if len(h.df_counts) >= _DF_CACHE_MAX:
                     h.df_counts.clear()
                 query = Q.term_query(h.schema, field_name, token)
-                h.df_counts[key] = s.search(query, limit=1, count=True).count
+                h.df_counts[key] = hit_count(s.search(query, limit=1, count=True))
             freq[term] = h.df_counts[key]
     return freq
 
@@ -154,13 +161,13 @@ def reserve_seqs(h: TenantHandle, n: int) -> int:
 
 def _row_meta(doc: tantivy.Document) -> RowMeta:
     return RowMeta(
-        id=doc.get_first("id"),
-        kb_id=doc.get_first("kb_id"),
-        doc_id=doc.get_first("doc_id"),
-        version_id=doc.get_first("version_id"),
+        id=stored_str(doc, "id"),
+        kb_id=stored_str(doc, "kb_id"),
+        doc_id=stored_str(doc, "doc_id"),
+        version_id=stored_str(doc, "version_id"),
         available=bool(doc.get_first("available")),
-        order=int(doc.get_first("order")),
-        seq=int(doc.get_first("seq")),
+        order=stored_int(doc, "order"),
+        seq=stored_int(doc, "seq"),
         vector=decode_vector(doc),
     )
 

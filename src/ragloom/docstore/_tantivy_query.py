@@ -106,4 +106,5 @@ def _field_query(schema: tantivy.Schema, name: str, clause: Clause) -> tantivy.Q
         return Q.empty_query()
     if len(tokens) == 1:
         return Q.term_query(schema, name, tokens[0])
-    return Q.phrase_query(schema, name, tokens, slop=int(clause.slop))
+    words: list[str | tuple[int, str]] = list(tokens)
+    return Q.phrase_query(schema, name, words, slop=int(clause.slop))

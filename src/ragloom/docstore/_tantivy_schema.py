@@ -14,12 +14,14 @@ Every row is one tantivy document holding, together:
 from __future__ import annotations
 
 import json
+from typing import Protocol, cast
 
 import numpy as np
 import tantivy
 
+from ragloom.dataflow import ChunkRecord
 from ragloom.docstore._stored_record import stored_record
-from ragloom.docstore.base import DEFAULT_FIELD_BOOSTS, ChunkRecord
+from ragloom.docstore.base import DEFAULT_FIELD_BOOSTS
 from ragloom.errors import InvalidRequestError
 
 TERM_FIELDS: tuple[str, ...] = tuple(DEFAULT_FIELD_BOOSTS)
@@ -77,7 +79,7 @@ def to_document(rec: ChunkRecord, seq: int, vector: np.ndarray) -> tantivy.Docum
 
 
 def _payload(rec: ChunkRecord) -> bytes:
-    data = {
+    data: dict[str, object] = {
         "content": rec.content,
         "document_name": rec.document_name,
         "kind": rec.kind,
@@ -103,8 +105,31 @@ def _split_terms(joined: str) -> list[str]:
     return joined[1:].split(_TERM_SEP) if joined else []
 
 
+# Typed reads of a stored field. Every row is written by :func:`to_document`, which sets each
+# stored field, so ``get_first`` (typed ``Any | None``) never returns None for these names.
+def stored_str(doc: tantivy.Document, name: str) -> str:
+    return cast(str, doc.get_first(name))
+
+
+def stored_bytes(doc: tantivy.Document, name: str) -> bytes:
+    return cast(bytes, doc.get_first(name))
+
+
+def stored_int(doc: tantivy.Document, name: str) -> int:
+    return int(cast(int, doc.get_first(name)))
+
+
+class _Counted(Protocol):
+    count: int  # set by a search with ``count=True``; missing from tantivy's stubs
+
+
+def hit_count(result: tantivy.SearchResult) -> int:
+    """The number of matching rows of a search run with ``count=True``."""
+    return cast(_Counted, result).count
+
+
 def decode_vector(doc: tantivy.Document) -> np.ndarray:
-    return np.frombuffer(doc.get_first("vec"), dtype=np.float32).copy()
+    return np.frombuffer(stored_bytes(doc, "vec"), dtype=np.float32).copy()
 
 
 def _decode_payload(raw: bytes) -> dict[str, object]:
@@ -137,12 +162,12 @@ def from_document(doc: tantivy.Document) -> ChunkRecord:
     """Rebuild the ChunkRecord stored in a tantivy document (exact round trip). The keys and
     the vector are decoded now; the payload and term fields when first read (:mod:`._stored_record`)."""
     return stored_record(
-        (doc.get_first("id"), doc.get_first("kb_id"), doc.get_first("doc_id"), doc.get_first("version_id")),
+        (stored_str(doc, "id"), stored_str(doc, "kb_id"), stored_str(doc, "doc_id"), stored_str(doc, "version_id")),
         decode_vector(doc),
         bool(doc.get_first("available")),
-        int(doc.get_first("order")),
-        payload=doc.get_first("payload"),
-        terms=doc.get_first("terms"),
+        stored_int(doc, "order"),
+        payload=stored_bytes(doc, "payload"),
+        terms=stored_bytes(doc, "terms"),
         decode_payload=_decode_payload,
         decode_terms=_decode_terms,
         split_terms=_split_terms,

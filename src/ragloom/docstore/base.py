@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ragloom.dataflow import Position, pages_of
+from ragloom.dataflow import ChunkRecord
 
 # Searchable text fields and their default boosts (REFERENCE §4.4). Each holds
 # whitespace-separated, already analysed terms (ragloom.nlp produces them).
@@ -32,52 +32,6 @@ DEFAULT_FIELD_BOOSTS: dict[str, float] = {
     "content_terms": 2.0,
     "content_fine_terms": 1.0,
 }
-
-
-@dataclass(slots=True)
-class ChunkRecord:
-    """One row of the search store.
-
-    ``id`` is unique within a tenant index; writing a record whose id exists
-    replaces the old row (upsert). Term fields are lists of analysed terms.
-    ``available=False`` rows are stored but never matched by :meth:`DocStore.search`
-    (parents of parent-child chunks, TOC entries); :meth:`DocStore.get` still
-    returns them. ``vector`` is L2-normalised float32.
-
-    Engines may return a subclass that decodes stored fields on first access (a search
-    materialises ~100 rows of which retrieval displays a few); it must behave exactly like
-    this class: every field readable and assignable, ``dataclasses`` helpers, copies and
-    pickles seeing every field.
-    """
-
-    id: str
-    kb_id: str
-    doc_id: str
-    version_id: str
-    content: str
-    vector: np.ndarray
-    document_name: str = ""
-    content_terms: list[str] = field(default_factory=list)
-    content_fine_terms: list[str] = field(default_factory=list)
-    title_terms: list[str] = field(default_factory=list)
-    title_fine_terms: list[str] = field(default_factory=list)
-    important_keywords: list[str] = field(default_factory=list)
-    important_terms: list[str] = field(default_factory=list)
-    question_terms: list[str] = field(default_factory=list)
-    available: bool = True
-    order: int = 0
-    kind: str = "text"
-    positions: list[Position] = field(default_factory=list)
-    heading_path: list[str] = field(default_factory=list)
-    parent_id: str | None = None
-    html: str | None = None
-    # tag sets (chunk method "tag"): the row's own tags; other chunks: tag -> weight (REFERENCE §5.5)
-    tag_keywords: list[str] = field(default_factory=list)
-    tags: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def page_numbers(self) -> list[int]:
-        return pages_of(self.positions)
 
 
 @dataclass(frozen=True, slots=True)

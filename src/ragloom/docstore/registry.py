@@ -1,26 +1,27 @@
-"""Search store engines by configured name."""
+"""Search store engines by configured name (``RAGLOOM_DOCSTORE``).
+
+:data:`docstores` is a :class:`~ragloom.registry.Registry` of factories ``(Settings) -> DocStore``:
+the built-ins are listed in :mod:`ragloom.plugins`, extensions come through the entry-point group
+``ragloom.docstores``. An unknown engine is a ``ConfigError`` naming the known ones.
+"""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from ragloom.config import Settings
 from ragloom.docstore.base import DocStore
 from ragloom.errors import ConfigError
+from ragloom.registry import Registry
 
-
-def _tantivy(settings: Settings) -> DocStore:
-    from ragloom.docstore.tantivy_store import TantivyDocStore
-
-    return TantivyDocStore(settings.index_dir)
-
-
-ENGINES: dict[str, Callable[[Settings], DocStore]] = {"tantivy": _tantivy}
+docstores: Registry[[Settings], DocStore] = Registry("docstore engine", "ragloom.docstores", error=ConfigError)
 
 
 def open_docstore(settings: Settings) -> DocStore:
-    try:
-        factory = ENGINES[settings.docstore]
-    except KeyError:
-        raise ConfigError(f"unknown docstore engine {settings.docstore!r}; known: {sorted(ENGINES)}") from None
-    return factory(settings)
+    """The search store engine ``settings.docstore`` names, opened on ``settings``."""
+    return docstores.create(settings.docstore, settings)
+
+
+def open_tantivy(settings: Settings) -> DocStore:
+    """``tantivy``: the embedded engine (tantivy + exact KNN) under the data directory's ``index``."""
+    from ragloom.docstore.tantivy_store import TantivyDocStore
+
+    return TantivyDocStore(settings.index_dir)

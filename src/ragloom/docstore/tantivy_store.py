@@ -35,6 +35,7 @@ import filelock
 import numpy as np
 import tantivy
 
+from ragloom.dataflow import ChunkRecord
 from ragloom.docstore._knn import KnnScan
 from ragloom.docstore._tantivy_handle import (
     CONF,
@@ -60,10 +61,11 @@ from ragloom.docstore._tantivy_schema import (
     TERM_FIELDS,
     build_schema,
     from_document,
+    hit_count,
     to_document,
 )
 from ragloom.docstore._tantivy_vectors import RowMeta
-from ragloom.docstore.base import ChunkRecord, Filters, Hit, SearchRequest
+from ragloom.docstore.base import Filters, Hit, SearchRequest
 from ragloom.errors import InvalidRequestError, NotFoundError, StoreError
 
 log = logging.getLogger(__name__)
@@ -154,7 +156,7 @@ class TantivyDocStore:
                 if h is None:
                     return 0
                 fq = filter_query(h.schema, every, use_available=False)
-                n = h.searcher.search(fq, limit=1, count=True).count
+                n = hit_count(h.searcher.search(fq, limit=1, count=True))
                 ids = [id_ for _, _, id_ in h.cache.rows(every)]
             if n == 0:
                 return 0
@@ -187,11 +189,11 @@ class TantivyDocStore:
             if text_q is not None and request.text_top_k > 0:
                 fq = filter_query(h.schema, request.filters, use_available=True)
                 result = h.searcher.search(gated(fq, text_q), limit=request.text_top_k, count=True)
-                gate_passed = result.count
-                records = [(from_document(h.searcher.doc(addr)), float(score)) for score, addr in result.hits]
+                gate_passed = hit_count(result)
+                scored = [(from_document(h.searcher.doc(addr)), float(score)) for score, addr in result.hits]
                 # cosines from the vector cache, by the KNN's own kernel (one matrix product)
-                cached = h.cache.cosines([rec.id for rec, _ in records], qvec) if qvec is not None else {}
-                for rec, score in records:
+                cached = h.cache.cosines([rec.id for rec, _ in scored], qvec) if qvec is not None else {}
+                for rec, score in scored:
                     cos = None
                     if qvec is not None:
                         cos = cached[rec.id] if rec.id in cached else _cosine(rec.vector, qvec)

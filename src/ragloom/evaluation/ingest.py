@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
+from ragloom.context import Context, Principal
 from ragloom.db.models import Document
 from ragloom.evaluation.dataset import CorpusItem, Dataset
 from ragloom.service import documents, knowledgebases
-from ragloom.service.context import Context, Principal
 from ragloom.worker import run_until
 
 log = logging.getLogger(__name__)

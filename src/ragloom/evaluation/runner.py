@@ -20,18 +20,20 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragloom.context import Context, Principal
+from ragloom.dataflow import Candidate
 from ragloom.errors import InvalidRequestError
 from ragloom.evaluation import metrics as M
 from ragloom.evaluation.dataset import Dataset, LabelledQuery, load_dataset
 from ragloom.evaluation.ingest import IngestResult, Progress, drop_kb, ingest, no_progress, open_kb
 from ragloom.evaluation.report import EvalReport, ModeResult, QueryOutcome
 from ragloom.models.rerank import Reranker
+from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.rerank import rerank
 from ragloom.retrieval.retriever import window
-from ragloom.retrieval.types import Candidate, RetrievalParams
+from ragloom.retrieval.types import RetrievalParams
 from ragloom.service import knowledgebases
-from ragloom.service.context import Context, Principal
-from ragloom.service.search import SearchOptions, search, vector_weight
+from ragloom.service.search import search, vector_weight
 
 log = logging.getLogger(__name__)
 
@@ -92,17 +94,18 @@ class _Run:
                  reranker: Reranker | None) -> None:
         self.ctx, self.principal, self.kb_id, self.top_k, self.reranker = ctx, principal, kb_id, top_k, reranker
         self.names = dataset.by_document_name()
-        self.window = window(RetrievalParams(page_size=top_k))
+        self.window = window(RetrievalParams(RetrievalOptions(page_size=top_k)))
         with ctx.db.session() as s:  # the weight the hybrid mode's fusion uses
             kb = knowledgebases.get(s, principal=principal, kb_id_or_name=kb_id)
             self.vsw = vector_weight(ctx.settings, ctx.settings.fusion, None, kb)
 
     def search(self, mode: str, question: str) -> tuple[list[Candidate], float]:
         fusion = "weighted" if mode == "hybrid-weighted" else None  # None: the configured default
-        opts = SearchOptions(mode=mode.removesuffix("-weighted"), page_size=self.window, similarity_threshold=0.0,
-                             rerank=False, fusion=fusion)
+        opts = RetrievalOptions(mode=mode.removesuffix("-weighted"), page_size=self.window, similarity_threshold=0.0,
+                                fusion=fusion)
         start = time.perf_counter()
-        res = search(self.ctx, principal=self.principal, kb_ids=[self.kb_id], question=question, options=opts)
+        res = search(self.ctx, principal=self.principal, kb_ids=[self.kb_id], question=question, options=opts,
+                     rerank=False)
         return res.chunks, (time.perf_counter() - start) * 1000
 
     def rerank(self, question: str, cands: list[Candidate]) -> list[Candidate]:

@@ -1,5 +1,6 @@
 """Answer generation: prompt with a token budget, chat, citations (check, insert, verify)."""
 
+from ragloom.dataflow import Answer, Citation, Evidence
 from ragloom.generation.answer import finish_answer, generate_answer, stream_answer, strip_think
 from ragloom.generation.citations import (
     Verification,
@@ -12,7 +13,6 @@ from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE, extractive_ans
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT, Prompt, build_prompt
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity, term_overlap
 from ragloom.generation.sentences import split_sentences
-from ragloom.generation.types import Answer, Citation, Evidence
 
 __all__ = [
     "DEFAULT_EMPTY_RESPONSE",

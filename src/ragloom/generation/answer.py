@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from ragloom.dataflow import Answer, Evidence
 from ragloom.generation.citations import (
     check_citations,
     insert_citations,
@@ -21,7 +22,6 @@ from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE, extractive_ans
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT, CountTokens, Prompt, build_prompt
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity
 from ragloom.generation.sentences import MARKER
-from ragloom.generation.types import Answer, Evidence
 from ragloom.models.chat import ChatModel
 from ragloom.models.embedding import Embedder
 

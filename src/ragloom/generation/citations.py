@@ -8,11 +8,12 @@ A typical pipeline is ``repair_citation_formats`` → ``check_citations`` →
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragloom.dataflow import Citation, Evidence
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity, numbers
 from ragloom.generation.sentences import (
     _CODE,
@@ -22,7 +23,6 @@ from ragloom.generation.sentences import (
     sentence_text,
     split_sentences,
 )
-from ragloom.generation.types import Citation, Evidence
 from ragloom.models.embedding import Embedder
 
 MAX_PER_SENTENCE = 4
@@ -189,6 +189,15 @@ def _support_scores(scorer: SimilarityScorer, sentence: str, cited: list[Evidenc
     return scores
 
 
+def _keep_markers(ok: set[int]) -> Callable[[re.Match[str]], str]:
+    """A substitution keeping a ``[ID:n]`` marker (with its leading space) when ``n`` is in ``ok``."""
+
+    def keep(m: re.Match[str]) -> str:
+        return m.group(0) if int(m.group(1)) in ok else ""
+
+    return keep
+
+
 def verify_citations(
     answer: str,
     evidence: Sequence[Evidence],
@@ -226,6 +235,6 @@ def verify_citations(
         ok = {n for n, s in zip(ids, scores, strict=True) if s >= threshold}
         for n, s in zip(ids, scores, strict=True):
             citations.append(Citation(i, n, round(s, 4), n in ok, inserted))
-        pieces[i] = _MARKER_WITH_SPACE.sub(lambda m, ok=ok: m.group(0) if int(m.group(1)) in ok else "", piece)
+        pieces[i] = _MARKER_WITH_SPACE.sub(_keep_markers(ok), piece)
     insufficient = not any(c.supported for c in citations)
     return Verification("".join(pieces), sentences, citations, insufficient)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragloom.dataflow import Answer, Citation, Evidence
 from ragloom.generation.scoring import SimilarityScorer
 from ragloom.generation.sentences import attach_markers, is_code, split_sentences
-from ragloom.generation.types import Answer, Citation, Evidence
 
 EXTRACTIVE_MODEL = "extractive"
 DEFAULT_EMPTY_RESPONSE = "The documents do not contain enough information to answer this question."

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ragloom.dataflow import Evidence
 from ragloom.errors import InvalidRequestError
-from ragloom.generation.types import Evidence
 
 CountTokens = Callable[[str], int]
 

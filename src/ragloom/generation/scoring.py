@@ -22,8 +22,8 @@ from functools import lru_cache
 import numpy as np
 import snowballstemmer
 
+from ragloom.dataflow import Evidence
 from ragloom.generation.sentences import sentence_text, split_sentences
-from ragloom.generation.types import Evidence
 from ragloom.models.embedding import Embedder
 
 TermSimilarity = Callable[[str, str], float]
@@ -85,7 +85,8 @@ def numbers(text: str) -> set[str]:
 def _cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     an = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
     bn = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-12)
-    return an @ bn.T
+    cosines: np.ndarray = an @ bn.T
+    return cosines
 
 
 class SimilarityScorer:
@@ -154,7 +155,8 @@ class SimilarityScorer:
         cols = np.atleast_2d(cols)
         baseline = _cosine_rows(rows, self._probe_vectors()).mean(axis=1, keepdims=True)
         baseline = np.clip(baseline, 0.0, 0.95)
-        return np.clip((_cosine_rows(rows, cols) - baseline) / (1.0 - baseline), 0.0, 1.0)
+        calibrated: np.ndarray = np.clip((_cosine_rows(rows, cols) - baseline) / (1.0 - baseline), 0.0, 1.0)
+        return calibrated
 
     def term_matrix(self, rows: Sequence[str], cols: Sequence[str]) -> np.ndarray:
         """``term_similarity(row, col)`` for every pair."""

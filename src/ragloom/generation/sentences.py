@@ -50,7 +50,7 @@ def _is_false_boundary(seg: str, start: int) -> bool:
     if _LIST_ENUMERATOR.search(head):
         return True
     word = re.search(r"([\w.]+)\Z", head)
-    return bool(word) and word.group(1).lower() in _ABBREVIATIONS
+    return word is not None and word.group(1).lower() in _ABBREVIATIONS
 
 
 def _split_prose(seg: str) -> list[str]:

@@ -1,22 +1,16 @@
-"""A task's inputs (:class:`Job`, read from the DB once) and its progress reporting."""
+"""A task's inputs (:class:`Job`) and the progress callback the stages report to."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-
-from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task
-from ragloom.errors import TaskCancelledError
-from ragloom.ingest.guard import checkpoint
-from ragloom.service import tasks
-from ragloom.service.context import Context
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 ORDER_STRIDE = 100_000
 
 
 @dataclass(slots=True)
 class Job:
-    """Everything a task needs, read from the DB once at its start."""
+    """Everything the stages need to know about the file they work on (read once at the task's start)."""
 
     task_id: str
     tenant_id: str
@@ -27,9 +21,9 @@ class Job:
     content_hash: str
     file_key: str  # the object store key of the version's file (DocumentVersion.file_key)
     chunk_method: str
-    parser_config: dict
-    embedding_model: str
-    language: str
+    parser_config: dict[str, Any] = field(default_factory=dict)
+    embedding_model: str = ""
+    language: str = "English"
     from_page: int = 0  # 1-based first page of a page-range task; 0 = the whole document
     to_page: int = 100_000_000
     tag_kb_ids: tuple[str, ...] = ()  # the knowledge base's tag sets: its chunks get tags from them
@@ -46,40 +40,12 @@ class Job:
         return self.from_page * ORDER_STRIDE
 
 
-class Progress:
-    """Reports progress to the task row; raises TaskCancelledError once cancel is asked, and
-    whatever the task's guard raises (:func:`ragloom.ingest.guard.checkpoint`)."""
+class Progress(Protocol):
+    """Where a stage reports how far it got (0..1) and what it does. The task runner's implementation
+    (:class:`ragloom.service.ingestion.TaskProgress`) records it and raises when the task must stop."""
 
-    def __init__(self, ctx: Context, task_id: str) -> None:
-        self.ctx = ctx
-        self.task_id = task_id
-        self._last = 0.0
-
-    def __call__(self, progress: float, message: str, *, force: bool = False) -> None:
-        checkpoint()
-        now = time.monotonic()
-        if not force and now - self._last < 0.5:
-            return
-        self._last = now
-        with self.ctx.db.session() as s:
-            alive = tasks.report(s, self.task_id, progress=progress, message=message)
-        if not alive:
-            raise TaskCancelledError("cancelled by user")
+    def __call__(self, progress: float, message: str, *, force: bool = False) -> None: ...
 
 
-def load_job(ctx: Context, task_id: str) -> Job:
-    with ctx.db.session() as s:
-        task = s.get(Task, task_id)
-        assert task is not None
-        version = s.get(DocumentVersion, task.version_id)
-        doc = s.get(Document, task.document_id)
-        kb = s.get(KnowledgeBase, task.kb_id)
-        assert version is not None and doc is not None and kb is not None
-        return Job(
-            task_id=task.id, tenant_id=task.tenant_id, kb_id=kb.id, doc_id=doc.id, version_id=version.id,
-            filename=doc.name, content_hash=version.content_hash, file_key=version.file_key,
-            chunk_method=version.chunk_method,
-            parser_config=dict(version.parser_config or {}), embedding_model=kb.embedding_model,
-            language=kb.language, from_page=task.from_page, to_page=task.to_page,
-            tag_kb_ids=tuple(kb.tag_kb_ids or ()), topn_tags=kb.topn_tags,
-        )
+def no_progress(progress: float, message: str, *, force: bool = False) -> None:
+    """A :class:`Progress` that reports nowhere (parsing and chunking a file outside a task)."""

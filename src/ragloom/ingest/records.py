@@ -1,37 +1,30 @@
-"""Search-store rows of a task's chunks: ids, records (with parent rows), the TOC row and tags."""
+"""Search-store rows of a task's chunks: records (with parent rows) and the TOC row.
+
+Row ids come from :mod:`ragloom.docstore.ids`; tags are added by the task runner
+(:mod:`ragloom.service.ingestion`), which knows the knowledge base's tag sets."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xxhash
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import Chunk, ChunkRecord
+from ragloom.docstore.ids import chunk_id, parent_id, toc_id
 from ragloom.errors import ModelError
-from ragloom.ingest.blocks import Chunk
 from ragloom.ingest.job import ORDER_STRIDE, Job, Progress
 from ragloom.knowledge.toc import TocEntry, build_toc, dump_toc
-from ragloom.service.context import Context
+
+if TYPE_CHECKING:
+    from ragloom.models.chat import ChatModel
+    from ragloom.nlp import Analyzer, ChunkTerms
 
 log = logging.getLogger(__name__)
 
 
-def chunk_id(version_id: str, order: int) -> str:
-    return xxhash.xxh3_128_hexdigest(f"{version_id}:{order}".encode())
-
-
-def toc_id(version_id: str, from_page: int) -> str:
-    """Id of the hidden TOC row a task stores (one per page range)."""
-    return xxhash.xxh3_128_hexdigest(f"{version_id}:toc:{from_page}".encode())
-
-
-def parent_id(version_id: str, text: str) -> str:
-    return xxhash.xxh3_128_hexdigest(f"{version_id}:parent:{text}".encode())
-
-
-def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray,
+def to_records(analyzer: Analyzer, job: Job, chunks: list[Chunk], vectors: np.ndarray,
                titles: Sequence[tuple[int, str]] = ()) -> list[ChunkRecord]:
     """Search-store rows: one per chunk, plus one hidden row per distinct parent text
     (parent-child chunking: children are matched, the parent is swapped in at retrieval).
@@ -42,7 +35,7 @@ def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray,
     parents: dict[str, list[int]] = {}
     for c, vec in zip(chunks, vectors, strict=True):
         indexed = "\n".join(c.questions) if c.questions else c.text
-        terms = analyze_chunk(ctx.analyzer, indexed, title=job.filename, important_keywords=c.important_keywords,
+        terms = analyze_chunk(analyzer, indexed, title=job.filename, important_keywords=c.important_keywords,
                               questions=c.questions)
         pid = parent_id(job.version_id, c.parent_text) if c.parent_text else None
         if pid is not None:
@@ -53,7 +46,7 @@ def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray,
         text = first.parent_text or ""
         vec = np.mean([records[i].vector for i in members], axis=0)
         positions = [p for i in members for p in records[i].positions]
-        terms = analyze_chunk(ctx.analyzer, text, title=job.filename)
+        terms = analyze_chunk(analyzer, text, title=job.filename)
         parent = Chunk(text=text, order=first.order, positions=list(dict.fromkeys(positions)),
                        heading_path=first.heading_path, kind="parent", method=first.method)
         row = _record(job, parent, (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32), terms, None)
@@ -65,8 +58,8 @@ def to_records(ctx: Context, job: Job, chunks: list[Chunk], vectors: np.ndarray,
     return records
 
 
-def llm_toc(ctx: Context, job: Job, chunks: list[Chunk], records: list[ChunkRecord],
-            count_tokens: Callable[[str], int], progress: Progress) -> str:
+def llm_toc(chat: ChatModel | None, max_context_tokens: int, job: Job, chunks: list[Chunk],
+            records: list[ChunkRecord], count_tokens: Callable[[str], int], progress: Progress) -> str:
     """With ``parser_config.toc_extraction`` and no TOC from headings, ask the chat model for one
     and append its hidden row to ``records``. Returns a note for the task message ("" when no TOC
     was asked for). Never raises for the model: without a chat model, or when it fails, the
@@ -75,7 +68,6 @@ def llm_toc(ctx: Context, job: Job, chunks: list[Chunk], records: list[ChunkReco
 
     if not job.parser_config.get("toc_extraction") or not chunks or any(r.kind == "toc" for r in records):
         return ""
-    chat = ctx.chat_model
     if chat is None:
         log.info("task %s: toc_extraction is on but no chat model is configured; no TOC", job.task_id)
         return "no TOC: toc_extraction needs a chat model (set chat_base_url and chat_model)"
@@ -83,7 +75,7 @@ def llm_toc(ctx: Context, job: Job, chunks: list[Chunk], records: list[ChunkReco
     pairs = [(r.id, c.text) for c, r in zip(chunks, records, strict=False)]
     try:
         built = build_toc_with_llm(chat, pairs, count_tokens,
-                                   budget=batch_budget(ctx.settings.chat_max_context_tokens))
+                                   budget=batch_budget(max_context_tokens))
     except ModelError as exc:
         log.warning("task %s: no TOC, the chat model failed: %s", job.task_id, exc.message)
         return f"no TOC: the chat model failed ({exc.message})"
@@ -100,7 +92,7 @@ def _toc_record(job: Job, entries: Sequence[TocEntry], vector: np.ndarray) -> Ch
                        order=job.order_base + ORDER_STRIDE - 1)
 
 
-def _record(job: Job, c: Chunk, vec: np.ndarray, terms, parent: str | None) -> ChunkRecord:  # type: ignore[no-untyped-def]
+def _record(job: Job, c: Chunk, vec: np.ndarray, terms: ChunkTerms, parent: str | None) -> ChunkRecord:
     return ChunkRecord(
         id=chunk_id(job.version_id, c.order), kb_id=job.kb_id, doc_id=job.doc_id,
         version_id=job.version_id, content=c.text, vector=vec, document_name=job.filename,
@@ -112,12 +104,3 @@ def _record(job: Job, c: Chunk, vec: np.ndarray, terms, parent: str | None) -> C
         tag_keywords=list(c.tag_keywords),
     )
 
-
-def add_tags(ctx: Context, job: Job, records: list[ChunkRecord]) -> None:
-    """Tag features (REFERENCE §5.5) from the knowledge base's tag sets, when it has some."""
-    from ragloom.service.tags import tag_records
-
-    if job.tag_kb_ids:
-        tagged = tag_records(ctx, tenant_id=job.tenant_id, tag_kb_ids=job.tag_kb_ids, topn=job.topn_tags,
-                             records=records)
-        log.info("task %s: %d of %d chunks tagged", job.task_id, tagged, len(records))

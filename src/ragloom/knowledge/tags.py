@@ -34,10 +34,14 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ragloom.docstore.base import Clause, DocStore, Filters, FullTextQuery, SearchRequest
 from ragloom.errors import ModelError
 from ragloom.nlp import Analyzer, TermWeigher
+
+if TYPE_CHECKING:
+    from ragloom.models.chat import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +193,7 @@ Text:
 {text}"""
 
 
-def llm_tags(chat: object, text: str, prior: TagPrior, topn: int, *, seed: int = 0,
+def llm_tags(chat: ChatModel, text: str, prior: TagPrior, topn: int, *, seed: int = 0,
              vocabulary: int = 300) -> dict[str, float]:
     """Tags for a text no tag-set row matched, chosen by a chat model (REFERENCE §5.5: two random
     tag-set rows as examples). Only tags of the tag sets are kept; a model failure or an
@@ -202,7 +206,7 @@ def llm_tags(chat: object, text: str, prior: TagPrior, topn: int, *, seed: int =
                          for c, ts in picked) or "(none)"
     prompt = _LLM_PROMPT.format(tags=", ".join(tags), examples=examples, topn=topn, text=text[:2000])
     try:
-        reply = chat.chat([{"role": "user", "content": prompt}], temperature=0.1, max_tokens=200)  # type: ignore[attr-defined]
+        reply = chat.chat([{"role": "user", "content": prompt}], temperature=0.1, max_tokens=200)
     except ModelError as exc:
         log.warning("LLM tagging failed, chunk left untagged: %s", exc.message)
         return {}
@@ -224,7 +228,7 @@ def _parse_llm_tags(reply: str, allowed: set[str], topn: int) -> dict[str, float
     return dict(scored[:topn])
 
 
-def tag_all(tagger: Tagger, texts: Sequence[str], *, chat: object | None = None,
+def tag_all(tagger: Tagger, texts: Sequence[str], *, chat: ChatModel | None = None,
             seeds: Sequence[int] = ()) -> list[dict[str, float]]:
     """Tags of each text; texts no row matched go to the chat model when one is given."""
     out = []

@@ -23,8 +23,12 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ragloom.models.chat import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +97,7 @@ def similarity_title_scorer(embed_query: Callable[[str], np.ndarray], embed_pass
 _RATING = re.compile(r"^\s*(\d+)\s*[:.)\]-]\s*(-?\d)\b", re.MULTILINE)
 
 
-def llm_title_scorer(chat) -> TitleScorer:  # type: ignore[no-untyped-def]
+def llm_title_scorer(chat: ChatModel) -> TitleScorer:
     """Titles rated by the chat model: 5 (directly answers) / 3 / 1 / 0 / -1 (unrelated), scaled to [0, 1]."""
 
     def score(question: str, titles: list[str]) -> list[float]:

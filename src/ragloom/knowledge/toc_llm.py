@@ -184,6 +184,8 @@ def _levels_of_group(chat: ChatModel, titles: Sequence[str]) -> list[int] | None
     levels: dict[int, int] = {}
     for pos, item in enumerate(data):
         idx, value = (item.get("index", pos), item.get("level")) if isinstance(item, dict) else (pos, item)
+        if value is None:  # no level given
+            continue
         try:
             levels.setdefault(int(idx), int(value))
         except (TypeError, ValueError):

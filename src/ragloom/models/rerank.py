@@ -11,15 +11,16 @@ No Python package ships cross-encoder weights, so the providers are:
 * ``llm`` — the configured chat model asked for a 0–10 relevance per passage
   (:mod:`ragloom.models.rerank_llm`).
 
-Built-ins register in :data:`RERANKERS` exactly as an extension would, through
-:func:`register_reranker`; :func:`make_reranker` builds one from a
-:class:`RerankerSpec`.
+:data:`rerankers` is a :class:`~ragloom.registry.Registry` of factories taking a
+:class:`RerankerSpec`: the built-ins are listed in :mod:`ragloom.plugins`, extensions come
+through the entry-point group ``ragloom.rerankers``; :func:`make_reranker` builds the one a
+spec names (an unknown provider is a ``ConfigError``: it comes from ``RAGLOOM_RERANK_PROVIDER``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -30,16 +31,16 @@ from ragloom.errors import ConfigError, ModelError
 from ragloom.models.chat import ChatModel
 from ragloom.models.http import api_client
 from ragloom.models.scores import sigmoid
+from ragloom.registry import Registry
 
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "RERANKERS",
     "HttpReranker",
     "Reranker",
     "RerankerSpec",
     "make_reranker",
-    "register_reranker",
+    "rerankers",
 ]
 
 
@@ -170,18 +171,27 @@ class RerankerSpec:
     threads: int | None = None
 
 
-RerankerFactory = Callable[[RerankerSpec], Reranker]
+rerankers: Registry[[RerankerSpec], Reranker] = Registry("reranker provider", "ragloom.rerankers", error=ConfigError)
+
+
+def make_reranker(spec: RerankerSpec) -> Reranker:
+    """Build the reranker ``spec.provider`` names; unknown names raise ConfigError."""
+    return rerankers.create(spec.provider, spec)
 
 
 def _batch(spec: RerankerSpec) -> dict[str, int]:
     return {"batch_size": spec.batch_size} if spec.batch_size else {}
 
 
-def _http(spec: RerankerSpec) -> Reranker:
-    return HttpReranker(spec.base_url or "", spec.model, spec.api_key, **_batch(spec))
+def http_reranker(spec: RerankerSpec) -> Reranker:
+    """``http``: a Jina/Cohere-shaped rerank API (``base_url``, ``model``, ``api_key``)."""
+    if spec.batch_size:
+        return HttpReranker(spec.base_url or "", spec.model, spec.api_key, batch_size=spec.batch_size)
+    return HttpReranker(spec.base_url or "", spec.model, spec.api_key)
 
 
-def _onnx(spec: RerankerSpec) -> Reranker:
+def onnx_reranker(spec: RerankerSpec) -> Reranker:
+    """``onnx``: a local cross-encoder from the directory ``path``."""
     from ragloom.models.rerank_onnx import OnnxCrossEncoder
 
     if not spec.path:
@@ -189,26 +199,10 @@ def _onnx(spec: RerankerSpec) -> Reranker:
     return OnnxCrossEncoder(spec.path, threads=spec.threads, **_batch(spec))
 
 
-def _llm(spec: RerankerSpec) -> Reranker:
+def llm_reranker(spec: RerankerSpec) -> Reranker:
+    """``llm``: the configured chat model asked for a relevance per passage."""
     from ragloom.models.rerank_llm import LLMReranker
 
     if spec.chat is None:
         raise ConfigError("the llm reranker needs a configured chat model")
     return LLMReranker(spec.chat, **_batch(spec))
-
-
-RERANKERS: dict[str, RerankerFactory] = {"http": _http, "onnx": _onnx, "llm": _llm}
-
-
-def register_reranker(provider: str, factory: RerankerFactory) -> None:
-    """Add (or replace) a provider; built-ins are registered the same way."""
-    RERANKERS[provider] = factory
-
-
-def make_reranker(spec: RerankerSpec) -> Reranker:
-    """Build the reranker ``spec.provider`` names; unknown names raise ConfigError."""
-    try:
-        factory = RERANKERS[spec.provider]
-    except KeyError:
-        raise ConfigError(f"unknown reranker provider {spec.provider!r}; known: {sorted(RERANKERS)}") from None
-    return factory(spec)

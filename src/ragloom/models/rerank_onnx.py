@@ -105,7 +105,8 @@ def _relevance(logits: np.ndarray, n: int) -> np.ndarray:
     if out.shape == (n, 2):
         shifted = out - out.max(axis=1, keepdims=True)
         probs = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
-        return probs[:, 1].astype(np.float32)
+        relevant: np.ndarray = probs[:, 1].astype(np.float32)
+        return relevant
     raise ModelError(f"the onnx reranker output has shape {out.shape}; expected [{n}], [{n}, 1] or [{n}, 2]")
 
 

@@ -19,6 +19,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol
 
 from ragloom.errors import ConfigError, MissingDependencyError
@@ -94,7 +95,7 @@ class RjiebaSegmenter:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._mod = None
+        self._mod: ModuleType | None = None
 
     def _module(self) -> Any:
         mod = self._mod
@@ -110,7 +111,8 @@ class RjiebaSegmenter:
         return mod
 
     def cut(self, text: str) -> list[str]:
-        return self._module().cut(text)
+        words: list[str] = self._module().cut(text)
+        return words
 
     def search_spans(self, text: str) -> list[tuple[str, int, int]]:
         return [(w, s, e) for w, s, e in self._module().tokenize(text, mode="search")]

@@ -26,7 +26,7 @@ import threading
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import snowballstemmer
 
@@ -45,6 +45,14 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _FINE_SPLIT = re.compile(r"[-_/]+")
 _SINGLE_DIGIT = re.compile(r"^\d$")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'"})
+
+
+class _Converter(Protocol):  # opencc.OpenCC (untyped)
+    def convert(self, text: str) -> str: ...
+
+
+class _Stemmer(Protocol):  # a snowballstemmer stemmer (untyped)
+    def stemWord(self, word: str) -> str: ...
 
 
 def is_han(term: str) -> bool:
@@ -79,9 +87,9 @@ class Analyzer:
         if to_simplified is None:
             to_simplified = importlib.util.find_spec("opencc") is not None
         self.to_simplified = to_simplified
-        self._converter: Any = None
+        self._converter: _Converter | None = None
         self._lock = threading.Lock()
-        self._stemmer = snowballstemmer.stemmer("english")
+        self._stemmer: _Stemmer = snowballstemmer.stemmer("english")
         self._stem_lock = threading.Lock()
         self._english_stop = english_stop_words(self.stem)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import ChunkRecord
 
 __all__ = ["PAGERANK_SCALE", "TAG_WEIGHT", "RankFeatures", "tag_cosine"]
 

@@ -27,7 +27,7 @@ see the README's retrieval-quality table for the figures.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -95,10 +95,8 @@ class WeightedFusion:
         return fuse_weighted(sides.term, sides.cosine, weight)
 
 
-fusions: Registry[Fusion] = Registry("fusion", "ragloom.fusions")
-fusions.register("normalized", NormalizedFusion)
-fusions.register("weighted", WeightedFusion)
-FUSIONS = ("normalized", "weighted")  # the built-in names (settings and request schemas list them)
+fusions: Registry[[], Fusion] = Registry("fusion", "ragloom.fusions")  # built-ins: ragloom.plugins
+BuiltinFusion = Literal["normalized", "weighted"]  # the names a request may choose (retrieval.options)
 
 
 def zscore(x: np.ndarray) -> np.ndarray:

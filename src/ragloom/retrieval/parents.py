@@ -19,9 +19,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.retrieval.rerank import rank_key
-from ragloom.retrieval.types import Candidate
 
 FetchParents = Callable[[Sequence[str]], Sequence[ChunkRecord]]
 

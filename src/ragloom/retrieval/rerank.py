@@ -31,10 +31,9 @@ from pathlib import PurePath
 
 import numpy as np
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.errors import ModelError
 from ragloom.models.rerank import Reranker
-from ragloom.retrieval.types import Candidate
 
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragloom.dataflow import Candidate
 from ragloom.docstore.base import DocStore, Filters, Hit, SearchRequest
 from ragloom.knowledge.toc import TitleScorer, TocEntry
 from ragloom.models.embedding import Embedder
@@ -24,7 +25,7 @@ from ragloom.retrieval.fusion import Sides, fusions
 from ragloom.retrieval.parents import swap_in_parents
 from ragloom.retrieval.rerank import rank_key, rerank
 from ragloom.retrieval.toc import enhance
-from ragloom.retrieval.types import Candidate, ExplainRow, RetrievalParams, RetrievalResult, Scope
+from ragloom.retrieval.types import ExplainRow, RetrievalParams, RetrievalResult, Scope
 
 RETRY_MIN_MATCH = 0.1
 
@@ -40,9 +41,9 @@ class Query:
 
 def window(params: RetrievalParams) -> int:
     """Candidates recalled: the window of REFERENCE §5.2, grown to cover the requested page."""
-    size = params.page_size if params.page_size > 1 else 30
+    size = params.options.page_size if params.options.page_size > 1 else 30
     base = math.ceil(params.candidate_window / size) * size
-    return base * math.ceil(params.page * params.page_size / base)
+    return base * math.ceil(params.options.page * params.options.page_size / base)
 
 
 def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Embedder, analyzer: Analyzer) -> Query:
@@ -55,9 +56,6 @@ def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Em
     analysis = build_fulltext_query(question, analyzer, weigher,
                                     synonyms=synonym_table(analyzer, scope.synonym_groups))
     return Query(analysis=analysis, vector=embedder.embed_query(question))
-
-
-MODES = ("hybrid", "keyword", "vector")
 
 
 def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: str = "hybrid",
@@ -107,7 +105,7 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams,
                     for h in hits])
     sides = Sides(term=np.asarray(tksim, dtype=np.float64), cosine=cos,
                   bm25=np.array([h.text_score or 0.0 for h in hits]))
-    fused = fusions.get(params.fusion).fuse(sides, mode=params.mode, weight=vsw)
+    fused = fusions.create(params.fusion).fuse(sides, mode=params.options.mode, weight=vsw)
     out = []
     for h, t, v, f in zip(hits, tksim, cos, fused, strict=True):
         rank = features(h.record)
@@ -119,15 +117,16 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams,
 def _threshold(params: RetrievalParams) -> float:
     """The fusion's threshold: the reference's applies to its weighted hybrid score only (relative
     scores have none)."""
-    return fusions.get(params.fusion).threshold(mode=params.mode, weight=params.vector_similarity_weight,
-                                                kb_threshold=params.similarity_threshold)
+    return fusions.create(params.fusion).threshold(mode=params.options.mode,
+                                                   weight=params.vector_similarity_weight,
+                                                   kb_threshold=params.similarity_threshold)
 
 
 def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], int]:
     thr = _threshold(params)
     kept = sorted((c for c in cands if c.similarity >= thr), key=rank_key)
-    off = (params.page - 1) * params.page_size
-    return kept[off : off + params.page_size], len(kept)
+    off = (params.options.page - 1) * params.options.page_size
+    return kept[off : off + params.options.page_size], len(kept)
 
 
 @dataclass(slots=True)
@@ -153,7 +152,7 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
         return RetrievalResult(chunks=[], total=0, explain=[] if explain else None,
                                explain_query={**(facts or {}), "note": reason} if explain else None)
     query = build_query(question, scope, docstore=docstore, embedder=embedder, analyzer=analyzer)
-    hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.mode, facts=facts)
+    hits = recall(query, scope, docstore=docstore, size=window(params), mode=params.options.mode, facts=facts)
     kept = prune(hits, active_versions)
     cands = score(kept, query, params, scope.pageranks, scope.query_tags)
     if reranker is not None and params.rerank_window > 0:
@@ -161,7 +160,7 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
                        window=params.rerank_window)
     if toc is not None:
         cands = enhance(cands, question, toc.tocs, lambda ids: docstore.get(scope.tenant_id, ids), toc.scorer,
-                        params.page_size)
+                        params.options.page_size)
     if any(c.record.parent_id for c in cands):
         cands = swap_in_parents(cands, lambda ids: docstore.get(scope.tenant_id, ids))
     page, total = threshold_and_page(cands, params)
@@ -192,7 +191,8 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
         elif c.similarity < thr:
             stage, reason = "threshold", f"similarity {c.similarity:.4f} < threshold {thr}"
         else:
-            stage, reason = "page", f"rank {rank} is outside page {params.page} (size {params.page_size})"
+            stage, reason = "page", (f"rank {rank} is outside page {params.options.page} "
+                                     f"(size {params.options.page_size})")
         rows.append(ExplainRow(chunk_id=r.id, doc_id=r.doc_id, document_name=r.document_name, stage=stage,
                                reason=reason, passed_gate=c.text_score is not None, text_score=c.text_score,
                                term_similarity=c.term_similarity, vector_similarity=c.vector_similarity,

@@ -12,9 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.knowledge.toc import TitleScorer, TocEntry
-from ragloom.retrieval.types import Candidate
 
 MIN_CHUNK_SCORE = 0.3
 

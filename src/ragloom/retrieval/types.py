@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragloom.docstore.base import ChunkRecord
+from ragloom.dataflow import Candidate
+from ragloom.retrieval.options import RetrievalOptions
 
 
 @dataclass(slots=True)
@@ -24,16 +25,15 @@ class Scope:
 
 @dataclass(slots=True)
 class RetrievalParams:
-    """``mode``: ``hybrid`` (full-text gate + KNN, fused), ``keyword`` (full text only,
-    similarity = term similarity) or ``vector`` (KNN only, similarity = cosine)."""
+    """What the stages run with: the caller's ``options`` (page, page size, mode: ``hybrid`` = full-text
+    gate + KNN, fused; ``keyword`` = full text only; ``vector`` = KNN only) and the values that
+    ``service.search`` resolves from them, the knowledge base and the settings."""
 
-    page: int = 1
-    page_size: int = 6
+    options: RetrievalOptions = field(default_factory=RetrievalOptions)
     similarity_threshold: float = 0.2
     # the weight of the chosen fusion; search() fills it (service.search.vector_weight: 0.75 for normalized)
     vector_similarity_weight: float = 0.3
     candidate_window: int = 64
-    mode: str = "hybrid"
     rerank_window: int = 64  # how many of the best candidates a reranker rescores (its own setting)
     # "normalized": z-scores of term and vector similarity over the candidates, weighted, logistic — a
     # relative score with no threshold; "weighted": the reference's (1 − vsw)·term + vsw·cosine (fusion.py)
@@ -42,22 +42,7 @@ class RetrievalParams:
     @property
     def mode_vector_weight(self) -> float:
         """The vector side's weight in this mode: 0 keyword-only, 1 vector-only, else ``vector_similarity_weight``."""
-        return {"keyword": 0.0, "vector": 1.0}.get(self.mode, self.vector_similarity_weight)
-
-
-@dataclass(slots=True)
-class Candidate:
-    record: ChunkRecord
-    term_similarity: float = 0.0
-    vector_similarity: float = 0.0
-    similarity: float = 0.0
-    text_score: float | None = None
-    rank_feature: float = 0.0
-    rerank_score: float | None = None  # set by the rerank stage for candidates inside its window
-
-    @property
-    def vector(self) -> np.ndarray:
-        return self.record.vector
+        return {"keyword": 0.0, "vector": 1.0}.get(self.options.mode, self.vector_similarity_weight)
 
 
 @dataclass(slots=True)

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ragloom.context import Principal
 from ragloom.db.models import ApiKey, Membership, Tenant, User, utcnow
 from ragloom.errors import AuthenticationError, ConflictError
-from ragloom.service.context import Principal
+from ragloom.states import Role
 
 KEY_PREFIX = "ragloom-"
-ROLES = ("owner", "admin", "member")
+ROLES = tuple(Role)
 
 
 def hash_key(key: str) -> str:
@@ -39,7 +40,7 @@ def create_tenant(session: Session, *, name: str, owner_email: str) -> tuple[Ten
     tenant = Tenant(name=name)
     session.add(tenant)
     session.flush()
-    session.add(Membership(tenant_id=tenant.id, user_id=user.id, role="owner"))
+    session.add(Membership(tenant_id=tenant.id, user_id=user.id, role=Role.OWNER))
     session.flush()
     return tenant, user
 
@@ -80,7 +81,7 @@ def authenticate(session: Session, key: str | None) -> Principal:
     if member is None:
         raise AuthenticationError("the API key's user is no longer a member of its tenant")
     row.last_used_at = utcnow()
-    return Principal(tenant_id=row.tenant_id, user_id=row.user_id, role=member.role)
+    return Principal(tenant_id=row.tenant_id, user_id=row.user_id, role=Role(member.role))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +102,11 @@ def bootstrap(session: Session) -> Bootstrap:
     tenant = session.scalar(select(Tenant).order_by(Tenant.created_at).limit(1))
     if tenant is not None:
         member = session.scalar(
-            select(Membership).where(Membership.tenant_id == tenant.id, Membership.role == "owner").limit(1)
+            select(Membership).where(Membership.tenant_id == tenant.id, Membership.role == Role.OWNER).limit(1)
         )
         assert member is not None, "a tenant always has an owner"
-        return Bootstrap(Principal(tenant.id, member.user_id, "owner"), None)
+        return Bootstrap(Principal(tenant.id, member.user_id, Role.OWNER), None)
     tenant, user = create_tenant(session, name=DEFAULT_TENANT, owner_email=ADMIN_EMAIL)
     user.is_superuser = True
     key = create_api_key(session, tenant_id=tenant.id, user_id=user.id, name="bootstrap")
-    return Bootstrap(Principal(tenant.id, user.id, "owner"), key)
+    return Bootstrap(Principal(tenant.id, user.id, Role.OWNER), key)

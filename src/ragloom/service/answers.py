@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ragloom.service.context import Context, Principal
-from ragloom.service.search import SearchOptions, search, term_similarity_fn
+from ragloom.context import Context, Principal
+from ragloom.dataflow import Answer, Evidence
+from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
+from ragloom.retrieval.types import RetrievalResult
+from ragloom.service.search import search, term_similarity_fn
 
 
-def _evidence(result):  # type: ignore[no-untyped-def]
-    from ragloom.generation.types import Evidence
-
+def _evidence(result: RetrievalResult) -> list[Evidence]:
     return [
         Evidence(
             index=i, chunk_id=c.record.id, doc_id=c.record.doc_id, document_name=c.record.document_name,
@@ -22,11 +23,11 @@ def _evidence(result):  # type: ignore[no-untyped-def]
 
 
 def answer(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,
-           options: SearchOptions | None = None):  # type: ignore[no-untyped-def]
-    """A cited answer (``ragloom.generation.types.Answer``)."""
+           options: EvidenceOptions | None = None) -> Answer:
+    """A cited answer (``ragloom.generation.types.Answer``) from the ``top_n`` best chunks."""
     from ragloom.generation.answer import generate_answer
 
-    opts = options or SearchOptions(page_size=top_n)
+    opts = RetrievalOptions.of_answer(options or EvidenceOptions(), top_n)
     result = search(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
     embedder = ctx.embedder(result.embedding_model)
     return generate_answer(
@@ -37,11 +38,11 @@ def answer(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
 
 
 def answer_stream(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,
-                  options: SearchOptions | None = None) -> Iterator[object]:
+                  options: EvidenceOptions | None = None) -> Iterator[str | Answer]:
     """Text deltas (``str``) followed by the final Answer."""
     from ragloom.generation.answer import stream_answer
 
-    opts = options or SearchOptions(page_size=top_n)
+    opts = RetrievalOptions.of_answer(options or EvidenceOptions(), top_n)
     result = search(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
     embedder = ctx.embedder(result.embedding_model)
     yield from stream_answer(

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from ragloom.service import knowledgebases
-from ragloom.service.context import Context, Principal
+from ragloom.states import DocumentStatus, Role, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ def _clean_name(name: str) -> str:
 
 def add_documents(
     ctx: Context, session: Session, *, principal: Principal, kb_id: str, uploads: list[Upload],
-    chunk_method: str | None = None, parser_config: dict | None = None,
+    chunk_method: str | None = None, parser_config: dict[str, Any] | None = None,
 ) -> list[Document]:
     """Store each file, create Document + Version + Task rows, return at once.
 
@@ -65,7 +67,8 @@ def add_documents(
             doc.chunk_method, doc.parser_config = chunk_method, dict(parser_config or {})
         else:
             latest = session.get(DocumentVersion, doc.latest_version_id) if doc.latest_version_id else None
-            if latest is not None and latest.content_hash == content_hash and latest.status in ("ready", "building"):
+            live = (VersionStatus.READY, VersionStatus.BUILDING)
+            if latest is not None and latest.content_hash == content_hash and latest.status in live:
                 docs.append(doc)
                 continue
         _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=len(up.data),
@@ -81,7 +84,7 @@ TASK_PAGE_SIZE = 12  # pages per parsing task of a PDF (REFERENCE §11)
 WHOLE = (0, 100_000_000)  # a task over the whole document
 
 
-def page_ranges(data: bytes, filename: str, method: str, parser_config: dict, *,
+def page_ranges(data: bytes, filename: str, method: str, parser_config: dict[str, Any], *,
                 max_pages: int | None = None) -> list[tuple[int, int]]:
     """Page ranges (1-based, inclusive) of the parsing tasks of a file: 12-page slices of a PDF
     (22 for papers). Non-PDF files, unreadable PDFs (the task reports why), the ``one``
@@ -106,7 +109,7 @@ def page_ranges(data: bytes, filename: str, method: str, parser_config: dict, *,
     return [(p, min(p + size - 1, pages)) for p in range(1, pages + 1, size)]
 
 
-def _method_and_config(kb: KnowledgeBase, doc: Document) -> tuple[str, dict]:
+def _method_and_config(kb: KnowledgeBase, doc: Document) -> tuple[str, dict[str, Any]]:
     """The document's own chunk method and parameters when set, else its knowledge base's."""
     if doc.chunk_method:
         return doc.chunk_method, dict(doc.parser_config or {})
@@ -135,7 +138,7 @@ def _new_version(
     session.add(version)
     session.flush()
     doc.latest_version_id = version.id
-    doc.status, doc.progress, doc.message = "queued", 0.0, "waiting for a worker"
+    doc.status, doc.progress, doc.message = DocumentStatus.QUEUED, 0.0, "waiting for a worker"
     for first, last in page_ranges:
         session.add(Task(tenant_id=kb.tenant_id, kb_id=kb.id, document_id=doc.id, version_id=version.id,
                          from_page=first, to_page=last))
@@ -159,7 +162,7 @@ def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
 
 
 def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
-                 chunk_method: str | None, parser_config: dict | None) -> Document:
+                 chunk_method: str | None, parser_config: dict[str, Any] | None) -> Document:
     """Give one document its own chunk method (``None`` = follow the knowledge base) and re-parse it."""
     from ragloom.service.knowledgebases import validate_chunking
 
@@ -230,9 +233,10 @@ def get(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> D
 
 
 def _cancel_open_tasks(session: Session, doc: Document) -> None:
-    for task in session.scalars(select(Task).where(Task.document_id == doc.id, Task.status.in_(("queued", "running")))):
-        if task.status == "queued":
-            task.status, task.finished_at, task.message = "cancelled", utcnow(), "superseded"
+    open_tasks = Task.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING))
+    for task in session.scalars(select(Task).where(Task.document_id == doc.id, open_tasks)):
+        if task.status == TaskStatus.QUEUED:
+            task.status, task.finished_at, task.message = TaskStatus.CANCELLED, utcnow(), "superseded"
         else:
             task.cancel_requested = True
 
@@ -242,11 +246,11 @@ def cancel(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -
     knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="cancel its documents")
     doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     _cancel_open_tasks(session, doc)
-    if doc.status in ("queued", "running"):
-        doc.status, doc.message = "cancelled", "cancelled by user"
+    if doc.status in (DocumentStatus.QUEUED, DocumentStatus.RUNNING):
+        doc.status, doc.message = DocumentStatus.CANCELLED, "cancelled by user"
         version = session.get(DocumentVersion, doc.latest_version_id)
-        if version is not None and version.status == "building":
-            version.status = "cancelled"
+        if version is not None and version.status == VersionStatus.BUILDING:
+            version.status = VersionStatus.CANCELLED
     return doc
 
 
@@ -295,6 +299,13 @@ def original_file(ctx: Context, session: Session, *, principal: Principal, kb_id
     return doc.name, ctx.objects.get(version.file_key)
 
 
+def media_type(name: str, data: bytes) -> str:
+    """The media type a stored file is served with, from its content and name."""
+    from ragloom.ingest.parsers import detect_type
+
+    return detect_type(name, data) if data else "application/octet-stream"
+
+
 def pages(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
           version_id: str | None = None) -> list[PageInfo]:
     """Page sizes (PDF points) and preview image keys of a version (default: the one shown)."""
@@ -322,7 +333,7 @@ def reindex(ctx: Context, session: Session, *, principal: Principal, kb_ids: lis
     kbs = ([knowledgebases.get(session, principal=principal, kb_id_or_name=k) for k in kb_ids] if kb_ids
            else knowledgebases.list_visible(session, principal=principal))
     if drop:
-        if principal.role not in ("owner", "admin"):
+        if principal.role not in (Role.OWNER, Role.ADMIN):
             raise PermissionDeniedError("only a tenant owner or admin may drop the search index")
         if ctx.docstore.index_exists(principal.tenant_id):
             ctx.docstore.drop_index(principal.tenant_id)

@@ -51,8 +51,8 @@ from dataclasses import asdict, dataclass
 
 from sqlalchemy import func, select
 
+from ragloom.context import Context
 from ragloom.db.models import DocumentVersion, VersionPage
-from ragloom.service.context import Context
 
 log = logging.getLogger(__name__)
 

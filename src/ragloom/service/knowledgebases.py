@@ -10,11 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.nlp.synonyms import validate_groups
-from ragloom.service.context import Context, Principal
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
@@ -87,7 +87,7 @@ def validate_chunking(method: str, parser_config: dict[str, Any]) -> None:
 
     if not isinstance(parser_config, dict):
         raise InvalidRequestError("parser_config must be an object")
-    default_chunkers().get(method)  # names the known methods
+    default_chunkers().factory(method)  # an unknown method names the known ones
     ChunkerConfig.parse({**parser_config, "method": method}, strict=True)
 
 

@@ -2,35 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 
 from ragloom.config import Settings
+from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import InvalidRequestError
 from ragloom.retrieval.fusion import fusions
-from ragloom.retrieval.retriever import MODES, retrieve
+from ragloom.retrieval.options import RetrievalOptions
+from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.service import knowledgebases
-from ragloom.service.context import Context, Principal
 from ragloom.service.tags import question_tags
-
-
-@dataclass(slots=True)
-class SearchOptions:
-    page: int = 1
-    page_size: int = 6
-    similarity_threshold: float | None = None
-    vector_similarity_weight: float | None = None
-    doc_ids: list[str] | None = None
-    mode: str = "hybrid"
-    explain: bool = False
-    metadata_filter: dict | None = None
-    rerank: bool = True  # use the configured reranker, if any
-    toc_enhance: bool = False  # re-score with the best document's table of contents (REFERENCE §10)
-    route: bool = False  # search only the knowledge bases whose description fits the question
-    fusion: str | None = None  # "normalized" or "weighted" (ragloom.retrieval.fusion); None = settings.fusion
 
 
 def term_similarity_fn(ctx: Context):  # type: ignore[no-untyped-def]
@@ -45,7 +30,7 @@ def term_similarity_fn(ctx: Context):  # type: ignore[no-untyped-def]
 
 
 def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_ids: list[str] | None = None,
-                  metadata_filter: dict | None = None) -> tuple[Scope, list[KnowledgeBase]]:
+                  metadata_filter: dict[str, Any] | None = None) -> tuple[Scope, list[KnowledgeBase]]:
     """The KBs (and documents) the caller may search. Unknown or foreign ids are a 404.
 
     A metadata filter narrows the scope to the documents it matches (possibly none).
@@ -85,39 +70,33 @@ def active_versions_fn(ctx: Context):  # type: ignore[no-untyped-def]
 
 
 def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str,
-           options: SearchOptions | None = None) -> RetrievalResult:
-    opts = options or SearchOptions()
+           options: RetrievalOptions | None = None, rerank: bool = True) -> RetrievalResult:
+    """The chunks that best match ``question`` in the caller's scope. ``rerank``: use the configured
+    reranker, if any (not a request option: ``ragloom eval`` measures with and without it)."""
+    opts = options or RetrievalOptions()
     check_result_window(ctx.settings, opts.page, opts.page_size)
     routing = None
     if opts.route:
         kb_ids, routing = route_knowledge_bases(ctx, principal=principal, kb_ids=kb_ids, question=question)
-    if opts.mode not in MODES:
-        raise InvalidRequestError(f"mode must be one of {MODES}, not {opts.mode!r}")
     fusion = opts.fusion or ctx.settings.fusion
-    fusions.get(fusion)  # an unknown name is a 400 naming the known ones
-    scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.doc_ids,
+    scope, kbs = resolve_scope(ctx, principal=principal, kb_ids=kb_ids, doc_ids=opts.document_ids,
                                metadata_filter=opts.metadata_filter)
     if scope.doc_ids is not None and not scope.doc_ids:
         return RetrievalResult(chunks=[], total=0, embedding_model=scope.embedding_model, routing=routing)
     scope.query_tags = question_tags(ctx, kbs, question)
     first = kbs[0] if kbs else None
+    kb_threshold = first.similarity_threshold if first else None
     params = RetrievalParams(
-        page=opts.page,
-        page_size=opts.page_size,
-        similarity_threshold=_pick(opts.similarity_threshold, first and first.similarity_threshold, 0.2),
+        options=opts,
+        similarity_threshold=_pick(opts.similarity_threshold, kb_threshold, default=0.2),
         vector_similarity_weight=vector_weight(ctx.settings, fusion, opts.vector_similarity_weight, first),
-        mode=opts.mode,
         rerank_window=ctx.settings.rerank_window,
         fusion=fusion,
     )
-    for name, val in (("similarity_threshold", params.similarity_threshold),
-                      ("vector_similarity_weight", params.vector_similarity_weight)):
-        if not 0.0 <= val <= 1.0:
-            raise InvalidRequestError(f"{name} must be between 0 and 1")
     result = retrieve(question, scope, params, docstore=ctx.docstore,
                       embedder=ctx.embedder(scope.embedding_model), analyzer=ctx.analyzer,
                       active_versions=active_versions_fn(ctx), explain=opts.explain,
-                      reranker=ctx.reranker if opts.rerank else None,
+                      reranker=ctx.reranker if rerank else None,
                       toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)
     result.embedding_model = scope.embedding_model
     result.routing = routing
@@ -128,14 +107,9 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     return result
 
 
-MAX_PAGE_SIZE = 256
-
-
 def check_result_window(settings: Settings, page: int, page_size: int) -> None:
     """Refuse a page the engines would have to recall too many candidates for: ``page × page_size``
     may not exceed ``settings.max_result_window`` (the candidate window grows with it)."""
-    if page < 1 or not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise InvalidRequestError(f"page must be >= 1 and page_size between 1 and {MAX_PAGE_SIZE}")
     limit = settings.max_result_window
     if page * page_size > limit:
         raise InvalidRequestError(
@@ -149,7 +123,7 @@ def vector_weight(settings: Settings, fusion: str, requested: float | None, kb: 
     ``settings.fusion_vector_weight``; weighted: the knowledge base's ``vector_similarity_weight``, 0.3)."""
     if requested is not None:
         return requested
-    return fusions.get(fusion).default_weight(settings_weight=settings.fusion_vector_weight,
+    return fusions.create(fusion).default_weight(settings_weight=settings.fusion_vector_weight,
                                              kb_weight=kb.vector_similarity_weight if kb is not None else None)
 
 
@@ -180,7 +154,7 @@ def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[st
 def toc_support(ctx: Context, tenant_id: str, embedding_model: str):  # type: ignore[no-untyped-def]
     """TOC enhancement over this tenant's index: titles scored by the chat model, else by similarity."""
     from ragloom.db.models import Task
-    from ragloom.ingest.pipeline import toc_id
+    from ragloom.docstore.ids import toc_id
     from ragloom.knowledge.toc import llm_title_scorer, load_toc, similarity_title_scorer
     from ragloom.retrieval.retriever import TocSupport
 
@@ -200,8 +174,6 @@ def toc_support(ctx: Context, tenant_id: str, embedding_model: str):  # type: ig
         embedder.embed_query, lambda ts: embedder.embed_passages(ts), term_similarity_fn(ctx)))
 
 
-def _pick(*values):  # type: ignore[no-untyped-def]
-    for v in values:
-        if v is not None and v is not False:
-            return v
-    return values[-1]
+def _pick(*values: float | None, default: float) -> float:
+    """The first value that is set, else ``default``."""
+    return next((v for v in values if v is not None), default)

@@ -10,17 +10,18 @@ from __future__ import annotations
 import zlib
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ragloom.context import Context, Principal
+from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Document, KnowledgeBase
-from ragloom.docstore.base import ChunkRecord, Filters
+from ragloom.docstore.base import Filters
 from ragloom.knowledge.tags import Tagger, TagSets, count_tags, tag_all
 from ragloom.service import knowledgebases
-from ragloom.service.context import Context, Principal
 from ragloom.service.knowledgebases import TAG_METHOD
+from ragloom.service.views import DatasetTags, tags_view
 
 
 def resolve_tag_sets(session: Session, *, tenant_id: str, kb_ids: Sequence[str], topn: int) -> TagSets | None:
@@ -57,7 +58,7 @@ def question_tags(ctx: Context, kbs: Sequence[KnowledgeBase], question: str) -> 
     return tagger.tag(question, min_terms=1) if tagger is not None else {}
 
 
-def kb_tags(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str) -> dict[str, Any]:
+def kb_tags(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str) -> DatasetTags:
     """How many chunks of a knowledge base's published documents carry each tag, most frequent first:
     for a tag set, the tags of its rows; for another knowledge base, the tags its chunks were given."""
     kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id_or_name)
@@ -66,11 +67,7 @@ def kb_tags(ctx: Context, session: Session, *, principal: Principal, kb_id_or_na
     counts: Counter[str] = Counter()
     if versions:
         counts.update(count_tags(ctx.docstore, kb.tenant_id, Filters(kb_ids=[kb.id], version_ids=versions)).counts)
-    return {
-        "kb_id": kb.id, "name": kb.name, "is_tag_set": kb.chunk_method == TAG_METHOD,
-        "tags": [{"tag": t, "count": c} for t, c in sorted(counts.items(), key=lambda p: (-p[1], p[0]))],
-        "total": len(counts),
-    }
+    return tags_view(kb, counts, is_tag_set=kb.chunk_method == TAG_METHOD)
 
 
 def tag_records(ctx: Context, *, tenant_id: str, tag_kb_ids: Sequence[str], topn: int,

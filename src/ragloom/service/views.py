@@ -1,15 +1,29 @@
-"""Plain-dict views of domain objects: the one JSON shape the API and the CLI print."""
+"""The resources ragloom shows — one pydantic model per resource and the one function that builds it.
+
+These are the service's output: the API declares them as its response models (so ``/openapi.json``
+describes every body) and the CLI prints the same JSON (``model_dump(mode="json")``). Nothing else
+builds a dict of these resources. The models forbid unknown fields, so a builder cannot add a key
+the schema does not describe; fields marked *absent unless ...* are left out of the JSON (not
+``null``) when they do not apply. Every timestamp is :func:`iso_utc` text.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from ragloom.db.models import Document, KnowledgeBase
-from ragloom.docstore.base import ChunkRecord
-from ragloom.ingest.blocks import Position
-from ragloom.retrieval.types import Candidate, RetrievalResult
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic.json_schema import SkipJsonSchema
+
+from ragloom.dataflow import Candidate, Chunk, ChunkRecord, ParsedDocument, Position
+from ragloom.db import models as db
+from ragloom.retrieval.types import RetrievalResult
+
+if TYPE_CHECKING:
+    from ragloom.dataflow import Answer, Evidence
+    from ragloom.service.documents import PageInfo
 
 
 def iso_utc(dt: datetime | None) -> str | None:
@@ -27,84 +41,392 @@ FUSION_NOTE = ("similarity_threshold and vector_similarity_weight apply only to 
                "the 'normalized' fusion (z-scores of both sides) has no threshold and takes its vector "
                "weight from settings.fusion_vector_weight or the request")
 
+# A JSON number kept as given: an int stays an int (``3``, not ``3.0``), as the API always sent it.
+Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
+# ISO 8601 in UTC with an explicit offset (iso_utc)
+Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+# [[page, left, right, top, bottom], ...] in PDF points (page 1-based)
+Positions = Annotated[list[list[Number]], Field(description="[[page, left, right, top, bottom], ...] in PDF points")]
 
-def kb_view(kb: KnowledgeBase, document_count: int | None = None, *, fusion: str = "normalized") -> dict[str, Any]:
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def absent_unless(description: str) -> Any:
+    """A field left out of the JSON (rather than sent as ``null``) when it is None; the schema shows
+    it as optional, never as nullable."""
+    return Field(None, exclude_if=_is_none, description=f"absent unless {description}",
+                 json_schema_extra=_no_default)
+
+
+class View(BaseModel):
+    """A response body: exactly the declared fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- knowledge bases (datasets) -------------------------------------------------------------------
+
+class WeightedFusion(View):
+    similarity_threshold: Number
+    vector_similarity_weight: Number
+    applies: bool = Field(description="whether the server's default fusion is 'weighted'")
+
+
+class Dataset(View):
     """A knowledge base. ``fusion`` is the server's default hybrid scoring (``settings.fusion``; a
-    retrieval request may choose another): the knowledge base's ``similarity_threshold`` and
-    ``vector_similarity_weight`` (kept at the top level for compatibility, and repeated under
-    ``weighted_fusion``) apply only to the ``weighted`` fusion."""
-    return {
-        "id": kb.id,
-        "name": kb.name,
-        "description": kb.description,
-        "language": kb.language,
-        "permission": kb.permission,
-        "chunk_method": kb.chunk_method,
-        "parser_config": kb.parser_config,
-        "embedding_model": kb.embedding_model,
-        "similarity_threshold": kb.similarity_threshold,
-        "vector_similarity_weight": kb.vector_similarity_weight,
-        "fusion": fusion,
-        "fusion_note": FUSION_NOTE,
-        "weighted_fusion": {"similarity_threshold": kb.similarity_threshold,
-                            "vector_similarity_weight": kb.vector_similarity_weight,
-                            "applies": fusion == "weighted"},
-        "pagerank": kb.pagerank,
-        "synonyms": kb.synonyms or [],
-        "tag_kb_ids": kb.tag_kb_ids or [],
-        "topn_tags": kb.topn_tags,
-        "document_count": document_count,
-        "created_at": _iso(kb.created_at),
-    }
+    retrieval request may choose another): ``similarity_threshold`` and ``vector_similarity_weight``
+    (kept at the top level for compatibility, and repeated under ``weighted_fusion``) apply only to
+    the ``weighted`` fusion."""
+
+    id: str
+    name: str
+    description: str
+    language: str
+    permission: str
+    chunk_method: str
+    parser_config: dict[str, Any]
+    embedding_model: str
+    similarity_threshold: Number
+    vector_similarity_weight: Number
+    fusion: str
+    fusion_note: str
+    weighted_fusion: WeightedFusion
+    pagerank: int
+    synonyms: list[list[str]]
+    tag_kb_ids: list[str]
+    topn_tags: int
+    document_count: int | None
+    created_at: Timestamp | None
 
 
-def document_view(doc: Document) -> dict[str, Any]:
-    return {
-        "id": doc.id,
-        "kb_id": doc.kb_id,
-        "name": doc.name,
-        "status": doc.status,
-        "progress": round(doc.progress, 4),
-        "message": doc.message,
-        "chunk_count": doc.chunk_count,
-        "chunk_method": doc.chunk_method,
-        "parser_config": doc.parser_config,
-        "metadata": doc.meta or {},
-        "active_version_id": doc.active_version_id,
-        "latest_version_id": doc.latest_version_id,
-        "created_at": _iso(doc.created_at),
-        "updated_at": _iso(doc.updated_at),
-    }
+class DatasetList(View):
+    datasets: list[Dataset]
+    total: int
 
+
+class TagCount(View):
+    tag: str
+    count: int
+
+
+class DatasetTags(View):
+    """How many chunks carry each tag, most frequent first."""
+
+    kb_id: str
+    name: str
+    is_tag_set: bool
+    tags: list[TagCount]
+    total: int
+
+
+def kb_view(kb: db.KnowledgeBase, document_count: int | None = None, *, fusion: str = "normalized") -> Dataset:
+    """A knowledge base; ``fusion`` is the server's default hybrid scoring."""
+    return Dataset(
+        id=kb.id,
+        name=kb.name,
+        description=kb.description,
+        language=kb.language,
+        permission=kb.permission,
+        chunk_method=kb.chunk_method,
+        parser_config=kb.parser_config,
+        embedding_model=kb.embedding_model,
+        similarity_threshold=kb.similarity_threshold,
+        vector_similarity_weight=kb.vector_similarity_weight,
+        fusion=fusion,
+        fusion_note=FUSION_NOTE,
+        weighted_fusion=WeightedFusion(similarity_threshold=kb.similarity_threshold,
+                                       vector_similarity_weight=kb.vector_similarity_weight,
+                                       applies=fusion == "weighted"),
+        pagerank=kb.pagerank,
+        synonyms=kb.synonyms or [],
+        tag_kb_ids=kb.tag_kb_ids or [],
+        topn_tags=kb.topn_tags,
+        document_count=document_count,
+        created_at=_iso(kb.created_at),
+    )
+
+
+def tags_view(kb: db.KnowledgeBase, counts: Mapping[str, int], *, is_tag_set: bool) -> DatasetTags:
+    """The tag counts of a knowledge base, most frequent first (then by tag)."""
+    return DatasetTags(
+        kb_id=kb.id, name=kb.name, is_tag_set=is_tag_set,
+        tags=[TagCount(tag=t, count=c) for t, c in sorted(counts.items(), key=lambda p: (-p[1], p[0]))],
+        total=len(counts),
+    )
+
+
+# --- documents ------------------------------------------------------------------------------------
+
+class Document(View):
+    id: str
+    kb_id: str
+    name: str
+    status: str = Field(description="queued, running, done, failed or cancelled")
+    progress: Number
+    message: str
+    chunk_count: int
+    chunk_method: str | None = Field(description="the document's own chunk method; null = the dataset's")
+    parser_config: dict[str, Any] | None
+    metadata: dict[str, Any]
+    active_version_id: str | None = Field(description="the published version searches see")
+    latest_version_id: str | None
+    created_at: Timestamp | None
+    updated_at: Timestamp | None
+
+
+class DocumentList(View):
+    documents: list[Document]
+    total: int
+
+
+class UploadedDocuments(View):
+    """The documents an upload created, queued for parsing."""
+
+    documents: list[Document]
+
+
+class DeletedDocuments(View):
+    deleted: int
+
+
+class Page(View):
+    page: int
+    width: Number = Field(description="PDF points")
+    height: Number = Field(description="PDF points")
+    image: str | None = Field(description="the page's preview image (a PNG link), null when there is none")
+
+
+class PageList(View):
+    pages: list[Page]
+
+
+def document_view(doc: db.Document) -> Document:
+    return Document(
+        id=doc.id,
+        kb_id=doc.kb_id,
+        name=doc.name,
+        status=doc.status,
+        progress=round(doc.progress, 4),
+        message=doc.message,
+        chunk_count=doc.chunk_count,
+        chunk_method=doc.chunk_method,
+        parser_config=doc.parser_config,
+        metadata=doc.meta or {},
+        active_version_id=doc.active_version_id,
+        latest_version_id=doc.latest_version_id,
+        created_at=_iso(doc.created_at),
+        updated_at=_iso(doc.updated_at),
+    )
+
+
+def pages_view(rows: Sequence[PageInfo], *, base: str, version_id: str | None) -> PageList:
+    """Page sizes and preview links; ``base`` is the pages' URL (``.../documents/{id}/pages``)."""
+    query = f"?version_id={version_id}" if version_id else ""
+    return PageList(pages=[Page(page=p.page, width=p.width, height=p.height,
+                                image=f"{base}/{p.page}.png{query}" if p.image_key else None) for p in rows])
+
+
+# --- chunks ---------------------------------------------------------------------------------------
 
 def positions_view(record: ChunkRecord) -> list[list[float]]:
     return rounded_positions(record.positions)
 
 
-def rounded_positions(positions: list[Position]) -> list[list[float]]:
+def rounded_positions(positions: Sequence[Position]) -> list[list[float]]:
     """``[[page, left, right, top, bottom], ...]`` in PDF points, to 2 decimals."""
     return [[int(p[0]), round(p[1], 2), round(p[2], 2), round(p[3], 2), round(p[4], 2)] for p in positions]
 
 
-def chunk_view(c: Candidate) -> dict[str, Any]:
+class StoredChunk(View):
+    """A chunk as stored: a document's chunks in reading order."""
+
+    chunk_id: str
+    doc_id: str
+    version_id: str
+    document_name: str
+    order: int
+    method: str
+    kind: str
+    available: bool = Field(description="false for rows never matched (parents, TOC entries)")
+    heading_path: list[str]
+    content: str
+    positions: Positions
+    html: str | None
+    parent_id: str | None
+    tag_keywords: list[str] = Field(description="a tag set's row: its own tags")
+    tags: dict[str, Number] = Field(description="tags given from the knowledge base's tag sets, with weights")
+
+
+class ChunkList(View):
+    chunks: list[StoredChunk]
+    total: int
+    version_id: str | None = Field(description="the active version listed; null when none is published")
+    method: str
+
+
+def stored_chunk_view(record: ChunkRecord, method: str) -> StoredChunk:
+    return StoredChunk(
+        chunk_id=record.id,
+        doc_id=record.doc_id,
+        version_id=record.version_id,
+        document_name=record.document_name,
+        order=record.order,
+        method=method,
+        kind=record.kind,
+        available=record.available,
+        heading_path=list(record.heading_path),
+        content=record.content,
+        positions=positions_view(record),
+        html=record.html,
+        parent_id=record.parent_id,
+        tag_keywords=list(record.tag_keywords),
+        tags=dict(record.tags),
+    )
+
+
+class ParsedBlock(View):
+    kind: str
+    level: int
+    heading_path: list[str]
+    text: str
+    positions: Positions
+    html: str | None
+    meta: dict[str, Any]
+
+
+class ParsedChunk(View):
+    order: int
+    method: str
+    kind: str
+    tokens: int
+    heading_path: list[str]
+    content: str
+    positions: Positions
+    html: str | None
+    questions: list[str]
+    parent_text: str | None
+    tag_keywords: list[str]
+
+
+class ParsePreview(View):
+    """A dry-run parse of one file (``ragloom doc parse``): its blocks and the chunks made of them."""
+
+    file: str
+    mime_type: str | None
+    page_count: int | None
+    blocks: list[ParsedBlock]
+    chunks: list[ParsedChunk]
+
+
+def parsed_chunk_view(chunk: Chunk, count_tokens: Callable[[str], int]) -> ParsedChunk:
+    return ParsedChunk(
+        order=chunk.order,
+        method=chunk.method,
+        kind=chunk.kind,
+        tokens=count_tokens(chunk.text),
+        heading_path=list(chunk.heading_path),
+        content=chunk.text,
+        positions=rounded_positions(chunk.positions),
+        html=chunk.html,
+        questions=chunk.questions,
+        parent_text=chunk.parent_text,
+        tag_keywords=chunk.tag_keywords,
+    )
+
+
+def parse_preview_view(filename: str, parsed: ParsedDocument, chunks: Sequence[Chunk],
+                       count_tokens: Callable[[str], int]) -> ParsePreview:
+    blocks = [ParsedBlock(kind=b.kind, level=b.level, heading_path=list(b.heading_path), text=b.text,
+                          positions=rounded_positions(b.positions()), html=b.html, meta=b.meta)
+              for b in parsed.blocks]
+    return ParsePreview(file=filename, mime_type=parsed.metadata.get("mime_type"), page_count=parsed.page_count,
+                        blocks=blocks, chunks=[parsed_chunk_view(c, count_tokens) for c in chunks])
+
+
+# --- retrieval ------------------------------------------------------------------------------------
+
+class RetrievedChunk(View):
+    chunk_id: str
+    doc_id: str
+    kb_id: str
+    version_id: str
+    document_name: str
+    content: str
+    similarity: Number = Field(description="the final score (0..1) the results are ranked by")
+    term_similarity: Number
+    vector_similarity: Number
+    rank_feature: Number
+    tags: dict[str, Number]
+    positions: Positions
+
+
+class ExplainCandidate(View):
+    """Why one recalled candidate ended where it did."""
+
+    chunk_id: str
+    doc_id: str
+    document_name: str
+    stage: str = Field(description="'returned' or the stage that dropped it: prune, threshold or page")
+    reason: str
+    passed_gate: bool = Field(description="false = found by vector search only")
+    text_score: Number | None
+    term_similarity: Number | None
+    vector_similarity: Number | None
+    rank_feature: Number
+    rerank_score: Number | None
+    similarity: Number | None
+    rank: int | None
+
+
+class Explain(View):
+    query: dict[str, Any] | None = Field(
+        description="query-level facts: scope, analysed keywords, gate, threshold, fusion, retries, routing, "
+                    "query_tags (keys depend on the path the query took)")
+    candidates: list[ExplainCandidate]
+
+
+class RoutingChoice(View):
+    """How well one candidate knowledge base's description fits the question."""
+
+    kb_id: str
+    name: str
+    score: Number | None = Field(description="null when there was nothing to choose between")
+    chosen: bool
+
+
+class Retrieval(View):
+    chunks: list[RetrievedChunk]
+    total: int = Field(description="matches over the threshold (within the result window)")
+    explain: Explain | SkipJsonSchema[None] = absent_unless("the request set explain")
+    routing: list[RoutingChoice] | SkipJsonSchema[None] = absent_unless("the request set route: every "
+                                                                         "candidate knowledge base, best first")
+
+
+def chunk_view(c: Candidate) -> RetrievedChunk:
     r = c.record
-    return {
-        "chunk_id": r.id,
-        "doc_id": r.doc_id,
-        "kb_id": r.kb_id,
-        "version_id": r.version_id,
-        "document_name": r.document_name,
-        "content": r.content,
-        "similarity": round(c.similarity, 6),
-        "term_similarity": round(c.term_similarity, 6),
-        "vector_similarity": round(c.vector_similarity, 6),
-        "rank_feature": round(c.rank_feature, 6),
-        "tags": dict(r.tags),
-        "positions": positions_view(r),
-    }
+    return RetrievedChunk(
+        chunk_id=r.id,
+        doc_id=r.doc_id,
+        kb_id=r.kb_id,
+        version_id=r.version_id,
+        document_name=r.document_name,
+        content=r.content,
+        similarity=round(c.similarity, 6),
+        term_similarity=round(c.term_similarity, 6),
+        vector_similarity=round(c.vector_similarity, 6),
+        rank_feature=round(c.rank_feature, 6),
+        tags=dict(r.tags),
+        positions=positions_view(r),
+    )
 
 
-def explain_view(result: RetrievalResult) -> dict[str, Any] | None:
+def explain_view(result: RetrievalResult) -> Explain | None:
     if result.explain is None:
         return None
     rows = []
@@ -113,15 +435,45 @@ def explain_view(result: RetrievalResult) -> dict[str, Any] | None:
         for key in ("text_score", "term_similarity", "vector_similarity", "rerank_score", "similarity"):
             if d[key] is not None:
                 d[key] = round(d[key], 6)
-        rows.append(d)
-    return {"query": result.explain_query, "candidates": rows}
+        rows.append(ExplainCandidate(**d))
+    return Explain(query=result.explain_query, candidates=rows)
 
 
-def retrieval_view(result: RetrievalResult) -> dict[str, Any]:
-    out: dict[str, Any] = {"chunks": [chunk_view(c) for c in result.chunks], "total": result.total}
-    explained = explain_view(result)
-    if explained is not None:
-        out["explain"] = explained
-    if result.routing is not None:
-        out["routing"] = result.routing
-    return out
+def retrieval_view(result: RetrievalResult) -> Retrieval:
+    routing = None if result.routing is None else [RoutingChoice.model_validate(r) for r in result.routing]
+    return Retrieval(chunks=[chunk_view(c) for c in result.chunks], total=result.total,
+                     explain=explain_view(result), routing=routing)
+
+
+# --- answers --------------------------------------------------------------------------------------
+
+class Reference(View):
+    """One piece of evidence an answer cites as ``[ID:id]``."""
+
+    id: int = Field(description="the number cited in the answer text as [ID:id]")
+    chunk_id: str
+    doc_id: str
+    version_id: str
+    document_name: str
+    content: str
+    positions: Positions
+
+
+class CitedAnswer(View):
+    """An answer with the evidence it cites (only the cited evidence, by id)."""
+
+    answer: str = Field(description="the answer text with [ID:n] citation markers")
+    model: str = Field(description="the chat model that wrote it; 'extractive' without one")
+    insufficient: bool = Field(description="the evidence does not support an answer")
+    references: list[Reference]
+
+
+def reference_view(ev: Evidence) -> Reference:
+    """The form an answer's evidence is shown in (no vector)."""
+    return Reference(id=ev.index, chunk_id=ev.chunk_id, doc_id=ev.doc_id, version_id=ev.version_id,
+                     document_name=ev.document_name, content=ev.content, positions=[list(p) for p in ev.positions])
+
+
+def answer_view(answer: Answer) -> CitedAnswer:
+    return CitedAnswer(answer=answer.text, model=answer.model, insufficient=answer.insufficient,
+                       references=[reference_view(ev) for ev in answer.references])

@@ -12,12 +12,11 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from sqlalchemy import func, select
 
 from ragloom import __version__
-from ragloom.db.models import Document, KnowledgeBase, Task
+from ragloom.context import Context, Principal
 from ragloom.service import accounts
-from ragloom.service.context import Context, Principal
+from ragloom.service.system import workspace_counts
 
 router = APIRouter(include_in_schema=False)
 
@@ -34,23 +33,11 @@ def _caller(request: Request) -> Principal | None:
         return accounts.authenticate(s, key.strip())
 
 
-def tenant_status(ctx: Context, tenant_id: str) -> dict[str, Any]:
-    """Counts of one tenant only: knowledge bases, documents and tasks by status."""
-    with ctx.db.session() as s:
-        tasks = dict(s.execute(select(Task.status, func.count()).where(Task.tenant_id == tenant_id)
-                               .group_by(Task.status)).all())
-        docs = dict(s.execute(select(Document.status, func.count()).where(Document.tenant_id == tenant_id)
-                              .group_by(Document.status)).all())
-        kbs = s.scalar(select(func.count()).select_from(KnowledgeBase)
-                       .where(KnowledgeBase.tenant_id == tenant_id)) or 0
-    return {"knowledge_bases": kbs, "documents": docs, "tasks": tasks}
-
-
 def status(request: Request) -> dict[str, Any]:
     out: dict[str, Any] = {"version": __version__, "health": HEALTH}
     principal = _caller(request)
     if principal is not None:
-        out.update(scope="tenant", **tenant_status(request.app.state.ctx, principal.tenant_id))
+        out.update(scope="tenant", **workspace_counts(request.app.state.ctx, principal.tenant_id))
     return out
 
 

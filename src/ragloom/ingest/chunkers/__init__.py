@@ -1,8 +1,10 @@
 """Chunk methods, registered by name, and their validated parameters.
 
 ``chunk_blocks(blocks, config, count_tokens)`` runs the method named by
-``config.method``. Built-in methods register through :meth:`ChunkerRegistry.register`,
-the same way an extension adds its own:
+``config.method``. :data:`chunkers` is a :class:`~ragloom.registry.Registry` whose
+entries are the chunk methods themselves; the built-ins (listed in :mod:`ragloom.plugins`)
+are these, and extensions come through the entry-point group ``ragloom.chunkers`` or
+``chunkers.register(name, method)``:
 
 =============  ==================================================================
 naive          delimiter-aware packing under the budget (:mod:`.naive`)
@@ -27,28 +29,16 @@ Every method sets ``Chunk.method`` to its name.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
-from ragloom.errors import InvalidRequestError
 from ragloom.ingest.blocks import Block, Chunk
 from ragloom.ingest.chunkers.config import ChunkerConfig
 from ragloom.ingest.chunkers.naive import naive_chunk
 from ragloom.ingest.chunkers.parent_child import split_children
-from ragloom.ingest.chunkers.qa import qa_chunk
-from ragloom.ingest.chunkers.sectioned import (
-    book_chunk,
-    laws_chunk,
-    manual_chunk,
-    paper_chunk,
-    run_naive,
-    title_chunk,
-)
-from ragloom.ingest.chunkers.tabular import table_rows_chunk
-from ragloom.ingest.chunkers.tag import tag_chunk
-from ragloom.ingest.chunkers.units import email_chunk, one_chunk, picture_chunk, presentation_chunk
+from ragloom.ingest.chunkers.sectioned import run_naive, title_chunk
+from ragloom.registry import Registry
 
-__all__ = ["ChunkerConfig", "Chunker", "ChunkerRegistry", "chunk_blocks", "default_chunkers", "naive_chunk"]
+__all__ = ["ChunkMethods", "ChunkerConfig", "Chunker", "chunk_blocks", "chunkers", "default_chunkers", "naive_chunk"]
 
 
 class Chunker(Protocol):
@@ -59,63 +49,38 @@ class Chunker(Protocol):
     ) -> list[Chunk]: ...
 
 
-def _naive(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callable[[str], int]) -> list[Chunk]:
+ChunkMethods: TypeAlias = Registry[[Sequence[Block], ChunkerConfig, Callable[[str], int]], list[Chunk]]
+"""A registry of chunk methods: its entries are the methods themselves, ``create`` runs one."""
+
+
+def naive_method(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callable[[str], int]) -> list[Chunk]:
+    """``naive``: delimiter-aware packing, children split off when ``children_delimiter`` is set."""
     return split_children(run_naive(blocks, config, count_tokens), config.children_delimiter)
 
 
-def _title(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callable[[str], int]) -> list[Chunk]:
+def title_method(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callable[[str], int]) -> list[Chunk]:
+    """``title``: one chunk per section, children split off when ``children_delimiter`` is set."""
     return split_children(title_chunk(blocks, config, count_tokens), config.children_delimiter)
 
 
-BUILTIN_METHODS: dict[str, Chunker] = {
-    "naive": _naive, "title": _title, "book": book_chunk, "laws": laws_chunk, "manual": manual_chunk,
-    "paper": paper_chunk, "qa": qa_chunk, "table": table_rows_chunk, "presentation": presentation_chunk,
-    "picture": picture_chunk, "one": one_chunk, "email": email_chunk, "tag": tag_chunk,
-}
+chunkers: ChunkMethods = Registry("chunk method", "ragloom.chunkers")
+"""Chunk methods keyed by name; an unknown name is an ``InvalidRequestError`` listing the known ones."""
 
 
-class ChunkerRegistry:
-    """Chunk methods keyed by name."""
-
-    def __init__(self) -> None:
-        self._methods: dict[str, Chunker] = {}
-
-    def register(self, name: str, chunker: Chunker, *, replace: bool = False) -> None:
-        if name in self._methods and not replace:
-            raise ValueError(f"a chunk method named {name!r} is already registered")
-        self._methods[name] = chunker
-
-    @property
-    def names(self) -> list[str]:
-        return sorted(self._methods)
-
-    def get(self, name: str) -> Chunker:
-        try:
-            return self._methods[name]
-        except KeyError:
-            raise InvalidRequestError(
-                f"unknown chunk method {name!r}; available: {', '.join(self.names)}"
-            ) from None
-
-
-@cache
-def default_chunkers() -> ChunkerRegistry:
-    """The process-wide registry with the built-in methods."""
-    registry = ChunkerRegistry()
-    for name, method in BUILTIN_METHODS.items():
-        registry.register(name, method)
-    return registry
+def default_chunkers() -> ChunkMethods:
+    """The process-wide registry of chunk methods."""
+    return chunkers
 
 
 def chunk_blocks(
     blocks: Sequence[Block],
     config: ChunkerConfig,
     count_tokens: Callable[[str], int],
-    registry: ChunkerRegistry | None = None,
+    registry: ChunkMethods | None = None,
 ) -> list[Chunk]:
     """Run the method ``config.method`` over ``blocks``; chunks are numbered in order and stamped
     with the method's name."""
-    chunks = (registry or default_chunkers()).get(config.method)(blocks, config, count_tokens)
+    chunks = (registry or chunkers).create(config.method, blocks, config, count_tokens)
     for order, chunk in enumerate(chunks):
         chunk.order = order
         chunk.method = config.method

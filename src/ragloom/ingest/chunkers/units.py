@@ -87,7 +87,7 @@ def presentation_chunk(blocks: Sequence[Block], config: ChunkerConfig,
     for block in blocks:
         if block.text.strip():
             slides.setdefault(_slide_of(block), []).append(block)
-    chunks = []
+    chunks: list[Chunk] = []
     for slide, members in slides.items():
         content = [b for b in members if not _is_notes(b)]
         notes = [b for b in members if _is_notes(b)]

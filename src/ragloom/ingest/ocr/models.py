@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ragloom.errors import MissingDependencyError
 
@@ -55,6 +55,11 @@ def require(module: str) -> Any:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         raise MissingDependencyError(PACKAGES.get(module, module)) from exc
+
+
+def installed(module: str) -> bool:
+    """True when ``module`` is importable; imports nothing."""
+    return importlib.util.find_spec(module) is not None
 
 
 def ocr_installed() -> bool:
@@ -111,7 +116,7 @@ class OcrModels:
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or default_threads()
         self._lock = threading.Lock()
-        self._loaded: dict[str, Any] = {}
+        self._loaded: dict[str, object] = {}
         self._executor: ThreadPoolExecutor | None = None
 
     @property
@@ -123,7 +128,7 @@ class OcrModels:
                     self._executor = ThreadPoolExecutor(self.threads + 1, thread_name_prefix="ragloom-ocr")
         return self._executor
 
-    def _get(self, name: str, build: Callable[[], Any]) -> Any:
+    def _get(self, name: str, build: Callable[[], T]) -> T:
         loaded = self._loaded.get(name)
         if loaded is None:
             with self._lock:
@@ -132,7 +137,7 @@ class OcrModels:
                     log.info("loading OCR model %s", name)
                     loaded = build()
                     self._loaded[name] = loaded
-        return loaded
+        return cast(T, loaded)  # each name is built by the one property that reads it
 
     @property
     def ocr(self) -> EnginePool:

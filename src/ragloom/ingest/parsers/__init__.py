@@ -2,22 +2,22 @@
 
 from ragloom.ingest.parsers.base import (
     Parser,
-    ParserRegistry,
     default_registry,
     new_registry,
     parse_document,
+    parsers,
 )
 from ragloom.ingest.parsers.pdf import PdfParser, pdf_page_count
 from ragloom.ingest.parsers.sniff import decode_text, detect_type
 
 __all__ = [
     "Parser",
-    "ParserRegistry",
     "PdfParser",
     "decode_text",
     "default_registry",
     "detect_type",
     "new_registry",
     "parse_document",
+    "parsers",
     "pdf_page_count",
 ]

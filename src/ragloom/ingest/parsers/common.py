@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ragloom.ingest.blocks import Block
+from ragloom.ingest.blocks import BBox, Block
 
 
 class HeadingTracker:
@@ -29,10 +29,13 @@ class HeadingTracker:
         self._stack.append((level, text))
         return enclosing
 
-    def title_block(self, text: str, level: int, **extra: object) -> Block:
+    def title_block(
+        self, text: str, level: int, *, page: int | None = None, boxes: list[tuple[int, BBox]] | None = None
+    ) -> Block:
         """A ``title`` block for ``text`` at ``level`` with its enclosing path."""
         enclosing = self.title(text, level)
-        return Block(text=text, kind="title", level=level, heading_path=enclosing, **extra)
+        return Block(text=text, kind="title", level=level, heading_path=enclosing, page=page,
+                     boxes=boxes if boxes is not None else [])
 
 
 def clean_cell(text: str) -> str:

@@ -20,6 +20,7 @@ import docx
 from docx.document import Document as DocxDocument
 from docx.opc.exceptions import PackageNotFoundError
 from docx.oxml.ns import qn
+from docx.oxml.xmlchemy import BaseOxmlElement
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 from lxml.etree import XMLSyntaxError
@@ -90,8 +91,8 @@ def _table_rows(table: Table) -> list[list[str]]:
 def _body_items(document: DocxDocument) -> list[Paragraph | Table]:
     items: list[Paragraph | Table] = []
 
-    def visit(parent: object) -> None:
-        for child in parent.iterchildren():  # type: ignore[attr-defined]
+    def visit(parent: BaseOxmlElement) -> None:
+        for child in parent.iterchildren():
             tag = child.tag.rsplit("}", 1)[-1]
             if tag == "p":
                 items.append(Paragraph(child, document))

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup, Tag
+from bs4.element import NavigableString
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
@@ -141,10 +142,10 @@ def _soup(data: bytes, filename: str) -> BeautifulSoup:
 def _content_root(soup: BeautifulSoup) -> Tag:
     for el in soup.find_all(_DROP):
         el.decompose()
-    for el in soup.find_all(attrs={"role": True}):
+    for el in soup.find_all(None, attrs={"role": True}):
         if not el.decomposed and str(el.get("role", "")).lower() in _DROP_ROLES:
             el.decompose()
-    main = soup.find("main") or soup.find(attrs={"role": "main"})
+    main = soup.find("main") or soup.find(None, attrs={"role": "main"})
     if isinstance(main, Tag):
         return main
     articles = soup.find_all("article")

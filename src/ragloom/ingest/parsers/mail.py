@@ -21,8 +21,7 @@ import zipfile
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from email.message import EmailMessage
-from typing import cast
+from email.message import Message, MIMEPart
 
 from lxml.etree import XMLSyntaxError
 
@@ -116,7 +115,7 @@ def mail_document(mail: Mail, filename: str, parse_attachment: ParseFn) -> Parse
     return ParsedDocument(blocks=blocks, title=headers.get("Subject") or None, metadata=metadata)
 
 
-def _part_text(part: EmailMessage) -> str:
+def _part_text(part: MIMEPart) -> str:
     try:
         return str(part.get_content())
     except (LookupError, UnicodeDecodeError):  # an unknown or wrong charset label
@@ -124,8 +123,16 @@ def _part_text(part: EmailMessage) -> str:
         return payload.decode("utf-8", errors="replace") if isinstance(payload, bytes) else ""
 
 
+def _attached_message(part: MIMEPart) -> Message | None:
+    """The message a ``message/rfc822`` part holds (the parser always nests one there), else None."""
+    if part.get_content_type() != "message/rfc822":
+        return None
+    inner = part.get_payload(0) if part.is_multipart() else part.get_content()
+    return inner if isinstance(inner, Message) else None
+
+
 def _eml(data: bytes) -> Mail:
-    msg = cast(EmailMessage, email.message_from_bytes(data, policy=email.policy.default))
+    msg = email.message_from_bytes(data, policy=email.policy.default)
     headers = {h: " ".join(str(msg.get(h, "")).split()) for h in HEADERS}
     mail = Mail(headers=headers)
     for kind in ("plain", "html"):
@@ -134,12 +141,13 @@ def _eml(data: bytes) -> Mail:
             setattr(mail, "body" if kind == "plain" else "html", _part_text(part))
     for part in msg.iter_attachments():
         name = part.get_filename() or ""
-        if part.get_content_type() == "message/rfc822":
-            inner = part.get_payload(0) if part.is_multipart() else part.get_content()
-            payload = inner.as_bytes() if hasattr(inner, "as_bytes") else bytes(inner)
+        inner = _attached_message(part)
+        if inner is not None:
+            payload = inner.as_bytes()
             name = name or f"{' '.join(str(inner.get('Subject', 'message')).split())}.eml"
         else:
-            payload = part.get_payload(decode=True) or b""
+            raw = part.get_payload(decode=True)  # None for a multipart part
+            payload = raw if isinstance(raw, bytes) else b""
         mail.attachments.append((name, payload))
     return mail
 
@@ -161,6 +169,7 @@ def _msg(data: bytes, filename: str) -> Mail:
     try:
         import extract_msg
         from extract_msg.exceptions import ExMsgBaseException
+        from extract_msg.msg_classes import MessageBase
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise MissingDependencyError("extract-msg") from exc
     try:
@@ -168,7 +177,9 @@ def _msg(data: bytes, filename: str) -> Mail:
     except (ExMsgBaseException, OSError, ValueError) as exc:
         raise ParseError(f"{filename}: not a readable Outlook message ({exc})") from exc
     with msg:
-        values = (msg.sender, msg.to, msg.cc, msg.date or (msg.header or {}).get("Date"), msg.subject)
+        if not isinstance(msg, MessageBase):  # class "IPM" opens as a bare MSGFile, without message fields
+            raise ParseError(f"{filename}: the Outlook item is not a message (class {msg.classType!r})")
+        values = (msg.sender, msg.to, msg.cc, msg.date or msg.header.get("Date"), msg.subject)
         headers = {h: _clean(v) for h, v in zip(HEADERS, values, strict=True)}
         mail = Mail(headers=headers, body=(msg.body or "").replace("\x00", ""))
         if not mail.body.strip():

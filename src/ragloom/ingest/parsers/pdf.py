@@ -167,7 +167,7 @@ def _page_stream(page: PageData, lines: list[Line], tables: list[Region]) -> lis
         if b[2] - b[0] >= MIN_FIGURE_SIDE and b[3] - b[1] >= MIN_FIGURE_SIDE
         and (b[2] - b[0]) * (b[3] - b[1]) < 0.8 * width * height
     ]
-    items: list[Line | Region] = [ln for ln in lines if not in_table(ln)] + tables + figures
+    items: list[Line | Region] = [*(ln for ln in lines if not in_table(ln)), *tables, *figures]
     return list(order_page(items, width))
 
 

@@ -122,7 +122,7 @@ def make_frame(crop: tuple[float, float, float, float], rotation: int, text_angl
 
 
 def char_text(textpage: pdfium.PdfTextPage, count: int) -> str:
-    text = textpage.get_text_range()
+    text: str = textpage.get_text_range()
     if len(text) != count:  # surrogate pairs etc.: fall back to per-char code points
         text = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage, i) or 32) for i in range(count))
     return text

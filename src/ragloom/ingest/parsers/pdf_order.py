@@ -32,7 +32,12 @@ class _Boxed(Protocol):
     bottom: float
 
 
+class _Placed(_Boxed, Protocol):
+    col: int  # column index set by reading order (-1: spans the columns)
+
+
 T = TypeVar("T", bound=_Boxed)
+P = TypeVar("P", bound=_Placed)
 
 
 @dataclass(slots=True)
@@ -97,32 +102,32 @@ def _is_gutter(gap: tuple[float, float], narrow: Sequence[_Boxed], text_left: fl
     return True
 
 
-def order_page(items: Sequence[T], width: float) -> list[T]:
+def order_page(items: Sequence[P], width: float) -> list[P]:
     """Items of one page in reading order; sets ``col`` on each (-1: spans the columns)."""
     gutters = find_gutters([it for it in items if isinstance(it, Line)], width)
     if not gutters:
         for it in items:
-            it.col = 0  # type: ignore[attr-defined]
+            it.col = 0
         return _rows(list(items))
-    ordered: list[T] = []
-    band: list[T] = []
+    ordered: list[P] = []
+    band: list[P] = []
     for it in sorted(items, key=lambda i: (i.top, i.left)):
         if any(it.left < lo - 2 and it.right > hi + 2 for lo, hi in gutters):
-            it.col = -1  # type: ignore[attr-defined]
+            it.col = -1
             ordered += _band(band, gutters)
             ordered.append(it)
             band = []
         else:
             centre = (it.left + it.right) / 2
-            it.col = sum(1 for lo, _ in gutters if centre > lo)  # type: ignore[attr-defined]
+            it.col = sum(1 for lo, _ in gutters if centre > lo)
             band.append(it)
     return ordered + _band(band, gutters)
 
 
-def _band(band: list[T], gutters: list[tuple[float, float]]) -> list[T]:
-    out: list[T] = []
+def _band(band: list[P], gutters: list[tuple[float, float]]) -> list[P]:
+    out: list[P] = []
     for col in range(len(gutters) + 1):
-        out += _rows([it for it in band if it.col == col])  # type: ignore[attr-defined]
+        out += _rows([it for it in band if it.col == col])
     return out
 
 

@@ -18,6 +18,7 @@ from types import TracebackType
 import pdfplumber
 from pdfminer.pdfparser import PDFSyntaxError
 from pdfminer.psparser import PSException
+from pdfplumber.pdf import PDF
 from pdfplumber.utils.exceptions import PdfminerException
 
 from ragloom.ingest.blocks import Table
@@ -40,7 +41,7 @@ class TableFinder:
 
     def __init__(self, data: bytes) -> None:
         self._data = data
-        self._pdf: pdfplumber.PDF | None = None
+        self._pdf: PDF | None = None
 
     def __enter__(self) -> TableFinder:
         return self

@@ -129,8 +129,8 @@ def decode_text(data: bytes) -> tuple[str, str] | None:
                 return None
             return (text, encoding) if _looks_like_text(text) else None
     if b"\x00" in data[:4096]:
-        text = _utf16_without_bom(data)
-        return (text, "utf-16") if text is not None and _looks_like_text(text) else None
+        utf16 = _utf16_without_bom(data)
+        return (utf16, "utf-16") if utf16 is not None and _looks_like_text(utf16) else None
     candidates = ["utf-8", "gb18030", "cp1252"]
     for encoding in candidates:
         try:

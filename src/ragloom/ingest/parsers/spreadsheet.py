@@ -25,6 +25,7 @@ import logging
 import zipfile
 from collections.abc import Iterable
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from ragloom.errors import LimitExceededError, MissingDependencyError, ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
@@ -32,6 +33,10 @@ from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.parsers.bounds import check_zip
 from ragloom.ingest.parsers.tabular import grid_blocks
 from ragloom.ingest.parsers.text import decode_or_raise
+
+if TYPE_CHECKING:  # untyped libraries: these names are Any to the checker
+    from lxml.etree import _Element
+    from xlrd.sheet import Cell
 
 log = logging.getLogger(__name__)
 _NOT_CALCULATED = "[not calculated]"
@@ -126,10 +131,10 @@ def _cells_reader() -> type:
 
     formula_tag = f"{{{SHEET_MAIN_NS}}}f"
 
-    class CellsReader(WorkSheetParser):  # type: ignore[misc]
-        def parse_cell(self, element: object) -> dict:
-            cell = super().parse_cell(element)  # data_only: the cached value
-            if element.find(formula_tag) is not None:  # type: ignore[attr-defined]
+    class CellsReader(WorkSheetParser):  # type: ignore[misc]  # openpyxl is untyped: its base class is Any
+        def parse_cell(self, element: _Element) -> dict[str, object]:
+            cell: dict[str, object] = super().parse_cell(element)  # data_only: the cached value
+            if element.find(formula_tag) is not None:
                 formula = self.parse_formula(element)  # also keeps shared formulas translatable
                 if cell["value"] is None:
                     cell["value"] = f"{getattr(formula, 'text', None) or formula} {_NOT_CALCULATED}"
@@ -290,10 +295,10 @@ class XlsParser:
         return ParsedDocument(blocks=blocks, metadata={"sheets": str(book.nsheets)})
 
     @staticmethod
-    def _cell(cell: object, datemode: int) -> str:
+    def _cell(cell: Cell, datemode: int) -> str:
         import xlrd
 
-        ctype, value = cell.ctype, cell.value  # type: ignore[attr-defined]
+        ctype, value = cell.ctype, cell.value
         if ctype == xlrd.XL_CELL_DATE:
             try:
                 return cell_text(xlrd.xldate_as_datetime(value, datemode))
@@ -302,7 +307,8 @@ class XlsParser:
         if ctype == xlrd.XL_CELL_BOOLEAN:
             return cell_text(bool(value))
         if ctype == xlrd.XL_CELL_ERROR:
-            return xlrd.error_text_from_code.get(value, "#ERROR")
+            text: str = xlrd.error_text_from_code.get(value, "#ERROR")
+            return text
         return cell_text(value)
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from ragloom.config import Settings
 from ragloom.db.models import Task, Worker, utcnow
+from ragloom.states import TaskStatus
 
 MISSED_BEATS = 3  # a worker silent for this many beats is dead
 STALE_BEATS = 12  # a running task without a heartbeat for this many beats is taken back
@@ -41,15 +43,15 @@ def register(session: Session, *, worker_id: str, host: str, pid: int, superviso
 def beat(session: Session, worker_id: str, *, task_id: str | None, rss_mb: float) -> None:
     """Say the worker is alive (re-registering it if its row was pruned) and keep its task's heartbeat."""
     now = utcnow()
-    res = session.execute(update(Worker).where(Worker.id == worker_id)
-                          .values(last_seen=now, task_id=task_id, rss_mb=round(rss_mb, 1)))
-    if not res.rowcount:  # type: ignore[attr-defined]
+    res = cast(CursorResult[Any], session.execute(  # an UPDATE's result is a CursorResult
+        update(Worker).where(Worker.id == worker_id).values(last_seen=now, task_id=task_id, rss_mb=round(rss_mb, 1))))
+    if not res.rowcount:
         host, _, rest = worker_id.partition(":")
         pid = int(rest.partition(":")[0] or 0) if rest.partition(":")[0].isdigit() else 0
         session.merge(Worker(id=worker_id, host=host, pid=pid, task_id=task_id, rss_mb=round(rss_mb, 1),
                              started_at=now, last_seen=now))
     if task_id is not None:
-        session.execute(update(Task).where(Task.id == task_id, Task.status == "running",
+        session.execute(update(Task).where(Task.id == task_id, Task.status == TaskStatus.RUNNING,
                                            Task.claimed_by == worker_id).values(heartbeat_at=now))
 
 
@@ -74,21 +76,23 @@ def alive(session: Session, settings: Settings, *, now: datetime | None = None) 
 def prune(session: Session, settings: Settings, *, now: datetime | None = None) -> int:
     """Remove the rows of workers dead for a while (their tasks are taken back by ``requeue_stale``)."""
     now = now or utcnow()
-    res = session.execute(delete(Worker).where(Worker.last_seen < now - 2 * stale_after(settings)))
-    return res.rowcount or 0  # type: ignore[attr-defined]
+    res = cast(CursorResult[Any], session.execute(  # a DELETE's result is a CursorResult
+        delete(Worker).where(Worker.last_seen < now - 2 * stale_after(settings))))
+    return res.rowcount or 0
 
 
 def queue_state(session: Session, *, now: datetime | None = None) -> QueueState:
     now = now or utcnow()
-    counts = dict(session.execute(  # type: ignore[arg-type]
-        select(Task.status, func.count()).where(Task.status.in_(("queued", "running"))).group_by(Task.status)
+    counts = dict(session.execute(
+        select(Task.status, func.count())
+        .where(Task.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING))).group_by(Task.status)
     ).all())
     oldest = session.scalar(select(func.min(Task.created_at)).where(
-        Task.status == "queued", (Task.not_before.is_(None)) | (Task.not_before <= now)))
+        Task.status == TaskStatus.QUEUED, (Task.not_before.is_(None)) | (Task.not_before <= now)))
     if oldest is not None and oldest.tzinfo is None:  # SQLite returns naive datetimes for aggregates
         from datetime import UTC
 
         oldest = oldest.replace(tzinfo=UTC)
     age = (now - oldest).total_seconds() if oldest is not None else None
-    return QueueState(queued=counts.get("queued", 0), running=counts.get("running", 0),
+    return QueueState(queued=counts.get(TaskStatus.QUEUED, 0), running=counts.get(TaskStatus.RUNNING, 0),
                       oldest_queued_seconds=round(age, 1) if age is not None else None)

@@ -9,17 +9,19 @@ latest version's task.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import ColumnElement, CursorResult, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ragloom.db.models import Document, Task, utcnow
+from ragloom.states import TaskStatus
 
 STALE_AFTER = timedelta(minutes=5)  # a task whose worker sends no heartbeat for this long is taken back
 
 
-def _runnable(now: datetime):  # type: ignore[no-untyped-def]
-    return (Task.status == "queued") & or_(Task.not_before.is_(None), Task.not_before <= now)
+def _runnable(now: datetime) -> ColumnElement[bool]:
+    return (Task.status == TaskStatus.QUEUED) & or_(Task.not_before.is_(None), Task.not_before <= now)
 
 
 def next_candidates(session: Session, *, now: datetime | None = None, limit: int = 5) -> list[str]:
@@ -36,17 +38,17 @@ def next_candidates(session: Session, *, now: datetime | None = None, limit: int
     ).all()
     if not waiting:
         return []
-    running = dict(session.execute(  # type: ignore[arg-type]
-        select(Task.tenant_id, func.count()).where(Task.status == "running").group_by(Task.tenant_id)
+    running = dict(session.execute(
+        select(Task.tenant_id, func.count()).where(Task.status == TaskStatus.RUNNING).group_by(Task.tenant_id)
     ).all())
     tenant = min(waiting, key=lambda row: (running.get(row[0], 0), row[1], row[0]))[0]
     in_tenant = _runnable(now) & (Task.tenant_id == tenant)
     docs = session.execute(
         select(Task.document_id, func.min(Task.created_at)).where(in_tenant).group_by(Task.document_id)
     ).all()
-    running_docs = dict(session.execute(  # type: ignore[arg-type]
+    running_docs = dict(session.execute(
         select(Task.document_id, func.count())
-        .where(Task.status == "running", Task.tenant_id == tenant).group_by(Task.document_id)
+        .where(Task.status == TaskStatus.RUNNING, Task.tenant_id == tenant).group_by(Task.document_id)
     ).all())
     doc = min(docs, key=lambda row: (running_docs.get(row[0], 0), row[1], row[0]))[0]
     return list(session.scalars(
@@ -59,13 +61,13 @@ def claim(session: Session, *, worker_id: str) -> Task | None:
     """Take the next runnable task (:func:`next_candidates`), or ``None``. Commits nothing itself."""
     now = utcnow()
     for task_id in next_candidates(session, now=now):
-        res = session.execute(
+        res = cast(CursorResult[Any], session.execute(  # an UPDATE's result is a CursorResult
             update(Task)
-            .where(Task.id == task_id, Task.status == "queued")
-            .values(status="running", claimed_by=worker_id, heartbeat_at=now, started_at=now,
+            .where(Task.id == task_id, Task.status == TaskStatus.QUEUED)
+            .values(status=TaskStatus.RUNNING, claimed_by=worker_id, heartbeat_at=now, started_at=now,
                     attempts=Task.attempts + 1)
-        )
-        if res.rowcount == 1:  # type: ignore[attr-defined]
+        ))
+        if res.rowcount == 1:
             task = session.get(Task, task_id)
             assert task is not None
             session.refresh(task)
@@ -81,7 +83,7 @@ def requeue_stale(session: Session, *, now: datetime | None = None, stale_after:
     its worker each time must not be retried forever). Returns the ids of the tasks that failed."""
     now = now or utcnow()
     stale = session.scalars(
-        select(Task).where(Task.status == "running", Task.heartbeat_at < now - stale_after)
+        select(Task).where(Task.status == TaskStatus.RUNNING, Task.heartbeat_at < now - stale_after)
     ).all()
     return [t.id for t in stale
             if not requeue_lost(session, t, reason="its worker stopped sending heartbeats",
@@ -93,7 +95,7 @@ def requeue_worker(session: Session, worker_id: str, *, reason: str, max_attempt
     """Take back at once the tasks a worker was running when it died (``reason`` says how).
     With ``count_attempt`` False (the worker was stopped on purpose) the attempt is not counted.
     Returns the ids of the tasks that failed for good (attempts used up)."""
-    running = session.scalars(select(Task).where(Task.status == "running", Task.claimed_by == worker_id)).all()
+    running = session.scalars(select(Task).where(Task.status == TaskStatus.RUNNING, Task.claimed_by == worker_id)).all()
     failed = []
     for task in running:
         if not count_attempt:
@@ -106,12 +108,12 @@ def requeue_worker(session: Session, worker_id: str, *, reason: str, max_attempt
 def requeue_lost(session: Session, task: Task, *, reason: str, max_attempts: int) -> bool:
     """Re-queue a task whose worker was lost; False (and the task failed) when its attempts are used up."""
     if task.attempts >= max(1, max_attempts):
-        task.status, task.finished_at = "failed", utcnow()
+        task.status, task.finished_at = TaskStatus.FAILED, utcnow()
         task.message = (f"{reason}; the task was tried {task.attempts} times and failed each time "
                         "(RAGLOOM_TASK_MAX_RETRIES)")
         _mirror(session, task)
         return False
-    task.status, task.claimed_by = "queued", None
+    task.status, task.claimed_by = TaskStatus.QUEUED, None
     task.message = f"{reason}; re-queued (attempt {task.attempts} of {max(1, max_attempts)})"
     _mirror(session, task)
     return True
@@ -120,9 +122,9 @@ def requeue_lost(session: Session, task: Task, *, reason: str, max_attempts: int
 def hand_back(session: Session, task_id: str, *, message: str = "the worker stopped; waiting for another") -> None:
     """Put a running task back in the queue without counting the attempt (its worker is shutting down)."""
     task = session.get(Task, task_id)
-    if task is None or task.status != "running":
+    if task is None or task.status != TaskStatus.RUNNING:
         return
-    task.status, task.claimed_by, task.message = "queued", None, message
+    task.status, task.claimed_by, task.message = TaskStatus.QUEUED, None, message
     task.attempts = max(0, task.attempts - 1)
     _mirror(session, task)
 
@@ -133,7 +135,7 @@ def report(session: Session, task_id: str, *, progress: float | None = None, mes
     if task is None:
         return False
     task.heartbeat_at = utcnow()
-    if task.cancel_requested or task.status != "running":
+    if task.cancel_requested or task.status != TaskStatus.RUNNING:
         return False
     if progress is not None and progress > task.progress:
         task.progress = min(progress, 0.99)
@@ -143,11 +145,11 @@ def report(session: Session, task_id: str, *, progress: float | None = None, mes
     return True
 
 
-def finish(session: Session, task_id: str, *, message: str = "done") -> None:
+def finish(session: Session, task_id: str, *, message: str = TaskStatus.DONE) -> None:
     task = session.get(Task, task_id)
     if task is None:
         return
-    task.status, task.progress, task.message, task.finished_at = "done", 1.0, message, utcnow()
+    task.status, task.progress, task.message, task.finished_at = TaskStatus.DONE, 1.0, message, utcnow()
     _mirror(session, task)
 
 
@@ -158,18 +160,18 @@ def fail(session: Session, task_id: str, *, reason: str, retry_in: timedelta | N
     if task is None:
         return
     if retry_in is not None and task.attempts < max_attempts:
-        task.status, task.not_before, task.claimed_by = "queued", utcnow() + retry_in, None
+        task.status, task.not_before, task.claimed_by = TaskStatus.QUEUED, utcnow() + retry_in, None
         task.message = f"retrying after: {reason}"
     else:
-        task.status, task.message, task.finished_at = "failed", reason, utcnow()
+        task.status, task.message, task.finished_at = TaskStatus.FAILED, reason, utcnow()
     _mirror(session, task)
 
 
 def mark_cancelled(session: Session, task_id: str) -> None:
     task = session.get(Task, task_id)
-    if task is None or task.status in ("done", "failed"):
+    if task is None or task.status in (TaskStatus.DONE, TaskStatus.FAILED):
         return
-    task.status, task.message, task.finished_at = "cancelled", "cancelled by user", utcnow()
+    task.status, task.message, task.finished_at = TaskStatus.CANCELLED, "cancelled by user", utcnow()
     _mirror(session, task)
 
 
@@ -186,12 +188,12 @@ def _mirror(session: Session, task: Task) -> None:
     session.flush()
     siblings = list(session.scalars(select(Task).where(Task.version_id == task.version_id)))
     statuses = {t.status for t in siblings}
-    for status in ("failed", "cancelled", "running", "queued", "done"):
+    for status in (TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.RUNNING, TaskStatus.QUEUED, TaskStatus.DONE):
         if status in statuses:
             doc.status = status
             break
-    doc.progress = sum(1.0 if t.status == "done" else t.progress for t in siblings) / len(siblings)
-    if len(siblings) > 1 and task.status != "failed":
+    doc.progress = sum(1.0 if t.status == TaskStatus.DONE else t.progress for t in siblings) / len(siblings)
+    if len(siblings) > 1 and task.status != TaskStatus.FAILED:
         doc.message = f"pages {task.from_page}-{task.to_page}: {task.message}"
     else:
         doc.message = task.message

@@ -19,10 +19,14 @@ from ragloom.docstore.registry import open_docstore
 from ragloom.filemodes import make_private_dir
 from ragloom.models.embedding import Embedder
 from ragloom.models.embedding_cache import CachedEmbedder
-from ragloom.models.registry import make_embedder
-from ragloom.storage import LocalStore, ObjectStore
+from ragloom.models.registry import make_chat_model, make_embedder
+from ragloom.states import Role
+from ragloom.storage import ObjectStore, open_object_store
 
 if TYPE_CHECKING:
+    from ragloom.knowledge.tags import TagCache
+    from ragloom.models.chat import ChatModel
+    from ragloom.models.rerank import Reranker
     from ragloom.nlp import Analyzer
 
 log = logging.getLogger(__name__)
@@ -34,7 +38,7 @@ class Principal:
 
     tenant_id: str
     user_id: str
-    role: str  # owner | admin | member
+    role: Role
 
 
 @dataclass
@@ -50,7 +54,7 @@ class Context:
 
     @cached_property
     def objects(self) -> ObjectStore:
-        return LocalStore(self.settings.files_dir)
+        return open_object_store(self.settings)
 
     @cached_property
     def docstore(self) -> DocStore:
@@ -63,24 +67,19 @@ class Context:
         return Analyzer()
 
     @cached_property
-    def tag_cache(self):  # type: ignore[no-untyped-def]
+    def tag_cache(self) -> TagCache:
         """Tag priors of tag sets (:class:`ragloom.knowledge.tags.TagCache`), keyed by their versions."""
         from ragloom.knowledge.tags import TagCache
 
         return TagCache()
 
     @cached_property
-    def chat_model(self):  # type: ignore[no-untyped-def]
-        s = self.settings
-        if not (s.chat_base_url and s.chat_model):
-            return None
-        from ragloom.models.chat import OpenAIChatModel
-
-        key = s.chat_api_key.get_secret_value() if s.chat_api_key else None
-        return OpenAIChatModel(base_url=s.chat_base_url, model=s.chat_model, api_key=key)
+    def chat_model(self) -> ChatModel | None:
+        """The configured chat model (``RAGLOOM_CHAT_PROVIDER``), or None when none is set up."""
+        return make_chat_model(self.settings)
 
     @cached_property
-    def reranker(self):  # type: ignore[no-untyped-def]
+    def reranker(self) -> Reranker | None:
         """The configured reranker, or None."""
         s = self.settings
         if not s.rerank_provider:

@@ -1,0 +1,130 @@
+"""Response bodies that exist only at the edge: the error body, /health, and the answer's event stream.
+
+Every other body is a resource model of :mod:`ragloom.service.views`. :func:`error_responses` builds
+the ``responses=`` declarations (routers and routes) that put the error body into ``/openapi.json``
+for each status code :mod:`ragloom.api.errors` may answer with.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from ragloom.service.views import CitedAnswer, Number, absent_unless
+
+REF = "#/components/schemas/{model}"  # where FastAPI puts the models' schemas
+
+
+class ErrorBody(BaseModel):
+    """Every error response (4xx and 5xx): the error's class and a message for a person."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: str = Field(description="the kind of error, e.g. NotFoundError, InvalidRequestError, HTTPError",
+                       examples=["NotFoundError"])
+    message: str = Field(examples=["knowledge base 'manuals' not found"])
+
+
+def error_body(kind: str, message: str) -> dict[str, str]:
+    """The JSON of an error response (the exception handlers' and the middleware's)."""
+    return ErrorBody(error=kind, message=message).model_dump()
+
+
+_ERRORS: dict[int, str] = {
+    400: "invalid request (InvalidRequestError)",
+    401: "missing or unknown API key (AuthenticationError); the response has WWW-Authenticate: Bearer",
+    403: "the caller may not do this (PermissionDeniedError)",
+    404: "not found, or not visible to the caller (NotFoundError)",
+    409: "clashes with the current state, e.g. a duplicate name (ConflictError)",
+    413: "the request body or an upload is over its configured size (PayloadTooLargeError)",
+    422: "the request does not match its schema (InvalidRequestError)",
+    429: "rate limit reached (RateLimitedError); Retry-After says when to try again",
+    500: "internal error",
+    502: "a model (embedding, chat, rerank) failed or is unreachable (ModelError)",
+    503: "the object store or the search store failed (StoreError)",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` entries: the error body under each status code."""
+    return {code: {"model": ErrorBody, "description": _ERRORS.get(code) or HTTPStatus(code).phrase}
+            for code in codes}
+
+
+# Errors any route may answer with (the body limit applies to every request), and those of the
+# routes that need an API key and name a dataset or document.
+COMMON_ERRORS = error_responses(400, 413, 422, 500)
+CALLER_ERRORS = error_responses(401, 403, 404, 503)
+
+
+def binary_response(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` of a route that answers with a file's bytes."""
+    return {200: {"description": description,
+                  "content": {media_type: {"schema": {"type": "string", "format": "binary"}}}}}
+
+
+# --- /health --------------------------------------------------------------------------------------
+
+class WorkerState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    alive: int = Field(description="workers that sent a heartbeat recently (any machine)")
+    expected: int | None = Field(description="workers this server's pool runs; null without a pool")
+    busy: int = Field(description="alive workers running a task")
+    restarts: int | None = Field(description="worker restarts by this server's pool; null without a pool")
+    last_exits: list[str]
+
+
+class QueueState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    queued: int
+    running: int
+    oldest_queued_seconds: Number | None = Field(description="how long the oldest runnable task has waited")
+
+
+HealthStatus = Literal["ok", "degraded", "unavailable"]
+
+
+class Health(BaseModel):
+    """Liveness of the API and of the ingestion workers; no tenant data."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: HealthStatus = Field(description="ok; degraded: fewer workers alive than expected; unavailable (HTTP "
+                                             "503): none, so uploads wait")
+    version: str
+    workers: WorkerState
+    queue: QueueState
+    message: str | SkipJsonSchema[None] = absent_unless("status is 'unavailable'")
+
+
+# --- the answer as a stream (POST /answer with stream: true) ------------------------------------
+
+def _event(title: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "title": title, "description": description, "properties": properties,
+            "required": list(properties)}
+
+
+ANSWER_EVENTS: dict[str, Any] = {"oneOf": [
+    _event("AnswerDelta", "a piece of the answer text, as the model writes it", {"delta": {"type": "string"}}),
+    _event("AnswerFinal", "the finished answer with its references (after the last delta)",
+           {"answer": {"$ref": REF.format(model=CitedAnswer.__name__)}}),
+    {"$ref": REF.format(model=ErrorBody.__name__),
+     "description": "the answer failed after the stream started (the last event before [DONE])"},
+    {"type": "string", "const": "[DONE]", "description": "the end of the stream (not JSON)"},
+]}
+
+ANSWER_STREAM: dict[int | str, dict[str, Any]] = {200: {
+    "description": "the answer (application/json), or with stream: true its events (text/event-stream): "
+                   "'data: {\"delta\": ...}' lines, then 'data: {\"answer\": ...}', then 'data: [DONE]'",
+    "content": {"text/event-stream": {
+        "schema": {"type": "string", "description": "server-sent events; each data line is one of itemSchema's "
+                                                    "data"},
+        "itemSchema": {"type": "object", "required": ["data"], "properties": {
+            "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": ANSWER_EVENTS}}},
+    }},
+}}

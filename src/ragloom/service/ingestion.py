@@ -1,0 +1,231 @@
+"""The ingestion use case: run one claimed task — read its job, call the stages, publish.
+
+The stages (:mod:`ragloom.ingest.pipeline`) know nothing of the database or the queue; this module
+gives each the stores and models it uses, records progress on the task row, stores what the
+stages produced (page previews, extracted metadata, search-store rows) and flips the document's
+active version in one transaction when the version's last task is done (:func:`publish`).
+A task is idempotent: row ids are a hash of (version id, chunk order), so running it again
+rewrites the same rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ragloom.context import Context
+from ragloom.dataflow import ChunkRecord, ParsedDocument
+from ragloom.db import tasks
+from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, VersionPage, utcnow
+from ragloom.docstore.base import Filters
+from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledError, TaskInterruptedError
+from ragloom.ingest import pipeline
+from ragloom.ingest.guard import checkpoint
+from ragloom.ingest.job import Job
+from ragloom.states import RunOutcome, TaskStatus, VersionStatus
+
+log = logging.getLogger(__name__)
+
+
+class TaskProgress:
+    """Reports progress to the task row; raises TaskCancelledError once cancel is asked, and
+    whatever the task's guard raises (:func:`ragloom.ingest.guard.checkpoint`)."""
+
+    def __init__(self, ctx: Context, task_id: str) -> None:
+        self.ctx = ctx
+        self.task_id = task_id
+        self._last = 0.0
+
+    def __call__(self, progress: float, message: str, *, force: bool = False) -> None:
+        checkpoint()
+        now = time.monotonic()
+        if not force and now - self._last < 0.5:
+            return
+        self._last = now
+        with self.ctx.db.session() as s:
+            alive = tasks.report(s, self.task_id, progress=progress, message=message)
+        if not alive:
+            raise TaskCancelledError("cancelled by user")
+
+
+def load_job(ctx: Context, task_id: str) -> Job:
+    """The task's inputs, read from the DB once at its start."""
+    with ctx.db.session() as s:
+        task = s.get(Task, task_id)
+        assert task is not None
+        version = s.get(DocumentVersion, task.version_id)
+        doc = s.get(Document, task.document_id)
+        kb = s.get(KnowledgeBase, task.kb_id)
+        assert version is not None and doc is not None and kb is not None
+        return Job(
+            task_id=task.id, tenant_id=task.tenant_id, kb_id=kb.id, doc_id=doc.id, version_id=version.id,
+            filename=doc.name, content_hash=version.content_hash, file_key=version.file_key,
+            chunk_method=version.chunk_method,
+            parser_config=dict(version.parser_config or {}), embedding_model=kb.embedding_model,
+            language=kb.language, from_page=task.from_page, to_page=task.to_page,
+            tag_kb_ids=tuple(kb.tag_kb_ids or ()), topn_tags=kb.topn_tags,
+        )
+
+
+def run_task(ctx: Context, task_id: str) -> RunOutcome:
+    """Run one claimed task to its end; returns the final task status."""
+    job = load_job(ctx, task_id)
+    progress = TaskProgress(ctx, task_id)
+    try:
+        progress(0.05, "parsing", force=True)
+        data = ctx.objects.get(job.file_key)
+        parsed = pipeline.parse(data, job)
+        embedder = ctx.embedder(job.embedding_model)
+        progress(0.2, f"parsed {len(parsed.blocks)} blocks; rendering page previews", force=True)
+        store_pages(ctx, job, data, parsed)
+        store_metadata(ctx, job, parsed)
+        progress(0.25, f"parsed {len(parsed.blocks)} blocks; chunking", force=True)
+        chunks = pipeline.chunk(job, parsed, embedder)
+        progress(0.3, f"{len(chunks)} chunks; embedding", force=True)
+        vectors = pipeline.embed(job, chunks, embedder, progress)
+        titles = [(max(1, b.level), b.text) for b in parsed.blocks if b.kind == "title"]
+        records = pipeline.to_records(ctx.analyzer, job, chunks, vectors, titles)
+        note = pipeline.llm_toc(ctx.chat_model, ctx.settings.chat_max_context_tokens, job, chunks, records,
+                                embedder.count_tokens, progress)
+        add_tags(ctx, job, records)
+        progress(0.86, "indexing", force=True)
+        pipeline.index(ctx.docstore, job, records, progress)
+        progress(0.97, "publishing", force=True)
+        publish(ctx, job, chunk_count=sum(1 for r in records if r.available), page_count=parsed.page_count,
+                note=note)
+        return RunOutcome.DONE
+    except TaskInterruptedError:
+        log.info("task %s: handed back to the queue (the worker is stopping)", task_id)
+        with ctx.db.session() as s:
+            tasks.hand_back(s, task_id)
+        return RunOutcome.INTERRUPTED
+    except TaskCancelledError:
+        _discard(ctx, job)
+        with ctx.db.session() as s:
+            tasks.mark_cancelled(s, task_id)
+            _set_version(s, job.version_id, VersionStatus.CANCELLED, "cancelled by user")
+        return RunOutcome.CANCELLED
+    except ParseError as exc:
+        fail_version(ctx, job, exc.message)
+        return RunOutcome.FAILED
+    except (StoreError, ModelError) as exc:
+        log.warning("task %s: transient failure: %s", task_id, exc.message)
+        with ctx.db.session() as s:
+            tasks.fail(s, task_id, reason=exc.message, retry_in=timedelta(seconds=5),
+                       max_attempts=ctx.settings.task_max_retries)
+            task = s.get(Task, task_id)
+            gave_up = task is not None and task.status == TaskStatus.FAILED
+        if gave_up:
+            fail_version(ctx, job, exc.message)
+            return RunOutcome.FAILED
+        return RunOutcome.RETRY
+
+
+def fail_version(ctx: Context, job: Job, reason: str) -> None:
+    """A task failed for good: the whole version fails with its reason; sibling tasks stop."""
+    with ctx.db.session() as s:
+        tasks.fail(s, job.task_id, reason=reason)
+        _set_version(s, job.version_id, VersionStatus.FAILED, reason)
+        for sibling in s.scalars(select(Task).where(Task.version_id == job.version_id, Task.id != job.task_id)):
+            if sibling.status == TaskStatus.QUEUED:
+                sibling.status, sibling.finished_at = TaskStatus.CANCELLED, utcnow()
+                sibling.message = "another page range failed"
+            elif sibling.status == TaskStatus.RUNNING:
+                sibling.cancel_requested = True
+    _discard(ctx, job)
+
+
+def _discard(ctx: Context, job: Job) -> None:
+    ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[job.version_id]))
+
+
+def _set_version(session: Session, version_id: str, status: VersionStatus, error: str) -> None:
+    version = session.get(DocumentVersion, version_id)
+    if version is not None and version.status == VersionStatus.BUILDING:
+        version.status, version.error = status, error
+
+
+def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None, note: str = "") -> bool:
+    """Finish this task; when it is the version's last, flip the document's active version.
+
+    One transaction: the document row is written first (it serialises the tasks
+    of one version on SQLite and PostgreSQL alike), then this task is marked
+    done, then, if no sibling task is left, the version becomes active and the
+    old version's chunks are dropped afterwards. When the document was deleted
+    or a newer version was uploaded meanwhile, this version is discarded
+    instead. Returns True when the version was published. ``note`` (e.g. why no TOC was
+    built) is appended to the task's and the document's message.
+    """
+    suffix = f"; {note}" if note else ""
+    old_version: str | None = None
+    outcome = "wait"
+    with ctx.db.session() as s:
+        doc = s.get(Document, job.doc_id, with_for_update=True)
+        version = s.get(DocumentVersion, job.version_id)
+        task = s.get(Task, job.task_id)
+        if task is not None:
+            task.chunk_count = chunk_count
+        if doc is None or version is None or doc.latest_version_id != job.version_id:
+            outcome = "discard"
+            if version is not None:
+                version.status = VersionStatus.SUPERSEDED
+            tasks.finish(s, job.task_id, message="superseded by a newer version; not published")
+        else:
+            doc.updated_at = utcnow()
+            s.flush()  # take the write lock before reading the siblings
+            tasks.finish(s, job.task_id, message=f"{chunk_count} chunks indexed{suffix}")
+            siblings = list(s.scalars(select(Task).where(Task.version_id == job.version_id)))
+            if all(t.status == TaskStatus.DONE for t in siblings):
+                outcome = "published"
+                total = sum(t.chunk_count for t in siblings)
+                old_version = doc.active_version_id
+                if old_version and old_version != version.id:
+                    old = s.get(DocumentVersion, old_version)
+                    if old is not None:
+                        old.status = VersionStatus.SUPERSEDED
+                version.status, version.chunk_count, version.published_at = VersionStatus.READY, total, utcnow()
+                version.page_count = page_count
+                doc.active_version_id = version.id
+                doc.chunk_count = total
+                doc.message = f"published {total} chunks{suffix}"
+    if outcome == "discard":
+        _discard(ctx, job)
+    elif outcome == "published" and old_version and old_version != job.version_id:
+        ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[old_version]))
+    return outcome == "published"
+
+
+def store_metadata(ctx: Context, job: Job, parsed: ParsedDocument) -> None:
+    """Metadata the parser found becomes document metadata (values the user set win)."""
+    from ragloom.service.documents import merge_extracted_metadata
+
+    found = pipeline.extracted_metadata(parsed)
+    if found:
+        with ctx.db.session() as s:
+            merge_extracted_metadata(s, job.doc_id, found)
+
+
+def store_pages(ctx: Context, job: Job, data: bytes, parsed: ParsedDocument) -> None:
+    """Record each parsed page's size and store its preview image in the tenant's namespace."""
+    if not parsed.page_sizes:
+        return
+    images = {page: ctx.objects.put(png, namespace=job.tenant_id)
+              for page, png in pipeline.page_previews(data, job, parsed)}
+    with ctx.db.session() as s:
+        for page, (width, height) in parsed.page_sizes.items():
+            s.merge(VersionPage(version_id=job.version_id, page=page, width=width, height=height,
+                                image_key=images.get(page)))
+
+
+def add_tags(ctx: Context, job: Job, records: list[ChunkRecord]) -> None:
+    """Tag features (REFERENCE §5.5) from the knowledge base's tag sets, when it has some."""
+    from ragloom.service.tags import tag_records
+
+    if job.tag_kb_ids:
+        tagged = tag_records(ctx, tenant_id=job.tenant_id, tag_kb_ids=job.tag_kb_ids, topn=job.topn_tags,
+                             records=records)
+        log.info("task %s: %d of %d chunks tagged", job.task_id, tagged, len(records))

@@ -1,0 +1,43 @@
+"""System use cases: the workers' and queue's health, one workspace's counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+
+from ragloom.context import Context
+from ragloom.db import workers
+from ragloom.db.models import Document, KnowledgeBase, Task
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerHealth:
+    """Workers alive (heartbeat within their timeout), how many of them run a task, and the queue."""
+
+    alive: int
+    busy: int
+    queued: int
+    running: int
+    oldest_queued_seconds: float | None
+
+
+def worker_health(ctx: Context) -> WorkerHealth:
+    """Liveness of the ingestion workers of every machine sharing the DB; no tenant data."""
+    with ctx.db.session() as s:
+        alive = workers.alive(s, ctx.settings)
+        queue = workers.queue_state(s)
+    return WorkerHealth(alive=len(alive), busy=sum(1 for w in alive if w.task_id), queued=queue.queued,
+                        running=queue.running, oldest_queued_seconds=queue.oldest_queued_seconds)
+
+
+def workspace_counts(ctx: Context, tenant_id: str) -> dict[str, object]:
+    """Counts of one tenant only: knowledge bases, documents and tasks by status."""
+    with ctx.db.session() as s:
+        tasks = dict(s.execute(select(Task.status, func.count()).where(Task.tenant_id == tenant_id)
+                               .group_by(Task.status)).all())
+        docs = dict(s.execute(select(Document.status, func.count()).where(Document.tenant_id == tenant_id)
+                              .group_by(Document.status)).all())
+        kbs = s.scalar(select(func.count()).select_from(KnowledgeBase)
+                       .where(KnowledgeBase.tenant_id == tenant_id)) or 0
+    return {"knowledge_bases": kbs, "documents": docs, "tasks": tasks}

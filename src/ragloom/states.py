@@ -1,0 +1,49 @@
+"""The states things go through, one enum each (``StrEnum``: stored and sent as their plain value).
+
+A leaf module: every layer may import it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class TaskStatus(StrEnum):
+    """An ingestion task's state; a document shows its latest version's tasks' (the most telling)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+DocumentStatus = TaskStatus  # a document mirrors the tasks of its latest version
+
+
+class VersionStatus(StrEnum):
+    """A document version: built by its tasks, then published (ready) or dropped."""
+
+    BUILDING = "building"
+    READY = "ready"
+    FAILED = "failed"
+    SUPERSEDED = "superseded"
+    CANCELLED = "cancelled"
+
+
+class RunOutcome(StrEnum):
+    """How one run of a task by a worker ended."""
+
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    RETRY = "retry"  # a transient fault: queued again after a pause
+    INTERRUPTED = "interrupted"  # the worker is stopping: handed back to the queue
+
+
+class Role(StrEnum):
+    """A member's role in a workspace (tenant)."""
+
+    OWNER = "owner"
+    ADMIN = "admin"
+    MEMBER = "member"
