@@ -162,16 +162,14 @@ class WorkerPool:
             self._monitor.join(5)
             self._monitor = None
         with self._lock:
-            live = [s for s in self.slots if s.process is not None]
-            for slot in live:
-                if slot.process.is_alive() and slot.process.pid:  # type: ignore[union-attr]
-                    os.kill(slot.process.pid, signal.SIGTERM)  # type: ignore[union-attr]
+            live = [(s, s.process) for s in self.slots if s.process is not None]
+            for _, process in live:
+                if process.is_alive() and process.pid:
+                    os.kill(process.pid, signal.SIGTERM)
             deadline = time.monotonic() + timeout
-            for slot in live:
-                slot.process.join(max(0.1, deadline - time.monotonic()))  # type: ignore[union-attr]
-            for slot in live:
-                proc = slot.process
-                assert proc is not None
+            for _, process in live:
+                process.join(max(0.1, deadline - time.monotonic()))
+            for slot, proc in live:
                 if proc.is_alive():
                     log.warning("worker %s did not stop in %.0f s; killing it", slot.worker_id, timeout)
                     proc.kill()

@@ -11,6 +11,7 @@ from fastapi.responses import StreamingResponse
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import ANSWER_STREAM, CALLER_ERRORS, error_responses
 from ragloom.api.schemas import AnswerRequest, RetrievalRequest
+from ragloom.dataflow import Answer
 from ragloom.errors import InvalidRequestError, RagloomError
 from ragloom.service import answers
 from ragloom.service.search import search
@@ -51,8 +52,8 @@ def _sse(first: object, rest: Iterator[object]) -> Iterator[str]:
         for item in _chain(first, rest):
             if isinstance(item, str):
                 yield f"data: {json.dumps({'delta': item}, ensure_ascii=False)}\n\n"
-            else:
-                final = answer_view(item).model_dump(mode="json")  # type: ignore[arg-type]
+            elif isinstance(item, Answer):
+                final = answer_view(item).model_dump(mode="json")
                 yield f"data: {json.dumps({'answer': final}, ensure_ascii=False)}\n\n"
     except RagloomError as exc:
         yield f"data: {json.dumps({'error': type(exc).__name__, 'message': exc.message})}\n\n"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from sqlalchemy import func, or_, select
+from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
@@ -15,6 +15,7 @@ from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.nlp.synonyms import validate_groups
+from ragloom.states import Role
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
@@ -91,10 +92,10 @@ def validate_chunking(method: str, parser_config: dict[str, Any]) -> None:
     ChunkerConfig.parse({**parser_config, "method": method}, strict=True)
 
 
-def visible_clause(principal: Principal):  # type: ignore[no-untyped-def]
+def visible_clause(principal: Principal) -> ColumnElement[bool]:
     """SQL condition: the knowledge bases this principal may read."""
     cond = KnowledgeBase.tenant_id == principal.tenant_id
-    if principal.role in ("owner", "admin"):
+    if principal.role in (Role.OWNER, Role.ADMIN):
         return cond
     return cond & or_(KnowledgeBase.permission == "team", KnowledgeBase.created_by == principal.user_id)
 

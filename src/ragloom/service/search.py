@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
@@ -10,15 +11,16 @@ from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import InvalidRequestError
+from ragloom.knowledge.toc import TocEntry
 from ragloom.retrieval.fusion import fusions
 from ragloom.retrieval.options import RetrievalOptions
-from ragloom.retrieval.retriever import retrieve
+from ragloom.retrieval.retriever import TocSupport, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.service import knowledgebases
 from ragloom.service.tags import question_tags
 
 
-def term_similarity_fn(ctx: Context):  # type: ignore[no-untyped-def]
+def term_similarity_fn(ctx: Context) -> Callable[[str, str], float]:
     from ragloom.nlp import text_similarity
 
     analyzer = ctx.analyzer
@@ -60,7 +62,7 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_
     return scope, kbs
 
 
-def active_versions_fn(ctx: Context):  # type: ignore[no-untyped-def]
+def active_versions_fn(ctx: Context) -> Callable[[list[str]], dict[str, str | None]]:
     def active_versions(doc_ids: list[str]) -> dict[str, str | None]:
         with ctx.db.session() as s:
             rows = s.execute(select(Document.id, Document.active_version_id).where(Document.id.in_(doc_ids)))
@@ -151,14 +153,13 @@ def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[st
              for c in choices])
 
 
-def toc_support(ctx: Context, tenant_id: str, embedding_model: str):  # type: ignore[no-untyped-def]
+def toc_support(ctx: Context, tenant_id: str, embedding_model: str) -> TocSupport:
     """TOC enhancement over this tenant's index: titles scored by the chat model, else by similarity."""
     from ragloom.db.models import Task
     from ragloom.docstore.ids import toc_id
     from ragloom.knowledge.toc import llm_title_scorer, load_toc, similarity_title_scorer
-    from ragloom.retrieval.retriever import TocSupport
 
-    def tocs(doc_id: str) -> list:  # type: ignore[type-arg]
+    def tocs(doc_id: str) -> list[TocEntry]:
         with ctx.db.session() as s:
             version = s.scalar(select(Document.active_version_id).where(Document.id == doc_id))
             pages = sorted(set(s.scalars(select(Task.from_page).where(Task.version_id == version)))) if version else []
