@@ -16,11 +16,41 @@ with the origin at the *top-left* of the page (``top < bottom``); pages are
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
 # (page, left, right, top, bottom): the order the API and CLI print positions in.
 Position = tuple[int, float, float, float, float]
+
+
+class BlockKind(StrEnum):
+    """What a :class:`Block` is (``StrEnum``: compared, stored and sent as its plain value).
+
+    ``Block.kind`` stays typed ``str``: a plugin parser may use a kind of its own.
+    """
+
+    TEXT = "text"  # a paragraph
+    TITLE = "title"  # a heading (``level`` 1 = top)
+    TABLE = "table"
+    FIGURE = "figure"  # a picture with its caption / recognised text
+    LIST = "list"
+    CODE = "code"
+    NOTES = "notes"  # speaker notes: no built-in parser makes it (ours mark notes in ``meta``); chunkers accept it
+
+
+class ChunkKind(StrEnum):
+    """What a :class:`Chunk` (and its :class:`ChunkRecord`) is (``StrEnum``: stored and sent as its plain value).
+
+    ``kind`` stays typed ``str``: rows read back from a store hold the plain value.
+    """
+
+    TEXT = "text"
+    CODE = "code"  # made only of code blocks
+    TABLE = "table"  # a table, or one row of it (table method)
+    FIGURE = "figure"  # picture method
+    PARENT = "parent"  # parent-child: the hidden parent row its children are swapped for
+    TOC = "toc"  # the hidden table-of-contents row of a version
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +81,7 @@ class Table:
 class Block:
     """One unit of a parsed document: a paragraph, heading, table, list item, code block...
 
-    ``kind`` is one of ``text``, ``title``, ``table``, ``list``, ``code``, ``figure``.
+    ``kind`` is a :class:`BlockKind` (``text``, ``title``, ``table``, ``list``, ``code``, ``figure``...).
     ``level`` is the heading level (1 = top) for titles, else 0.
     ``heading_path`` holds the titles of the enclosing sections, outermost first
     (it does not include the block itself when the block is a title).
@@ -60,7 +90,7 @@ class Block:
     """
 
     text: str
-    kind: str = "text"
+    kind: str = BlockKind.TEXT
     level: int = 0
     heading_path: tuple[str, ...] = ()
     page: int | None = None
@@ -98,7 +128,7 @@ class Chunk:
     order: int
     positions: list[Position] = field(default_factory=list)
     heading_path: tuple[str, ...] = ()
-    kind: str = "text"
+    kind: str = ChunkKind.TEXT  # a ChunkKind
     html: str | None = None
     method: str = "naive"  # the chunk method that made it
     # qa: the questions are indexed as terms in place of the text (which keeps question + answer)
@@ -155,7 +185,7 @@ class ChunkRecord:
     question_terms: list[str] = field(default_factory=list)
     available: bool = True
     order: int = 0
-    kind: str = "text"
+    kind: str = ChunkKind.TEXT  # a ChunkKind
     positions: list[Position] = field(default_factory=list)
     heading_path: list[str] = field(default_factory=list)
     parent_id: str | None = None

@@ -10,6 +10,6 @@ them; this module keeps the names importable from here.
 
 from __future__ import annotations
 
-from ragloom.dataflow import BBox, Block, Chunk, ParsedDocument, Position, Table, pages_of
+from ragloom.dataflow import BBox, Block, BlockKind, Chunk, ChunkKind, ParsedDocument, Position, Table, pages_of
 
-__all__ = ["BBox", "Block", "Chunk", "ParsedDocument", "Position", "Table", "pages_of"]
+__all__ = ["BBox", "Block", "BlockKind", "Chunk", "ChunkKind", "ParsedDocument", "Position", "Table", "pages_of"]

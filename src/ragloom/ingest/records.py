@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragloom.dataflow import Chunk, ChunkRecord
+from ragloom.dataflow import Chunk, ChunkKind, ChunkRecord
 from ragloom.docstore.ids import chunk_id, parent_id, toc_id
 from ragloom.errors import ModelError
 from ragloom.ingest.job import ORDER_STRIDE, Job, Progress
@@ -48,7 +48,7 @@ def to_records(analyzer: Analyzer, job: Job, chunks: list[Chunk], vectors: np.nd
         positions = [p for i in members for p in records[i].positions]
         terms = analyze_chunk(analyzer, text, title=job.filename)
         parent = Chunk(text=text, order=first.order, positions=list(dict.fromkeys(positions)),
-                       heading_path=first.heading_path, kind="parent", method=first.method)
+                       heading_path=first.heading_path, kind=ChunkKind.PARENT, method=first.method)
         row = _record(job, parent, (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32), terms, None)
         row.id, row.available = pid, False
         records.append(row)
@@ -66,7 +66,7 @@ def llm_toc(chat: ChatModel | None, max_context_tokens: int, job: Job, chunks: l
     document is indexed without a TOC and the note says why."""
     from ragloom.knowledge.toc_llm import batch_budget, build_toc_with_llm
 
-    if not job.parser_config.get("toc_extraction") or not chunks or any(r.kind == "toc" for r in records):
+    if not job.parser_config.get("toc_extraction") or not chunks or any(r.kind == ChunkKind.TOC for r in records):
         return ""
     if chat is None:
         log.info("task %s: toc_extraction is on but no chat model is configured; no TOC", job.task_id)
@@ -88,7 +88,7 @@ def _toc_record(job: Job, entries: Sequence[TocEntry], vector: np.ndarray) -> Ch
     """The hidden table-of-contents row of this task's chunks."""
     return ChunkRecord(id=toc_id(job.version_id, job.from_page), kb_id=job.kb_id, doc_id=job.doc_id,
                        version_id=job.version_id, content=dump_toc(entries), vector=vector,
-                       document_name=job.filename, available=False, kind="toc",
+                       document_name=job.filename, available=False, kind=ChunkKind.TOC,
                        order=job.order_base + ORDER_STRIDE - 1)
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context
-from ragloom.dataflow import ChunkRecord, ParsedDocument
+from ragloom.dataflow import BlockKind, ChunkRecord, ParsedDocument
 from ragloom.db import tasks
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, VersionPage, utcnow
 from ragloom.docstore.base import Filters
@@ -87,7 +87,7 @@ def run_task(ctx: Context, task_id: str) -> RunOutcome:
         chunks = pipeline.chunk(job, parsed, embedder)
         progress(0.3, f"{len(chunks)} chunks; embedding", force=True)
         vectors = pipeline.embed(job, chunks, embedder, progress)
-        titles = [(max(1, b.level), b.text) for b in parsed.blocks if b.kind == "title"]
+        titles = [(max(1, b.level), b.text) for b in parsed.blocks if b.kind == BlockKind.TITLE]
         records = pipeline.to_records(ctx.analyzer, job, chunks, vectors, titles)
         note = pipeline.llm_toc(ctx.chat_model, ctx.settings.chat_max_context_tokens, job, chunks, records,
                                 embedder.count_tokens, progress)

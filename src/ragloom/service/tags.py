@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
-from ragloom.dataflow import ChunkRecord
+from ragloom.dataflow import ChunkKind, ChunkRecord
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.knowledge.tags import Tagger, TagSets, count_tags, tag_all
@@ -80,7 +80,7 @@ def tag_records(ctx: Context, *, tenant_id: str, tag_kb_ids: Sequence[str], topn
     tagger = tagger_for(ctx, tenant_id=tenant_id, kb_ids=tag_kb_ids, topn=topn)
     if tagger is None:
         return 0
-    targets = [r for r in records if r.kind != "toc"]
+    targets = [r for r in records if r.kind != ChunkKind.TOC]
     seeds = [zlib.crc32(r.id.encode()) for r in targets]  # the LLM's examples: random, but stable per chunk
     found = tag_all(tagger, [r.content for r in targets], chat=ctx.chat_model, seeds=seeds)
     for record, tags in zip(targets, found, strict=True):

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ragloom.ingest.blocks import Block
+from ragloom.ingest.blocks import Block, BlockKind
 
 Q_INNER = 0      # inside a title or a split long word: avoid
 Q_WORD = 1       # between words / CJK characters
@@ -96,9 +96,9 @@ def block_atoms(idx: int, block: Block, pattern: re.Pattern[str] | None,
                 counter: TokenCounter) -> list[Atom]:
     """Atoms of a whole block; the block's last atom gets quality ``Q_BLOCK``."""
     text = block.text
-    if block.kind == "title":
+    if block.kind == BlockKind.TITLE:
         spans, inner = [(0, len(text))], Q_INNER
-    elif block.kind == "code":
+    elif block.kind == BlockKind.CODE:
         spans, inner = segments(text, re.compile("\n"), keep_delims=False), Q_WORD
     else:
         spans, inner = segments(text, pattern, keep_delims=True), Q_WORD
@@ -109,5 +109,5 @@ def block_atoms(idx: int, block: Block, pattern: re.Pattern[str] | None,
             seg[-1].quality = Q_DELIM
             atoms.extend(seg)
     if atoms:
-        atoms[-1].quality = Q_INNER if block.kind == "title" else Q_BLOCK
+        atoms[-1].quality = Q_INNER if block.kind == BlockKind.TITLE else Q_BLOCK
     return atoms

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ragloom.ingest.blocks import Block
+from ragloom.ingest.blocks import Block, BlockKind
 
 _CN = "零一二三四五六七八九十百千两〇"
 _ROMAN = "IVXLC"
@@ -83,7 +83,7 @@ def split_lines(blocks: Sequence[Block]) -> list[Block]:
     """
     out: list[Block] = []
     for block in blocks:
-        if block.kind not in ("text", "list") or "\n" not in block.text:
+        if block.kind not in (BlockKind.TEXT, BlockKind.LIST) or "\n" not in block.text:
             out.append(block)
             continue
         out.extend(replace(block, text=line.strip(), boxes=list(block.boxes), meta=dict(block.meta))
@@ -149,7 +149,7 @@ class Outline:
 
 def outline_from_titles(blocks: Sequence[Block]) -> Outline:
     """Sections opened by the parser's ``title`` blocks (Markdown, DOCX, HTML, PDF headings/outline)."""
-    return Outline(list(blocks), [max(b.level, 1) if b.kind == "title" else None for b in blocks])
+    return Outline(list(blocks), [max(b.level, 1) if b.kind == BlockKind.TITLE else None for b in blocks])
 
 
 def outline_from_family(blocks: Sequence[Block], family: str, *, text_heads: bool) -> Outline:
@@ -164,7 +164,8 @@ def outline_from_family(blocks: Sequence[Block], family: str, *, text_heads: boo
     levels: list[int | None] = []
     stack: list[tuple[int, str]] = []
     for block in blocks:
-        level = heading_level(block.text, family) if block.kind in ("text", "list", "title") else None
+        may_head = block.kind in (BlockKind.TEXT, BlockKind.LIST, BlockKind.TITLE)
+        level = heading_level(block.text, family) if may_head else None
         title = level is not None and looks_like_title(block.text)
         if level is None or not (title or text_heads):
             out.append(replace(block, heading_path=tuple(t for _, t in stack)))
@@ -174,7 +175,7 @@ def outline_from_family(blocks: Sequence[Block], family: str, *, text_heads: boo
             stack.pop()
         path = tuple(t for _, t in stack)
         name = block.text.strip() if title else _label(block.text, family, level)
-        kind = "title" if title else block.kind
+        kind = BlockKind.TITLE if title else block.kind
         out.append(replace(block, kind=kind, level=level if title else 0, heading_path=path))
         levels.append(level)
         stack.append((level, name))
@@ -210,7 +211,7 @@ def fold_empty_heads(groups: list[Outline]) -> list[Outline]:
     for i, group in enumerate(groups):
         group = Outline(carry.blocks + group.blocks, carry.levels + group.levels)
         nxt = groups[i + 1] if i + 1 < len(groups) else None
-        only_titles = all(b.kind == "title" for b in group.blocks)
+        only_titles = all(b.kind == BlockKind.TITLE for b in group.blocks)
         if only_titles and nxt and group.blocks[-1].text in nxt.blocks[0].heading_path:
             carry = group
             continue

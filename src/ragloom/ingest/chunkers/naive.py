@@ -35,7 +35,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from ragloom.errors import InvalidRequestError
-from ragloom.ingest.blocks import Block, Chunk, Position
+from ragloom.ingest.blocks import Block, BlockKind, Chunk, ChunkKind, Position
 from ragloom.ingest.chunkers._atoms import (
     Q_DELIM,
     Q_INNER,
@@ -136,8 +136,8 @@ class _Packer:
     def _path(self, body: list[Atom]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(the chunk's heading path, the part of it to print as a prefix)."""
         first = self.blocks[body[0].block]
-        path = first.heading_path + ((first.text,) if first.kind == "title" else ())
-        starts_title = first.kind == "title" and body[0].start == 0
+        path = first.heading_path + ((first.text,) if first.kind == BlockKind.TITLE else ())
+        starts_title = first.kind == BlockKind.TITLE and body[0].start == 0
         return path, first.heading_path if starts_title else path
 
     def _overlap(self, prev: list[Atom]) -> list[Atom]:
@@ -162,7 +162,7 @@ class _Packer:
         else:
             log.warning("chunk of %d tokens exceeds the budget %d (token estimate drift)",
                         self.counter.count(text), self.budget)
-        kind = "code" if all(self.blocks[a.block].kind == "code" for a in body) else "text"
+        kind = ChunkKind.CODE if all(self.blocks[a.block].kind == BlockKind.CODE for a in body) else ChunkKind.TEXT
         self.chunks.append(Chunk(text=text, order=0, positions=positions(self.blocks, lead_atoms + body),
                                  heading_path=path, kind=kind))
 
@@ -239,7 +239,7 @@ def naive_chunk(
             checkpoint()
         if not block.text.strip():
             continue
-        if block.kind == "table":
+        if block.kind == BlockKind.TABLE:
             packer.pack(run, with_overlap=True)
             run = []
             prefix = packer._prefix(block.heading_path)
@@ -251,7 +251,7 @@ def naive_chunk(
                 packer.pack(segment_atoms(idx, block.text, span, counter, 1), with_overlap=False)
         else:
             atoms = block_atoms(idx, block, delims.pattern, counter)
-            if block.kind == "title" and run and blocks[run[-1].block].kind != "title":
+            if block.kind == BlockKind.TITLE and run and blocks[run[-1].block].kind != BlockKind.TITLE:
                 run[-1].quality = max(run[-1].quality, Q_SECTION)
             run.extend(atoms)
     packer.pack(run, with_overlap=True)
@@ -264,7 +264,7 @@ def _prefix_reserve(blocks: Sequence[Block], counter: TokenCounter, budget: int)
     """Tokens kept for the heading prefix: the longest path, at most a quarter of the budget."""
     longest = 0
     for block in blocks:
-        path = block.heading_path + ((block.text,) if block.kind == "title" else ())
+        path = block.heading_path + ((block.text,) if block.kind == BlockKind.TITLE else ())
         if path:
             longest = max(longest, counter.count(" > ".join(path)))
     return min(float(longest), budget / 4)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ragloom.ingest.blocks import Chunk
+from ragloom.ingest.blocks import Chunk, ChunkKind
 from ragloom.ingest.chunkers._atoms import segments
 from ragloom.ingest.chunkers.delimiters import parse_delimiters
 
@@ -30,7 +30,7 @@ def split_children(chunks: Sequence[Chunk], children_delimiter: str) -> list[Chu
     pattern = parse_delimiters(children_delimiter).pattern
     out: list[Chunk] = []
     for chunk in chunks:
-        pieces = _pieces(chunk, pattern) if chunk.kind != "table" else []
+        pieces = _pieces(chunk, pattern) if chunk.kind != ChunkKind.TABLE else []
         if len(pieces) <= 1:
             out.append(replace(chunk, order=len(out)))
             continue

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ragloom.errors import ParseError
-from ragloom.ingest.blocks import Block, Chunk, Position
+from ragloom.ingest.blocks import Block, BlockKind, Chunk, Position
 from ragloom.ingest.chunkers.config import ChunkerConfig
 from ragloom.ingest.chunkers.naive import naive_chunk
 from ragloom.ingest.chunkers.tabular import block_table
@@ -131,10 +131,10 @@ def heading_pairs(blocks: Sequence[Block]) -> list[Pair]:
     pairs: list[Pair] = []
     current: Pair | None = None
     for block in blocks:
-        if block.kind == "title":
+        if block.kind == BlockKind.TITLE:
             current = Pair(strip_label(block.text, _Q_LABEL), "", block.positions(), block.heading_path)
             pairs.append(current)
-        elif current is not None and block.kind != "table":
+        elif current is not None and block.kind != BlockKind.TABLE:
             current.answer = f"{current.answer}\n{strip_label(block.text, _A_LABEL)}".strip()
             _add_positions(current.positions, block)
     return [p for p in pairs if p.question and p.answer]
@@ -142,7 +142,7 @@ def heading_pairs(blocks: Sequence[Block]) -> list[Pair]:
 
 def extract_pairs(blocks: Sequence[Block]) -> list[Pair]:
     """Every pair of the document, in document order (see the module docstring)."""
-    labelled = any(_Q_LABEL.match(line) for b in blocks if b.kind != "table" for line in b.text.split("\n"))
+    labelled = any(_Q_LABEL.match(line) for b in blocks if b.kind != BlockKind.TABLE for line in b.text.split("\n"))
     pairs: list[Pair] = []
     run: list[Block] = []
 
@@ -151,7 +151,7 @@ def extract_pairs(blocks: Sequence[Block]) -> list[Pair]:
         run.clear()
 
     for block in blocks:
-        if block.kind == "table":
+        if block.kind == BlockKind.TABLE:
             flush()
             pairs.extend(table_pairs(block))
         else:

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from ragloom.ingest.blocks import Block, Chunk
+from ragloom.ingest.blocks import Block, BlockKind, Chunk
 from ragloom.ingest.chunkers._atoms import TokenCounter
 from ragloom.ingest.chunkers.config import ChunkerConfig
 from ragloom.ingest.chunkers.cuts import min_cuts
@@ -65,7 +65,7 @@ def chunk_sections(groups: Sequence[Sequence[Block]], config: ChunkerConfig, cou
     chunks: list[Chunk] = []
     run: list[int] = []
     for i in [*range(len(groups)), -1]:
-        if i >= 0 and sizes[i] <= capacity and not any(b.kind == "table" for b in groups[i]):
+        if i >= 0 and sizes[i] <= capacity and not any(b.kind == BlockKind.TABLE for b in groups[i]):
             run.append(i)
             continue
         if run:
@@ -83,7 +83,7 @@ def chunk_sections(groups: Sequence[Sequence[Block]], config: ChunkerConfig, cou
 
 def _cut_quality(next_group: Sequence[Block]) -> int:
     head = next_group[0]
-    return 10 - head.level if head.kind == "title" and head.level else 0
+    return 10 - head.level if head.kind == BlockKind.TITLE and head.level else 0
 
 
 def find_outline(blocks: Sequence[Block], *, text_heads: bool, prefer_numbering: bool = False) -> Outline | None:
@@ -92,7 +92,7 @@ def find_outline(blocks: Sequence[Block], *, text_heads: bool, prefer_numbering:
     ``prefer_numbering`` looks for numbered lines first (law articles are
     paragraphs even in documents whose chapters are styled as headings).
     """
-    has_titles = any(b.kind == "title" for b in blocks)
+    has_titles = any(b.kind == BlockKind.TITLE for b in blocks)
     if has_titles and not prefer_numbering:
         return outline_from_titles(blocks)
     lines = split_lines(blocks)
@@ -113,7 +113,7 @@ def title_chunk(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Co
 
 def book_chunk(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: CountTokens) -> list[Chunk]:
     """Table of contents dropped; sections (5 levels deep) packed while they fit; naive when no headings."""
-    lines = drop_toc(split_lines(blocks) if not any(b.kind == "title" for b in blocks) else blocks)
+    lines = drop_toc(split_lines(blocks) if not any(b.kind == BlockKind.TITLE for b in blocks) else blocks)
     outline = find_outline(lines, text_heads=False)
     if outline is None:
         return run_naive(lines, config, count_tokens)
@@ -160,10 +160,10 @@ def _abstract_span(blocks: Sequence[Block]) -> tuple[int, int] | None:
     """[start, end) of the abstract: a heading "Abstract" and its body, or a paragraph starting "Abstract"."""
     for i, block in enumerate(blocks):
         m = _ABSTRACT.match(block.text)
-        if not m or (block.kind == "title" and m.end() < len(block.text.strip())):
+        if not m or (block.kind == BlockKind.TITLE and m.end() < len(block.text.strip())):
             continue
         end = i + 1
-        while end < len(blocks) and blocks[end].kind != "title" and not _heading_line(blocks[end].text):
+        while end < len(blocks) and blocks[end].kind != BlockKind.TITLE and not _heading_line(blocks[end].text):
             end += 1
         return i, end
     return None

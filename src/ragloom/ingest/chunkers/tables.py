@@ -13,7 +13,7 @@ from __future__ import annotations
 from lxml import etree
 from lxml import html as lxml_html
 
-from ragloom.ingest.blocks import Block, Chunk
+from ragloom.ingest.blocks import Block, Chunk, ChunkKind
 from ragloom.ingest.chunkers._atoms import TokenCounter
 from ragloom.ingest.chunkers.cuts import min_cuts
 from ragloom.ingest.chunkers.oversize import split_row
@@ -53,7 +53,7 @@ def table_chunks(block: Block, counter: TokenCounter, capacity: float, prefix: s
     htmls = iter([block.html] if parts == groups and len(groups) == 1 else _html_parts(block.html, len(rows), groups))
     return [
         Chunk(text=lead + ("\n".join(rows[p[0] : p[1] + 1]) if isinstance(p, tuple) else p), order=0,
-              positions=block.positions(), heading_path=block.heading_path, kind="table",
+              positions=block.positions(), heading_path=block.heading_path, kind=ChunkKind.TABLE,
               html=next(htmls) if isinstance(p, tuple) else None)
         for p in parts
     ]

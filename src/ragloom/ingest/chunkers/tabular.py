@@ -28,7 +28,7 @@ from html import escape
 from lxml import html as lxml_html
 
 from ragloom.errors import ParseError
-from ragloom.ingest.blocks import Block, Chunk, Table
+from ragloom.ingest.blocks import Block, BlockKind, Chunk, ChunkKind, Table
 from ragloom.ingest.chunkers.oversize import split_text
 from ragloom.ingest.guard import checkpoint, limits
 
@@ -106,7 +106,7 @@ def block_table(block: Block) -> Table | None:
     """The block's table: ``Block.table``, else rebuilt from its HTML; None for a non-table block."""
     if block.table is not None:
         return block.table
-    if block.kind != "table" or not block.html:
+    if block.kind != BlockKind.TABLE or not block.html:
         return None
     root = lxml_html.fragment_fromstring(block.html)
     header = [" ".join(c.text_content().split()) for c in root.xpath(".//thead//tr[1]/*")]
@@ -166,7 +166,7 @@ def table_rows_chunk(blocks: Sequence[Block], config: object, count_tokens: Call
     chunks: list[Chunk] = []
     max_chars = limits().max_chunk_chars
     for block in blocks:
-        table = block_table(block) or (text_table(block) if block.kind == "text" else None)
+        table = block_table(block) or (text_table(block) if block.kind == BlockKind.TEXT else None)
         if table is None or not table.rows:
             continue
         names, _types, typed = typed_rows(table)
@@ -185,7 +185,7 @@ def table_rows_chunk(blocks: Sequence[Block], config: object, count_tokens: Call
                     html = _row_html([names[i] for i in columns], [raw[i] for i in columns])
                     fields = {row[i][0]: row[i][1] for i in columns}
                 chunks.append(Chunk(text="\n".join(line for line, _ in part), order=len(chunks),
-                                    positions=block.positions(), heading_path=path, kind="table", html=html,
+                                    positions=block.positions(), heading_path=path, kind=ChunkKind.TABLE, html=html,
                                     method="table", fields=fields))
     if not chunks:
         raise ParseError("table: the document holds no table (a spreadsheet, CSV, or a table with a header row)")

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ragloom.errors import ParseError
-from ragloom.ingest.blocks import Block, Chunk, Position
+from ragloom.ingest.blocks import Block, BlockKind, Chunk, Position
 from ragloom.ingest.chunkers.tabular import block_table
 
 log = logging.getLogger(__name__)
@@ -109,9 +109,9 @@ def read_tag_rows(blocks: Sequence[Block]) -> TagRows:
     """Every (content, tags) row of a tag-set document, in order (see the module docstring)."""
     out = TagRows()
     for block in blocks:
-        if block.kind == "title":
+        if block.kind == BlockKind.TITLE:
             continue  # sheet names
-        if not _table_rows(block, out) and block.kind != "table":
+        if not _table_rows(block, out) and block.kind != BlockKind.TABLE:
             _text_rows(block, out)
     return out
 

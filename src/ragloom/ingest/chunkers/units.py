@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ragloom.errors import ParseError
-from ragloom.ingest.blocks import Block, Chunk, Position
+from ragloom.ingest.blocks import Block, BlockKind, Chunk, ChunkKind, Position
 from ragloom.ingest.chunkers.config import ChunkerConfig
 from ragloom.ingest.chunkers.sectioned import run_naive
 
@@ -66,7 +66,7 @@ def picture_chunk(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: 
     if len(text) < config.picture_min_chars:
         log.warning("picture: the recognised text has only %d characters (< %d); it may not describe the image",
                     len(text), config.picture_min_chars)
-    return [Chunk(text=text, order=0, positions=_positions(blocks), kind="figure", method="picture")]
+    return [Chunk(text=text, order=0, positions=_positions(blocks), kind=ChunkKind.FIGURE, method="picture")]
 
 
 def _slide_of(block: Block) -> int | None:
@@ -77,7 +77,7 @@ def _slide_of(block: Block) -> int | None:
 
 
 def _is_notes(block: Block) -> bool:
-    return bool(block.meta.get("notes")) or block.meta.get("role") == "notes" or block.kind == "notes"
+    return bool(block.meta.get("notes")) or block.meta.get("role") == "notes" or block.kind == BlockKind.NOTES
 
 
 def presentation_chunk(blocks: Sequence[Block], config: ChunkerConfig,
@@ -92,7 +92,7 @@ def presentation_chunk(blocks: Sequence[Block], config: ChunkerConfig,
         content = [b for b in members if not _is_notes(b)]
         notes = [b for b in members if _is_notes(b)]
         text = "\n".join(t for t in (_joined(content), "Notes:\n" + _joined(notes) if notes else "") if t)
-        titles = [b.text.strip() for b in content if b.kind == "title"]
+        titles = [b.text.strip() for b in content if b.kind == BlockKind.TITLE]
         htmls = [b.html for b in content if b.html]
         positions = _positions(members) or ([(slide, 0.0, 0.0, 0.0, 0.0)] if slide is not None else [])
         chunks.append(Chunk(text=text, order=len(chunks), positions=positions,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragloom.errors import ParseError
-from ragloom.ingest.blocks import BBox, Block
+from ragloom.ingest.blocks import BBox, Block, BlockKind
 from ragloom.ingest.ocr import geometry as geo
 from ragloom.ingest.ocr.models import DET_MAX_SIDE, EnginePool, OcrModels, shared_models
 from ragloom.ingest.ocr.tables import grid_table, html_grid, ocr_input
@@ -123,7 +123,7 @@ class RapidPageReader:
                     continue
             rows = geo.rows_of(region.lines)
             if _is_title(region, rows, body):
-                block = frame.block(geo.paragraph_text(rows), [r.rect for r in rows], kind="title")
+                block = frame.block(geo.paragraph_text(rows), [r.rect for r in rows], kind=BlockKind.TITLE)
                 titles.append((block, max(r.rect.height for r in rows)))
                 blocks.append(block)
                 continue
@@ -174,12 +174,12 @@ class _Frame:
         s = self.scale
         return BBox(float(min(x1, x2) / s), float(min(y1, y2) / s), float(max(x1, x2) / s), float(max(y1, y2) / s))
 
-    def block(self, text: str, rects: list[geo.Rect], *, kind: str) -> Block:
+    def block(self, text: str, rects: list[geo.Rect], *, kind: BlockKind) -> Block:
         return Block(text=text, kind=kind, page=self.page, boxes=[(self.page, self.to_points(geo.union_rect(rects)))])
 
 
-def _kind(layout_kind: str) -> str:
-    return "figure" if layout_kind == "figure" else "text"
+def _kind(layout_kind: str) -> BlockKind:
+    return BlockKind.FIGURE if layout_kind == "figure" else BlockKind.TEXT
 
 
 def _is_title(region: geo.Region, rows: list[geo.OcrLine], body: float) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ragloom.ingest.blocks import BBox, Block
+from ragloom.ingest.blocks import BBox, Block, BlockKind
 
 
 class HeadingTracker:
@@ -34,7 +34,7 @@ class HeadingTracker:
     ) -> Block:
         """A ``title`` block for ``text`` at ``level`` with its enclosing path."""
         enclosing = self.title(text, level)
-        return Block(text=text, kind="title", level=level, heading_path=enclosing, page=page,
+        return Block(text=text, kind=BlockKind.TITLE, level=level, heading_path=enclosing, page=page,
                      boxes=boxes if boxes is not None else [])
 
 

@@ -26,7 +26,7 @@ from docx.text.paragraph import Paragraph
 from lxml.etree import XMLSyntaxError
 
 from ragloom.errors import ParseError
-from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
 from ragloom.ingest.parsers.common import HeadingTracker
@@ -134,7 +134,7 @@ class _Walker:
 
     def flush_list(self) -> None:
         if self.list_lines:
-            self.blocks.append(Block(text="\n".join(self.list_lines), kind="list",
+            self.blocks.append(Block(text="\n".join(self.list_lines), kind=BlockKind.LIST,
                                      heading_path=self.headings.path, meta={"list": self.list_kind}))
         self.list_lines = []
         self.list_kind = ""
@@ -185,7 +185,7 @@ class _Walker:
             if caption_text:
                 meta["caption"] = caption_text
             text = "\n".join(v for v in (caption_text, image["alt"]) if v) or f"[image: {image['name']}]"
-            self.blocks.append(Block(text=text, kind="figure", heading_path=self.headings.path, meta=meta))
+            self.blocks.append(Block(text=text, kind=BlockKind.FIGURE, heading_path=self.headings.path, meta=meta))
         return bool(caption_text)
 
 
@@ -215,5 +215,5 @@ class DocxParser:
         if not blocks:
             raise ParseError(f"{filename}: the DOCX document contains no text")
         core_title = document.core_properties.title or None
-        title = core_title or next((b.text for b in blocks if b.kind == "title"), None)
+        title = core_title or next((b.text for b in blocks if b.kind == BlockKind.TITLE), None)
         return ParsedDocument(blocks=blocks, title=title)

@@ -15,7 +15,7 @@ from bs4 import BeautifulSoup, Tag
 from bs4.element import NavigableString
 
 from ragloom.errors import ParseError
-from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint, limits
 from ragloom.ingest.parsers.bounds import too_deep
 from ragloom.ingest.parsers.common import HeadingTracker
@@ -80,7 +80,7 @@ class _Walker:
             self.flush()
             items = ["- " + _text(li) for li in el.find_all("li", recursive=False) if _text(li)]
             if items:
-                self.blocks.append(Block(text="\n".join(items), kind="list", heading_path=self.headings.path))
+                self.blocks.append(Block(text="\n".join(items), kind=BlockKind.LIST, heading_path=self.headings.path))
         elif name == "table":
             self.flush()
             self._table(el)
@@ -88,7 +88,7 @@ class _Walker:
             self.flush()
             code = el.get_text()
             if code.strip():
-                self.blocks.append(Block(text=code.strip("\n"), kind="code", heading_path=self.headings.path))
+                self.blocks.append(Block(text=code.strip("\n"), kind=BlockKind.CODE, heading_path=self.headings.path))
         elif name == "br":
             self.inline.append("\n")
         elif name in _BLOCK_TAGS or name == "li":
@@ -167,5 +167,5 @@ class HtmlParser:
         if not walker.blocks:
             raise ParseError(f"{filename}: the HTML page has no main text")
         if not title:
-            title = next((b.text for b in walker.blocks if b.kind == "title"), None)
+            title = next((b.text for b in walker.blocks if b.kind == BlockKind.TITLE), None)
         return ParsedDocument(blocks=walker.blocks, title=title or None)

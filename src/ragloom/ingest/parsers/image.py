@@ -20,7 +20,7 @@ import warnings
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from ragloom.errors import LimitExceededError, MissingDependencyError, ParseError
-from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.ocr_base import PageReader
 from ragloom.ingest.parsers.bounds import render_scale
@@ -138,7 +138,7 @@ def _fit(frame: Image.Image, limit: int) -> Image.Image:
 def _heading_paths(blocks: list[Block]) -> None:
     headings = HeadingTracker()
     for block in blocks:
-        if block.kind == "title":
+        if block.kind == BlockKind.TITLE:
             block.heading_path = headings.title(block.text, block.level or 1)
         else:
             block.heading_path = headings.path

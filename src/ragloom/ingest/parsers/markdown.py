@@ -7,7 +7,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ragloom.errors import ParseError
-from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.parsers.common import HeadingTracker
 from ragloom.ingest.parsers.tabular import table_block
 from ragloom.ingest.parsers.text import decode_or_raise
@@ -60,11 +60,11 @@ class _Walker:
                 self.blocks.append(self.headings.title_block(text, int(tok.tag[1:])))
             self.i += 3
         elif tok.type == "paragraph_open":
-            self._add("text", inline_text(self.tokens[self.i + 1]))
+            self._add(BlockKind.TEXT, inline_text(self.tokens[self.i + 1]))
             self.i += 3
         elif tok.type in ("bullet_list_open", "ordered_list_open"):
             end = self._until_close(tok.type)
-            self._add("list", self._list_text(self.i, end))
+            self._add(BlockKind.LIST, self._list_text(self.i, end))
             self.i = end + 1
         elif tok.type == "table_open":
             end = self._until_close(tok.type)
@@ -76,15 +76,16 @@ class _Walker:
         elif tok.type in ("fence", "code_block"):
             language = tok.info.strip().split(" ")[0]
             fence = f"```{language}\n{tok.content.rstrip()}\n```"
-            self._add("code", fence if tok.content.strip() else "", {"language": language} if language else None)
+            meta = {"language": language} if language else None
+            self._add(BlockKind.CODE, fence if tok.content.strip() else "", meta)
             self.i += 1
         elif tok.type == "html_block":
-            self._add("text", BeautifulSoup(tok.content, "lxml").get_text(" ", strip=True))
+            self._add(BlockKind.TEXT, BeautifulSoup(tok.content, "lxml").get_text(" ", strip=True))
             self.i += 1
         else:  # blockquote_open/close, hr, ...: descend or skip
             self.i += 1
 
-    def _add(self, kind: str, text: str, meta: dict[str, str] | None = None) -> None:
+    def _add(self, kind: BlockKind, text: str, meta: dict[str, str] | None = None) -> None:
         if text.strip():
             self.blocks.append(Block(text=text, kind=kind, heading_path=self.headings.path, meta=meta or {}))
 
@@ -121,5 +122,5 @@ class MarkdownParser:
         blocks = _Walker(md.parse(text)).run()
         if not blocks:
             raise ParseError(f"{filename}: the Markdown file contains no text")
-        title = next((b.text for b in blocks if b.kind == "title" and b.level == 1), None)
+        title = next((b.text for b in blocks if b.kind == BlockKind.TITLE and b.level == 1), None)
         return ParsedDocument(blocks=blocks, title=title, metadata={"encoding": encoding})

@@ -29,7 +29,7 @@ import logging
 import pypdfium2 as pdfium
 
 from ragloom.errors import LimitExceededError, ParseError
-from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.ocr_base import OCR_DPI, PageReader
 from ragloom.ingest.parsers.pdf_headings import OutlineEntry, make_blocks, read_outline
@@ -162,7 +162,7 @@ def _page_stream(page: PageData, lines: list[Line], tables: list[Region]) -> lis
         return any(t.left - 2 <= cx <= t.right + 2 and t.top - 2 <= cy <= t.bottom + 2 for t in tables)
 
     figures = [
-        Region("figure", page.number, max(0.0, b[0]), max(0.0, b[1]), min(width, b[2]), min(height, b[3]))
+        Region(BlockKind.FIGURE, page.number, max(0.0, b[0]), max(0.0, b[1]), min(width, b[2]), min(height, b[3]))
         for b in page.images
         if b[2] - b[0] >= MIN_FIGURE_SIDE and b[3] - b[1] >= MIN_FIGURE_SIDE
         and (b[2] - b[0]) * (b[3] - b[1]) < 0.8 * width * height

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 
-from ragloom.ingest.blocks import BBox, Block, Table
+from ragloom.ingest.blocks import BBox, Block, BlockKind, Table
 from ragloom.ingest.parsers.common import HeadingTracker, table_text_and_html
 from ragloom.ingest.parsers.pdf_layout import Frame
 from ragloom.ingest.parsers.pdf_order import Region
@@ -139,7 +139,7 @@ def make_blocks(items: list[Paragraph | Region | Block], frames: dict[int, Frame
     blocks: list[Block] = []
     for it in items:
         if isinstance(it, Block):  # a page read by OCR
-            if it.kind == "title":
+            if it.kind == BlockKind.TITLE:
                 it.heading_path = tracker.title(it.text, it.level or 1)
             else:
                 it.heading_path = tracker.path
@@ -160,7 +160,7 @@ def _add_text(blocks: list[Block], p: Paragraph, frames: dict[int, Frame], path:
         blocks.append(Block(text=p.text, heading_path=path, page=boxes[0][0], boxes=boxes))
         return
     last = blocks[-1] if blocks else None
-    if last is not None and last.kind == "list" and last.heading_path == path:
+    if last is not None and last.kind == BlockKind.LIST and last.heading_path == path:
         last.text += "\n" + p.text
         merged = dict(last.boxes)
         for page, box in boxes:
@@ -168,7 +168,7 @@ def _add_text(blocks: list[Block], p: Paragraph, frames: dict[int, Frame], path:
             merged[page] = box if prev is None else _bbox_union(prev, box)
         last.boxes = list(merged.items())
         return
-    blocks.append(Block(text=p.text, kind="list", heading_path=path, page=boxes[0][0], boxes=boxes,
+    blocks.append(Block(text=p.text, kind=BlockKind.LIST, heading_path=path, page=boxes[0][0], boxes=boxes,
                         meta={"marker": m.group(1).strip()}))
 
 
@@ -180,7 +180,7 @@ def _region_block(region: Region, frames: dict[int, Frame], caption: Paragraph |
                   path: tuple[str, ...]) -> Block:
     boxes = [(part.page, frames[part.page].to_display((part.left, part.top, part.right, part.bottom)))
              for part in region.parts]
-    if region.kind == "figure":
+    if region.kind == BlockKind.FIGURE:
         meta = {}
         text = ""
         if caption is not None:
@@ -189,8 +189,8 @@ def _region_block(region: Region, frames: dict[int, Frame], caption: Paragraph |
             (page, box), = boxes
             (_, cap), = caption.boxes(frames)[:1]
             boxes = [(page, _bbox_union(box, cap))]
-        return Block(text=text, kind="figure", heading_path=path, page=boxes[0][0], boxes=boxes, meta=meta)
+        return Block(text=text, kind=BlockKind.FIGURE, heading_path=path, page=boxes[0][0], boxes=boxes, meta=meta)
     table = region.table or Table(header=[], rows=[])
     text, html = table_text_and_html([table.header, *table.rows], has_header=bool(table.header))
-    return Block(text=text, kind="table", heading_path=path, page=boxes[0][0], boxes=boxes,
+    return Block(text=text, kind=BlockKind.TABLE, heading_path=path, page=boxes[0][0], boxes=boxes,
                  html=html, table=table, meta={"pages": ",".join(str(p) for p, _ in boxes)})

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from ragloom.ingest.blocks import Table
+from ragloom.ingest.blocks import BlockKind, Table
 from ragloom.ingest.parsers.pdf_layout import Line
 
 _PAGE_NUMBER = re.compile(
@@ -44,7 +44,7 @@ P = TypeVar("P", bound=_Placed)
 class Region:
     """A non-text item placed in reading order: a table or a figure (reading-frame box)."""
 
-    kind: str  # "table" | "figure"
+    kind: BlockKind  # TABLE or FIGURE
     page: int
     left: float
     top: float

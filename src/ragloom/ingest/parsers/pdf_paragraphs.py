@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ragloom.ingest.blocks import BBox, Block
+from ragloom.ingest.blocks import BBox, Block, BlockKind
 from ragloom.ingest.parsers.pdf_layout import Box, Frame, Line
 from ragloom.ingest.parsers.pdf_order import Region
 
@@ -131,7 +131,7 @@ def attach_captions(items: list[Paragraph | Region | Block]) -> dict[int, Paragr
     i = 0
     while i < len(items):
         fig = items[i]
-        if isinstance(fig, Region) and fig.kind == "figure":
+        if isinstance(fig, Region) and fig.kind == BlockKind.FIGURE:
             for j in (i + 1, i - 1):
                 cand = items[j] if 0 <= j < len(items) else None
                 if isinstance(cand, Paragraph) and _is_caption_of(cand, fig):
@@ -173,7 +173,7 @@ def merge_split_tables(items: list[Paragraph | Region | Block], heights: dict[in
 
 
 def _continues_table(a: Region, b: Region, heights: dict[int, float]) -> bool:
-    if not a.kind == b.kind == "table":
+    if not a.kind == b.kind == BlockKind.TABLE:
         return False
     last = a.parts[-1]
     if b.page != last.page + 1 or b.top > 0.3 * heights[b.page] or a.table is None or b.table is None:

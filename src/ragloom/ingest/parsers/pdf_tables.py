@@ -21,7 +21,7 @@ from pdfminer.psparser import PSException
 from pdfplumber.pdf import PDF
 from pdfplumber.utils.exceptions import PdfminerException
 
-from ragloom.ingest.blocks import Table
+from ragloom.ingest.blocks import BlockKind, Table
 from ragloom.ingest.parsers.common import clean_cell
 from ragloom.ingest.parsers.pdf_order import Region
 
@@ -75,7 +75,7 @@ def _region(found: pdfplumber.table.Table, number: int, x0: float, y0: float) ->
     columns = [x for i, x in enumerate(columns) if i == 0 or x - columns[i - 1] > 2]
     header = rows[0] if _is_header(rows[0], rows[1:]) else []
     table = Table(header=header, rows=rows[1:] if header else rows)
-    return Region("table", number, left - x0, top - y0, right - x0, bottom - y0, table=table, columns=columns)
+    return Region(BlockKind.TABLE, number, left - x0, top - y0, right - x0, bottom - y0, table=table, columns=columns)
 
 
 def _fill_merged(rows: list[list[str | None]]) -> list[list[str]]:

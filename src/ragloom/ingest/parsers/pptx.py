@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from lxml.etree import XMLSyntaxError
 
 from ragloom.errors import MissingDependencyError, ParseError
-from ragloom.ingest.blocks import BBox, Block, ParsedDocument
+from ragloom.ingest.blocks import BBox, Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
 from ragloom.ingest.parsers.tabular import table_block
@@ -92,8 +92,9 @@ class _Slide:
         self.path = (title,)
         self.blocks: list[Block] = []
 
-    def add(self, text: str, kind: str, shape: BaseShape | None, meta: dict[str, str] | None = None) -> Block | None:
-        if not text.strip() and kind != "table":
+    def add(self, text: str, kind: BlockKind, shape: BaseShape | None,
+            meta: dict[str, str] | None = None) -> Block | None:
+        if not text.strip() and kind != BlockKind.TABLE:
             return None
         box = _box(shape) if shape is not None else None
         block = Block(text=text, kind=kind, heading_path=self.path, page=self.number,
@@ -120,11 +121,11 @@ class _Slide:
                     block.meta["slide"] = str(self.number)
                     self.blocks.append(block)
             elif isinstance(shape, Shape) and shape.has_text_frame and not _is_title(shape):
-                self.add(_frame_text(shape.text_frame), "text", shape)
+                self.add(_frame_text(shape.text_frame), BlockKind.TEXT, shape)
             elif isinstance(shape, Picture):
                 alt: list[str] = shape.element.xpath("./p:nvPicPr/p:cNvPr/@descr")
                 text = (alt[0] if alt else "").strip()
-                self.add(text or f"[image: {shape.name}]", "figure", shape,
+                self.add(text or f"[image: {shape.name}]", BlockKind.FIGURE, shape,
                          meta={"alt": text} if text else {})
 
 
@@ -154,7 +155,7 @@ class PptxParser:
         if not any(b.text.strip() for b in blocks):
             raise ParseError(f"{filename}: the presentation contains no text")
         count = len(deck.slides)
-        title = deck.core_properties.title or next((b.text for b in blocks if b.kind == "title"), None)
+        title = deck.core_properties.title or next((b.text for b in blocks if b.kind == BlockKind.TITLE), None)
         return ParsedDocument(blocks=blocks, title=title, page_count=count,
                               page_sizes={n: size for n in range(1, count + 1)})
 
@@ -169,7 +170,7 @@ class PptxParser:
         section = _Slide(number, title or f"Slide {number}")
         if title_shape is not None and title:
             box = _box(title_shape)
-            section.blocks.append(Block(text=title, kind="title", level=1, page=number,
+            section.blocks.append(Block(text=title, kind=BlockKind.TITLE, level=1, page=number,
                                         boxes=[(number, box)] if box else [], meta={"slide": str(number)}))
         section.shapes(slide.shapes)
         notes = ""
@@ -177,5 +178,5 @@ class PptxParser:
             frame = slide.notes_slide.notes_text_frame
             notes = frame.text.strip() if frame is not None else ""
         if notes:
-            section.add(notes, "text", None, meta={"role": "notes", "notes": "true"})
+            section.add(notes, BlockKind.TEXT, None, meta={"role": "notes", "notes": "true"})
         return section.blocks

@@ -28,7 +28,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from ragloom.errors import LimitExceededError, MissingDependencyError, ParseError
-from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.parsers.bounds import check_zip
 from ragloom.ingest.parsers.tabular import grid_blocks
@@ -65,7 +65,7 @@ def _sheet_blocks(name: str, grid: list[list[str]], meta: dict[str, str]) -> lis
     body = grid_blocks(grid, (name,), meta)
     if not body:
         return []
-    return [Block(text=name, kind="title", level=1, meta=dict(meta)), *body]
+    return [Block(text=name, kind=BlockKind.TITLE, level=1, meta=dict(meta)), *body]
 
 
 def _fill_merges(grid: list[list[str]], ranges: Iterable[tuple[int, int, int, int]]) -> None:

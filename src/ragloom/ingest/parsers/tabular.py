@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragloom.ingest.blocks import Block, Table
+from ragloom.ingest.blocks import Block, BlockKind, Table
 from ragloom.ingest.parsers.common import clean_cell, table_text_and_html
 
 _NUMBER = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,. ]*%?\)?$")
@@ -111,7 +111,7 @@ def table_block(
     body = [row + [""] * (width - len(row)) for row in body]
     text, html = table_text_and_html([header, *body], True)
     return Block(
-        text=text, kind="table", heading_path=heading_path, html=html,
+        text=text, kind=BlockKind.TABLE, heading_path=heading_path, html=html,
         table=Table(header=header, rows=body), meta=dict(meta or {}),
     )
 
