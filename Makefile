@@ -5,7 +5,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint bench clean fonts
+NEWEST ?= 3.13
+
+.PHONY: run test test-newest lint bench clean fonts
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +31,12 @@ test: $(DEVSTAMP) fonts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest -q
+
+## make test-newest: the same checks and suite on the newest Python ragloom supports, in .venv-$(NEWEST)
+## (built from Debian's source package into .python/ when not installed)
+test-newest:
+	bash scripts/newest-python.sh $(NEWEST)
+	$(MAKE) test PYTHON=$(CURDIR)/.python/$(NEWEST)/bin/python$(NEWEST) VENV=.venv-$(NEWEST)
 
 # A Chinese font for the tests that render Chinese text (OCR); installed when we may, else those tests skip.
 fonts:
