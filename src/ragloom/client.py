@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypedDict, cast
 
 import httpx
@@ -44,7 +45,26 @@ class Client(Protocol):
         """Retrieval over ``kb`` (one or several; with ``route``, the candidates for the router,
         ``[]`` = every readable one). With ``route`` the result has ``routing``."""
         ...
-    def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]: ...
+    def ask(self, kb: str | Sequence[str], question: str, *, top_n: int = 6) -> dict[str, Any]:
+        """A cited answer from ``kb`` (one knowledge base or several)."""
+        ...
+    def assistant_create(self, body: Mapping[str, object]) -> dict[str, Any]: ...
+    def assistant_list(self) -> list[dict[str, Any]]: ...
+    def assistant_get(self, assistant: str) -> dict[str, Any]: ...
+    def assistant_update(self, assistant: str, body: Mapping[str, object]) -> dict[str, Any]: ...
+    def assistant_delete(self, assistant: str) -> None: ...
+    def session_list(self, assistant: str, *, page: int = 1, page_size: int = 30) -> dict[str, Any]: ...
+    def session_get(self, assistant: str, session: str) -> dict[str, Any]: ...
+    def session_rename(self, assistant: str, session: str, name: str) -> dict[str, Any]: ...
+    def session_delete(self, assistant: str, session: str) -> None: ...
+    def chat(self, assistant: str, question: str, *, session: str | None = None,
+             explain: bool = False) -> dict[str, Any]:
+        """One question to an assistant (a new session when ``session`` is None): the stored reply."""
+        ...
+    def chat_stream(self, assistant: str, question: str, *, session: str | None = None,
+                    explain: bool = False) -> Iterator[dict[str, Any]]:
+        """The reply's events: ``{"delta": text}``..., then ``{"reply": ...}`` (or ``{"error", "message"}``)."""
+        ...
     def start_processing(self) -> None: ...
     def stop_processing(self) -> None: ...
 
@@ -77,6 +97,16 @@ class _Response(Protocol):
     def json(self) -> object: ...
 
 
+class _StreamedResponse(Protocol):
+    """What the client reads of a streamed HTTP response."""
+
+    @property
+    def status_code(self) -> int: ...
+    def read(self) -> bytes: ...
+    def json(self) -> object: ...
+    def iter_lines(self) -> Iterator[str]: ...
+
+
 class _Session(Protocol):
     """What the client needs of an HTTP client: an ``httpx.Client``, or the in-process ``TestClient``
     (an ``httpx2.Client``, whose ``Response`` is another class with the same interface)."""
@@ -84,6 +114,8 @@ class _Session(Protocol):
     def request(self, method: str, url: str, *, params: Mapping[str, int] | None = None,
                 json: Mapping[str, object] | None = None, data: Mapping[str, str] | None = None,
                 files: Sequence[tuple[str, tuple[str, bytes]]] | None = None) -> _Response: ...
+    def stream(self, method: str, url: str, *,
+               json: Mapping[str, object] | None = None) -> AbstractContextManager[_StreamedResponse]: ...
 
 
 class _Datasets(TypedDict):
@@ -203,8 +235,61 @@ class HttpClient:
             body["fusion"] = fusion
         return self._object("POST", "/retrieval", json=body)
 
-    def ask(self, kb: str, question: str, *, top_n: int = 6) -> dict[str, Any]:
-        return self._object("POST", "/answer", json={"question": question, "dataset_ids": [kb], "top_n": top_n})
+    def ask(self, kb: str | Sequence[str], question: str, *, top_n: int = 6) -> dict[str, Any]:
+        return self._object("POST", "/answer", json={"question": question, "dataset_ids": _kb_list(kb),
+                                                      "top_n": top_n})
+
+    def assistant_create(self, body: Mapping[str, object]) -> dict[str, Any]:
+        return self._object("POST", "/chats", json=body)
+
+    def assistant_list(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self._object("GET", "/chats")["assistants"])
+
+    def assistant_get(self, assistant: str) -> dict[str, Any]:
+        return self._object("GET", f"/chats/{assistant}")
+
+    def assistant_update(self, assistant: str, body: Mapping[str, object]) -> dict[str, Any]:
+        return self._object("PATCH", f"/chats/{assistant}", json=body)
+
+    def assistant_delete(self, assistant: str) -> None:
+        self._call("DELETE", f"/chats/{assistant}")
+
+    def session_list(self, assistant: str, *, page: int = 1, page_size: int = 30) -> dict[str, Any]:
+        return cast(dict[str, Any], self._call("GET", f"/chats/{assistant}/sessions",
+                                               params={"page": page, "page_size": page_size}))
+
+    def session_get(self, assistant: str, session: str) -> dict[str, Any]:
+        return self._object("GET", f"/chats/{assistant}/sessions/{session}")
+
+    def session_rename(self, assistant: str, session: str, name: str) -> dict[str, Any]:
+        return self._object("PATCH", f"/chats/{assistant}/sessions/{session}", json={"name": name})
+
+    def session_delete(self, assistant: str, session: str) -> None:
+        self._call("DELETE", f"/chats/{assistant}/sessions/{session}")
+
+    def chat(self, assistant: str, question: str, *, session: str | None = None,
+             explain: bool = False) -> dict[str, Any]:
+        body = {"question": question, "session_id": session, "explain": explain}
+        return self._object("POST", f"/chats/{assistant}/completions", json=body)
+
+    def chat_stream(self, assistant: str, question: str, *, session: str | None = None,
+                    explain: bool = False) -> Iterator[dict[str, Any]]:
+        body = {"question": question, "session_id": session, "explain": explain, "stream": True}
+        try:
+            with self._http.stream("POST", f"/chats/{assistant}/completions", json=body) as resp:
+                if resp.status_code >= 400:
+                    resp.read()
+                    try:
+                        error = resp.json()
+                    except ValueError:
+                        error = None
+                    message = error.get("message") if isinstance(error, dict) else None
+                    raise _BY_STATUS.get(resp.status_code, RagloomError)(f"{resp.status_code}: {message or ''}")
+                for line in resp.iter_lines():
+                    if line.startswith("data: ") and line[6:] != "[DONE]":
+                        yield cast(dict[str, Any], json.loads(line[6:]))
+        except httpx.HTTPError as exc:
+            raise RagloomError(f"cannot reach the server: {exc}") from exc
 
     def start_processing(self) -> None:
         """The server's workers process uploads."""

@@ -243,6 +243,10 @@ class Citation:
     ``supported`` is False for a citation that verification rejected — such a
     citation is no longer in the answer text. ``inserted`` is True when the
     marker was added by similarity rather than written by the model.
+    ``verdict`` grades the support — ``supported``, ``weak`` (kept, but the chunk only
+    shares the sentence's topic) or ``unsupported`` (removed) — with the thresholds of
+    ``ragloom.generation.thresholds``; ``supporting_sentence`` is the sentence of the cited
+    chunk that best matches the answer sentence (``None`` when not verified).
     """
 
     sentence: int
@@ -250,6 +254,8 @@ class Citation:
     support: float | None = None
     supported: bool = True
     inserted: bool = False
+    verdict: str | None = None
+    supporting_sentence: str | None = None
 
 
 @dataclass(slots=True)
@@ -259,8 +265,11 @@ class Answer:
     ``references`` holds only the evidence cited in ``text`` (ordered by index).
     ``sentences`` are the answer's sentences without markers, in order; each
     :class:`Citation` points into it. ``insufficient`` is True when the evidence
-    does not support the answer (or nothing answered the question). Its JSON form (the API's
-    answer body) is built by :func:`ragloom.service.views.answer_view`.
+    does not support the answer (or nothing answered the question). ``mode`` says how the text
+    was made: ``extractive`` (sentences quoted from the evidence, no chat model) or ``model``
+    (written by the chat model ``model``); left empty it follows ``model`` (``"extractive"`` or
+    not). Its JSON form (the API's answer body) is built by
+    :func:`ragloom.service.views.answer_view`.
     """
 
     text: str
@@ -269,3 +278,8 @@ class Answer:
     citations: list[Citation] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
     insufficient: bool = False
+    mode: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.mode:
+            self.mode = "extractive" if self.model == "extractive" else "model"

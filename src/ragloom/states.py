@@ -47,3 +47,26 @@ class Role(StrEnum):
     OWNER = "owner"
     ADMIN = "admin"
     MEMBER = "member"
+
+
+class MessageRole(StrEnum):
+    """Who wrote a message of a chat session."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class Feedback(StrEnum):
+    """A user's rating of an assistant's answer."""
+
+    UP = "up"
+    DOWN = "down"
+
+
+class ReferenceStatus(StrEnum):
+    """A stored citation compared with its document now: still the version searches see, an older
+    version of a document that was re-parsed or replaced, or a document that is gone."""
+
+    CURRENT = "current"
+    SUPERSEDED = "superseded"
+    DELETED = "deleted"

@@ -104,8 +104,18 @@ def eval_(
     top_k: Annotated[int, typer.Option("--top-k")] = 10,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write a comparison chart (PNG).")] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the scratch knowledge base.")] = False,
+    answers: Annotated[bool, typer.Option(
+        "--answers", help="Also answer the queries that have gold answers (\"answer\": [...]) and score the "
+                          "answers: extractive and, when one is configured, the chat model side by side.")]
+    = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N queries (the whole "
+                                                                     "corpus is still ingested).")] = None,
+    corpus_limit: Annotated[int | None, typer.Option(
+        "--corpus-limit", min=1, help="Only the first N corpus items, and the queries whose relevant items "
+                                      "are all among them (a sample of a large set).")] = None,
 ) -> None:
-    """Measure retrieval on a labelled set: keyword, vector, hybrid (and + reranker) side by side."""
+    """Measure retrieval on a labelled set: keyword, vector, hybrid (and + reranker) side by side; with
+    --answers, answer accuracy, citation support, refusals and latency too."""
     from ragloom.evaluation import DEFAULT_MODES, run_eval, shipped_set
 
     if directory.startswith("builtin:"):
@@ -128,5 +138,6 @@ def eval_(
             bar.update(tasks[stage], completed=done, total=total)
 
         report = run_eval(client.ctx, client.principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES),
-                          top_k=top_k, plot=plot, keep=keep, progress=progress)
-    emit(report.to_dict(), report.table())
+                          top_k=top_k, plot=plot, keep=keep, progress=progress, answers=answers,
+                          max_queries=limit, max_corpus=corpus_limit)
+    emit(report.to_dict(), report.render())

@@ -43,6 +43,7 @@ def serve(
     import uvicorn
 
     from ragloom.api.app import create_app
+    from ragloom.cli.mcp_server import mount_http
     from ragloom.service import accounts
     from ragloom.supervisor import WorkerPool
 
@@ -56,7 +57,9 @@ def serve(
     if boot.new_key:
         out.print(f"[bold green]Admin API key (shown once, keep it):[/] {boot.new_key.key}")
     pool = WorkerPool(settings, settings.workers, ctx=ctx).start()
-    server = uvicorn.Server(uvicorn.Config(create_app(context=ctx, pool=pool), host=settings.host,
+    api = create_app(context=ctx, pool=pool)
+    mount_http(api)  # the MCP tools at /mcp (cli/mcp_server.py)
+    server = uvicorn.Server(uvicorn.Config(api, host=settings.host,
                                            port=settings.port, log_level="warning", timeout_graceful_shutdown=10))
     _announce_when_listening(server, f"ragloom serving on http://{settings.host}:{settings.port} "
                              f"(data: {settings.home}, {settings.workers} workers) — Ctrl-C to stop")

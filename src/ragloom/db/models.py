@@ -208,3 +208,69 @@ class Worker(Base):
     rss_mb: Mapped[float] = mapped_column(Float, default=0.0)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class Assistant(Base):
+    """A chat assistant: knowledge bases to answer from, and how to retrieve and write answers.
+
+    ``llm``, ``prompt`` and ``retrieval`` hold the JSON of the service's settings models
+    (``ragloom.service.assistants``); ``retrieval`` is a ``RetrievalOptions`` (the retrieval API's
+    options type). ``knowledge_bases`` is ``[{"id", "name"}]``: the name is kept so an assistant
+    whose knowledge base was deleted can still say which one.
+    """
+
+    __tablename__ = "assistant"
+    __table_args__ = (UniqueConstraint("tenant_id", "name"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(128))
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    knowledge_bases: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)
+    llm: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    prompt: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    retrieval: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    top_n: Mapped[int] = mapped_column(Integer, default=6)
+    rerank: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class ChatSession(Base):
+    """A conversation of one user with one assistant."""
+
+    __tablename__ = "chat_session"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    assistant_id: Mapped[str] = mapped_column(ForeignKey("assistant.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[str] = mapped_column(String(32), index=True)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class ChatMessage(Base):
+    """One message of a session. A question and its answer share ``turn``; ``seq`` orders messages.
+
+    ``refs``, an answer's references (``references`` is an SQL keyword), are version-locked:
+    ``[{"id", "chunk_id", "doc_id", "kb_id", "version_id", "document_name", "content", "positions"}]``
+    with ``content`` the cited text as it was, so the message shows what it cited after its document
+    changed or went away.
+    """
+
+    __tablename__ = "chat_message"
+    __table_args__ = (UniqueConstraint("session_id", "seq"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_session.id", ondelete="CASCADE"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    turn: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(16))  # user | assistant (states.MessageRole)
+    content: Mapped[str] = mapped_column(Text, default="")
+    model: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    insufficient: Mapped[bool] = mapped_column(Boolean, default=False)
+    refs: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    citations: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    explain: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    feedback: Mapped[str | None] = mapped_column(String(8), nullable=True)  # up | down (states.Feedback)
+    feedback_comment: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,4 +1,5 @@
-"""Retrieval evaluation (``ragloom eval``): labelled sets, metrics, side-by-side modes, reports.
+"""Retrieval evaluation (``ragloom eval``): labelled sets, metrics, side-by-side modes, reports;
+with gold answers, answer evaluation too (:mod:`ragloom.evaluation.answers`).
 
 The shipped labelled sets live in ``data/en`` and ``data/zh`` (:func:`shipped_set`).
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ragloom.evaluation.answers import AnswererResult, AnswerOutcome, AnswerReport, evaluate_answers
 from ragloom.evaluation.dataset import CorpusItem, Dataset, LabelledQuery, load_dataset
 from ragloom.evaluation.ingest import Progress, no_progress
 from ragloom.evaluation.report import EvalReport, ModeResult, QueryOutcome
@@ -31,7 +33,8 @@ def shipped_set(language: str) -> Path:
 
 
 __all__ = [
-    "DATA_DIR", "DEFAULT_MODES", "RERANK_MODE", "SEARCH_MODES", "CorpusItem", "Dataset", "EvalReport",
+    "DATA_DIR", "AnswerOutcome", "AnswerReport", "AnswererResult", "evaluate_answers",
+    "DEFAULT_MODES", "RERANK_MODE", "SEARCH_MODES", "CorpusItem", "Dataset", "EvalReport",
     "LabelledQuery", "ModeResult", "Progress", "QueryOutcome", "evaluate", "load_dataset", "no_progress",
     "rank_ids", "run_eval", "shipped_set",
 ]

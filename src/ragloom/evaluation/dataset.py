@@ -5,7 +5,9 @@
 read); an empty text is allowed (the item is not ingested and can never be found).
 ``queries.jsonl``: ``{"id": str, "query": str, "relevant": [ids]}`` with an
 optional ``"grades": {id: number}`` (graded nDCG; an id missing from ``grades``
-has grade 1). Other keys are ignored. Every problem is an
+has grade 1) and an optional ``"answer": [str]`` — gold answers, short spans of the text
+(``ragloom eval --answers``: an answer is right when it contains one of them after
+normalisation; a single string is taken as a list of one). Other keys are ignored. Every problem is an
 :class:`~ragloom.errors.InvalidRequestError` naming the file and line.
 """
 
@@ -51,6 +53,7 @@ class LabelledQuery:
     query: str
     relevant: frozenset[str]
     grades: dict[str, float] = field(default_factory=dict)
+    answers: tuple[str, ...] = ()  # gold answers (``"answer"``), duplicates dropped; empty: none given
 
     def gain(self, doc_id: str) -> float:
         """The nDCG gain of a corpus id: its grade (1 when ungraded), 0 when not relevant or graded <= 0."""
@@ -148,6 +151,15 @@ def _grades(obj: dict[str, Any], where: str) -> dict[str, float]:
     return out
 
 
+def _answers(obj: dict[str, Any], where: str) -> tuple[str, ...]:
+    raw = obj.get("answer", [])
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(a, str) for a in raw):
+        raise InvalidRequestError(f"{where}: 'answer' must be a list of strings (gold answers)")
+    return tuple(dict.fromkeys(a.strip() for a in raw if a.strip()))
+
+
 def load_queries(directory: Path, corpus_ids: set[str]) -> list[LabelledQuery]:
     """Read and check ``queries.jsonl``: unique ids, a non-empty ``relevant`` list of known corpus ids."""
     path = directory / QUERIES_FILE
@@ -167,17 +179,26 @@ def load_queries(directory: Path, corpus_ids: set[str]) -> list[LabelledQuery]:
         unknown = sorted(set(relevant) - corpus_ids)
         if unknown:
             raise InvalidRequestError(f"{where}: relevant ids not in {CORPUS_FILE}: {', '.join(unknown[:5])}")
-        out.append(LabelledQuery(id=qid, query=text, relevant=frozenset(relevant), grades=_grades(obj, where)))
+        out.append(LabelledQuery(id=qid, query=text, relevant=frozenset(relevant), grades=_grades(obj, where),
+                                answers=_answers(obj, where)))
     return out
 
 
-def load_dataset(directory: Path | str, *, max_queries: int | None = None) -> Dataset:
-    """Load and validate a labelled set; ``max_queries`` keeps the first N queries."""
+def load_dataset(directory: Path | str, *, max_queries: int | None = None,
+                 max_corpus: int | None = None) -> Dataset:
+    """Load and validate a labelled set; ``max_corpus`` keeps the first N corpus items and only the
+    queries whose relevant items are all among them, then ``max_queries`` the first N queries."""
     root = Path(directory)
     if not root.is_dir():
         raise InvalidRequestError(f"{root}: not a directory")
     corpus = load_corpus(root)
     queries = load_queries(root, {c.id for c in corpus})
+    if max_corpus is not None:
+        corpus = corpus[:max_corpus]
+        kept = {c.id for c in corpus}
+        queries = [q for q in queries if q.relevant <= kept]
+        if not queries:
+            raise InvalidRequestError(f"{root}: no query is answered by the first {max_corpus} corpus items")
     if max_queries is not None:
         queries = queries[:max_queries]
     return Dataset(directory=root, corpus=corpus, queries=queries)

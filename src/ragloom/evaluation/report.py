@@ -1,4 +1,4 @@
-"""The result of an evaluation run: per-mode metrics, JSON form, a Rich table, a bar chart."""
+"""The result of an evaluation run: per-mode metrics (and answer scores), JSON form, Rich tables, a bar chart."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Group
 from rich.table import Table
 
 from ragloom.errors import MissingDependencyError
+from ragloom.evaluation.answers import AnswerReport
 
 
 @dataclass(slots=True)
@@ -58,6 +60,7 @@ class EvalReport:
     modes: list[ModeResult]
     notes: list[str] = field(default_factory=list)
     ingest_seconds: float = 0.0
+    answers: AnswerReport | None = None  # with ``--answers``
 
     @property
     def metric_names(self) -> list[str]:
@@ -78,6 +81,7 @@ class EvalReport:
             "candidate_window": self.candidate_window, "graded": self.graded,
             "ingest_seconds": round(self.ingest_seconds, 2),
             "modes": [m.to_dict(per_query=per_query) for m in self.modes], "notes": list(self.notes),
+            **({"answers": self.answers.to_dict(per_query=per_query)} if self.answers is not None else {}),
         }
 
     def table(self) -> Table:
@@ -93,6 +97,12 @@ class EvalReport:
                      for n in names]
             table.add_row(m.name, *cells, f"{m.latency_p50_ms:.1f}", f"{m.latency_p95_ms:.1f}")
         return table
+
+    def render(self) -> Table | Group:
+        """What ``ragloom eval`` prints: the retrieval table, then the answer table when answers were measured."""
+        if self.answers is None:
+            return self.table()
+        return Group(self.table(), self.answers.table())
 
     def plot(self, path: Path | str) -> Path:
         """Draw a grouped bar chart (metrics x modes) with latencies as a second panel; returns the path.

@@ -24,6 +24,7 @@ from ragloom.context import Context, Principal
 from ragloom.dataflow import Candidate
 from ragloom.errors import InvalidRequestError
 from ragloom.evaluation import metrics as M
+from ragloom.evaluation.answers import DEFAULT_TOP_N, AnswerReport, check_answers, evaluate_answers
 from ragloom.evaluation.dataset import Dataset, LabelledQuery, load_dataset
 from ragloom.evaluation.ingest import IngestResult, Progress, drop_kb, ingest, no_progress, open_kb
 from ragloom.evaluation.report import EvalReport, ModeResult, QueryOutcome
@@ -157,18 +158,25 @@ def evaluate(ctx: Context, principal: Principal, dataset: Dataset, kb_id: str, *
 def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: str | None = None,
              modes: Sequence[str] = DEFAULT_MODES, top_k: int = 10, plot: Path | str | None = None,
              progress: Progress = no_progress, reranker: Reranker | None = None, keep: bool = False,
-             max_queries: int | None = None, language: str | None = None) -> EvalReport:
+             max_queries: int | None = None, language: str | None = None, answers: bool = False,
+             answer_top_n: int = DEFAULT_TOP_N, max_corpus: int | None = None) -> EvalReport:
     """Evaluate retrieval on the labelled set in ``directory`` (see :mod:`ragloom.evaluation.dataset`).
 
     The corpus goes into ``kb`` (an existing knowledge base, by id or name; never
     deleted) or into a new scratch knowledge base, deleted afterwards unless
     ``keep``. ``hybrid+rerank`` uses ``reranker`` or else the configured one
     (``ctx.reranker``); with neither it is left out and a note says so.
-    ``plot`` writes a PNG chart (needs matplotlib).
+    ``plot`` writes a PNG chart (needs matplotlib). ``answers`` also answers every query that has
+    gold answers (extractively, and with the configured chat model when there is one) and scores
+    the answers (:mod:`ragloom.evaluation.answers`; ``answer_top_n`` chunks of evidence each).
+    ``max_corpus`` keeps the first N corpus items and the queries they answer, ``max_queries`` the
+    first N queries (a sample of a large set; ``corpus_size`` and ``query_count`` say what was run).
     Raises :class:`InvalidRequestError` for a malformed set or bad arguments.
     """
     _check_modes(modes, top_k)
-    dataset = load_dataset(directory, max_queries=max_queries)
+    dataset = load_dataset(directory, max_queries=max_queries, max_corpus=max_corpus)
+    if answers:
+        check_answers(dataset, answer_top_n)  # before the corpus is ingested
     notes: list[str] = []
     run_modes = list(dict.fromkeys(modes))
     reranker = reranker if reranker is not None else ctx.reranker
@@ -184,6 +192,10 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
         ingest_seconds = time.perf_counter() - started
         results, cand_window = evaluate(ctx, principal, dataset, target.kb_id, modes=run_modes, top_k=top_k,
                                         reranker=reranker, progress=progress)
+        answer_report: AnswerReport | None = None
+        if answers:
+            answer_report = evaluate_answers(ctx, principal, dataset, target.kb_id, top_n=answer_top_n,
+                                             progress=progress)
     finally:
         if not keep:
             drop_kb(ctx, principal, target)
@@ -192,7 +204,7 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
                         scratch=target.scratch and not keep, corpus_size=len(dataset.corpus),
                         query_count=len(dataset.queries), top_k=top_k, candidate_window=cand_window,
                         graded=any(q.grades for q in dataset.queries), modes=results, notes=notes,
-                        ingest_seconds=ingest_seconds)
+                        ingest_seconds=ingest_seconds, answers=answer_report)
     if plot is not None:
         report.plot(plot)
     return report

@@ -10,9 +10,11 @@ from ragloom.generation.citations import (
     verify_citations,
 )
 from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE, extractive_answer
+from ragloom.generation.followup import Rewrite, rewrite_question
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT, Prompt, build_prompt
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity, term_overlap
 from ragloom.generation.sentences import split_sentences
+from ragloom.generation.thresholds import verdict
 
 __all__ = [
     "DEFAULT_EMPTY_RESPONSE",
@@ -21,6 +23,7 @@ __all__ = [
     "Citation",
     "Evidence",
     "Prompt",
+    "Rewrite",
     "SimilarityScorer",
     "TermSimilarity",
     "Verification",
@@ -31,9 +34,11 @@ __all__ = [
     "generate_answer",
     "insert_citations",
     "repair_citation_formats",
+    "rewrite_question",
     "split_sentences",
     "stream_answer",
     "strip_think",
     "term_overlap",
+    "verdict",
     "verify_citations",
 ]

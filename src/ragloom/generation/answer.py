@@ -18,19 +18,22 @@ from ragloom.generation.citations import (
     repair_citation_formats,
     verify_citations,
 )
-from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE, extractive_answer
+from ragloom.generation.extractive import (
+    DEFAULT_EMPTY_RESPONSE,
+    EXTRACTIVE_MODE,
+    EXTRACTIVE_MODEL,
+    extractive_answer,
+)
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT, CountTokens, Prompt, build_prompt
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity
 from ragloom.generation.sentences import MARKER
+from ragloom.generation.thresholds import INSERT_MIN_SCORE
 from ragloom.models.chat import ChatModel
 from ragloom.models.embedding import Embedder
 
 UNSUPPORTED_NOTE = (
     "Note: the cited documents do not appear to support this answer; check the sources before relying on it."
 )
-# Sentences the reference ladder leaves uncited are still cited from this score
-# on (then verified); see insert_citations.
-INSERT_MIN_SCORE = 0.45
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)
 _OPEN, _CLOSE = "<think>", "</think>"
 
@@ -62,6 +65,7 @@ def finish_answer(raw: str, prompt: Prompt, scorer: SimilarityScorer, model: str
         citations=result.citations,
         sentences=result.sentences,
         insufficient=result.insufficient,
+        mode="model",
     )
 
 
@@ -107,7 +111,8 @@ def generate_answer(
     question alone does not fit the context.
     """
     if not evidence:
-        return Answer(empty_response, chat_model.name if chat_model else "extractive", insufficient=True)
+        return Answer(empty_response, chat_model.name if chat_model else EXTRACTIVE_MODEL, insufficient=True,
+                      mode="model" if chat_model else EXTRACTIVE_MODE)
     scorer = SimilarityScorer(embedder, term_similarity)
     if chat_model is None:
         return extractive_answer(question, evidence, scorer, empty_response=empty_response)

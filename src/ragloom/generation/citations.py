@@ -23,6 +23,7 @@ from ragloom.generation.sentences import (
     sentence_text,
     split_sentences,
 )
+from ragloom.generation.thresholds import WEAK, verdict
 from ragloom.models.embedding import Embedder
 
 MAX_PER_SENTENCE = 4
@@ -172,7 +173,8 @@ class Verification:
     insufficient: bool = False
 
 
-def _support_scores(scorer: SimilarityScorer, sentence: str, cited: list[Evidence]) -> list[float]:
+def _support_scores(scorer: SimilarityScorer, sentence: str, cited: list[Evidence]) -> tuple[list[float], list[str]]:
+    """The support of each cited chunk for ``sentence`` and the chunk's best-matching sentence."""
     term = [scorer.term_similarity(sentence, ev.content) for ev in cited]
     sent_vec = scorer.passages([sentence])
     vecs = None if sent_vec is None else scorer.vector_support(sent_vec, cited)
@@ -186,7 +188,8 @@ def _support_scores(scorer: SimilarityScorer, sentence: str, cited: list[Evidenc
         available = set().union(*(numbers(ev.content) for ev in cited))
         if not stated <= available:
             scores = [s * 0.25 for s in scores]
-    return scores
+    supporting = [scorer.supporting_sentence(sentence, ev, sent_vec)[0] for ev in cited]
+    return scores, supporting
 
 
 def _keep_markers(ok: set[int]) -> Callable[[re.Match[str]], str]:
@@ -205,7 +208,7 @@ def verify_citations(
     *,
     term_similarity: TermSimilarity | None = None,
     scorer: SimilarityScorer | None = None,
-    threshold: float = 0.3,
+    threshold: float = WEAK,
     inserted: bool = False,
 ) -> Verification:
     """Score each citation against its chunk; remove the ones that do not support their sentence.
@@ -213,8 +216,11 @@ def verify_citations(
     support = 0.5·calibrated vector similarity + 0.5·term similarity (term
     alone without an embedder), quartered when the sentence states a number
     that none of its cited chunks contains. Citations scoring below ``threshold`` are
-    removed from the text and returned with ``supported=False``. The answer is
-    ``insufficient`` when no sentence keeps a supported citation. Markers whose
+    removed from the text and returned with ``supported=False``. Every citation gets its
+    verdict (:func:`~ragloom.generation.thresholds.verdict`: ``supported`` from
+    :data:`~ragloom.generation.thresholds.SUPPORTED`, ``weak`` from ``threshold``, else
+    ``unsupported``) and the sentence of its chunk that best matches the answer sentence.
+    The answer is ``insufficient`` when no sentence keeps a supported citation. Markers whose
     number matches no evidence are removed too (run :func:`check_citations` first
     to get the usual repairs). ``inserted`` flags every citation as added by
     similarity.
@@ -231,10 +237,11 @@ def verify_citations(
         if not ids:
             pieces[i] = piece if not cited_ids(piece) else _MARKER_WITH_SPACE.sub("", piece)
             continue
-        scores = _support_scores(scorer, sentence, [by_index[n] for n in ids])
+        scores, supporting = _support_scores(scorer, sentence, [by_index[n] for n in ids])
         ok = {n for n, s in zip(ids, scores, strict=True) if s >= threshold}
-        for n, s in zip(ids, scores, strict=True):
-            citations.append(Citation(i, n, round(s, 4), n in ok, inserted))
+        for n, s, best in zip(ids, scores, supporting, strict=True):
+            citations.append(Citation(i, n, round(s, 4), n in ok, inserted,
+                                      verdict=verdict(s, threshold), supporting_sentence=best))
         pieces[i] = _MARKER_WITH_SPACE.sub(_keep_markers(ok), piece)
     insufficient = not any(c.supported for c in citations)
     return Verification("".join(pieces), sentences, citations, insufficient)

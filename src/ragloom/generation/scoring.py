@@ -82,6 +82,11 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
+def chunk_sentences(content: str) -> list[str]:
+    """The sentences of a chunk (markers removed, at least 5 characters), in order."""
+    return [t for t in (sentence_text(p) for p in split_sentences(content)) if len(t) >= 5]
+
+
 def _cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     an = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
     bn = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-12)
@@ -171,8 +176,8 @@ class SimilarityScorer:
         todo = [ev for ev in evidence if (ev.index, ev.chunk_id) not in self._sentences]
         texts: list[list[str]] = []
         for ev in todo:
-            pieces = [sentence_text(p) for p in split_sentences(ev.content)]
-            texts.append([t for t in pieces if len(t) >= 5] if len(pieces) > 1 else [])
+            pieces = chunk_sentences(ev.content)
+            texts.append(pieces if len(pieces) > 1 else [])
         flat = self.passages([t for group in texts for t in group])
         start = 0
         for ev, group in zip(todo, texts, strict=True):
@@ -180,6 +185,23 @@ class SimilarityScorer:
             self._sentences[(ev.index, ev.chunk_id)] = flat[start : start + len(group)]
             start += len(group)
         return [self._sentences[(ev.index, ev.chunk_id)] for ev in evidence]
+
+    def supporting_sentence(self, sentence: str, ev: Evidence, vector: np.ndarray | None = None) -> tuple[str, float]:
+        """The sentence of ``ev`` that best supports ``sentence`` and its score: 0.5 x calibrated
+        vector similarity + 0.5 x term similarity (term alone without an embedder).
+        ``vector`` is ``sentence``'s passage vector when the caller has it."""
+        pieces = chunk_sentences(ev.content) or [ev.content.strip()]
+        term = np.array([self.term_similarity(sentence, p) for p in pieces], dtype=np.float32)
+        scores = term
+        if self.embedder is not None:
+            vec = self.passages([sentence]) if vector is None else np.atleast_2d(vector)
+            assert vec is not None
+            cached = self._sentence_vectors([ev])[0]
+            rows = cached if len(cached) == len(pieces) else self.passages(pieces)
+            assert rows is not None
+            scores = 0.5 * self.vector_similarity(vec, rows)[0] + 0.5 * term
+        best = int(np.argmax(scores))
+        return pieces[best], float(scores[best])
 
     def vector_support(self, rows: np.ndarray, evidence: Sequence[Evidence]) -> np.ndarray | None:
         """Calibrated similarity of each row vector to each evidence (rows x evidence).

@@ -1,14 +1,33 @@
-"""The answer use case: retrieve evidence in the caller's scope, then answer with citations."""
+"""The answer use case: retrieve evidence in the caller's scope, then answer with citations.
+
+:func:`answer` and :func:`answer_stream` serve ``/answer``; chat assistants (``service/chat.py``)
+take the same two steps — :func:`find_evidence`, then :func:`write` or :func:`write_stream` — with
+their own retrieval options and :class:`Writing`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ragloom.context import Context, Principal
 from ragloom.dataflow import Answer, Evidence
+from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE
+from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
 from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.service.search import search, term_similarity_fn
+
+
+@dataclass(frozen=True, slots=True)
+class Writing:
+    """How an answer is written (the defaults are ``/answer``'s): the system prompt (evidence goes
+    at its ``{knowledge}``), the reply when nothing answers, and the chat model's settings."""
+
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    empty_response: str = DEFAULT_EMPTY_RESPONSE
+    temperature: float = 0.1
+    answer_tokens: int = 1024
 
 
 def _evidence(result: RetrievalResult) -> list[Evidence]:
@@ -22,31 +41,52 @@ def _evidence(result: RetrievalResult) -> list[Evidence]:
     ]
 
 
+def find_evidence(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str,
+                  options: RetrievalOptions, rerank: bool = True) -> tuple[RetrievalResult, list[Evidence]]:
+    """The retrieval an answer runs (its page of chunks) and that page as numbered evidence."""
+    result = search(ctx, principal=principal, kb_ids=kb_ids, question=question, options=options, rerank=rerank)
+    return result, _evidence(result)
+
+
+def write(ctx: Context, result: RetrievalResult, evidence: list[Evidence], question: str,
+          writing: Writing = Writing()) -> Answer:
+    """A cited answer to ``question`` from ``evidence`` (found by ``result``)."""
+    from ragloom.generation.answer import generate_answer
+
+    embedder = ctx.embedder(result.embedding_model)
+    return generate_answer(
+        question, evidence, embedder=embedder, chat_model=ctx.chat_model,
+        count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
+        answer_tokens=writing.answer_tokens, term_similarity=term_similarity_fn(ctx),
+        temperature=writing.temperature, system_prompt=writing.system_prompt, empty_response=writing.empty_response,
+    )
+
+
+def write_stream(ctx: Context, result: RetrievalResult, evidence: list[Evidence], question: str,
+                 writing: Writing = Writing()) -> Iterator[str | Answer]:
+    """Text deltas (``str``) followed by the final Answer."""
+    from ragloom.generation.answer import stream_answer
+
+    embedder = ctx.embedder(result.embedding_model)
+    yield from stream_answer(
+        question, evidence, embedder=embedder, chat_model=ctx.chat_model,
+        count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
+        answer_tokens=writing.answer_tokens, term_similarity=term_similarity_fn(ctx),
+        temperature=writing.temperature, system_prompt=writing.system_prompt, empty_response=writing.empty_response,
+    )
+
+
 def answer(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,
            options: EvidenceOptions | None = None) -> Answer:
     """A cited answer (``ragloom.generation.types.Answer``) from the ``top_n`` best chunks."""
-    from ragloom.generation.answer import generate_answer
-
     opts = RetrievalOptions.of_answer(options or EvidenceOptions(), top_n)
-    result = search(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
-    embedder = ctx.embedder(result.embedding_model)
-    return generate_answer(
-        question, _evidence(result), embedder=embedder, chat_model=ctx.chat_model,
-        count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
-        term_similarity=term_similarity_fn(ctx),
-    )
+    result, evidence = find_evidence(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
+    return write(ctx, result, evidence, question)
 
 
 def answer_stream(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,
                   options: EvidenceOptions | None = None) -> Iterator[str | Answer]:
     """Text deltas (``str``) followed by the final Answer."""
-    from ragloom.generation.answer import stream_answer
-
     opts = RetrievalOptions.of_answer(options or EvidenceOptions(), top_n)
-    result = search(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
-    embedder = ctx.embedder(result.embedding_model)
-    yield from stream_answer(
-        question, _evidence(result), embedder=embedder, chat_model=ctx.chat_model,
-        count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
-        term_similarity=term_similarity_fn(ctx),
-    )
+    result, evidence = find_evidence(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
+    yield from write_stream(ctx, result, evidence, question)

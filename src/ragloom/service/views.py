@@ -22,7 +22,7 @@ from ragloom.db import models as db
 from ragloom.retrieval.types import RetrievalResult
 
 if TYPE_CHECKING:
-    from ragloom.dataflow import Answer, Evidence
+    from ragloom.dataflow import Answer, Citation, Evidence
     from ragloom.service.documents import PageInfo
 
 
@@ -459,6 +459,22 @@ class Reference(View):
     positions: Positions
 
 
+class AnswerCitation(View):
+    """One ``[ID:id]`` marker of an answer sentence and how well the cited chunk supports it."""
+
+    sentence: int = Field(description="the answer sentence it belongs to (0-based, in reading order)")
+    text: str = Field(description="that answer sentence, without markers")
+    id: int = Field(description="the evidence cited; among the references unless the verdict is 'unsupported' "
+                                "(then the marker was removed from the answer)")
+    verdict: str | None = Field(description="supported, weak (kept, but the chunk only shares the sentence's topic) "
+                                            "or unsupported (removed); null when not verified")
+    support: Number | None = Field(description="the verification score (0..1): 0.5 x calibrated vector similarity "
+                                                "+ 0.5 x term similarity to the cited chunk; null when not verified")
+    supporting_sentence: str | None = Field(description="the sentence of the cited chunk that best matches the "
+                                                        "answer sentence")
+    inserted: bool = Field(description="the marker was added by similarity, not written by the model")
+
+
 class CitedAnswer(View):
     """An answer with the evidence it cites (only the cited evidence, by id)."""
 
@@ -466,6 +482,8 @@ class CitedAnswer(View):
     model: str = Field(description="the chat model that wrote it; 'extractive' without one")
     insufficient: bool = Field(description="the evidence does not support an answer")
     references: list[Reference]
+    mode: str = Field(description="'extractive' (sentences quoted from the documents, no chat model) or 'model'")
+    citations: list[AnswerCitation] = Field(description="every citation checked, with its verdict")
 
 
 def reference_view(ev: Evidence) -> Reference:
@@ -474,6 +492,13 @@ def reference_view(ev: Evidence) -> Reference:
                      document_name=ev.document_name, content=ev.content, positions=[list(p) for p in ev.positions])
 
 
+def citation_view(c: Citation, sentences: Sequence[str]) -> AnswerCitation:
+    return AnswerCitation(sentence=c.sentence, text=sentences[c.sentence] if 0 <= c.sentence < len(sentences) else "",
+                          id=c.index, verdict=c.verdict, support=c.support,
+                          supporting_sentence=c.supporting_sentence, inserted=c.inserted)
+
+
 def answer_view(answer: Answer) -> CitedAnswer:
     return CitedAnswer(answer=answer.text, model=answer.model, insufficient=answer.insufficient,
-                       references=[reference_view(ev) for ev in answer.references])
+                       references=[reference_view(ev) for ev in answer.references], mode=answer.mode,
+                       citations=[citation_view(c, answer.sentences) for c in answer.citations])

@@ -1,0 +1,277 @@
+"""Dify's external-knowledge API: ``POST /api/v1/dify/retrieval``.
+
+Dify appends ``/retrieval`` to the endpoint it is given, so a Dify "External Knowledge API" whose
+endpoint is ``http://<ragloom>/api/v1/dify`` and whose API key is a ragloom key searches the
+dataset named by the request's ``knowledge_id`` (a dataset id or name the key may read).
+The request and response follow Dify's specification
+(https://docs.dify.ai/en/use-dify/knowledge/external-knowledge-api); the search is the retrieval use
+case :func:`ragloom.service.search.search`, the same as ``POST /retrieval``.
+
+Errors use Dify's body, ``{"error_code": int, "error_msg": str}``, not the API's
+``{"error", "message"}``: 1001 (no ``Authorization: Bearer <key>`` header) and 1002 (an unknown key)
+with HTTP 403, as Dify's AccessDeniedException; 2001 (the dataset does not exist or the key may not
+read it — the two are not told apart) with 404. Any other error carries its HTTP status as its code
+(400, 422, 429 with Retry-After, 500, 502, 503). Only the body-limit middleware's refusals (413, and
+400 for JSON nested too deeply) come before routing and keep the API's body.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, Literal, cast, get_args
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ragloom.api.deps import BearerDep, ContextDep
+from ragloom.api.responses import ErrorBody
+from ragloom.context import Principal
+from ragloom.errors import (
+    AuthenticationError,
+    InvalidRequestError,
+    NotFoundError,
+    RagloomError,
+    RateLimitedError,
+    http_status,
+)
+from ragloom.retrieval.options import MAX_PAGE_SIZE, RetrievalOptions
+from ragloom.service import accounts
+from ragloom.service.search import search
+from ragloom.service.views import retrieval_view
+
+log = logging.getLogger(__name__)
+
+INVALID_AUTHORIZATION = 1001
+AUTHORIZATION_FAILED = 1002
+KNOWLEDGE_NOT_FOUND = 2001
+
+
+# --- the bodies -----------------------------------------------------------------------------------
+
+class _Request(BaseModel):
+    # Dify may send more than its specification lists (other knowledge services take extra fields):
+    # unknown fields are ignored, not refused.
+    model_config = ConfigDict(extra="ignore")
+
+
+class DifyRetrievalSetting(_Request):
+    top_k: int = Field(ge=1, description=f"records to return at most; more than {MAX_PAGE_SIZE} (or the "
+                                         "server's result window) returns that many")
+    score_threshold: float = Field(ge=0.0, le=1.0, description="records scoring lower are left out; Dify sends "
+                                                               "0.0 when its score threshold is off")
+
+
+ComparisonOperator = Literal[
+    "contains", "not contains", "start with", "end with", "is", "is not", "in", "not in", "empty", "not empty",
+    "null", "not null", "=", "≠", "!=", ">", "<", "≥", ">=", "≤", "<=", "before", "after",
+]
+UNSUPPORTED_OPERATORS = ("start with", "end with")  # ragloom's metadata filter has no prefix or suffix match
+
+
+class DifyMetadataCondition(_Request):
+    name: str | list[str] = Field(description="the metadata key (a list: any of these keys)")
+    comparison_operator: ComparisonOperator = Field(
+        description="every operator of Dify's specification but 'start with' and 'end with' (refused with 400)")
+    value: str | int | float | list[str | int | float] | None = Field(
+        None, description="omitted for empty, not empty, null and not null")
+
+
+class DifyMetadataConditions(_Request):
+    logical_operator: Literal["and", "or"] = "and"
+    conditions: list[DifyMetadataCondition] = Field(min_length=1, max_length=100)
+
+
+class DifyRetrievalRequest(_Request):
+    """Dify's retrieval request."""
+
+    knowledge_id: str = Field(min_length=1, max_length=255, description="a ragloom dataset id or name")
+    query: str = Field(min_length=1, max_length=4000)
+    retrieval_setting: DifyRetrievalSetting
+    metadata_condition: DifyMetadataConditions | None = Field(
+        None, description="only documents whose metadata match (ragloom's document metadata)")
+
+
+class DifyRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(description="the chunk's text")
+    score: float = Field(description="the search's similarity, 0..1 (the server's fusion; see POST /retrieval)")
+    title: str = Field(description="the document's name")
+    metadata: dict[str, Any] = Field(description="document_id, dataset_id, chunk_id, version_id and pages "
+                                                 "(1-based) of the chunk; always an object")
+
+
+class DifyRecords(BaseModel):
+    """Dify's retrieval response: the best records first (``[]`` when nothing matches)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    records: list[DifyRecord]
+
+
+class DifyError(BaseModel):
+    """Dify's error body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error_code: int = Field(description="1001 invalid Authorization header format, 1002 authorization failed, "
+                                        "2001 the knowledge does not exist; otherwise the HTTP status",
+                            examples=[2001])
+    error_msg: str = Field(examples=["The knowledge does not exist: knowledge base 'manuals' not found"])
+
+
+class DifyFailure(Exception):
+    """An error answered with Dify's body: ``code`` (error_code) and the HTTP ``status``."""
+
+    def __init__(self, code: int, status: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.status, self.message = code, status, message
+
+
+_ERRORS: dict[int, str] = {
+    400: "invalid request, e.g. an unsupported comparison operator (error_code 400)",
+    403: "1001: no 'Authorization: Bearer <key>' header; 1002: the key is not known",
+    404: "2001: the knowledge base does not exist, or the key may not read it",
+    422: "the request does not match its schema (error_code 422)",
+    429: "rate limit of the key's retrieval calls reached (error_code 429); Retry-After says when to try again",
+    500: "internal error (error_code 500)",
+    502: "a model failed or is unreachable (error_code 502)",
+    503: "the search store failed (error_code 503)",
+}
+DIFY_ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": DifyError, "description": text}
+                                                for code, text in _ERRORS.items()}
+DIFY_ERRORS[413] = {"model": ErrorBody, "description": "the request body is over RAGLOOM_MAX_BODY_KB: refused "
+                                                       "before routing, with the API's own error body"}
+
+
+def _reply(code: int, status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    body = DifyError(error_code=code, error_msg=message).model_dump()
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class DifyRoute(APIRoute):
+    """Answers every error of its routes with Dify's body (the app's handlers use the API's)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except DifyFailure as exc:
+                return _reply(exc.code, exc.status, exc.message)
+            except NotFoundError as exc:
+                return _reply(KNOWLEDGE_NOT_FOUND, 404, f"The knowledge does not exist: {exc.message}")
+            except RateLimitedError as exc:
+                return _reply(429, 429, exc.message, {"Retry-After": str(max(1, math.ceil(exc.retry_after)))})
+            except RagloomError as exc:
+                status = http_status(exc)
+                if status >= 500:
+                    log.error("%s: %s", type(exc).__name__, exc.message)
+                return _reply(status, status, exc.message)
+            except RequestValidationError as exc:
+                parts = []
+                for err in exc.errors():
+                    loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
+                    parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+                return _reply(422, 422, "; ".join(parts) or "invalid request")
+            except StarletteHTTPException as exc:
+                return _reply(exc.status_code, exc.status_code, str(exc.detail))
+
+        return route
+
+
+router = APIRouter(prefix="/dify", tags=["dify"], route_class=DifyRoute, responses=DIFY_ERRORS)
+
+
+def dify_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> Principal:
+    """The caller of a Dify request (Dify sends the key configured for the external knowledge API as a
+    Bearer token); its key's retrieval calls are rate limited as ``POST /retrieval``'s are."""
+    header = request.headers.get("authorization", "")
+    local = getattr(request.app.state, "local_principal", None)
+    if local is not None and not header:  # the CLI's in-process app (never served on a port)
+        return cast(Principal, local)
+    scheme, _, key = header.partition(" ")
+    key = key.strip()
+    if scheme.lower() != "bearer" or not key or " " in key:
+        raise DifyFailure(INVALID_AUTHORIZATION, 403,
+                          "Invalid Authorization header format. Expected 'Bearer <api-key>' format.")
+    try:
+        with ctx.db.session() as s:
+            principal = accounts.authenticate(s, key)
+    except AuthenticationError as exc:
+        raise DifyFailure(AUTHORIZATION_FAILED, 403, f"Authorization failed: {exc.message}") from exc
+    request.app.state.rate_limiter.check(accounts.hash_key(key), "retrieval")
+    return principal
+
+
+DifyPrincipalDep = Annotated[Principal, Depends(dify_principal)]
+
+
+@router.post("/retrieval", summary="Dify external knowledge retrieval")
+def dify_retrieval(body: DifyRetrievalRequest, ctx: ContextDep, principal: DifyPrincipalDep) -> DifyRecords:
+    """The chunks of the dataset ``knowledge_id`` that best match ``query``, as Dify's records."""
+    setting = body.retrieval_setting
+    top_k = min(setting.top_k, MAX_PAGE_SIZE, ctx.settings.max_result_window)
+    options = RetrievalOptions(
+        page=1, page_size=top_k, similarity_threshold=setting.score_threshold,
+        metadata_filter=metadata_filter(body.metadata_condition) if body.metadata_condition else None)
+    result = retrieval_view(search(ctx, principal=principal, kb_ids=[body.knowledge_id], question=body.query,
+                                   options=options))
+    records = []
+    for c in result.chunks:
+        score = min(1.0, max(0.0, float(c.similarity)))  # rank features may lift a similarity over 1
+        if score < setting.score_threshold:
+            continue
+        pages = sorted({int(p[0]) for p in c.positions})
+        records.append(DifyRecord(content=c.content, score=score, title=c.document_name, metadata={
+            "document_id": c.doc_id, "dataset_id": c.kb_id, "chunk_id": c.chunk_id, "version_id": c.version_id,
+            "pages": pages}))
+    return DifyRecords(records=records)
+
+
+# --- Dify's metadata_condition as ragloom's metadata filter (ragloom.retrieval.metadata) ----------
+
+_SAME_OP = {"contains": "contains", "is": "=", "=": "=", "is not": "!=", "≠": "!=", "!=": "!=", "in": "in",
+            "not in": "not in", ">": ">", "after": ">", "<": "<", "before": "<", "≥": ">=", ">=": ">=",
+            "≤": "<=", "<=": "<="}
+_SUPPORTED = [o for o in get_args(ComparisonOperator) if o not in UNSUPPORTED_OPERATORS]
+
+
+def _on_key(key: str, cond: DifyMetadataCondition) -> dict[str, Any]:
+    op, value = cond.comparison_operator, cond.value
+    if op in UNSUPPORTED_OPERATORS:
+        raise InvalidRequestError(f"metadata_condition: comparison_operator {op!r} is not supported by ragloom "
+                                   f"(supported: {', '.join(_SUPPORTED)})")
+    if op in ("empty", "null"):  # missing, null or ""
+        return {"or": [{"not": {"key": key, "op": "exists"}}, {"key": key, "op": "=", "value": ""}]}
+    if op in ("not empty", "not null"):
+        return {"and": [{"key": key, "op": "exists"}, {"key": key, "op": "!=", "value": ""}]}
+    if value is None:
+        raise InvalidRequestError(f"metadata_condition: {key!r} {op!r} needs a value")
+    if op == "not contains":
+        return {"not": {"key": key, "op": "contains", "value": value}}
+    target = _SAME_OP[op]
+    if target in ("in", "not in") and not isinstance(value, list):
+        value = [value]
+    elif target not in ("in", "not in") and isinstance(value, list):
+        raise InvalidRequestError(f"metadata_condition: {key!r} {op!r} takes one value, not a list")
+    return {"key": key, "op": target, "value": value}
+
+
+def metadata_filter(condition: DifyMetadataConditions) -> dict[str, Any]:
+    """``{"and"|"or": [...]}`` of the conditions; a condition on several keys holds for any of them."""
+    parts = []
+    for cond in condition.conditions:
+        keys = [cond.name] if isinstance(cond.name, str) else cond.name
+        if not keys or not all(keys):
+            raise InvalidRequestError("metadata_condition: every condition needs a non-empty name")
+        on_keys = [_on_key(k, cond) for k in keys]
+        parts.append(on_keys[0] if len(on_keys) == 1 else {"or": on_keys})
+    return {condition.logical_operator: parts}

@@ -1,0 +1,284 @@
+"""Chat commands: ``assistants create|list|show|update|delete``, ``sessions list|show|rename|delete``
+and ``chat`` (one question with ``--question``, else an interactive conversation)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import typer
+
+from ragloom.cli._app import CliTable, app, emit, err, out, state
+from ragloom.errors import RagloomError
+
+assistants_app = typer.Typer(help="Chat assistants: knowledge bases, prompt and retrieval settings.",
+                             no_args_is_help=True)
+sessions_app = typer.Typer(help="Chat sessions and their messages.", no_args_is_help=True)
+app.add_typer(assistants_app, name="assistants")
+app.add_typer(sessions_app, name="sessions")
+
+KbOpt = Annotated[list[str] | None, typer.Option("--kb", help="A knowledge base to answer from; repeatable.")]
+DescriptionOpt = Annotated[str | None, typer.Option("--description")]
+SystemOpt = Annotated[str | None, typer.Option("--system", help="System prompt; the evidence goes at its "
+                                                                "{knowledge} slot.")]
+OpeningOpt = Annotated[str | None, typer.Option("--opening", help="Greeting shown when a session starts.")]
+EmptyOpt = Annotated[str | None, typer.Option("--empty-response", help="Reply when the documents do not answer.")]
+QuoteOpt = Annotated[bool | None, typer.Option("--quote/--no-quote", help="Cite the evidence with [ID:n].")]
+RewriteOpt = Annotated[bool | None, typer.Option("--rewrite/--no-rewrite",
+                                                 help="Rewrite follow-up questions with the last turns.")]
+TopNOpt = Annotated[int | None, typer.Option("--top-n", help="Evidence chunks per answer (default 6).")]
+TemperatureOpt = Annotated[float | None, typer.Option("--temperature")]
+LlmOpt = Annotated[str | None, typer.Option("--llm", help='Chat model settings as JSON, e.g. {"top_p": 0.5}.')]
+PromptOpt = Annotated[str | None, typer.Option("--prompt", help='Prompt settings as JSON, e.g. '
+                                                                '{"cross_languages": ["English"]}.')]
+RetrievalOpt = Annotated[str | None, typer.Option("--retrieval", help='Retrieval options as JSON (those of '
+                                                                      'search), e.g. {"fusion": "weighted"}.')]
+
+
+def _json_option(text: str | None, flag: str) -> dict[str, Any]:
+    from ragloom.service.knowledgebases import parse_config_json
+
+    return {} if text is None else parse_config_json(text, flag)
+
+
+def _body(*, name: str | None, kb: list[str] | None, description: str | None, system: str | None,
+          opening: str | None, empty_response: str | None, quote: bool | None, rewrite: bool | None,
+          top_n: int | None, temperature: float | None, llm: str | None, prompt: str | None,
+          retrieval: str | None) -> dict[str, Any]:
+    """The request body of the options given (unset ones left out)."""
+    llm_settings = _json_option(llm, "--llm")
+    if temperature is not None:
+        llm_settings["temperature"] = temperature
+    prompt_settings = _json_option(prompt, "--prompt")
+    for key, value in (("system", system), ("opening", opening), ("empty_response", empty_response),
+                       ("quote", quote), ("rewrite_followups", rewrite)):
+        if value is not None:
+            prompt_settings[key] = value
+    body: dict[str, Any] = {"name": name, "dataset_ids": kb or None, "description": description, "top_n": top_n,
+                            "llm": llm_settings or None, "prompt": prompt_settings or None,
+                            "retrieval": _json_option(retrieval, "--retrieval") or None}
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def _assistant_text(a: dict[str, Any]) -> str:
+    kbs = ", ".join(d["name"] + ("" if d["state"] == "ok" else f" ({d['state']})") for d in a["datasets"])
+    p, r = a["prompt"], a["retrieval"]
+    lines = [f"[bold]{a['name']}[/] ({a['id']})", a["description"] or "", f"knowledge bases: {kbs}",
+             f"chat model: {a['llm']['model'] or 'the configured one (else extractive answers)'}, "
+             f"temperature {a['llm']['temperature']}, "
+             f"max_tokens {a['llm']['max_tokens']}",
+             f"prompt: {'custom' if p['system'] else 'default'} system prompt, quote {'on' if p['quote'] else 'off'}, "
+             f"follow-up rewriting {'on' if p['rewrite_followups'] else 'off'}",
+             f"retrieval: top_n {a['top_n']}, mode {r['mode']}, fusion {r['fusion'] or 'server default'}"]
+    if p["opening"]:
+        lines.append(f"opening: {p['opening']}")
+    return "\n".join(line for line in lines if line)
+
+
+@assistants_app.command("create")
+def assistants_create(
+    name: str, kb: KbOpt = None, description: DescriptionOpt = None, system: SystemOpt = None,
+    opening: OpeningOpt = None, empty_response: EmptyOpt = None, quote: QuoteOpt = None, rewrite: RewriteOpt = None,
+    top_n: TopNOpt = None, temperature: TemperatureOpt = None, llm: LlmOpt = None, prompt: PromptOpt = None,
+    retrieval: RetrievalOpt = None,
+) -> None:
+    """Create an assistant over one or more knowledge bases (--kb)."""
+    if not kb:
+        raise RagloomError("--kb: give at least one knowledge base to answer from")
+    body = _body(name=name, kb=kb, description=description, system=system, opening=opening,
+                 empty_response=empty_response, quote=quote, rewrite=rewrite, top_n=top_n, temperature=temperature,
+                 llm=llm, prompt=prompt, retrieval=retrieval)
+    a = state.client().assistant_create(body)
+    emit(a, f"Created assistant [bold]{a['name']}[/] ({a['id']})")
+
+
+@assistants_app.command("list")
+def assistants_list() -> None:
+    """List the assistants of your workspace."""
+    rows = state.client().assistant_list()
+    table = CliTable("name", "id", "knowledge bases", "top n", optional=("top n",))
+    for a in rows:
+        table.add_row(a["name"], a["id"], ", ".join(d["name"] for d in a["datasets"]), str(a["top_n"]))
+    emit({"assistants": rows, "total": len(rows)}, table)
+
+
+@assistants_app.command("show")
+def assistants_show(assistant: str) -> None:
+    """An assistant's settings (by name or id)."""
+    a = state.client().assistant_get(assistant)
+    emit(a, _assistant_text(a))
+
+
+@assistants_app.command("update")
+def assistants_update(
+    assistant: str, name: Annotated[str | None, typer.Option("--name", help="A new name.")] = None, kb: KbOpt = None,
+    description: DescriptionOpt = None, system: SystemOpt = None, opening: OpeningOpt = None,
+    empty_response: EmptyOpt = None, quote: QuoteOpt = None, rewrite: RewriteOpt = None, top_n: TopNOpt = None,
+    temperature: TemperatureOpt = None, llm: LlmOpt = None, prompt: PromptOpt = None, retrieval: RetrievalOpt = None,
+) -> None:
+    """Change an assistant: only the options given change (--kb replaces the knowledge bases)."""
+    body = _body(name=name, kb=kb, description=description, system=system, opening=opening,
+                 empty_response=empty_response, quote=quote, rewrite=rewrite, top_n=top_n, temperature=temperature,
+                 llm=llm, prompt=prompt, retrieval=retrieval)
+    a = state.client().assistant_update(assistant, body)
+    emit(a, _assistant_text(a))
+
+
+@assistants_app.command("delete")
+def assistants_delete(assistant: str) -> None:
+    """Delete an assistant with its sessions."""
+    state.client().assistant_delete(assistant)
+    emit({"deleted": assistant}, f"Deleted assistant {assistant}")
+
+
+# --- sessions ---------------------------------------------------------------------------------------
+
+def _sessions_table(res: dict[str, Any]) -> CliTable:
+    table = CliTable("name", "id", "messages", "updated", title=f"{res['total']} sessions, newest first",
+                     optional=("updated",), fluid=("name",))
+    for s in res["sessions"]:
+        table.add_row(s["name"], s["id"], str(s["message_count"]), (s["updated_at"] or "")[:19])
+    return table
+
+
+@sessions_app.command("list")
+def sessions_list(assistant: str, page: Annotated[int, typer.Option("--page")] = 1,
+                  page_size: Annotated[int, typer.Option("--page-size")] = 30) -> None:
+    """Your sessions with an assistant, newest first."""
+    res = state.client().session_list(assistant, page=page, page_size=page_size)
+    emit(res, _sessions_table(res))
+
+
+def _pages(ref: dict[str, Any]) -> str:
+    pages = sorted({int(p[0]) for p in ref["positions"]})
+    return f" p.{','.join(map(str, pages))}" if pages else ""
+
+
+def _citations(refs: list[dict[str, Any]]) -> list[str]:
+    """One line per cited reference: id, document, pages, and its state when not current."""
+    lines = []
+    for ref in refs:
+        flag = "" if ref["status"] == "current" else f" [yellow]({ref['status']})[/]"
+        lines.append(f"  [bold][ID:{ref['id']}][/] {ref['document_name']}{_pages(ref)}{flag}")
+    return lines
+
+
+@sessions_app.command("show")
+def sessions_show(assistant: str, session: str) -> None:
+    """A session's messages, with each answer's citations (flagged when their document changed)."""
+    res = state.client().session_get(assistant, session)
+    lines = [f"[bold]{res['name']}[/] ({res['id']})"]
+    if res["opening"]:
+        lines.append(f"[dim]assistant:[/] {res['opening']}")
+    for m in res["messages"]:
+        who = "you" if m["role"] == "user" else "assistant"
+        lines.append(f"[dim]{who}:[/] {m['content']}")
+        lines += _citations(m["references"])
+    emit(res, "\n".join(lines))
+
+
+@sessions_app.command("rename")
+def sessions_rename(assistant: str, session: str, name: str) -> None:
+    """Rename a session."""
+    res = state.client().session_rename(assistant, session, name)
+    emit(res, f"Renamed session {res['id']} to [bold]{res['name']}[/]")
+
+
+@sessions_app.command("delete")
+def sessions_delete(assistant: str, session: str) -> None:
+    """Delete a session with its messages."""
+    state.client().session_delete(assistant, session)
+    emit({"deleted": session}, f"Deleted session {session}")
+
+
+# --- chat -------------------------------------------------------------------------------------------
+
+def _stream_reply(events: Iterator[dict[str, Any]]) -> dict[str, Any]:
+    """Print the answer as it arrives, then its citations; returns the reply."""
+    streamed: list[str] = []
+    reply: dict[str, Any] | None = None
+    for event in events:
+        if "delta" in event:
+            streamed.append(event["delta"])
+            out.print(event["delta"], end="", markup=False, highlight=False)
+        elif "reply" in event:
+            reply = event["reply"]
+        elif "error" in event:
+            out.print()
+            raise RagloomError(event.get("message") or event["error"])
+    out.print()
+    if reply is None:
+        raise RagloomError("the answer stream ended without a reply")
+    if reply["answer"].strip() != "".join(streamed).strip():  # citations repaired, a refusal, notes...
+        out.print("[dim]checked answer:[/]")
+        out.print(reply["answer"], markup=False, highlight=False)
+    for line in _citations(reply["references"]):
+        out.print(line)
+    return reply
+
+
+def _interactive(assistant: str, session: str | None, explain: bool) -> None:
+    client = state.client()
+    a = client.assistant_get(assistant)
+    err.print(f"[bold]{a['name']}[/]: /new starts a new session, /sessions lists yours, /quit ends")
+    if a["prompt"]["opening"]:
+        out.print(f"[dim]assistant:[/] {a['prompt']['opening']}")
+    while True:
+        try:
+            question = input("you> " if sys.stdin.isatty() else "").strip()
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not question:
+            continue
+        if question in ("/quit", "/exit"):
+            break
+        if question == "/new":
+            session = None
+            err.print("[dim]new session[/]")
+            continue
+        if question == "/sessions":
+            out.print(_sessions_table(client.session_list(a["id"])))
+            continue
+        reply = _stream_reply(client.chat_stream(a["id"], question, session=session, explain=explain))
+        session = reply["session_id"]
+
+
+@app.command()
+def chat(
+    assistant: Annotated[str, typer.Argument(help="Assistant name or id.")],
+    session: Annotated[str | None, typer.Option("--session", help="Continue this session ('last': your newest "
+                                                                  "one).")] = None,
+    question: Annotated[str | None, typer.Option("--question", "-q", help="Ask one question and exit; without "
+                                                                         "it, chat interactively.")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Include the retrieval's scores in the reply.")]
+    = False,
+) -> None:
+    """Chat with an assistant: cited answers; interactive without --question (/new, /sessions, /quit).
+
+    Answers stream as they are written, then their citations with document and page. With --json:
+    the reply; without --question, questions are read from stdin and all replies printed."""
+    client = state.client()
+    if session == "last":
+        newest = client.session_list(assistant, page_size=1)["sessions"]
+        session = newest[0]["id"] if newest else None
+    if question is not None:
+        if state.json:
+            emit(client.chat(assistant, question, session=session, explain=explain))
+        else:
+            reply = _stream_reply(client.chat_stream(assistant, question, session=session, explain=explain))
+            err.print(f"[dim]session {reply['session_id']}[/]")
+        return
+    if not state.json:
+        _interactive(assistant, session, explain)
+        return
+    replies = []  # --json: questions from stdin, one JSON document of all replies on stdout
+    for line in sys.stdin:
+        if line.strip() in ("/quit", "/exit"):
+            break
+        if line.strip() == "/new":
+            session = None
+        elif line.strip():
+            replies.append(client.chat(assistant, line.strip(), session=session, explain=explain))
+            session = replies[-1]["session_id"]
+    emit({"replies": replies})

@@ -1,0 +1,106 @@
+"""A question's key terms and how much of them a text states (the project's text analysis).
+
+Key terms are the question's analysed terms (:class:`~ragloom.nlp.Analyzer`: stemmed English,
+jieba-segmented Chinese) without stop words and without the words of the question form
+(``how often``, ``how much``; 多久, 多长...), weighted with :class:`~ragloom.nlp.TermWeigher`
+(rarer words, numbers and codes weigh more; weights sum to 1). :func:`coverage` is the weight of
+the key terms a text states: an English term must be one of the text's terms, a Chinese term a
+substring of the text (segmentations differ: 更换 states 换). Used to tell an answer from
+evidence that merely shares the topic (extractive answers).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from ragloom.nlp import Analyzer, TermWeigher, is_han
+
+# "how" + one of these is the question form (how often, how much), not a key term
+_HOW_WORDS = frozenset(["often", "much", "many", "long", "far", "old", "big", "large", "tall", "soon"])
+_ZH_QUESTION_FORM = re.compile(r"^(?:多久|多长|多大|多远|多高|多重|多少|几[时个次天年]?|怎么样|怎样)$")
+
+
+@functools.cache
+def default_analyzer() -> Analyzer:
+    """The process-wide analyser generation uses (configured like the application's)."""
+    return Analyzer()
+
+
+def key_terms(question: str, analyzer: Analyzer | None = None) -> list[tuple[str, float]]:
+    """``(term, weight)`` for the question's distinct key terms (weights sum to 1; ``[]`` if none)."""
+    analyzer = analyzer or default_analyzer()
+    tokens = analyzer.tokenize(question)
+    keep: list[str] = []
+    for i, term in enumerate(tokens):
+        after_how = i > 0 and tokens[i - 1] == "how" and term in {analyzer.stem(w) for w in _HOW_WORDS}
+        if after_how or analyzer.is_stop_word(term) or _ZH_QUESTION_FORM.match(term):
+            continue
+        keep.append(term)
+    keep = list(dict.fromkeys(keep))
+    return TermWeigher(analyzer).weights(keep)
+
+
+def states(term: str, text_terms: set[str], normalized_text: str) -> bool:
+    """Whether a text (its analysed terms and normalised text) states ``term``."""
+    if term in text_terms:
+        return True
+    return is_han(term) and term in normalized_text
+
+
+def coverage(
+    terms: Sequence[tuple[str, float]],
+    texts: Sequence[str],
+    context: Sequence[str] = (),
+    *,
+    context_credit: float = 0.5,
+    analyzer: Analyzer | None = None,
+) -> float:
+    """Weight of ``terms`` stated in ``texts``, plus ``context_credit`` x the weight of those only
+    stated in ``context`` (e.g. the rest of the cited chunks: their headings). 0..1."""
+    if not terms:
+        return 0.0
+    analyzer = analyzer or default_analyzer()
+
+    def facts(parts: Sequence[str]) -> tuple[set[str], str]:
+        joined = "\n".join(parts)
+        return set(analyzer.tokenize(joined)), analyzer.normalize(joined)
+
+    main = facts(texts)
+    extra = facts(context)
+    total = 0.0
+    for term, weight in terms:
+        if states(term, *main):
+            total += weight
+        elif context and states(term, *extra):
+            total += context_credit * weight
+    return min(1.0, total)
+
+
+_W = r"[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"  # a letter or digit that is not Chinese
+_WORD = re.compile(rf"{_W}+(?:[-_/.']{_W}+)*")
+
+
+def name_terms(question: str, analyzer: Analyzer | None = None) -> list[str]:
+    """The analysed terms of the names and codes a question mentions: words with a digit
+    (``HX-220``, ``E1024``, ``7.2``), with two capitals (``IBM``, ``DB2``, ``iPhone``) or
+    capitalised past the first word (``Access Client Solutions``). Stop words (``I``) excluded."""
+    analyzer = analyzer or default_analyzer()
+    out: list[str] = []
+    for k, m in enumerate(_WORD.finditer(question)):
+        word = m.group(0)
+        capitals = sum(c.isupper() for c in word)
+        if any(c.isdigit() for c in word) or capitals >= 2 or (capitals and k > 0):
+            out.extend(t for t in analyzer.tokenize(word) if not analyzer.is_stop_word(t))
+    return list(dict.fromkeys(out))
+
+
+def name_coverage(names: Sequence[str], texts: Sequence[str], analyzer: Analyzer | None = None) -> float:
+    """Share of ``names`` stated in ``texts`` (1.0 when there are none)."""
+    if not names:
+        return 1.0
+    analyzer = analyzer or default_analyzer()
+    joined = "\n".join(texts)
+    text_terms, normalized = set(analyzer.tokenize(joined)), analyzer.normalize(joined)
+    return sum(states(n, text_terms, normalized) for n in names) / len(names)

@@ -1,0 +1,332 @@
+"""Chat assistants: create, list, read, update, delete — always scoped to the caller's tenant.
+
+An assistant answers from its knowledge bases (which the caller must be able to read when setting
+them) with its chat model settings (:class:`LLMSettings`), its prompt settings
+(:class:`PromptSettings`) and its retrieval options: a :class:`RetrievalOptions` — the retrieval API's
+own options type — of which ``page``, ``page_size`` and ``explain`` are not the assistant's to keep
+(an answer reads one page of ``top_n`` chunks; explain is asked per question).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from ragloom.config import Settings
+from ragloom.context import Context, Principal
+from ragloom.db.models import Assistant, KnowledgeBase
+from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from ragloom.retrieval.options import RetrievalOptions
+from ragloom.service import knowledgebases
+from ragloom.service.search import check_result_window
+from ragloom.states import Role
+
+MAX_DATASETS = 100
+MAX_TOP_N = 64
+KNOWLEDGE = "knowledge"  # the prompt slot the evidence goes into: {knowledge}
+_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# retrieval options an assistant does not keep: its answers read page 1 of top_n chunks, and explain
+# is asked for per question (completions)
+PER_ANSWER = ("page", "page_size", "explain")
+
+
+class LLMSettings(BaseModel):
+    """The chat model and how it writes (the reference's defaults, but ``max_tokens``: ragloom's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str | None = Field(None, description="the configured chat provider (RAGLOOM_CHAT_PROVIDER); "
+                                 "null = the configured one")
+    model: str | None = Field(None, description="the configured chat model (RAGLOOM_CHAT_MODEL); null = the "
+                              "configured one, or extractive answers when none is configured")
+    temperature: float = Field(0.1, ge=0.0, le=2.0)
+    top_p: float = Field(0.3, ge=0.0, le=1.0)
+    max_tokens: int = Field(1024, ge=16, le=32768, description="tokens kept for the answer")
+    presence_penalty: float = Field(0.4, ge=-2.0, le=2.0)
+    frequency_penalty: float = Field(0.7, ge=-2.0, le=2.0)
+
+
+class PromptVariable(BaseModel):
+    """A ``{name}`` slot of the system prompt, filled by each question's ``variables``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)
+    optional: bool = Field(True, description="false: every question must give a value")
+
+
+class PromptSettings(BaseModel):
+    """How the assistant talks: its system prompt, greeting, refusal, and what it does with a question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    system: str | None = Field(None, max_length=20_000, description="system prompt; the evidence goes at its "
+                               "{knowledge} slot (appended when missing); null = ragloom's default prompt")
+    variables: list[PromptVariable] = Field(default_factory=list, max_length=32,
+                                            description="other {name} slots of the system prompt")
+    opening: str = Field("", max_length=2000, description="the greeting shown when a session starts")
+    empty_response: str | None = Field(None, max_length=2000, description="the reply when the documents do not "
+                                       "answer; null = ragloom's ('The documents do not contain enough ...')")
+    quote: bool = Field(True, description="cite the evidence with [ID:n] markers")
+    rewrite_followups: bool = Field(True, description="rewrite a follow-up question into a standalone one "
+                                    "with the session's last turns before searching")
+    cross_languages: list[str] = Field(default_factory=list, max_length=8, description="languages the question "
+                                       "is also searched in (needs a chat model), e.g. ['English', 'Chinese']")
+    keyword: bool = Field(False, description="add keywords the chat model extracts to the search (needs one)")
+
+    @field_validator("cross_languages")
+    @classmethod
+    def _languages(cls, value: list[str]) -> list[str]:
+        cleaned = [v.strip() for v in value]
+        if any(not v or len(v) > 32 for v in cleaned):
+            raise ValueError("each language is a name of 1 to 32 characters")
+        return list(dict.fromkeys(cleaned))
+
+    @model_validator(mode="after")
+    def _slots(self) -> PromptSettings:
+        names = [v.name for v in self.variables]
+        if KNOWLEDGE in names:
+            raise ValueError("variables: 'knowledge' is the evidence slot, not a variable")
+        if len(set(names)) != len(names):
+            raise ValueError("variables: a name is declared twice")
+        undeclared = sorted(set(_SLOT.findall(self.system or "")) - set(names) - {KNOWLEDGE})
+        if undeclared:
+            raise ValueError(f"system uses {', '.join('{' + n + '}' for n in undeclared)}, not declared in variables")
+        return self
+
+
+def _hoist_toc_enhance(data: Any) -> Any:
+    """Accept ``toc_enhance`` among the prompt settings (where the reference keeps it): it is a
+    retrieval option, moved there."""
+    if isinstance(data, dict) and isinstance(data.get("prompt"), dict) and "toc_enhance" in data["prompt"]:
+        data = dict(data)
+        prompt = dict(data["prompt"])
+        retrieval = dict(data.get("retrieval") or {})
+        retrieval.setdefault("toc_enhance", prompt.pop("toc_enhance"))
+        data["prompt"], data["retrieval"] = prompt, retrieval
+    return data
+
+
+class AssistantCreate(BaseModel):
+    """A new assistant (also the API's request body)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=128)
+    description: str = Field("", max_length=4000)
+    dataset_ids: list[str] = Field(min_length=1, max_length=MAX_DATASETS,
+                                   description="knowledge bases (ids or names) the caller can read")
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    prompt: PromptSettings = Field(default_factory=PromptSettings)
+    retrieval: RetrievalOptions = Field(default_factory=RetrievalOptions, description="the retrieval API's options; "
+                                        "page, page_size and explain are per answer (page_size is top_n)")
+    top_n: int = Field(6, ge=1, le=MAX_TOP_N, description="evidence chunks per answer")
+    rerank: bool = Field(True, description="use the configured reranker, if any")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hoist(cls, data: Any) -> Any:
+        return _hoist_toc_enhance(data)
+
+
+class AssistantUpdate(BaseModel):
+    """Fields to change; unset fields stay. ``llm``, ``prompt`` and ``retrieval`` are merged key by key
+    into the assistant's (send ``{"prompt": {"quote": false}}`` to change only that)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, min_length=1, max_length=128)
+    description: str | None = Field(None, max_length=4000)
+    dataset_ids: list[str] | None = Field(None, min_length=1, max_length=MAX_DATASETS)
+    llm: dict[str, Any] | None = Field(None, description="LLMSettings keys to change")
+    prompt: dict[str, Any] | None = Field(None, description="PromptSettings keys to change")
+    retrieval: dict[str, Any] | None = Field(None, description="RetrievalOptions keys to change")
+    top_n: int | None = Field(None, ge=1, le=MAX_TOP_N)
+    rerank: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hoist(cls, data: Any) -> Any:
+        return _hoist_toc_enhance(data)
+
+
+def _validation_message(field: str, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in (field, *err.get("loc", ())))
+        parts.append(f"{loc}: {err.get('msg')}")
+    return "; ".join(parts)
+
+
+def _check_llm(settings: Settings, llm: LLMSettings) -> None:
+    """Provider and model must be the configured ones (the only chat model the server has)."""
+    if llm.provider is not None and llm.provider != settings.chat_provider:
+        raise InvalidRequestError(f"llm.provider: {llm.provider!r} is not the configured chat provider "
+                                  f"({settings.chat_provider!r}, RAGLOOM_CHAT_PROVIDER)")
+    if llm.model is not None and llm.model != settings.chat_model:
+        configured = (f"the configured one is {settings.chat_model!r} (RAGLOOM_CHAT_MODEL)" if settings.chat_model
+                      else "none is configured (RAGLOOM_CHAT_MODEL): answers are extractive; leave llm.model null")
+        raise InvalidRequestError(f"llm.model: {llm.model!r} is not a configured chat model; {configured}")
+
+
+def _retrieval_json(options: RetrievalOptions, top_n: int, settings: Settings) -> dict[str, Any]:
+    """The options to store: what the caller set, without the per-answer ones (refused when set to
+    anything but what an answer uses)."""
+    given = options.model_dump(mode="json", exclude_unset=True)
+    if given.get("page", 1) != 1:
+        raise InvalidRequestError("retrieval.page: an assistant reads the first page of results; leave it out")
+    if given.get("explain"):
+        raise InvalidRequestError("retrieval.explain: ask for it per question (the completion's explain)")
+    if "page_size" in given and given["page_size"] != top_n:
+        raise InvalidRequestError(f"retrieval.page_size: {given['page_size']} differs from top_n ({top_n}); "
+                                  "set only top_n")
+    check_result_window(settings, 1, top_n)
+    return {k: v for k, v in given.items() if k not in PER_ANSWER}
+
+
+def retrieval_options(assistant: Assistant, *, explain: bool = False) -> RetrievalOptions:
+    """The options an answer of ``assistant`` retrieves with: its own, on one page of ``top_n``."""
+    return RetrievalOptions.model_validate({**assistant.retrieval, "page": 1, "page_size": assistant.top_n,
+                                            "explain": explain})
+
+
+def llm_settings(assistant: Assistant) -> LLMSettings:
+    return LLMSettings.model_validate(assistant.llm)
+
+
+def prompt_settings(assistant: Assistant) -> PromptSettings:
+    return PromptSettings.model_validate(assistant.prompt)
+
+
+def _datasets(session: Session, principal: Principal, refs: list[str]) -> list[dict[str, str]]:
+    """``[{"id", "name"}]`` of the requested knowledge bases; each must be readable by the caller
+    (404 naming ``dataset_ids`` otherwise), and all must share an embedding model."""
+    kbs: list[KnowledgeBase] = []
+    for ref in refs:
+        try:
+            kbs.append(knowledgebases.get(session, principal=principal, kb_id_or_name=ref))
+        except NotFoundError as exc:
+            raise NotFoundError(f"dataset_ids: {exc.message} (or not readable by you)") from exc
+    models = {kb.embedding_model for kb in kbs}
+    if len(models) > 1:
+        raise InvalidRequestError(f"dataset_ids: the knowledge bases use different embedding models "
+                                  f"({sorted(models)}); an assistant searches knowledge bases of one model")
+    unique = {kb.id: kb.name for kb in kbs}
+    return [{"id": kb_id, "name": name} for kb_id, name in unique.items()]
+
+
+def _name_free(session: Session, tenant_id: str, name: str, self_id: str | None = None) -> None:
+    taken = session.scalar(select(Assistant.id).where(Assistant.tenant_id == tenant_id, Assistant.name == name))
+    if taken and taken != self_id:
+        raise ConflictError(f"name: an assistant named {name!r} already exists")
+
+
+def create(ctx: Context, session: Session, *, principal: Principal, spec: AssistantCreate) -> Assistant:
+    _check_llm(ctx.settings, spec.llm)
+    retrieval = _retrieval_json(spec.retrieval, spec.top_n, ctx.settings)
+    datasets = _datasets(session, principal, spec.dataset_ids)
+    _name_free(session, principal.tenant_id, spec.name)
+    assistant = Assistant(
+        tenant_id=principal.tenant_id, name=spec.name, description=spec.description, created_by=principal.user_id,
+        knowledge_bases=datasets, llm=spec.llm.model_dump(mode="json"),
+        prompt=spec.prompt.model_dump(mode="json"), retrieval=retrieval, top_n=spec.top_n, rerank=spec.rerank,
+    )
+    session.add(assistant)
+    session.flush()
+    return assistant
+
+
+def get(session: Session, *, principal: Principal, assistant_id_or_name: str) -> Assistant:
+    """An assistant of the caller's tenant by id or name; anything else is 'not found'."""
+    assistant = session.scalar(select(Assistant).where(
+        Assistant.tenant_id == principal.tenant_id,
+        or_(Assistant.id == assistant_id_or_name, Assistant.name == assistant_id_or_name)))
+    if assistant is None:
+        raise NotFoundError(f"assistant {assistant_id_or_name!r} not found")
+    return assistant
+
+
+def list_all(session: Session, *, principal: Principal) -> list[Assistant]:
+    return list(session.scalars(select(Assistant).where(Assistant.tenant_id == principal.tenant_id)
+                                .order_by(Assistant.name)))
+
+
+def require_edit(principal: Principal, assistant: Assistant, action: str) -> None:
+    """Its creator, or a tenant owner or admin, may change or delete an assistant."""
+    if principal.role not in (Role.OWNER, Role.ADMIN) and assistant.created_by != principal.user_id:
+        raise PermissionDeniedError(
+            f"only the creator of assistant {assistant.name!r} or a tenant owner or admin may {action}")
+
+
+def _merged(field: str, model: type[BaseModel], current: dict[str, Any], changes: dict[str, Any]) -> BaseModel:
+    try:
+        return model.model_validate({**current, **changes})
+    except ValidationError as exc:
+        raise InvalidRequestError(_validation_message(field, exc)) from exc
+
+
+def update(ctx: Context, session: Session, *, principal: Principal, assistant_id_or_name: str,
+           spec: AssistantUpdate) -> Assistant:
+    assistant = get(session, principal=principal, assistant_id_or_name=assistant_id_or_name)
+    require_edit(principal, assistant, "change it")
+    changes = spec.model_dump(exclude_unset=True)
+    for key in ("name", "dataset_ids", "top_n", "rerank"):
+        if key in changes and changes[key] is None:
+            raise InvalidRequestError(f"{key}: may not be null")
+    if changes.get("name") is not None:
+        _name_free(session, assistant.tenant_id, changes["name"], assistant.id)
+        assistant.name = changes["name"]
+    if changes.get("description") is not None:
+        assistant.description = changes["description"]
+    if changes.get("dataset_ids") is not None:
+        assistant.knowledge_bases = _datasets(session, principal, changes["dataset_ids"])
+    if changes.get("llm") is not None:
+        llm = _merged("llm", LLMSettings, assistant.llm, changes["llm"])
+        assert isinstance(llm, LLMSettings)
+        _check_llm(ctx.settings, llm)
+        assistant.llm = llm.model_dump(mode="json")
+    if changes.get("prompt") is not None:
+        assistant.prompt = _merged("prompt", PromptSettings, assistant.prompt, changes["prompt"]).model_dump(
+            mode="json")
+    top_n = changes.get("top_n") or assistant.top_n
+    if changes.get("retrieval") is not None or "top_n" in changes:
+        given = changes.get("retrieval") or {}
+        merged = {**assistant.retrieval, **given}
+        try:
+            options = RetrievalOptions.model_validate(merged)
+        except ValidationError as exc:
+            raise InvalidRequestError(_validation_message("retrieval", exc)) from exc
+        assistant.retrieval = _retrieval_json(options, top_n, ctx.settings)
+    assistant.top_n = top_n
+    if changes.get("rerank") is not None:
+        assistant.rerank = changes["rerank"]
+    session.flush()
+    return assistant
+
+
+def delete(session: Session, *, principal: Principal, assistant_id_or_name: str) -> None:
+    """Delete an assistant with its sessions and their messages."""
+    assistant = get(session, principal=principal, assistant_id_or_name=assistant_id_or_name)
+    require_edit(principal, assistant, "delete it")
+    session.delete(assistant)
+    session.flush()
+
+
+def dataset_states(session: Session, *, principal: Principal, assistant: Assistant) -> list[tuple[str, str, str]]:
+    """``(id, name, state)`` of each of the assistant's knowledge bases: ``ok``, ``deleted`` or
+    ``unreadable`` (it exists, but the caller may not read it)."""
+    ids = [kb["id"] for kb in assistant.knowledge_bases]
+    visible = set(session.scalars(select(KnowledgeBase.id).where(
+        KnowledgeBase.id.in_(ids), knowledgebases.visible_clause(principal))))
+    existing = set(session.scalars(select(KnowledgeBase.id).where(
+        KnowledgeBase.id.in_(ids), KnowledgeBase.tenant_id == assistant.tenant_id)))
+    out = []
+    for kb in assistant.knowledge_bases:
+        state = "ok" if kb["id"] in visible else "unreadable" if kb["id"] in existing else "deleted"
+        out.append((kb["id"], kb["name"], state))
+    return out
+

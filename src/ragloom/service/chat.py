@@ -1,0 +1,278 @@
+"""The chat completion use case: one question in a session with an assistant.
+
+Steps, in order: the assistant's knowledge bases the caller can still read (a deleted one is named in
+the answer's notes) → the follow-up rewritten into a standalone question with the session's last
+turns → optional translations and keywords → retrieval with the assistant's options → the answer,
+written by :mod:`ragloom.service.answers` with the assistant's prompt and model settings → the
+question and the answer stored, the answer's references locked to the versions they cite.
+
+:func:`prepare` does everything that can fail with a clean status (unknown ids, bad variables,
+retrieval) before a reply starts; :func:`complete` and :func:`complete_stream` write and store it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.exc import IntegrityError
+
+from ragloom.context import Context, Principal
+from ragloom.dataflow import Answer, Evidence
+from ragloom.errors import InvalidRequestError
+from ragloom.generation.expansion import extract_keywords, translate_question
+from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE
+from ragloom.generation.followup import rewrite_question
+from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
+from ragloom.generation.sentences import strip_markers
+from ragloom.retrieval.types import RetrievalResult
+from ragloom.service import answers, assistants, sessions
+from ragloom.service.chat_views import ChatAnswer, ChatExplain, ChatReply, citation_view, reference_view
+from ragloom.service.views import explain_view, rounded_positions
+
+HISTORY_TURNS = 3  # the last turns a follow-up is rewritten with (REFERENCE §7 step 2)
+MAX_VARIABLES = 32
+STORE_ATTEMPTS = 3  # concurrent answers in one session: retries for the next turn number
+NO_KNOWLEDGE = "This assistant cannot answer: it has no knowledge base left to search."
+
+
+class CompletionRequest(BaseModel):
+    """A question to an assistant, in a session (a new one when ``session_id`` is not given)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=4000)
+    session_id: str | None = Field(None, description="continue this session; null = start a new one")
+    stream: bool = Field(False, description="server-sent events: answer deltas, then the reply, then [DONE]")
+    explain: bool = Field(False, description="add the retrieval's candidates and scores to the reply's explain")
+    variables: dict[str, str] = Field(default_factory=dict, max_length=MAX_VARIABLES,
+                                      description="values of the system prompt's {name} slots")
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A question ready to be answered: what it searched and found, and how to write the answer."""
+
+    assistant_id: str
+    session_id: str | None
+    question: str
+    standalone: str
+    rewrite_method: str
+    search_query: str
+    quote: bool
+    explain: bool
+    writing: answers.Writing
+    notes: list[str] = field(default_factory=list)
+    result: RetrievalResult | None = None  # None: no knowledge base to search
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+def _system_prompt(prompt: assistants.PromptSettings, values: dict[str, str]) -> str:
+    """The assistant's system prompt with its variables filled; a missing required one, or an
+    unknown one, is an InvalidRequestError naming it."""
+    declared = {v.name: v for v in prompt.variables}
+    unknown = sorted(set(values) - set(declared))
+    if unknown:
+        raise InvalidRequestError(f"variables.{unknown[0]}: the assistant's prompt has no such variable "
+                                  f"(it has: {', '.join(sorted(declared)) or 'none'})")
+    missing = [n for n, v in declared.items() if not v.optional and not values.get(n)]
+    if missing:
+        raise InvalidRequestError(f"variables.{missing[0]}: required by the assistant's prompt")
+    text = prompt.system or DEFAULT_SYSTEM_PROMPT
+    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}",
+                  lambda m: values.get(m.group(1), "") if m.group(1) in declared else m.group(0), text)
+
+
+def _kb_notes(states: list[tuple[str, str, str]]) -> list[str]:
+    notes = []
+    for kb_id, name, state in states:
+        if state == "deleted":
+            notes.append(f"knowledge base {name!r} ({kb_id}) of this assistant was deleted; it was not searched.")
+        elif state == "unreadable":
+            notes.append(f"knowledge base {name!r} of this assistant is not readable by you; it was not searched.")
+    return notes
+
+
+def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: CompletionRequest,
+            history: Sequence[tuple[str, str]] | None = None, temperature: float | None = None,
+            max_tokens: int | None = None) -> Prepared:
+    """Resolve the assistant and the session, rewrite the question, search. Unknown or foreign
+    assistant and session ids are 404.
+
+    ``history`` — (question, answer) pairs, oldest first — is a conversation the caller keeps (the
+    OpenAI-compatible API): it replaces the session's stored turns (``request.session_id`` must then
+    be null). ``temperature`` and ``max_tokens`` override the assistant's for this answer."""
+    if history is not None and request.session_id:
+        raise InvalidRequestError("session_id: a question with its own history cannot continue a stored session")
+    with ctx.db.session() as s:
+        assistant = assistants.get(s, principal=principal, assistant_id_or_name=assistant_id)
+        chat = (sessions.get(s, principal=principal, assistant=assistant, session_id=request.session_id)
+                if request.session_id else None)
+        turns = (list(history)[-HISTORY_TURNS:] if history is not None else
+                 sessions.recent_turns(s, chat, HISTORY_TURNS) if chat is not None else [])
+        states = assistants.dataset_states(s, principal=principal, assistant=assistant)
+        prompt, llm = assistants.prompt_settings(assistant), assistants.llm_settings(assistant)
+        options = assistants.retrieval_options(assistant, explain=request.explain)
+        rerank, assistant_key = assistant.rerank, assistant.id
+    writing = answers.Writing(
+        system_prompt=_system_prompt(prompt, request.variables),
+        empty_response=prompt.empty_response or DEFAULT_EMPTY_RESPONSE,
+        temperature=llm.temperature if temperature is None else temperature,
+        answer_tokens=llm.max_tokens if max_tokens is None else max_tokens,
+    )
+    question = request.question.strip()
+    standalone, method = question, "off"
+    if prompt.rewrite_followups:
+        rewrite = rewrite_question(turns, question, ctx.chat_model)
+        standalone, method = rewrite.question, rewrite.method
+    extra = translate_question(standalone, prompt.cross_languages, ctx.chat_model)
+    if prompt.keyword:
+        keywords = extract_keywords(standalone, ctx.chat_model)
+        if keywords:
+            extra.append(" ".join(keywords))
+    search_query = "\n".join([standalone, *extra])
+    prepared = Prepared(assistant_id=assistant_key, session_id=chat.id if chat is not None else None,
+                        question=question, standalone=standalone, rewrite_method=method, search_query=search_query,
+                        quote=prompt.quote, explain=request.explain, writing=writing, notes=_kb_notes(states))
+    kb_ids = [kb_id for kb_id, _, state in states if state == "ok"]
+    if kb_ids:
+        prepared.result, prepared.evidence = answers.find_evidence(
+            ctx, principal=principal, kb_ids=kb_ids, question=search_query, options=options, rerank=rerank)
+    return prepared
+
+
+def _no_knowledge(ctx: Context) -> Answer:
+    return Answer(NO_KNOWLEDGE, ctx.chat_model.name if ctx.chat_model else "extractive", insufficient=True)
+
+
+def _write(ctx: Context, prepared: Prepared) -> Answer:
+    if prepared.result is None:
+        return _no_knowledge(ctx)
+    return answers.write(ctx, prepared.result, prepared.evidence, prepared.standalone, prepared.writing)
+
+
+def _write_stream(ctx: Context, prepared: Prepared) -> Iterator[str | Answer]:
+    """Answer deltas (``str``), then the :class:`Answer`."""
+    if prepared.result is None:
+        answer = _no_knowledge(ctx)
+        yield answer.text
+        yield answer
+        return
+    final: Answer | None = None
+    for item in answers.write_stream(ctx, prepared.result, prepared.evidence, prepared.standalone,
+                                     prepared.writing):
+        if isinstance(item, str):
+            yield item
+        else:
+            final = item
+    assert final is not None, "write_stream ends with the answer"
+    yield final
+
+
+def complete(ctx: Context, *, principal: Principal, prepared: Prepared) -> ChatReply:
+    """Answer the prepared question and store both messages."""
+    return _finish(ctx, principal, prepared, _write(ctx, prepared))
+
+
+def complete_stream(ctx: Context, *, principal: Principal, prepared: Prepared) -> Iterator[str | ChatReply]:
+    """Answer deltas (``str``), then the stored reply (the same :class:`ChatReply` as :func:`complete`'s)."""
+    for item in _write_stream(ctx, prepared):
+        yield item if isinstance(item, str) else _finish(ctx, principal, prepared, item)
+
+
+def reply(ctx: Context, *, prepared: Prepared) -> ChatAnswer:
+    """Answer the prepared question without storing anything (the caller keeps the conversation)."""
+    return _unstored(ctx, prepared, _write(ctx, prepared))
+
+
+def reply_stream(ctx: Context, *, prepared: Prepared) -> Iterator[str | ChatAnswer]:
+    """Answer deltas (``str``), then the same :class:`ChatAnswer` as :func:`reply`'s; nothing is stored."""
+    for item in _write_stream(ctx, prepared):
+        yield item if isinstance(item, str) else _unstored(ctx, prepared, item)
+
+
+def count_tokens(ctx: Context, prepared: Prepared, text: str) -> int:
+    """``text``'s length in tokens of the searched knowledge bases' embedding model (an estimate of the
+    chat model's count: the chat model does not report its own); words without a knowledge base."""
+    if prepared.result is None:
+        return len(text.split())
+    return ctx.embedder(prepared.result.embedding_model).count_tokens(text)
+
+
+def prompt_text(prepared: Prepared) -> str:
+    """What the chat model was given to answer: the system prompt, the evidence and the question."""
+    return "\n".join([prepared.writing.system_prompt, *(ev.content for ev in prepared.evidence), prepared.standalone])
+
+
+def _stored_reference(ev: Evidence, kb_of: dict[str, str]) -> dict[str, Any]:
+    return {"id": ev.index, "chunk_id": ev.chunk_id, "doc_id": ev.doc_id, "kb_id": kb_of.get(ev.chunk_id),
+            "version_id": ev.version_id, "document_name": ev.document_name, "content": ev.content,
+            "positions": rounded_positions(ev.positions)}
+
+
+def _shape(prepared: Prepared,
+           answer: Answer) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]], ChatExplain]:
+    """Apply the assistant's rules to the answer (empty response, quote, notes): its text, stored
+    references, citations and explain."""
+    citations = [{**asdict(c), "sentence_text": answer.sentences[c.sentence] if c.sentence < len(answer.sentences)
+                  else None} for c in answer.citations]
+    text, cited = answer.text, list(answer.references)
+    if answer.insufficient and prepared.result is not None:
+        text, cited, citations = prepared.writing.empty_response, [], []
+    elif not prepared.quote:
+        text, cited, citations = strip_markers(text), list(prepared.evidence), []
+    if prepared.notes:
+        text = f"{text.rstrip()}\n\n" + "\n".join(f"Note: {n}" for n in prepared.notes)
+    kb_of = {c.record.id: c.record.kb_id for c in prepared.result.chunks} if prepared.result else {}
+    refs = [_stored_reference(ev, kb_of) for ev in cited]
+    explain = ChatExplain(
+        question=prepared.question, standalone_question=prepared.standalone, rewrite_method=prepared.rewrite_method,
+        search_query=prepared.search_query,
+        retrieval=explain_view(prepared.result) if prepared.explain and prepared.result is not None else None,
+    )
+    return text, refs, citations, explain
+
+
+def _unstored(ctx: Context, prepared: Prepared, answer: Answer) -> ChatAnswer:
+    text, refs, citations, explain = _shape(prepared, answer)
+    with ctx.db.session() as s:
+        active = sessions.active_versions(s, refs)
+    return ChatAnswer(answer=text, model=answer.model, insufficient=answer.insufficient,
+                      references=[reference_view(r, active) for r in refs],
+                      citations=[citation_view(c) for c in citations], notes=prepared.notes, explain=explain)
+
+
+def _finish(ctx: Context, principal: Principal, prepared: Prepared, answer: Answer) -> ChatReply:
+    """Store the turn (the answer shaped by :func:`_shape`) and build the reply."""
+    text, refs, citations, explain = _shape(prepared, answer)
+    for attempt in range(STORE_ATTEMPTS):
+        try:
+            return _store(ctx, principal, prepared, answer, text, refs, citations, explain)
+        except IntegrityError:  # another answer in the same session took this turn's number: take the next
+            if attempt == STORE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _store(ctx: Context, principal: Principal, prepared: Prepared, answer: Answer, text: str,
+           refs: list[dict[str, Any]], citations: list[dict[str, Any]], explain: ChatExplain) -> ChatReply:
+    """Store the question and the answer (in a new session when the question named none)."""
+    with ctx.db.session() as s:
+        assistant = assistants.get(s, principal=principal, assistant_id_or_name=prepared.assistant_id)
+        if prepared.session_id is None:
+            chat = sessions.create(s, principal=principal, assistant=assistant,
+                                   name=sessions.name_from(prepared.question))
+        else:
+            chat = sessions.get(s, principal=principal, assistant=assistant, session_id=prepared.session_id)
+        asked, answered = sessions.add_turn(
+            s, chat, question=prepared.question, answer=text, model=answer.model, insufficient=answer.insufficient,
+            refs=refs, citations=citations, explain=explain.model_dump(mode="json"))
+        active = sessions.active_versions(s, refs)
+        return ChatReply(
+            session_id=chat.id, question_id=asked.id, message_id=answered.id, answer=text, model=answer.model,
+            insufficient=answer.insufficient, references=[reference_view(r, active) for r in refs],
+            citations=[citation_view(c) for c in citations], notes=prepared.notes, explain=explain,
+        )
