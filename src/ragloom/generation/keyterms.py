@@ -63,12 +63,8 @@ def coverage(
         return 0.0
     analyzer = analyzer or default_analyzer()
 
-    def facts(parts: Sequence[str]) -> tuple[set[str], str]:
-        joined = "\n".join(parts)
-        return set(analyzer.tokenize(joined)), analyzer.normalize(joined)
-
-    main = facts(texts)
-    extra = facts(context)
+    main = _facts(analyzer, texts)
+    extra = _facts(analyzer, context)
     total = 0.0
     for term, weight in terms:
         if states(term, *main):
@@ -100,7 +96,13 @@ def name_coverage(names: Sequence[str], texts: Sequence[str], analyzer: Analyzer
     """Share of ``names`` stated in ``texts`` (1.0 when there are none)."""
     if not names:
         return 1.0
-    analyzer = analyzer or default_analyzer()
-    joined = "\n".join(texts)
-    text_terms, normalized = set(analyzer.tokenize(joined)), analyzer.normalize(joined)
-    return sum(states(n, text_terms, normalized) for n in names) / len(names)
+    facts = _facts(analyzer or default_analyzer(), texts)
+    return sum(states(n, *facts) for n in names) / len(names)
+
+
+def _facts(analyzer: Analyzer, parts: Sequence[str]) -> tuple[set[str], str]:
+    """The terms of some texts (with their fine-grained pieces: ``hx-2200`` states ``hx``) and
+    their normalised text."""
+    joined = "\n".join(parts)
+    terms = analyzer.tokenize(joined)
+    return set(terms) | set(analyzer.fine_grained(terms)), analyzer.normalize(joined)

@@ -326,7 +326,9 @@ def reindex(ctx: Context, session: Session, *, principal: Principal, kb_ids: lis
     the given (default: every visible) knowledge base gets a new version from its latest file.
 
     With ``drop`` the tenant's whole index is removed and recreated first (needed when its
-    format is from another ragloom); only a tenant owner or admin may do that.
+    format is from another ragloom); only a tenant owner or admin may do that, and then every
+    knowledge base of the tenant is re-parsed, not only the given ones (the others would be left
+    with nothing indexed).
     """
     from ragloom.errors import PermissionDeniedError
 
@@ -340,6 +342,7 @@ def reindex(ctx: Context, session: Session, *, principal: Principal, kb_ids: lis
         dims = {kb.embedding_dim for kb in knowledgebases.list_visible(session, principal=principal)}
         for dim in dims:
             ctx.docstore.create_index(principal.tenant_id, dim)
+        kbs = knowledgebases.list_visible(session, principal=principal)  # an owner or admin sees them all
     out = []
     # tag sets first: their tasks are claimed first, so the chunks tagged from them find them indexed
     for kb in sorted(kbs, key=lambda kb: kb.chunk_method != "tag"):
