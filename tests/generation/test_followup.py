@@ -91,8 +91,16 @@ def test_the_chat_model_rewrites_with_the_conversation_in_one_call(
     assert len(chats) == 1
     prompt = chats[0].body["messages"][-1]["content"]
     assert "User: What is a hash index?" in prompt and "User: What is a B-tree?" in prompt
-    assert "Assistant: A self-balancing search tree" in prompt
+    assert "Assistant: A self-balancing search tree that keeps data sorted.\n" in prompt  # markers left out
     assert prompt.rstrip().endswith("User: and what about its leaf nodes?\nOutput:")
+
+
+def test_an_introduced_reply_is_taken_from_its_second_line(
+    fake_openai: FakeOpenAIServer, chat: OpenAIChatModel
+) -> None:
+    fake_openai.queue_reply("Here is the standalone question:\n“What about the leaf nodes of a B-tree?”")
+    assert rewrite_question(BTREE, "and its leaf nodes?", chat) == Rewrite(
+        "What about the leaf nodes of a B-tree?", "model")
 
 
 def test_the_model_keeping_the_question_means_unchanged(fake_openai: FakeOpenAIServer, chat: OpenAIChatModel) -> None:

@@ -8,15 +8,19 @@ candidates (:func:`evidence_sentences`):
 * a chunk's lines are read as blocks: heading paths (``A > B``) and table rows (``col: v; col: v``,
   ``a | b``) are not prose; lines a PDF or text file wrapped are joined back;
 * a candidate must read as a sentence (:func:`reads_as_sentence`): it ends like one (not with a
-  colon), is long enough, does not start in the middle of a sentence (a chunk cut), and — in
-  English — has a verb-like word; headings, lone table cells and fragments fail;
+  colon), is long enough, does not start in the middle of a sentence (a chunk cut: a lower-case
+  opening, unless it is a short label such as ``tallow error E1024: ...``), and — in English — has
+  a verb-like word or is long and mostly lower case; headings, lone table cells and fragments fail;
+* its score is read in context: 0.3 of it is its chunk's similarity to the question;
 * a sentence opening with a pronoun ("It was introduced in 7.2.") brings the sentence before it.
 
-The answer is ``insufficient`` (the empty response, no citations) unless the evidence answers
-the question: the best sentence scores at least :data:`~ragloom.generation.thresholds.EXTRACTIVE_FLOOR`
-*and* the chosen sentences state enough of the question's key terms
-(:data:`~ragloom.generation.thresholds.EXTRACTIVE_MIN_COVERAGE`; see
-:mod:`ragloom.generation.keyterms`) — sharing the topic ("IBM i ...") is not answering it.
+The answer is ``insufficient`` (the empty response, no citations) unless the chosen sentences
+answer the question (:attr:`Selection.answers`, thresholds in :mod:`ragloom.generation.thresholds`):
+the best sentence scores at least ``EXTRACTIVE_FLOOR``; the cited chunks state every name and
+code of the question (``HX-220``, ``IBM i Access Client Solutions``:
+:func:`~ragloom.generation.keyterms.name_terms`); and the best score plus half the share of the
+question's key terms the sentences state (:func:`~ragloom.generation.keyterms.coverage`) reaches
+``EXTRACTIVE_MIN_ANSWERABILITY`` — sharing the topic is not answering the question.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from ragloom.generation.keyterms import coverage, key_terms, name_coverage, name
 from ragloom.generation.scoring import SimilarityScorer
 from ragloom.generation.sentences import _CODE, attach_markers, split_sentences
 from ragloom.generation.thresholds import (
+    EXTRACTIVE_COVERAGE_WEIGHT,
     EXTRACTIVE_FLOOR,
-    EXTRACTIVE_MIN_COVERAGE,
+    EXTRACTIVE_MIN_ANSWERABILITY,
     EXTRACTIVE_MIN_NAMES,
     EXTRACTIVE_RELATIVE,
     verdict,
@@ -307,9 +312,15 @@ class Selection:
     names: float = 1.0
 
     @property
+    def answerability(self) -> float:
+        """best + EXTRACTIVE_COVERAGE_WEIGHT x coverage: similarity and stated key terms together."""
+        return self.best + EXTRACTIVE_COVERAGE_WEIGHT * self.coverage
+
+    @property
     def answers(self) -> bool:
-        return (bool(self.sentences) and self.best >= EXTRACTIVE_FLOOR and self.coverage >= EXTRACTIVE_MIN_COVERAGE
-                and self.names >= EXTRACTIVE_MIN_NAMES)
+        """Whether the sentences answer the question (the thresholds of :mod:`ragloom.generation.thresholds`)."""
+        return (bool(self.sentences) and self.best >= EXTRACTIVE_FLOOR and self.names >= EXTRACTIVE_MIN_NAMES
+                and self.answerability >= EXTRACTIVE_MIN_ANSWERABILITY)
 
 
 def select_sentences(

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ragloom.errors import ModelError
 from ragloom.generation.answer import strip_think
 from ragloom.generation.keyterms import default_analyzer
+from ragloom.generation.sentences import strip_markers
 from ragloom.models.chat import ChatModel
 from ragloom.nlp import has_han
 from ragloom.nlp._lexicon import load_lexicon
@@ -99,7 +100,7 @@ def followup_messages(history: list[tuple[str, str]], question: str) -> list[dic
     lines: list[str] = []
     for q, a in history[-MAX_TURNS:]:
         lines.append(f"User: {q.strip()}")
-        answer = " ".join(a.split())
+        answer = " ".join(strip_markers(a).split())
         if answer:
             cut = answer if len(answer) <= MAX_ANSWER_CHARS else answer[:MAX_ANSWER_CHARS] + "..."
             lines.append(f"Assistant: {cut}")
@@ -124,10 +125,11 @@ def _ask_model(history: list[tuple[str, str]], question: str, chat_model: ChatMo
 def _clean_reply(raw: str, question: str, previous: str) -> str | None:
     """The model's standalone question, or None for an empty or odd reply."""
     lines = [ln.strip() for ln in strip_think(raw).splitlines() if ln.strip()]
-    if not lines or len(lines) > 2:
+    if len(lines) == 2 and (_PREFIX.match(lines[1]) or lines[0].endswith((":", "："))):
+        lines = lines[1:]  # "Here is the question:\n..." / "...\nOutput: ..."
+    if len(lines) != 1:
         return None
-    text = _PREFIX.sub("", lines[-1] if len(lines) == 2 and _PREFIX.match(lines[-1]) else lines[0])
-    text = text.strip().strip(_QUOTES).strip()
+    text = _PREFIX.sub("", lines[0]).strip().strip(_QUOTES).strip()
     if not text or _ODD.search(text) or len(text) > 2 * (len(question) + len(previous)) + 40:
         return None
     return text
