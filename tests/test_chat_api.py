@@ -5,7 +5,9 @@ store and the shipped embedding model."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from fastapi.testclient import TestClient
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.service import accounts
+from ragloom.service import chat as chat_use_case
 from ragloom.service.chat_views import AssistantView, ChatReply, MessageList, SessionDetail, SessionList
 from ragloom.worker import run_one
 from tests.corpus import PAGE2_FACT, PAGE2_QUESTION, write_manual_pdf
@@ -274,6 +277,8 @@ def test_insufficient_evidence_gets_the_empty_response_and_quote_off_has_no_mark
     assert reply["references"] and reply["citations"] == []
     follow = _ask(chat, b["id"], FOLLOW_UP, session_id=reply["session_id"])
     assert follow["explain"]["rewrite_method"] == "off" and follow["explain"]["standalone_question"] == FOLLOW_UP
+    deltas, streamed = _ask_stream(chat, b["id"], PAGE2_QUESTION)  # the streamed text has no markers either
+    assert "".join(deltas) == streamed["answer"] == reply["answer"] and len(deltas) > 1
 
 
 def test_cross_languages_and_keywords_widen_the_search(chat: Chat) -> None:
@@ -455,3 +460,42 @@ def test_openapi_describes_the_chat_routes(chat: Chat) -> None:
     assert "text/event-stream" in completions["200"]["content"]
     assert {"429", "502", "404"} <= set(completions)
     assert "201" in paths["/api/v1/chats"]["post"]["responses"]
+
+
+def test_concurrent_answers_in_one_session_take_consecutive_turns(chat: Chat) -> None:
+    a = _assistant(chat, "busy", prompt={"rewrite_followups": False})
+    first = _ask(chat, a["id"], PAGE2_QUESTION)
+    ctx = chat.client.app.state.ctx  # type: ignore[attr-defined]
+    with ctx.db.session() as s:
+        principal = accounts.authenticate(s, chat.key)
+    n = 6
+    asks = [chat_use_case.CompletionRequest(question=f"{PAGE2_QUESTION} ({i})", session_id=first["session_id"])
+            for i in range(n)]
+    prepared = [chat_use_case.prepare(ctx, principal=principal, assistant_id=a["id"], request=r) for r in asks]
+    start = threading.Barrier(n)
+
+    def answer(p: chat_use_case.Prepared) -> ChatReply:
+        written = chat_use_case._write(ctx, p)  # complete() is _write then _finish: written first, so that
+        start.wait()  # every answer is stored at the same moment
+        return chat_use_case._finish(ctx, principal, p, written)
+
+    with ThreadPoolExecutor(n) as pool:
+        replies = list(pool.map(answer, prepared))
+    assert {r.session_id for r in replies} == {first["session_id"]}
+    detail = SessionDetail.model_validate(chat.api("GET", f"/chats/{a['id']}/sessions/{first['session_id']}").json())
+    turns = [(m.turn, m.role.value) for m in detail.messages]
+    assert turns == [(t, role) for t in range(n + 1) for role in ("user", "assistant")]
+    by_turn = {m.turn: m.content for m in detail.messages if m.role.value == "user"}
+    assert sorted(by_turn.values()) == sorted([PAGE2_QUESTION] + [p.question for p in prepared])
+    answers = {m.id for m in detail.messages if m.role.value == "assistant"}
+    assert {r.message_id for r in replies} <= answers
+
+
+def test_the_assistants_chat_model_settings_reach_the_model(chat: Chat) -> None:
+    a = _assistant(chat, "tuned", llm={"temperature": 0.6, "top_p": 0.8, "presence_penalty": -0.5,
+                                       "frequency_penalty": 1.5, "max_tokens": 300})
+    reply = _ask(chat, a["id"], PAGE2_QUESTION)
+    assert reply["truncated"] is False
+    sent = [r.body for r in chat.server.requests if r.path.endswith("/chat/completions")][-1]
+    assert {k: sent[k] for k in ("temperature", "top_p", "presence_penalty", "frequency_penalty", "max_tokens")} == {
+        "temperature": 0.6, "top_p": 0.8, "presence_penalty": -0.5, "frequency_penalty": 1.5, "max_tokens": 300}

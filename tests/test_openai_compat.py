@@ -116,9 +116,30 @@ def test_a_completion_by_name_and_by_id_with_references(compat: Compat) -> None:
         assert ref["citations"] and ref["explain"]["question"] == QUESTION
         assert done.usage is not None and done.usage.completion_tokens > 0
         assert done.usage.total_tokens == done.usage.prompt_tokens + done.usage.completion_tokens
-    sent = compat.server.requests[-1].body  # the request's temperature and max_tokens reach the chat model
-    assert (sent["temperature"], sent["max_tokens"]) == (0.2, 256)
+    sent = compat.server.requests[-1].body  # the request's sampling settings reach the chat model
+    assert (sent["temperature"], sent["top_p"], sent["max_tokens"]) == (0.2, 0.9, 256)
+    assert (sent["presence_penalty"], sent["frequency_penalty"]) == (0.4, 0.7)  # the assistant's defaults
     assert "Be brief." not in str(sent["messages"])  # system messages are ignored: the assistant's prompt rules
+    compat.client().chat.completions.create(model="pump helper", messages=[{"role": "user", "content": QUESTION}],
+                                            presence_penalty=-1.5, frequency_penalty=0)
+    sent = compat.server.requests[-1].body
+    assert (sent["presence_penalty"], sent["frequency_penalty"], sent["top_p"]) == (-1.5, 0, 0.3)
+
+
+def test_a_reply_cut_at_max_tokens_finishes_with_length(compat: Compat) -> None:
+    messages: Any = [{"role": "user", "content": QUESTION}]
+    client = compat.client()
+    done = client.chat.completions.create(model="pump helper", messages=messages, max_tokens=5)
+    assert compat.server.requests[-1].body["max_tokens"] == 16  # ragloom's floor for an answer
+    full = client.chat.completions.create(model="pump helper", messages=messages)
+    assert done.choices[0].finish_reason == "stop" and full.choices[0].finish_reason == "stop"  # 12 words < 16
+    compat.server.queue_reply(" ".join(["The Orion pump must be serviced every 450 operating hours"] * 3) + " [ID:0].")
+    cut = client.chat.completions.create(model="pump helper", messages=messages, max_tokens=16)
+    assert cut.choices[0].finish_reason == "length"
+    assert _reference(cut.choices[0].message.model_extra)["truncated"] is True
+    compat.server.queue_reply(" ".join(["The Orion pump must be serviced every 450 operating hours"] * 3) + " [ID:0].")
+    chunks = list(client.chat.completions.create(model="pump helper", messages=messages, max_tokens=16, stream=True))
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["length"]
 
 
 def test_a_stream_has_deltas_a_stop_chunk_with_references_usage_and_done(compat: Compat) -> None:

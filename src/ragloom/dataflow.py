@@ -268,7 +268,8 @@ class Answer:
     does not support the answer (or nothing answered the question). ``mode`` says how the text
     was made: ``extractive`` (sentences quoted from the evidence, no chat model) or ``model``
     (written by the chat model ``model``); left empty it follows ``model`` (``"extractive"`` or
-    not). Its JSON form (the API's answer body) is built by
+    not). ``truncated`` is True when the chat model stopped at its ``max_tokens`` (the text may end
+    mid-sentence). Its JSON form (the API's answer body) is built by
     :func:`ragloom.service.views.answer_view`.
     """
 
@@ -279,6 +280,7 @@ class Answer:
     sentences: list[str] = field(default_factory=list)
     insufficient: bool = False
     mode: str = ""
+    truncated: bool = False
 
     def __post_init__(self) -> None:
         if not self.mode:

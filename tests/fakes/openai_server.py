@@ -13,7 +13,8 @@ Every request is recorded.
 
 Replies are taken from the queue (``queue_reply``) first, then from
 ``responder(body) -> str`` when set, else ``default_reply``. ``fail_next``
-makes the next chat or embedding request fail with a given status.
+makes the next chat or embedding request fail with a given status. A reply longer than the
+request's ``max_tokens`` (counted in words) is cut there with ``finish_reason: "length"``.
 """
 
 from __future__ import annotations
@@ -133,6 +134,15 @@ class FakeOpenAIServer:
         self.stop()
 
 
+def _limited(reply: str, body: dict[str, Any]) -> tuple[str, str]:
+    """The reply cut to the request's ``max_tokens`` (a token is a word here) and its finish reason."""
+    limit = body.get("max_tokens")
+    words = reply.split(" ")
+    if isinstance(limit, int) and len(words) > limit:
+        return " ".join(words[:limit]), "length"
+    return reply, "stop"
+
+
 def _stream_pieces(text: str) -> list[str]:
     """Word-sized pieces (with their trailing space) whose concatenation is ``text``."""
     return re.findall(r"\S+\s*|\s+", text)
@@ -211,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, {"model": body.get("model"), "results": results, "usage": {"total_tokens": 0}})
 
     def _chat(self, body: dict[str, Any]) -> None:
-        reply = self.fake._next_reply(body)
+        reply, finish = _limited(self.fake._next_reply(body), body)
         self._send_json(
             200,
             {
@@ -222,14 +232,14 @@ class _Handler(BaseHTTPRequestHandler):
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": reply},
-                        "finish_reason": "stop",
+                        "finish_reason": finish,
                     }
                 ],
             },
         )
 
     def _chat_stream(self, body: dict[str, Any]) -> None:
-        reply = self.fake._next_reply(body)
+        reply, finish = _limited(self.fake._next_reply(body), body)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -248,6 +258,6 @@ class _Handler(BaseHTTPRequestHandler):
         event({"role": "assistant", "content": ""})
         for piece in _stream_pieces(reply):
             event({"content": piece})
-        event({}, finish="stop")
+        event({}, finish=finish)
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

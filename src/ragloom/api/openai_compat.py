@@ -9,9 +9,9 @@ user's question; the earlier user/assistant pairs are the history its follow-up 
 (the last turns, as a stored session's). System (and developer) messages are ignored: the
 assistant's own system prompt, with its evidence, writes the answer. Nothing is stored — no session,
 no message. The answer is the chat use case's (:mod:`ragloom.service.chat`: :func:`prepare`, then
-:func:`reply` or :func:`reply_stream`). ``temperature`` and ``max_tokens`` (or
-``max_completion_tokens``) override the assistant's; ``top_p`` and the other sampling parameters are
-accepted and ignored (ragloom's chat model takes temperature and max_tokens only).
+:func:`reply` or :func:`reply_stream`). ``temperature``, ``top_p``, ``presence_penalty``,
+``frequency_penalty`` and ``max_tokens`` (or ``max_completion_tokens``) override the assistant's
+chat model settings; ``finish_reason`` is ``"length"`` when the chat model stopped at that limit.
 
 Replies follow OpenAI's schema: ``chat.completion``, or with ``stream: true`` ``chat.completion.chunk``
 events (the role, the text deltas, a last chunk with ``finish_reason: "stop"``, a usage chunk when
@@ -102,7 +102,9 @@ class ChatCompletionRequest(_Request):
     stream: bool = False
     stream_options: StreamOptions | None = None
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="overrides the assistant's")
-    top_p: float | None = Field(None, ge=0.0, le=1.0, description="accepted and ignored")
+    top_p: float | None = Field(None, ge=0.0, le=1.0, description="overrides the assistant's")
+    presence_penalty: float | None = Field(None, ge=-2.0, le=2.0, description="overrides the assistant's")
+    frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0, description="overrides the assistant's")
     max_tokens: int | None = Field(None, ge=1, le=32768, description="overrides the assistant's max_tokens")
     max_completion_tokens: int | None = Field(None, ge=1, le=32768, description="the same as max_tokens")
     user: str | None = Field(None, description="accepted and ignored")
@@ -130,7 +132,7 @@ class ChatMessageOut(_Reply):
 class ChatChoice(_Reply):
     index: int
     message: ChatMessageOut
-    finish_reason: Literal["stop"]
+    finish_reason: Literal["stop", "length"]
 
 
 class ChatCompletion(_Reply):
@@ -152,7 +154,7 @@ class ChunkDelta(_Reply):
 class ChunkChoice(_Reply):
     index: int
     delta: ChunkDelta
-    finish_reason: Literal["stop"] | None
+    finish_reason: Literal["stop", "length"] | None
 
 
 class ChatCompletionChunk(_Reply):
@@ -341,23 +343,30 @@ def chat_completions(body: ChatCompletionRequest, ctx: ContextDep,
     """The assistant ``model`` answers the conversation's last question; nothing is stored."""
     question, history = _conversation(body.messages)
     max_tokens = body.max_completion_tokens or body.max_tokens
+    overrides: dict[str, float | int] = {
+        k: v for k, v in (("temperature", body.temperature), ("top_p", body.top_p),
+                          ("presence_penalty", body.presence_penalty), ("frequency_penalty", body.frequency_penalty),
+                          ("max_tokens", None if max_tokens is None else max(16, max_tokens))) if v is not None}
     prepared = chat.prepare(ctx, principal=principal, assistant_id=body.model,
                             request=chat.CompletionRequest(question=question), history=history,
-                            temperature=body.temperature,
-                            max_tokens=None if max_tokens is None else max(16, max_tokens))
+                            llm_overrides=overrides)
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if not body.stream:
         answer = chat.reply(ctx, prepared=prepared)
         return ChatCompletion(
             id=cid, object="chat.completion", created=created, model=body.model,
             choices=[ChatChoice(index=0, message=ChatMessageOut(role="assistant", content=answer.answer,
-                                                                reference=answer), finish_reason="stop")],
+                                                                reference=answer), finish_reason=_finish(answer))],
             usage=_usage(ctx, prepared, answer.answer))
     events = chat.reply_stream(ctx, prepared=prepared)
     first = next(events)  # the answer starts before the response: a failing chat model gets its status code
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
     stream = _Stream(ctx, prepared, cid, created, body.model, include_usage)
     return StreamingResponse(stream.events(first, events), media_type="text/event-stream")
+
+
+def _finish(answer: ChatAnswer) -> Literal["stop", "length"]:
+    return "length" if answer.truncated else "stop"
 
 
 def _usage(ctx: Context, prepared: chat.Prepared, text: str) -> Usage:
@@ -399,7 +408,8 @@ class _Stream:
                     continue
                 if item.answer.startswith(streamed) and len(item.answer) > len(streamed):
                     yield self._delta(item.answer[len(streamed):])  # e.g. the notes after the answer
-                yield self._chunk([ChunkChoice(index=0, delta=ChunkDelta(), finish_reason="stop")], reference=item)
+                yield self._chunk([ChunkChoice(index=0, delta=ChunkDelta(), finish_reason=_finish(item))],
+                                  reference=item)
                 if self.include_usage:
                     yield self._chunk([], usage=_usage(self.ctx, self.prepared, item.answer))
         except RagloomError as exc:

@@ -28,7 +28,7 @@ from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT, CountTokens, Prompt
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity
 from ragloom.generation.sentences import MARKER
 from ragloom.generation.thresholds import INSERT_MIN_SCORE
-from ragloom.models.chat import ChatModel
+from ragloom.models.chat import ChatModel, Sampling, finish_reason
 from ragloom.models.embedding import Embedder
 
 UNSUPPORTED_NOTE = (
@@ -46,8 +46,10 @@ def strip_think(text: str) -> str:
     return _THINK.sub("", text).strip()
 
 
-def finish_answer(raw: str, prompt: Prompt, scorer: SimilarityScorer, model: str) -> Answer:
-    """Turn a model's raw reply into an :class:`Answer` (repair, check, insert, verify)."""
+def finish_answer(raw: str, prompt: Prompt, scorer: SimilarityScorer, model: str, *,
+                  truncated: bool = False) -> Answer:
+    """Turn a model's raw reply into an :class:`Answer` (repair, check, insert, verify);
+    ``truncated``: the model stopped at its token limit."""
     text = check_citations(repair_citation_formats(strip_think(raw)), prompt.valid_ids)
     model_cited = bool(MARKER.search(text))
     if not model_cited:
@@ -66,6 +68,7 @@ def finish_answer(raw: str, prompt: Prompt, scorer: SimilarityScorer, model: str
         sentences=result.sentences,
         insufficient=result.insufficient,
         mode="model",
+        truncated=truncated,
     )
 
 
@@ -98,6 +101,7 @@ def generate_answer(
     answer_tokens: int = 1024,
     term_similarity: TermSimilarity | None = None,
     temperature: float = 0.1,
+    sampling: Sampling | None = None,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     empty_response: str = DEFAULT_EMPTY_RESPONSE,
 ) -> Answer:
@@ -117,8 +121,8 @@ def generate_answer(
     if chat_model is None:
         return extractive_answer(question, evidence, scorer, empty_response=empty_response)
     prompt = _prepare(question, evidence, count_tokens, max_context_tokens, answer_tokens, system_prompt)
-    raw = chat_model.chat(prompt.messages, temperature=temperature, max_tokens=answer_tokens)
-    return finish_answer(raw, prompt, scorer, chat_model.name)
+    raw = chat_model.chat(prompt.messages, temperature=temperature, max_tokens=answer_tokens, sampling=sampling)
+    return finish_answer(raw, prompt, scorer, chat_model.name, truncated=finish_reason(raw) == "length")
 
 
 class _ThinkFilter:
@@ -167,6 +171,7 @@ def stream_answer(
     answer_tokens: int = 1024,
     term_similarity: TermSimilarity | None = None,
     temperature: float = 0.1,
+    sampling: Sampling | None = None,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     empty_response: str = DEFAULT_EMPTY_RESPONSE,
 ) -> Iterator[str | Answer]:
@@ -193,7 +198,10 @@ def stream_answer(
     prompt = _prepare(question, evidence, count_tokens, max_context_tokens, answer_tokens, system_prompt)
     parts: list[str] = []
     visible = _ThinkFilter()
-    for delta in chat_model.stream(prompt.messages, temperature=temperature, max_tokens=answer_tokens):
+    reason: str | None = None
+    for delta in chat_model.stream(prompt.messages, temperature=temperature, max_tokens=answer_tokens,
+                                   sampling=sampling):
+        reason = finish_reason(delta) or reason
         parts.append(delta)
         out = visible.feed(delta)
         if out:
@@ -201,4 +209,4 @@ def stream_answer(
     tail = visible.flush()
     if tail:
         yield tail
-    yield finish_answer("".join(parts), prompt, scorer, chat_model.name)
+    yield finish_answer("".join(parts), prompt, scorer, chat_model.name, truncated=reason == "length")

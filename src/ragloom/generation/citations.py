@@ -22,6 +22,7 @@ from ragloom.generation.sentences import (
     cited_ids,
     sentence_text,
     split_sentences,
+    strip_markers,
 )
 from ragloom.generation.thresholds import WEAK, verdict
 from ragloom.models.embedding import Embedder
@@ -63,6 +64,32 @@ def repair_citation_formats(answer: str) -> str:
         pos = m.end()
     out.append(_repair_prose(answer[pos:]))
     return "".join(out)
+
+
+# what a piece of a stream may end in that the next piece could make part of a marker: spaces before
+# one, an unclosed bracket (up to 40 characters), "ref 1", or a word ("re" + "f 3")
+_OPEN_TAIL = re.compile(r"[ \t]*(?:[\[(（【][^\])）】\n]{0,40}|\bref\s*[:.]?\s*\d*|[A-Za-z]*)$", re.IGNORECASE)
+
+
+class MarkerFilter:
+    """Citation markers left out of a stream of text pieces, in every format a model writes them
+    (:func:`repair_citation_formats`): what could still become a marker with the next piece is held
+    back. The pieces it returns (then :meth:`flush`) join to
+    ``strip_markers(repair_citation_formats(whole text))`` — an answer without citations, streamed."""
+
+    def __init__(self) -> None:
+        self.pending = ""
+
+    def feed(self, piece: str) -> str:
+        text = self.pending + piece
+        match = _OPEN_TAIL.search(text)
+        cut = match.start() if match else len(text)
+        self.pending = text[cut:]
+        return strip_markers(repair_citation_formats(text[:cut]))
+
+    def flush(self) -> str:
+        out, self.pending = strip_markers(repair_citation_formats(self.pending)), ""
+        return out
 
 
 def check_citations(answer: str, valid_ids: Collection[int], max_per_sentence: int = MAX_PER_SENTENCE) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
@@ -17,6 +18,32 @@ from ragloom.errors import ConfigError, ModelError
 from ragloom.models.http import api_client
 
 Message = Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """Sampling parameters beyond the temperature; ``None`` leaves the endpoint's default."""
+
+    top_p: float | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+
+
+class Reply(str):
+    """A reply (or the last piece of a stream) that knows why the model stopped: ``"stop"``,
+    ``"length"`` (it reached ``max_tokens``), ``"content_filter"``...; ``None`` when not reported."""
+
+    finish_reason: str | None
+
+    def __new__(cls, text: str, finish_reason: str | None = None) -> Reply:
+        reply = super().__new__(cls, text)
+        reply.finish_reason = finish_reason
+        return reply
+
+
+def finish_reason(text: str) -> str | None:
+    """Why the model stopped, for a :class:`Reply` (``None`` for a plain string)."""
+    return text.finish_reason if isinstance(text, Reply) else None
 
 
 @runtime_checkable
@@ -28,6 +55,8 @@ class ChatModel(Protocol):
     ``stream`` yields the reply in pieces whose concatenation equals what
     ``chat`` would return. Both raise :class:`ragloom.errors.ModelError` when the
     model fails or cannot be reached. ``name`` identifies the model in answers.
+    A model that knows why it stopped returns a :class:`Reply` from ``chat`` and makes the last
+    piece of ``stream`` one (possibly empty).
     """
 
     name: str
@@ -38,6 +67,7 @@ class ChatModel(Protocol):
         *,
         temperature: float = 0.1,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> str: ...
 
     def stream(
@@ -46,6 +76,7 @@ class ChatModel(Protocol):
         *,
         temperature: float = 0.1,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> Iterator[str]: ...
 
 
@@ -75,7 +106,8 @@ class OpenAIChatModel:
         self._client.close()
 
     def _body(
-        self, messages: Sequence[Message], temperature: float, max_tokens: int | None, stream: bool
+        self, messages: Sequence[Message], temperature: float, max_tokens: int | None, sampling: Sampling | None,
+        stream: bool,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
@@ -85,6 +117,9 @@ class OpenAIChatModel:
         }
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
+        if sampling is not None:
+            body.update({k: v for k, v in (("top_p", sampling.top_p), ("presence_penalty", sampling.presence_penalty),
+                                           ("frequency_penalty", sampling.frequency_penalty)) if v is not None})
         return body
 
     def chat(
@@ -93,9 +128,10 @@ class OpenAIChatModel:
         *,
         temperature: float = 0.1,
         max_tokens: int | None = None,
-    ) -> str:
+        sampling: Sampling | None = None,
+    ) -> Reply:
         """The whole reply; raises ModelError on transport, status or body errors."""
-        body = self._body(messages, temperature, max_tokens, stream=False)
+        body = self._body(messages, temperature, max_tokens, sampling, stream=False)
         try:
             resp = self._client.post("/chat/completions", json=body)
         except httpx.HTTPError as exc:
@@ -103,10 +139,12 @@ class OpenAIChatModel:
         if resp.status_code != 200:
             raise ModelError(f"chat endpoint returned {resp.status_code}: {_snippet(resp.text)}")
         try:
-            content = resp.json()["choices"][0]["message"].get("content")
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            choice = resp.json()["choices"][0]
+            content = choice["message"].get("content")
+            reason = choice.get("finish_reason")
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise ModelError(f"chat endpoint sent an unexpected body: {_snippet(resp.text)}") from exc
-        return content or ""
+        return Reply(content or "", reason if isinstance(reason, str) else None)
 
     def stream(
         self,
@@ -114,9 +152,11 @@ class OpenAIChatModel:
         *,
         temperature: float = 0.1,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> Iterator[str]:
-        """Reply pieces from the SSE stream (``data: {...}`` lines, ending ``data: [DONE]``)."""
-        body = self._body(messages, temperature, max_tokens, stream=True)
+        """Reply pieces from the SSE stream (``data: {...}`` lines, ending ``data: [DONE]``); the last
+        one is a :class:`Reply` with the finish reason when the stream reported one."""
+        body = self._body(messages, temperature, max_tokens, sampling, stream=True)
         try:
             with self._client.stream("POST", "/chat/completions", json=body) as resp:
                 if resp.status_code != 200:
@@ -128,12 +168,13 @@ class OpenAIChatModel:
 
 
 def _sse_deltas(lines: Iterator[str]) -> Iterator[str]:
+    reason: str | None = None
     for line in lines:
         if not line.startswith("data:"):
             continue  # blank separators, comments, event/id fields
         payload = line[5:].strip()
         if payload == "[DONE]":
-            return
+            break
         try:
             event = json.loads(payload)
         except ValueError as exc:
@@ -148,3 +189,7 @@ def _sse_deltas(lines: Iterator[str]) -> Iterator[str]:
             text = (choices[0].get("delta") or {}).get("content")
             if text:
                 yield text
+            if isinstance(choices[0].get("finish_reason"), str):
+                reason = choices[0]["finish_reason"]
+    if reason is not None:
+        yield Reply("", reason)

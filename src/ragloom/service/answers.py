@@ -14,6 +14,7 @@ from ragloom.context import Context, Principal
 from ragloom.dataflow import Answer, Evidence
 from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
+from ragloom.models.chat import Sampling
 from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.service.search import search, term_similarity_fn
@@ -28,6 +29,7 @@ class Writing:
     empty_response: str = DEFAULT_EMPTY_RESPONSE
     temperature: float = 0.1
     answer_tokens: int = 1024
+    sampling: Sampling | None = None
 
 
 def _evidence(result: RetrievalResult) -> list[Evidence]:
@@ -58,7 +60,8 @@ def write(ctx: Context, result: RetrievalResult, evidence: list[Evidence], quest
         question, evidence, embedder=embedder, chat_model=ctx.chat_model,
         count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
         answer_tokens=writing.answer_tokens, term_similarity=term_similarity_fn(ctx),
-        temperature=writing.temperature, system_prompt=writing.system_prompt, empty_response=writing.empty_response,
+        temperature=writing.temperature, sampling=writing.sampling, system_prompt=writing.system_prompt,
+        empty_response=writing.empty_response,
     )
 
 
@@ -72,7 +75,8 @@ def write_stream(ctx: Context, result: RetrievalResult, evidence: list[Evidence]
         question, evidence, embedder=embedder, chat_model=ctx.chat_model,
         count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
         answer_tokens=writing.answer_tokens, term_similarity=term_similarity_fn(ctx),
-        temperature=writing.temperature, system_prompt=writing.system_prompt, empty_response=writing.empty_response,
+        temperature=writing.temperature, sampling=writing.sampling, system_prompt=writing.system_prompt,
+        empty_response=writing.empty_response,
     )
 
 

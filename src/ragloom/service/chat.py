@@ -13,7 +13,7 @@ retrieval) before a reply starts; :func:`complete` and :func:`complete_stream` w
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,11 +23,13 @@ from sqlalchemy.exc import IntegrityError
 from ragloom.context import Context, Principal
 from ragloom.dataflow import Answer, Evidence
 from ragloom.errors import InvalidRequestError
+from ragloom.generation.citations import MarkerFilter
 from ragloom.generation.expansion import extract_keywords, translate_question
 from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE
 from ragloom.generation.followup import rewrite_question
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
 from ragloom.generation.sentences import strip_markers
+from ragloom.models.chat import Sampling
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.service import answers, assistants, sessions
 from ragloom.service.chat_views import ChatAnswer, ChatExplain, ChatReply, citation_view, reference_view
@@ -97,14 +99,15 @@ def _kb_notes(states: list[tuple[str, str, str]]) -> list[str]:
 
 
 def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: CompletionRequest,
-            history: Sequence[tuple[str, str]] | None = None, temperature: float | None = None,
-            max_tokens: int | None = None) -> Prepared:
+            history: Sequence[tuple[str, str]] | None = None,
+            llm_overrides: Mapping[str, float | int] | None = None) -> Prepared:
     """Resolve the assistant and the session, rewrite the question, search. Unknown or foreign
     assistant and session ids are 404.
 
     ``history`` — (question, answer) pairs, oldest first — is a conversation the caller keeps (the
     OpenAI-compatible API): it replaces the session's stored turns (``request.session_id`` must then
-    be null). ``temperature`` and ``max_tokens`` override the assistant's for this answer."""
+    be null). ``llm_overrides`` (``temperature``, ``top_p``, ``max_tokens``, the penalties: fields of
+    :class:`~ragloom.service.assistants.LLMSettings`) override the assistant's for this answer."""
     if history is not None and request.session_id:
         raise InvalidRequestError("session_id: a question with its own history cannot continue a stored session")
     with ctx.db.session() as s:
@@ -117,11 +120,14 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
         prompt, llm = assistants.prompt_settings(assistant), assistants.llm_settings(assistant)
         options = assistants.retrieval_options(assistant, explain=request.explain)
         rerank, assistant_key = assistant.rerank, assistant.id
+    if llm_overrides:
+        llm = llm.model_copy(update=dict(llm_overrides))
     writing = answers.Writing(
         system_prompt=_system_prompt(prompt, request.variables),
         empty_response=prompt.empty_response or DEFAULT_EMPTY_RESPONSE,
-        temperature=llm.temperature if temperature is None else temperature,
-        answer_tokens=llm.max_tokens if max_tokens is None else max_tokens,
+        temperature=llm.temperature, answer_tokens=llm.max_tokens,
+        sampling=Sampling(top_p=llm.top_p, presence_penalty=llm.presence_penalty,
+                          frequency_penalty=llm.frequency_penalty),
     )
     question = request.question.strip()
     standalone, method = question, "off"
@@ -162,12 +168,17 @@ def _write_stream(ctx: Context, prepared: Prepared) -> Iterator[str | Answer]:
         yield answer
         return
     final: Answer | None = None
+    unquoted = None if prepared.quote else MarkerFilter()  # quote off: the deltas carry no markers either
     for item in answers.write_stream(ctx, prepared.result, prepared.evidence, prepared.standalone,
                                      prepared.writing):
         if isinstance(item, str):
-            yield item
+            text = unquoted.feed(item) if unquoted else item
+            if text:
+                yield text
         else:
             final = item
+    if unquoted and (tail := unquoted.flush()):
+        yield tail
     assert final is not None, "write_stream ends with the answer"
     yield final
 
@@ -240,7 +251,7 @@ def _unstored(ctx: Context, prepared: Prepared, answer: Answer) -> ChatAnswer:
     text, refs, citations, explain = _shape(prepared, answer)
     with ctx.db.session() as s:
         active = sessions.active_versions(s, refs)
-    return ChatAnswer(answer=text, model=answer.model, insufficient=answer.insufficient,
+    return ChatAnswer(answer=text, model=answer.model, insufficient=answer.insufficient, truncated=answer.truncated,
                       references=[reference_view(r, active) for r in refs],
                       citations=[citation_view(c) for c in citations], notes=prepared.notes, explain=explain)
 
@@ -273,6 +284,7 @@ def _store(ctx: Context, principal: Principal, prepared: Prepared, answer: Answe
         active = sessions.active_versions(s, refs)
         return ChatReply(
             session_id=chat.id, question_id=asked.id, message_id=answered.id, answer=text, model=answer.model,
-            insufficient=answer.insufficient, references=[reference_view(r, active) for r in refs],
+            insufficient=answer.insufficient, truncated=answer.truncated,
+            references=[reference_view(r, active) for r in refs],
             citations=[citation_view(c) for c in citations], notes=prepared.notes, explain=explain,
         )

@@ -230,6 +230,8 @@ class ChatAnswer(View):
     model: str = Field(description="the chat model that wrote it; 'extractive' without one")
     insufficient: bool = Field(description="the documents do not support an answer (the text is then the "
                                "assistant's empty response)")
+    truncated: bool = Field(False, description="the chat model stopped at the assistant's max_tokens: the answer "
+                            "may end mid-sentence")
     references: list[ChatReference]
     citations: list[CitationView]
     notes: list[str] = Field(description="what the answer could not use, e.g. a deleted knowledge base")
@@ -247,6 +249,8 @@ class ChatReply(View):
     model: str = Field(description="the chat model that wrote it; 'extractive' without one")
     insufficient: bool = Field(description="the documents do not support an answer (the text is then the "
                                "assistant's empty response)")
+    truncated: bool = Field(False, description="the chat model stopped at the assistant's max_tokens: the answer "
+                            "may end mid-sentence")
     references: list[ChatReference]
     citations: list[CitationView]
     notes: list[str] = Field(description="what the answer could not use, e.g. a deleted knowledge base")

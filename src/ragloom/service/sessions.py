@@ -155,7 +155,12 @@ def delete_pair(session: Session, *, principal: Principal, assistant: Assistant,
 def add_turn(session: Session, chat: ChatSession, *, question: str, answer: str, model: str, insufficient: bool,
              refs: list[dict[str, Any]], citations: list[dict[str, Any]],
              explain: dict[str, Any]) -> tuple[ChatMessage, ChatMessage]:
-    """Store a question and its answer at the end of the session."""
+    """Store a question and its answer at the end of the session.
+
+    The session row is written first: concurrent answers in one session then queue on it (SQLite's
+    write lock, PostgreSQL's row lock) before reading the last turn number, so each takes the next one."""
+    chat.updated_at = utcnow()
+    session.flush()
     last = session.execute(select(func.max(ChatMessage.seq), func.max(ChatMessage.turn))
                            .where(ChatMessage.session_id == chat.id)).one()
     seq = (last[0] if last[0] is not None else -1) + 1

@@ -481,6 +481,8 @@ class CitedAnswer(View):
     answer: str = Field(description="the answer text with [ID:n] citation markers")
     model: str = Field(description="the chat model that wrote it; 'extractive' without one")
     insufficient: bool = Field(description="the evidence does not support an answer")
+    truncated: bool = Field(False, description="the chat model stopped at its token limit: the answer may end "
+                            "mid-sentence")
     references: list[Reference]
     mode: str = Field(description="'extractive' (sentences quoted from the documents, no chat model) or 'model'")
     citations: list[AnswerCitation] = Field(description="every citation checked, with its verdict")
@@ -500,5 +502,6 @@ def citation_view(c: Citation, sentences: Sequence[str]) -> AnswerCitation:
 
 def answer_view(answer: Answer) -> CitedAnswer:
     return CitedAnswer(answer=answer.text, model=answer.model, insufficient=answer.insufficient,
+                       truncated=answer.truncated,
                        references=[reference_view(ev) for ev in answer.references], mode=answer.mode,
                        citations=[citation_view(c, answer.sentences) for c in answer.citations])
