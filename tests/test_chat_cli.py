@@ -73,6 +73,16 @@ def test_assistants_and_a_chat_from_the_command_line(home: Path) -> None:
     assert detail["messages"][1]["references"] == first["references"]
     human = ragloom(home, "sessions", "show", "pumps", first["session_id"]).stdout
     assert "you: What about its grease?" in human and "orion-manual.pdf p.2" in human
+    answer_id = detail["messages"][3]["id"]
+    rated = run_json(home, "sessions", "feedback", "pumps", first["session_id"], answer_id, "down",
+                     "--comment", "which K7 grade?")
+    assert rated["feedback"] == {"rating": "down", "comment": "which K7 grade?"}
+    assert "rated down: which K7 grade?" in ragloom(home, "sessions", "show", "pumps", first["session_id"]).stdout
+    bad = ragloom(home, "sessions", "feedback", "pumps", first["session_id"], answer_id, "meh", check=False)
+    assert bad.returncode != 0 and "use up, down or none" in bad.stderr
+    forgot = run_json(home, "sessions", "forget", "pumps", first["session_id"], answer_id)
+    assert forgot["deleted"] == [detail["messages"][2]["id"], answer_id]
+    assert len(run_json(home, "sessions", "show", "pumps", first["session_id"])["messages"]) == 2
     renamed = run_json(home, "sessions", "rename", "pumps", first["session_id"], "grease talk")
     assert renamed["name"] == "grease talk"
     assert run_json(home, "sessions", "delete", "pumps", first["session_id"]) == {"deleted": first["session_id"]}

@@ -57,6 +57,9 @@ class Client(Protocol):
     def session_get(self, assistant: str, session: str) -> dict[str, Any]: ...
     def session_rename(self, assistant: str, session: str, name: str) -> dict[str, Any]: ...
     def session_delete(self, assistant: str, session: str) -> None: ...
+    def message_feedback(self, assistant: str, session: str, message: str, rating: str | None,
+                         comment: str = "") -> dict[str, Any]: ...
+    def message_delete(self, assistant: str, session: str, message: str) -> dict[str, Any]: ...
     def chat(self, assistant: str, question: str, *, session: str | None = None,
              explain: bool = False) -> dict[str, Any]:
         """One question to an assistant (a new session when ``session`` is None): the stored reply."""
@@ -266,6 +269,14 @@ class HttpClient:
 
     def session_delete(self, assistant: str, session: str) -> None:
         self._call("DELETE", f"/chats/{assistant}/sessions/{session}")
+
+    def message_feedback(self, assistant: str, session: str, message: str, rating: str | None,
+                         comment: str = "") -> dict[str, Any]:
+        return self._object("PUT", f"/chats/{assistant}/sessions/{session}/messages/{message}/feedback",
+                            json={"rating": rating, "comment": comment})
+
+    def message_delete(self, assistant: str, session: str, message: str) -> dict[str, Any]:
+        return self._object("DELETE", f"/chats/{assistant}/sessions/{session}/messages/{message}")
 
     def chat(self, assistant: str, question: str, *, session: str | None = None,
              explain: bool = False) -> dict[str, Any]:

@@ -172,9 +172,12 @@ def sessions_show(assistant: str, session: str) -> None:
     if res["opening"]:
         lines.append(f"[dim]assistant:[/] {res['opening']}")
     for m in res["messages"]:
-        who = "you" if m["role"] == "user" else "assistant"
+        who = "you" if m["role"] == "user" else f"assistant ({m['id']})"  # the id rates or forgets the turn
         lines.append(f"[dim]{who}:[/] {m['content']}")
         lines += _citations(m["references"])
+        if m["feedback"]:
+            comment = f": {m['feedback']['comment']}" if m["feedback"]["comment"] else ""
+            lines.append(f"  [dim]rated {m['feedback']['rating']}{comment}[/]")
     emit(res, "\n".join(lines))
 
 
@@ -190,6 +193,27 @@ def sessions_delete(assistant: str, session: str) -> None:
     """Delete a session with its messages."""
     state.client().session_delete(assistant, session)
     emit({"deleted": session}, f"Deleted session {session}")
+
+
+Rating = Annotated[str, typer.Argument(help="up, down, or none to remove the rating")]
+
+
+@sessions_app.command("feedback")
+def sessions_feedback(assistant: str, session: str, message: str, rating: Rating,
+                      comment: Annotated[str, typer.Option("--comment", help="why")] = "") -> None:
+    """Rate an answer of a session (its message id, from sessions show)."""
+    if rating not in ("up", "down", "none"):
+        raise typer.BadParameter(f"{rating!r}: use up, down or none", param_hint="RATING")
+    res = state.client().message_feedback(assistant, session, message, None if rating == "none" else rating,
+                                          comment)
+    emit(res, f"Rated answer {res['id']} {rating}" if rating != "none" else f"Removed the rating of {res['id']}")
+
+
+@sessions_app.command("forget")
+def sessions_forget(assistant: str, session: str, message: str) -> None:
+    """Delete a question and its answer from a session (either one's message id)."""
+    res = state.client().message_delete(assistant, session, message)
+    emit(res, f"Deleted messages {', '.join(res['deleted'])}")
 
 
 # --- chat -------------------------------------------------------------------------------------------
