@@ -26,7 +26,7 @@ def run_json(home: Path, *args: str) -> Any:
 
 
 def ragloom_stdin(home: Path, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_") and k != "COLUMNS"}  # a pipe
     proc = subprocess.run([sys.executable, "-m", "ragloom.cli", "--home", str(home), *args], input=stdin,
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, f"ragloom {args} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"

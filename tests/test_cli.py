@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 
 def ragloom(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_") and k != "COLUMNS"}  # a pipe
     proc = subprocess.run([sys.executable, "-m", "ragloom.cli", "--home", str(home), *args],
                           capture_output=True, text=True, env=env, timeout=600)
     if check and proc.returncode != 0:

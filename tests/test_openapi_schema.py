@@ -248,7 +248,7 @@ def test_real_responses_are_exactly_the_declared_models(client: TestClient, tmp_
 
     answer = _exact(CitedAnswer, client.post(f"{api}/answer", json={"question": PAGE2_QUESTION,
                                                                      "dataset_ids": [ds["id"]]}).json())
-    assert list(answer) == ["answer", "model", "insufficient", "references", "mode", "citations"]
+    assert list(answer) == ["answer", "model", "insufficient", "truncated", "references", "mode", "citations"]
     assert answer["references"] and all(list(r) == REFERENCE_KEYS for r in answer["references"])
     assert answer["citations"] and all(list(c) == CITATION_KEYS for c in answer["citations"])
     stream = client.post(f"{api}/answer", json={"question": PAGE2_QUESTION, "dataset_ids": [ds["id"]], "stream": True})
