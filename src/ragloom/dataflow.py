@@ -114,6 +114,8 @@ class ParsedDocument:
     # page number -> (width, height) in PDF points
     page_sizes: dict[int, tuple[float, float]] = field(default_factory=dict)
     metadata: dict[str, str] = field(default_factory=dict)
+    # characters of the file's text left out on purpose, by reason ("running_header", "page_number", ...)
+    removed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -157,8 +157,11 @@ def parse(
         raise RagloomError(f"no such file: {file}")
     preview = preview_file(file.read_bytes(), file.name, method=method, parser_config=_config(config) or {})
     data = preview.model_dump(mode="json")
-    table = CliTable("order", "tokens", "kind", "pages", "content", title=f"{file.name}: {len(preview.chunks)} chunks",
-                     fluid=("content",))
+    kept = preview.coverage
+    removed = "".join(f"; {n} characters removed as {why.replace('_', ' ')}" for why, n in kept.removed.items())
+    title = (f"{file.name}: {len(preview.chunks)} chunks keeping {kept.kept} of {kept.words} words of the parsed text"
+             f"{removed}")
+    table = CliTable("order", "tokens", "kind", "pages", "content", title=title, fluid=("content",))
     for c in data["chunks"]:
         pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
         table.add_row(str(c["order"]), str(c["tokens"]), c["kind"], pages, c["content"][:150].replace("\n", " "))

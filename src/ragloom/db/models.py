@@ -117,6 +117,7 @@ class Document(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
     token_count: Mapped[int] = mapped_column(Integer, default=0)
+    coverage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # the active version's
     # user-set and extracted metadata (title, author, date, ...): filterable at retrieval
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     # per-document override of the knowledge base's chunk method and its parameters
@@ -145,6 +146,7 @@ class DocumentVersion(Base):
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
     page_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str] = mapped_column(Text, default="")
+    coverage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # its tasks' summed
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
@@ -181,6 +183,8 @@ class Task(Base):
     to_page: Mapped[int] = mapped_column(Integer, default=100_000_000)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     chunk_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # words of the range's parsed text its chunks keep (ragloom.ingest.coverage.Coverage.as_dict)
+    coverage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -23,7 +24,7 @@ from ragloom.db import tasks
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, VersionPage, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledError, TaskInterruptedError
-from ragloom.ingest import pipeline
+from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
@@ -85,6 +86,10 @@ def run_task(ctx: Context, task_id: str) -> RunOutcome:
         store_metadata(ctx, job, parsed)
         progress(0.25, f"parsed {len(parsed.blocks)} blocks; chunking", force=True)
         chunks = pipeline.chunk(job, parsed, embedder)
+        kept = coverage.measure(parsed.blocks, chunks, parsed.removed, method=job.chunk_method)
+        if kept.kept < kept.words:
+            log.warning("task %s: the chunks keep %d of %d words of the parsed text (missing: %s)", task_id,
+                        kept.kept, kept.words, ", ".join(kept.missing))
         progress(0.3, f"{len(chunks)} chunks; embedding", force=True)
         vectors = pipeline.embed(job, chunks, embedder, progress)
         titles = [(max(1, b.level), b.text) for b in parsed.blocks if b.kind == BlockKind.TITLE]
@@ -96,7 +101,7 @@ def run_task(ctx: Context, task_id: str) -> RunOutcome:
         pipeline.index(ctx.docstore, job, records, progress)
         progress(0.97, "publishing", force=True)
         publish(ctx, job, chunk_count=sum(1 for r in records if r.available), page_count=parsed.page_count,
-                note=note)
+                note=note, kept=kept)
         return RunOutcome.DONE
     except TaskInterruptedError:
         log.info("task %s: handed back to the queue (the worker is stopping)", task_id)
@@ -149,7 +154,8 @@ def _set_version(session: Session, version_id: str, status: VersionStatus, error
         version.status, version.error = status, error
 
 
-def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None, note: str = "") -> bool:
+def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None, note: str = "",
+            kept: coverage.Coverage | None = None) -> bool:
     """Finish this task; when it is the version's last, flip the document's active version.
 
     One transaction: the document row is written first (it serialises the tasks
@@ -158,7 +164,8 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
     old version's chunks are dropped afterwards. When the document was deleted
     or a newer version was uploaded meanwhile, this version is discarded
     instead. Returns True when the version was published. ``note`` (e.g. why no TOC was
-    built) is appended to the task's and the document's message.
+    built) is appended to the task's and the document's message. ``kept`` is the task's coverage;
+    the published version (and its document) gets the sum of its tasks'.
     """
     suffix = f"; {note}" if note else ""
     old_version: str | None = None
@@ -169,6 +176,7 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
         task = s.get(Task, job.task_id)
         if task is not None:
             task.chunk_count = chunk_count
+            task.coverage = kept.as_dict() if kept is not None else None
         if doc is None or version is None or doc.latest_version_id != job.version_id:
             outcome = "discard"
             if version is not None:
@@ -189,14 +197,20 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
                         old.status = VersionStatus.SUPERSEDED
                 version.status, version.chunk_count, version.published_at = VersionStatus.READY, total, utcnow()
                 version.page_count = page_count
+                version.coverage = _summed_coverage(siblings)
                 doc.active_version_id = version.id
-                doc.chunk_count = total
+                doc.chunk_count, doc.coverage = total, version.coverage
                 doc.message = f"published {total} chunks{suffix}"
     if outcome == "discard":
         _discard(ctx, job)
     elif outcome == "published" and old_version and old_version != job.version_id:
         ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[old_version]))
     return outcome == "published"
+
+
+def _summed_coverage(tasks_of_version: list[Task]) -> dict[str, Any] | None:
+    parts = [coverage.Coverage.from_dict(t.coverage) for t in tasks_of_version if t.coverage]
+    return sum(parts[1:], parts[0]).as_dict() if parts else None
 
 
 def store_metadata(ctx: Context, job: Job, parsed: ParsedDocument) -> None:

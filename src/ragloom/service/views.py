@@ -19,6 +19,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ragloom.dataflow import Candidate, Chunk, ChunkRecord, ParsedDocument, Position
 from ragloom.db import models as db
+from ragloom.ingest.coverage import measure
 from ragloom.retrieval.types import RetrievalResult
 
 if TYPE_CHECKING:
@@ -163,6 +164,17 @@ def tags_view(kb: db.KnowledgeBase, counts: Mapping[str, int], *, is_tag_set: bo
 
 # --- documents ------------------------------------------------------------------------------------
 
+class Coverage(View):
+    """Words of a document's parsed text, and how many of them its chunks keep."""
+
+    words: int = Field(description="words of the parsed text (each CJK character counts as one)")
+    kept: int = Field(description="of them, the words some chunk holds")
+    ratio: Number = Field(description="kept / words; 1.0 = nothing lost")
+    removed: dict[str, int] = Field(description="characters the parser left out on purpose, by reason "
+                                    "(running_header, page_number, ...)")
+    missing: list[str] = Field(description="some of the words no chunk holds")
+
+
 class Document(View):
     id: str
     kb_id: str
@@ -171,6 +183,8 @@ class Document(View):
     progress: Number
     message: str
     chunk_count: int
+    coverage: Coverage | None = Field(description="how much of the parsed text the active version's chunks "
+                                      "keep; null before the first publish")
     chunk_method: str | None = Field(description="the document's own chunk method; null = the dataset's")
     parser_config: dict[str, Any] | None
     metadata: dict[str, Any]
@@ -215,6 +229,7 @@ def document_view(doc: db.Document) -> Document:
         progress=round(doc.progress, 4),
         message=doc.message,
         chunk_count=doc.chunk_count,
+        coverage=Coverage.model_validate(doc.coverage) if doc.coverage else None,
         chunk_method=doc.chunk_method,
         parser_config=doc.parser_config,
         metadata=doc.meta or {},
@@ -322,6 +337,7 @@ class ParsePreview(View):
     page_count: int | None
     blocks: list[ParsedBlock]
     chunks: list[ParsedChunk]
+    coverage: Coverage = Field(description="how much of the parsed text the chunks keep")
 
 
 def parsed_chunk_view(chunk: Chunk, count_tokens: Callable[[str], int]) -> ParsedChunk:
@@ -345,8 +361,10 @@ def parse_preview_view(filename: str, parsed: ParsedDocument, chunks: Sequence[C
     blocks = [ParsedBlock(kind=b.kind, level=b.level, heading_path=list(b.heading_path), text=b.text,
                           positions=rounded_positions(b.positions()), html=b.html, meta=b.meta)
               for b in parsed.blocks]
+    kept = measure(parsed.blocks, chunks, parsed.removed, method=chunks[0].method if chunks else None)
     return ParsePreview(file=filename, mime_type=parsed.metadata.get("mime_type"), page_count=parsed.page_count,
-                        blocks=blocks, chunks=[parsed_chunk_view(c, count_tokens) for c in chunks])
+                        blocks=blocks, chunks=[parsed_chunk_view(c, count_tokens) for c in chunks],
+                        coverage=Coverage.model_validate(kept.as_dict()))
 
 
 # --- retrieval ------------------------------------------------------------------------------------
