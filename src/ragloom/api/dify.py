@@ -229,7 +229,7 @@ def dify_retrieval(body: DifyRetrievalRequest, ctx: ContextDep, principal: DifyP
         score = min(1.0, max(0.0, float(c.similarity)))  # rank features may lift a similarity over 1
         if score < setting.score_threshold:
             continue
-        pages = sorted({int(p[0]) for p in c.positions})
+        pages = sorted({int(p[0]) for p in c.positions if int(p[0]) > 0})  # 0: the HTML view
         records.append(DifyRecord(content=c.content, score=score, title=c.document_name, metadata={
             "document_id": c.doc_id, "dataset_id": c.kb_id, "chunk_id": c.chunk_id, "version_id": c.version_id,
             "pages": pages}))

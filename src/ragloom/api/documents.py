@@ -149,6 +149,24 @@ def page_image(dataset_id: str, document_id: str, page: Annotated[int, Path(ge=1
                     headers={"Cache-Control": "private, max-age=86400"})
 
 
+VIEW_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
+
+
+@router.get("/{document_id}/preview", response_class=Response,
+            responses=binary_response("text/html", "the version's HTML view, the highlighted blocks marked"))
+def preview(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
+            version_id: str | None = None,
+            highlight: Annotated[str, Query(max_length=4000, pattern=r"^\d{1,7}(,\d{1,7})*$|^$",
+                                            description="block numbers to mark, e.g. 3,4,5")] = "") -> Response:
+    """The HTML view of a flowing document (DOCX, HTML, Markdown, e-mail, sheets...): one element per
+    block, anchored ``#b{n}``; a citation's view positions ``[0, 0, 0, n, n]`` name the blocks."""
+    with ctx.db.session() as s:
+        page = documents.view(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                              version_id=version_id, highlight=[int(n) for n in highlight.split(",") if n])
+    return Response(page, media_type="text/html; charset=utf-8",
+                    headers={"Content-Security-Policy": VIEW_POLICY, "Cache-Control": "private, max-age=3600"})
+
+
 @router.delete("")
 def delete_documents(dataset_id: str, body: DocumentIds, ctx: ContextDep,
                      principal: PrincipalDep) -> DeletedDocuments:

@@ -151,7 +151,7 @@ def sessions_list(assistant: str, page: Annotated[int, typer.Option("--page")] =
 
 
 def _pages(ref: dict[str, Any]) -> str:
-    pages = sorted({int(p[0]) for p in ref["positions"]})
+    pages = sorted({int(p[0]) for p in ref["positions"] if int(p[0]) > 0})  # 0: the HTML view
     return f" p.{','.join(map(str, pages))}" if pages else ""
 
 

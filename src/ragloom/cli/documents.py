@@ -131,7 +131,7 @@ def chunks(kb: str, document: Annotated[str | None, typer.Argument(help="Name or
     table = CliTable("order", "method", "kind", "pages", "tags", "content", optional=("method", "tags"),
                      fluid=("content",))
     for c in rows:
-        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
+        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"] if p[0] > 0))
         table.add_row(str(c["order"]), c["method"], c["kind"], pages, _tags_text(c),
                       c["content"][:150].replace("\n", " "))
     emit({"chunks": rows, "total": len(rows)}, table)
@@ -163,6 +163,6 @@ def parse(
              f"{removed}")
     table = CliTable("order", "tokens", "kind", "pages", "content", title=title, fluid=("content",))
     for c in data["chunks"]:
-        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"]))
+        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"] if p[0] > 0))
         table.add_row(str(c["order"]), str(c["tokens"]), c["kind"], pages, c["content"][:150].replace("\n", " "))
     emit(data, table)

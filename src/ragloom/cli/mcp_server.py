@@ -89,7 +89,7 @@ class CitedAnswer(BaseModel):
 
 
 def _pages(positions: list[list[float]]) -> list[int]:
-    return sorted({int(p[0]) for p in positions})
+    return sorted({int(p[0]) for p in positions if int(p[0]) > 0})  # 0: the HTML view
 
 
 def _first(pages: list[int]) -> int | None:

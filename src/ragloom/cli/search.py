@@ -37,7 +37,7 @@ def search(
     table = CliTable("#", "similarity", "term", "vector", "document", "pages", "content",
                      optional=("term", "vector"), fluid=("content",))
     for i, c in enumerate(res["chunks"]):
-        pages = ",".join(sorted({str(p[0]) for p in c["positions"]}))
+        pages = ",".join(sorted({str(p[0]) for p in c["positions"] if p[0] > 0}))
         table.add_row(str(i), f"{c['similarity']:.3f}", f"{c['term_similarity']:.3f}",
                       f"{c['vector_similarity']:.3f}", c["document_name"], pages,
                       c["content"][:120].replace("\n", " "))
@@ -88,7 +88,7 @@ def ask(kb: str, question: str, top_n: Annotated[int, typer.Option("--top-n")] =
     res = state.client().ask(kb, question, top_n=top_n)
     lines = [res["answer"], "", f"[dim]model: {res['model']}[/]"]
     for ref in res["references"]:
-        pages = ",".join(sorted({str(p[0]) for p in ref["positions"]}))
+        pages = ",".join(sorted({str(p[0]) for p in ref["positions"] if p[0] > 0}))
         lines.append(f"[bold][ID:{ref['id']}][/] {ref['document_name']}" + (f" p.{pages}" if pages else ""))
     emit(res, "\n".join(lines))
 

@@ -147,6 +147,8 @@ class DocumentVersion(Base):
     page_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str] = mapped_column(Text, default="")
     coverage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # its tasks' summed
+    # object key of the HTML view of a flowing format (ragloom.ingest.preview.render_html); NULL for paged ones
+    view_key: Mapped[str | None] = mapped_column(String(160), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 

@@ -17,6 +17,7 @@ import numpy as np
 from ragloom.dataflow import Chunk, ChunkRecord, ParsedDocument
 from ragloom.docstore.base import DocStore
 from ragloom.errors import ParseError
+from ragloom.ingest import preview
 from ragloom.ingest.chunkers.oversize import bound_chunks
 from ragloom.ingest.guard import checkpoint, limits
 from ragloom.ingest.job import ORDER_STRIDE, Job, Progress, no_progress
@@ -43,7 +44,9 @@ def parse(data: bytes, job: Job) -> ParsedDocument:
     if job.is_page_range:
         parser = PdfParser(first_page=job.from_page, last_page=job.to_page, ocr=default_page_reader())
         return parser.parse(data, job.filename)
-    return parse_document(data, job.filename)
+    parsed = parse_document(data, job.filename)
+    preview.anchor_blocks(parsed)  # a flowing format: positions are anchors of its HTML view
+    return parsed
 
 
 PREVIEW_DPI = 110
@@ -60,17 +63,34 @@ def extracted_metadata(parsed: ParsedDocument) -> dict[str, str]:
     return found
 
 
+SLIDES = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+
+
 def page_previews(data: bytes, job: Job, parsed: ParsedDocument) -> Iterator[tuple[int, bytes]]:
-    """A PNG preview of each parsed PDF page (for citation highlights); other formats have none."""
+    """A PNG preview of each parsed page (for citation highlights): PDF pages rendered, image
+    frames, slides drawn from their blocks (:mod:`ragloom.ingest.preview`); none for flowing formats."""
     if not parsed.page_sizes or not job.filename:
         return
-    if parsed.metadata.get("mime_type", "application/pdf") != "application/pdf":
-        return
-    from ragloom.ingest.parsers.pdf import render_page_png
+    mime = parsed.metadata.get("mime_type", "application/pdf")
+    if mime == "application/pdf":
+        from ragloom.ingest.parsers.pdf import render_page_png
 
-    for page in sorted(parsed.page_sizes):
-        checkpoint()  # huge pages render at fewer pixels (max_page_pixels): see parsers.pdf_render
-        yield page, render_page_png(data, page, dpi=PREVIEW_DPI)
+        for page in sorted(parsed.page_sizes):
+            checkpoint()  # huge pages render at fewer pixels (max_page_pixels): see parsers.pdf_render
+            yield page, render_page_png(data, page, dpi=PREVIEW_DPI)
+    elif mime.startswith("image/"):
+        yield from preview.image_pngs(data, parsed, PREVIEW_DPI)
+    elif mime == SLIDES:
+        for page, size in sorted(parsed.page_sizes.items()):
+            checkpoint()
+            yield page, preview.slide_png([b for b in parsed.blocks if b.page == page], size, PREVIEW_DPI)
+
+
+def html_preview(job: Job, parsed: ParsedDocument) -> str | None:
+    """The HTML view of a flowing document (none for a paginated one)."""
+    if not preview.is_flowing(parsed):
+        return None
+    return preview.render_html(parsed, job.filename)
 
 
 def chunk(job: Job, parsed: ParsedDocument, embedder: Embedder) -> list[Chunk]:

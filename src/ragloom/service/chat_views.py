@@ -17,7 +17,7 @@ from pydantic.json_schema import SkipJsonSchema
 from ragloom.db import models as db
 from ragloom.retrieval.options import RetrievalOptions
 from ragloom.service.assistants import LLMSettings, PromptSettings, llm_settings, prompt_settings, retrieval_options
-from ragloom.service.views import Explain, Number, Positions, Timestamp, View, absent_unless, iso_utc
+from ragloom.service.views import Explain, Number, Positions, Timestamp, View, absent_unless, iso_utc, view_link
 from ragloom.states import MessageRole, ReferenceStatus
 
 DatasetState = Literal["ok", "deleted", "unreadable"]
@@ -85,6 +85,8 @@ class ChatReference(View):
     active_version_id: str | None = Field(description="the document's version searches see now")
     file: str | None = Field(description="the original file of the cited version (null once deleted)")
     pages: str | None = Field(description="page sizes and images of the cited version (null once deleted)")
+    preview: str | None = Field(description="the cited version's HTML view scrolled to the cited blocks, marked "
+                                "(formats without pages; null for paged ones and once deleted)")
 
 
 class CitationView(View):
@@ -128,6 +130,7 @@ def reference_view(ref: Mapping[str, Any], active: Mapping[str, str | None]) -> 
         active_version_id=None if gone else active[doc_id],
         file=None if gone or not kb_id else f"{base}/file?version_id={version_id}",
         pages=None if gone or not kb_id else f"{base}/pages?version_id={version_id}",
+        preview=None if gone or not kb_id else view_link(base, version_id, ref["positions"]),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -318,6 +319,24 @@ def pages(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
         raise NotFoundError(f"version {vid!r} of {doc.name!r} not found")
     rows = session.scalars(select(VersionPage).where(VersionPage.version_id == vid).order_by(VersionPage.page))
     return [PageInfo(r.page, r.width, r.height, r.image_key) for r in rows]
+
+
+def view(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+         version_id: str | None = None, highlight: Sequence[int] = ()) -> str:
+    """The HTML view of a version of a flowing format (default: the one shown), the blocks numbered
+    ``highlight`` marked; NotFoundError for a paginated one (its previews are page images) or a
+    version parsed before views existed."""
+    from ragloom.ingest.preview import highlighted
+
+    doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    vid = version_id or _shown_version(session, doc).id
+    version = session.get(DocumentVersion, vid)
+    if version is None or version.document_id != doc.id:
+        raise NotFoundError(f"version {vid!r} of {doc.name!r} not found")
+    if version.view_key is None:
+        raise NotFoundError(f"version {vid!r} of {doc.name!r} has no HTML view: its previews are page images "
+                            "(.../pages), or it was parsed before views existed (re-parse it)")
+    return highlighted(ctx.objects.get(version.view_key).decode("utf-8"), highlight)
 
 
 def reindex(ctx: Context, session: Session, *, principal: Principal, kb_ids: list[str] | None = None,

@@ -4,8 +4,9 @@ Deleting a document (or a knowledge base) removes its rows; its original files a
 preview images stay in the object store until :func:`collect_garbage` runs (``ragloom gc``,
 and periodically ``ragloom serve``). An object is *referenced* when a row names it: the
 file of any document version (``DocumentVersion.file_key``, superseded versions included,
-so an old answer's citation still opens the file it cited) or the preview image of any
-page of any version (``VersionPage.image_key``). Only unreferenced objects last written
+so an old answer's citation still opens the file it cited), the preview image of any
+page of any version (``VersionPage.image_key``) or the HTML view of any version
+(``DocumentVersion.view_key``). Only unreferenced objects last written
 or refreshed more than ``grace_seconds`` ago are deleted.
 
 Why a live version's object is never deleted, races included
@@ -80,9 +81,11 @@ class GcReport:
 
 
 def referenced_keys(ctx: Context) -> set[str]:
-    """Every object key a row names: each version's file (all versions) and each page's preview image."""
+    """Every object key a row names: each version's file and HTML view (all versions) and each page's
+    preview image."""
     with ctx.db.session() as s:
         keys = set(s.scalars(select(func.coalesce(DocumentVersion.object_key, DocumentVersion.content_hash))))
+        keys.update(s.scalars(select(DocumentVersion.view_key).where(DocumentVersion.view_key.is_not(None))))
         keys.update(s.scalars(select(VersionPage.image_key).where(VersionPage.image_key.is_not(None))))
     return keys
 

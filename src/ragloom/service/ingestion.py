@@ -224,7 +224,15 @@ def store_metadata(ctx: Context, job: Job, parsed: ParsedDocument) -> None:
 
 
 def store_pages(ctx: Context, job: Job, data: bytes, parsed: ParsedDocument) -> None:
-    """Record each parsed page's size and store its preview image in the tenant's namespace."""
+    """Record each parsed page's size and store its preview image in the tenant's namespace; a
+    flowing format's version gets its HTML view instead."""
+    view = pipeline.html_preview(job, parsed)
+    if view is not None:
+        key = ctx.objects.put(view.encode("utf-8"), namespace=job.tenant_id)
+        with ctx.db.session() as s:
+            version = s.get(DocumentVersion, job.version_id)
+            if version is not None:
+                version.view_key = key
     if not parsed.page_sizes:
         return
     images = {page: ctx.objects.put(png, namespace=job.tenant_id)

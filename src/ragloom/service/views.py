@@ -240,6 +240,18 @@ def document_view(doc: db.Document) -> Document:
     )
 
 
+def view_link(base: str, version_id: str, positions: Sequence[Sequence[float]]) -> str | None:
+    """The link that opens a version's HTML view at the blocks of ``positions`` (positions on page 0,
+    :mod:`ragloom.ingest.preview`), those blocks marked; None when no position is in the view.
+    ``base`` is the document's URL."""
+    from ragloom.ingest.preview import anchors
+
+    blocks = anchors(positions)
+    if not blocks:
+        return None
+    return f"{base}/preview?version_id={version_id}&highlight={','.join(map(str, blocks))}#b{blocks[0]}"
+
+
 def pages_view(rows: Sequence[PageInfo], *, base: str, version_id: str | None) -> PageList:
     """Page sizes and preview links; ``base`` is the pages' URL (``.../documents/{id}/pages``)."""
     query = f"?version_id={version_id}" if version_id else ""

@@ -1,4 +1,5 @@
-"""coverage of each task, version and document (words of the parsed text the chunks keep)
+"""coverage of each task, version and document (words of the parsed text the chunks keep); the HTML
+view of a version of a flowing format
 
 Revision ID: 0006
 Revises: 0005
@@ -19,9 +20,13 @@ def upgrade() -> None:
     for table in _TABLES:
         with op.batch_alter_table(table, schema=None) as batch_op:
             batch_op.add_column(sa.Column('coverage', sa.JSON(), nullable=True))
+    with op.batch_alter_table('document_version', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('view_key', sa.String(length=160), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('document_version', schema=None) as batch_op:
+        batch_op.drop_column('view_key')
     for table in reversed(_TABLES):
         with op.batch_alter_table(table, schema=None) as batch_op:
             batch_op.drop_column('coverage')
