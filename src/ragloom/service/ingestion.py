@@ -44,7 +44,7 @@ class TaskProgress:
     def __call__(self, progress: float, message: str, *, force: bool = False) -> None:
         checkpoint()
         now = time.monotonic()
-        if not force and now - self._last < 0.5:
+        if not force and now - self._last < 0.5:  # a small document's steps are not written one by one
             return
         self._last = now
         with self.ctx.db.session() as s:
@@ -81,25 +81,25 @@ def run_task(ctx: Context, task_id: str) -> RunOutcome:
         data = ctx.objects.get(job.file_key)
         parsed = pipeline.parse(data, job)
         embedder = ctx.embedder(job.embedding_model)
-        progress(0.2, f"parsed {len(parsed.blocks)} blocks; rendering page previews", force=True)
+        progress(0.2, f"parsed {len(parsed.blocks)} blocks; rendering page previews")
         store_pages(ctx, job, data, parsed)
         store_metadata(ctx, job, parsed)
-        progress(0.25, f"parsed {len(parsed.blocks)} blocks; chunking", force=True)
+        progress(0.25, f"parsed {len(parsed.blocks)} blocks; chunking")
         chunks = pipeline.chunk(job, parsed, embedder)
         kept = coverage.measure(parsed.blocks, chunks, parsed.removed, method=job.chunk_method)
         if kept.kept < kept.words:
             log.warning("task %s: the chunks keep %d of %d words of the parsed text (missing: %s)", task_id,
                         kept.kept, kept.words, ", ".join(kept.missing))
-        progress(0.3, f"{len(chunks)} chunks; embedding", force=True)
+        progress(0.3, f"{len(chunks)} chunks; embedding")
         vectors = pipeline.embed(job, chunks, embedder, progress)
         titles = [(max(1, b.level), b.text) for b in parsed.blocks if b.kind == BlockKind.TITLE]
         records = pipeline.to_records(ctx.analyzer, job, chunks, vectors, titles)
         note = pipeline.llm_toc(ctx.chat_model, ctx.settings.chat_max_context_tokens, job, chunks, records,
                                 embedder.count_tokens, progress)
         add_tags(ctx, job, records)
-        progress(0.86, "indexing", force=True)
+        progress(0.86, "indexing")
         pipeline.index(ctx.docstore, job, records, progress)
-        progress(0.97, "publishing", force=True)
+        progress(0.97, "publishing")
         publish(ctx, job, chunk_count=sum(1 for r in records if r.available), page_count=parsed.page_count,
                 note=note, kept=kept)
         return RunOutcome.DONE
