@@ -34,7 +34,8 @@ def _by_sheet(doc, kind: str = "table") -> dict[str, object]:
 def test_xlsx_every_sheet_header_row_merges_and_cached_formula_values(tmp_path: Path) -> None:
     make_xlsx(tmp_path / "s.xlsx", SALES, merges=MERGES, cached={"Sales": {"D4": 22, "D5": 16.5, "D6": 38.5}})
     doc = parse_document((tmp_path / "s.xlsx").read_bytes(), "s.xlsx")
-    assert [b.text for b in doc.blocks if b.kind == "title"] == ["Sales", "Raw", "Dates"]
+    assert [b.kind for b in doc.blocks] == ["table"] * 3  # a sheet name is a heading, no block of its own
+    assert [b.heading_path for b in doc.blocks] == [("Sales", "Sales report 2024"), ("Raw",), ("Dates",)]
     assert "warning" not in doc.metadata
     tables = _by_sheet(doc)
     sales = tables["Sales"]
@@ -44,9 +45,7 @@ def test_xlsx_every_sheet_header_row_merges_and_cached_formula_values(tmp_path: 
         "Region: South; Q1: 7; Q2: 9.5; Total: 16.5",
         "Region: All regions; Q1: All regions; Q2: All regions; Total: 38.5",  # A6:C6 merged
     ]
-    title_row = next(b for b in doc.blocks if b.meta.get("sheet") == "Sales" and b.kind == "text")
-    assert title_row.text == "Sales report 2024"  # merged across A1:D1, said once
-    assert sales.heading_path == ("Sales",)
+    assert sales.heading_path == ("Sales", "Sales report 2024")  # the title row, merged across A1:D1, said once
     raw = tables["Raw"]
     assert raw.table.header == ["column 1", "column 2", "column 3"]  # numbers only: no header row
     assert raw.text.split("\n")[1] == "column 1: 4; column 2: 5; column 3: 6"
@@ -100,3 +99,14 @@ def test_tsv_is_tab_separated(tmp_path: Path) -> None:
 ])
 def test_header_detection(rows: list[list[str]], expected: int | None) -> None:
     assert detect_header(rows) == expected
+
+
+def test_long_title_rows_are_text_and_a_lone_header_row_is_a_one_row_table(tmp_path: Path) -> None:
+    note = "Figures are provisional until the audit of the regional offices is complete, " * 2
+    make_xlsx(tmp_path / "s.xlsx", {"Notes": [[note.strip()], ["Region", "Units"], ["North", 5]],
+                                    "Header only": [["Region", "Units", "Price"]]})
+    doc = parse_document((tmp_path / "s.xlsx").read_bytes(), "s.xlsx")
+    assert [(b.kind, b.heading_path) for b in doc.blocks] == [
+        ("text", ("Notes",)), ("table", ("Notes",)), ("table", ("Header only",))]
+    assert doc.blocks[0].text == note.strip()
+    assert doc.blocks[2].text == "column 1: Region; column 2: Units; column 3: Price"

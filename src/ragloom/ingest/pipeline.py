@@ -40,10 +40,13 @@ def parse(data: bytes, job: Job) -> ParsedDocument:
     """The file's blocks with their positions (a page-range task parses its pages only)."""
     from ragloom.ingest.ocr import default_page_reader
     from ragloom.ingest.parsers import PdfParser, parse_document
+    from ragloom.ingest.parsers.clean import clean_parsed
 
     if job.is_page_range:
         parser = PdfParser(first_page=job.from_page, last_page=job.to_page, ocr=default_page_reader())
-        return parser.parse(data, job.filename)
+        pages = parser.parse(data, job.filename)
+        clean_parsed(pages)  # as parse_document does
+        return pages
     parsed = parse_document(data, job.filename)
     preview.anchor_blocks(parsed)  # a flowing format: positions are anchors of its HTML view
     return parsed

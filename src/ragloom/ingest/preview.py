@@ -84,10 +84,26 @@ def _element(n: int, block: Block, highlight: set[int]) -> str:
     return f"<p{attrs}>{text.replace(chr(10), '<br>')}</p>"
 
 
+def _sections(parsed: ParsedDocument, marked: set[int]) -> Iterator[str]:
+    """The blocks' elements, with a heading for each section a block enters that no title block
+    opened (a sheet's name, a title row: they live only in ``heading_path``)."""
+    shown: tuple[str, ...] = ()
+    for n, block in enumerate(parsed.blocks):
+        if block.kind == BlockKind.TITLE:
+            shown = (*block.heading_path, block.text)
+        elif block.heading_path != shown:
+            same = 0
+            while same < min(len(shown), len(block.heading_path)) and shown[same] == block.heading_path[same]:
+                same += 1
+            for depth, name in enumerate(block.heading_path[same:], start=same + 1):
+                yield f'<h{min(depth, 6)} class="path">{html.escape(name)}</h{min(depth, 6)}>'
+            shown = block.heading_path
+        yield _element(n, block, marked)
+
+
 def render_html(parsed: ParsedDocument, title: str, highlight: Iterable[int] = ()) -> str:
     """The HTML view of a flowing document: one anchored element per block; ``highlight`` marks blocks."""
-    marked = set(highlight)
-    body = "\n".join(_element(n, b, marked) for n, b in enumerate(parsed.blocks))
+    body = "\n".join(_sections(parsed, set(highlight)))
     return (f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<style>{_CSS}</style></head>\n<body>\n{body}\n</body></html>\n")
 

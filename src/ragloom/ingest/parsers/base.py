@@ -17,6 +17,7 @@ from lxml.etree import XMLSyntaxError
 from ragloom.errors import ParseError, UnsupportedFormatError
 from ragloom.ingest.blocks import ParsedDocument
 from ragloom.ingest.parsers.bounds import is_depth_error, too_deep, xml_too_deep
+from ragloom.ingest.parsers.clean import clean_parsed
 from ragloom.ingest.parsers.sniff import detect_type
 from ragloom.registry import Registry
 
@@ -77,7 +78,10 @@ def parse_document(data: bytes, filename: str, registry: Registry[[], Parser] | 
     :class:`UnsupportedFormatError` (a type no parser handles) or
     :class:`~ragloom.errors.LimitExceededError` (over an ingestion limit, named);
     nesting too deep for Python's recursion or libxml2 is reported as over
-    ``max_nesting``, malformed XML as a ``ParseError``.
+    ``max_nesting``, malformed XML as a ``ParseError``. Every text of the result is cleaned
+    (:mod:`~ragloom.ingest.parsers.clean`: lone surrogates, control characters, stray BOMs), so any
+    Unicode a file holds is kept or cleaned, never fatal later; removed characters are counted in
+    ``removed["control_characters"]``.
     """
     mime = detect_type(filename, data)
     registry = registry or parsers
@@ -94,6 +98,7 @@ def parse_document(data: bytes, filename: str, registry: Registry[[], Parser] | 
         if is_depth_error(exc):
             raise xml_too_deep(filename) from exc
         raise ParseError(f"{filename}: malformed XML ({exc})") from exc
+    clean_parsed(doc)
     if not any(b.text.strip() for b in doc.blocks):
         raise ParseError(f"{filename}: the document contains no text")
     doc.metadata.setdefault("mime_type", mime)

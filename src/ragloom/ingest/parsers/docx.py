@@ -1,29 +1,53 @@
-"""DOCX with python-docx: paragraphs, lists, tables and figures in body order.
+"""DOCX with python-docx: paragraphs, lists, tables, text boxes, notes and figures in body order.
 
-Heading levels come from the paragraph style: ``Title`` is the top level and
-``Heading N`` (also ``标题 N``) is level N, shifted down by one when the
-document uses a ``Title`` paragraph so that the title encloses its sections; a
-paragraph with an outline level (direct or from its style) is a heading too.
-Consecutive list paragraphs form one ``list`` block whose lines keep their
-numbering (``1.``, ``2.1``, ``a)``) as a prefix. Tables repeat the value of a
-merged cell in every row and column it spans. Images become ``figure`` blocks
-holding their caption and alt text. Headers, footers and comments are ignored.
+Text is read from the XML itself, not from python-docx's ``Paragraph.text`` (which sees only
+runs that are direct children of a paragraph or of a hyperlink): every ``w:t`` (and math
+``m:t``) of a paragraph counts, wherever it sits — tracked insertions (``w:ins``,
+``w:moveTo``), smart tags, fields (``w:fldSimple`` and the result part of complex fields),
+inline content controls, ``w:customXml``. Block-level content controls, custom XML and
+tracked-insertion wrappers are opened around paragraphs, tables, table rows and cells. Of an
+``mc:AlternateContent`` only the first choice is read (the fallback is a copy of it).
+
+* Heading levels come from the paragraph style: ``Title`` is the top level and ``Heading N``
+  (also ``标题 N``) is level N, shifted down by one when the document uses a ``Title``
+  paragraph so that the title encloses its sections; a paragraph with an outline level
+  (direct or from its style) is a heading too.
+* Consecutive list paragraphs form one ``list`` block whose lines keep their numbering
+  (``1.``, ``2.1``, ``a)``) as a prefix.
+* Tables become ``table`` blocks (the first row is the header; a one-row table has none)
+  with the value of a merged cell repeated in every row and column it spans; a table nested
+  in a cell is read into that cell's text (rows on lines, cells joined by ``|``). A table of
+  a single cell is a frame around body content: its content is read as body.
+* Text boxes (``w:txbxContent``) become blocks of their own right after the paragraph that
+  anchors them. Footnotes and endnotes become blocks right after the paragraph (or list, or
+  table) that cites them, marked ``meta["note"] = "footnote N"`` (N in citation order);
+  notes never cited come last.
+* Images become ``figure`` blocks holding their caption and alt text; shapes that only hold
+  a text box are not figures.
+
+Left out on purpose, and counted in ``ParsedDocument.removed`` (characters by reason): page
+headers and footers (``running_header``, ``running_footer``: page furniture repeated on every
+page), ``comments``, and text a tracked change moved away (``tracked_move``: ``w:moveFrom``,
+read at its new place; deleted text is ``w:delText``, never ``w:t``).
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import re
 import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import docx
 from docx.document import Document as DocxDocument
 from docx.opc.exceptions import PackageNotFoundError
+from docx.opc.part import Part
 from docx.oxml.ns import qn
-from docx.oxml.xmlchemy import BaseOxmlElement
-from docx.table import Table
+from docx.oxml.parser import parse_xml
 from docx.text.paragraph import Paragraph
-from lxml.etree import XMLSyntaxError
+from lxml.etree import XMLSyntaxError, _Element
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
@@ -33,10 +57,25 @@ from ragloom.ingest.parsers.common import HeadingTracker
 from ragloom.ingest.parsers.docx_lists import ListNumbering, paragraph_style, property_chain
 from ragloom.ingest.parsers.tabular import table_block
 
+log = logging.getLogger(__name__)
+
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 _LIST_STYLE = re.compile(r"^list", re.IGNORECASE)
 _CAPTION_TEXT = re.compile(r"^(?:figure|fig\.|图|图表)\s*\d", re.IGNORECASE)
 _DOC_PR = qn("wp:docPr")
+_MATH_T = "{http://schemas.openxmlformats.org/officeDocument/2006/math}t"
+_TEXT_TAGS = frozenset({qn("w:t"), _MATH_T})
+_CHARS = {qn("w:tab"): "\t", qn("w:ptab"): "\t", qn("w:br"): "\n", qn("w:cr"): "\n", qn("w:noBreakHyphen"): "-"}
+_DELETED = frozenset({"del", "moveFrom"})  # tracked deletions; a move is read where it moved to
+# properties and field codes: no text of the document in them (w:tab in w:pPr is a tab stop)
+_NO_TEXT = frozenset({"pPr", "rPr", "sdtPr", "sdtEndPr", "tblPr", "tblGrid", "trPr", "tcPr", "instrText",
+                      "delText", "delInstrText", "fldData", "sectPr"})
+_WRAPPERS = frozenset({"sdtContent", "customXml", "ins", "moveTo", "smartTag"})  # opened around blocks, rows, cells
+_PICTURE_TAGS = (qn("a:blip"), "{urn:schemas-microsoft-com:vml}imagedata")
+_GRAPHIC_DATA = qn("a:graphicData")
+_NOTE_KINDS = {"footnotes": "footnote", "endnotes": "endnote"}
+_OMITTED_PARTS = {"header": "running_header", "footer": "running_footer", "comments": "comments"}  # -> reason
+MAX_SPAN = 1000  # grid columns a row's cells may span (Word allows 63); more is a damaged or hostile file
 CHECK_EVERY = 256  # body items between two task checkpoints
 
 
@@ -52,6 +91,94 @@ def _open(data: bytes, filename: str) -> DocxDocument:
         if is_depth_error(exc):
             raise xml_too_deep(filename) from exc
         raise ParseError(f"{filename}: not a valid DOCX: malformed XML ({exc})") from exc
+
+
+def _name(el: _Element) -> str:
+    """Local name of an element; "" for comments and processing instructions."""
+    tag = el.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _chosen(alternate: _Element) -> _Element | None:
+    """The branch of an ``mc:AlternateContent`` that is read: its first choice, else its fallback."""
+    branches = [c for c in alternate if _name(c) in ("Choice", "Fallback")]
+    return next((c for c in branches if _name(c) == "Choice"), branches[0] if branches else None)
+
+
+def _int(props: _Element | None, child: str, default: int = 0) -> int:
+    node = props.find(qn(child)) if props is not None else None
+    value = node.get(qn("w:val"), "") if node is not None else ""
+    return min(int(value), MAX_SPAN) if value.isdigit() else default
+
+
+def _children(parent: _Element, wanted: str) -> Iterator[_Element]:
+    """Children named ``wanted`` (``p``/``tbl`` as ``"block"``, ``tr``, ``tc``), through wrappers."""
+    for child in parent:
+        name = _name(child)
+        if name == wanted or (wanted == "block" and name in ("p", "tbl")):
+            yield child
+        elif name == "sdt":
+            content = child.find(qn("w:sdtContent"))
+            if content is not None:
+                yield from _children(content, wanted)
+        elif name in _WRAPPERS:
+            yield from _children(child, wanted)
+        elif name == "AlternateContent":
+            branch = _chosen(child)
+            if branch is not None:
+                yield from _children(branch, wanted)
+
+
+def _text_chars(root: _Element) -> int:
+    return sum(len(t.text or "") for t in root.iter(qn("w:t")))
+
+
+@dataclass(slots=True)
+class _Inline:
+    """What a paragraph holds besides its style: text, text boxes, note citations, drawings."""
+
+    parts: list[str] = field(default_factory=list)
+    boxes: list[_Element] = field(default_factory=list)  # w:txbxContent
+    notes: list[tuple[str, str]] = field(default_factory=list)  # ("footnote" | "endnote", id)
+    drawings: list[_Element] = field(default_factory=list)  # w:drawing / w:pict
+    omitted: int = 0  # characters of w:t in tracked deletions and moves
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def collect(self, parent: _Element) -> _Inline:
+        for child in parent:
+            tag = child.tag
+            if tag in _TEXT_TAGS:
+                self.parts.append(child.text or "")
+                continue
+            char = _CHARS.get(tag) if isinstance(tag, str) else None
+            if char is not None:
+                self.parts.append(char)
+                continue
+            name = _name(child)
+            if not name or name in _NO_TEXT:
+                continue
+            if name == "txbxContent":
+                self.boxes.append(child)
+            elif name in _DELETED:
+                self.omitted += _text_chars(child)
+            elif name in ("footnoteReference", "endnoteReference"):
+                self.notes.append((name.removesuffix("Reference"), child.get(qn("w:id"), "")))
+            elif name == "AlternateContent":
+                branch = _chosen(child)
+                if branch is not None:
+                    self.collect(branch)
+            else:
+                if name in ("drawing", "pict"):
+                    self.drawings.append(child)
+                self.collect(child)
+        return self
+
+
+def _paragraph_text(p: _Element) -> str:
+    return _Inline().collect(p).text
 
 
 def _style_name(par: Paragraph) -> str:
@@ -79,51 +206,32 @@ def _style_level(par: Paragraph, has_title: bool) -> int:
     return level + (1 if has_title and level else 0)
 
 
-def _table_rows(table: Table) -> list[list[str]]:
-    """Rows of cell texts on the layout grid; merged cells repeat their text in each slot."""
-    rows = []
-    for row in table.rows:
-        cells = [""] * row.grid_cols_before + [cell.text for cell in row.cells]
-        rows.append(cells)
-    return rows
+def _is_picture(drawing: _Element) -> bool:
+    """A drawing that shows an image, a chart or a diagram — not a shape that only holds a text box
+    or a line."""
+    if any(True for _ in drawing.iter(*_PICTURE_TAGS)):
+        return True
+    return any("wordprocessingShape" not in (g.get("uri") or "") and "wordprocessingGroup" not in (g.get("uri") or "")
+               for g in drawing.iter(_GRAPHIC_DATA))
 
 
-def _body_items(document: DocxDocument) -> list[Paragraph | Table]:
-    items: list[Paragraph | Table] = []
-
-    def visit(parent: BaseOxmlElement) -> None:
-        for child in parent.iterchildren():
-            tag = child.tag.rsplit("}", 1)[-1]
-            if tag == "p":
-                items.append(Paragraph(child, document))
-            elif tag == "tbl":
-                items.append(Table(child, document))
-            elif tag in ("sdt", "sdtContent", "customXml"):
-                visit(child)
-
-    visit(document.element.body)
-    return items
+def _image(drawing: _Element) -> dict[str, str]:
+    """Alt text (``descr``), title and name of a picture."""
+    doc_pr = next(drawing.iter(_DOC_PR), None)
+    if doc_pr is None:
+        return {"name": "image", "alt": ""}
+    alt = " ".join(v for v in (doc_pr.get("title", ""), doc_pr.get("descr", "")) if v).strip()
+    return {"name": doc_pr.get("name", "image"), "alt": alt}
 
 
-def _images(par: Paragraph) -> list[dict[str, str]]:
-    """Alt text (``descr``), title and name of each picture drawn in a paragraph."""
-    found = []
-    for drawing in par._p.iter(qn("w:drawing"), qn("w:pict")):
-        doc_pr = next(drawing.iter(_DOC_PR), None)
-        if doc_pr is None:
-            found.append({"name": "image", "alt": ""})
-            continue
-        alt = " ".join(v for v in (doc_pr.get("title", ""), doc_pr.get("descr", "")) if v).strip()
-        found.append({"name": doc_pr.get("name", "image"), "alt": alt})
-    return found
-
-
-def _is_caption(par: Paragraph) -> bool:
-    return _style_name(par).lower() == "caption" or bool(_CAPTION_TEXT.match(par.text.strip()))
+def _part_root(part: Part) -> _Element:
+    element: _Element | None = getattr(part, "element", None)  # parts python-docx knows are parsed already
+    return element if element is not None else parse_xml(part.blob)
 
 
 class _Walker:
-    def __init__(self, document: DocxDocument, has_title: bool) -> None:
+    def __init__(self, document: DocxDocument, has_title: bool, notes: dict[tuple[str, str], _Element]) -> None:
+        self.document = document
         self.numbering = ListNumbering(document)
         self.has_title = has_title
         self.headings = HeadingTracker()
@@ -131,6 +239,74 @@ class _Walker:
         self.list_lines: list[str] = []
         self.list_kind = ""
         self.list_id = ""
+        self.notes = notes
+        self.cited: list[tuple[str, str]] = []  # waiting for the end of the current paragraph or list
+        self.numbers: dict[str, int] = {}
+        self.omitted = 0
+        self.items = 0
+
+    # --- text of containers (cells, notes): paragraphs on lines, nested tables flattened ---
+
+    def inline(self, p: _Element, cite: bool = True) -> _Inline:
+        """The paragraph's content; its note citations wait for the next :meth:`flush_notes` unless
+        ``cite`` is false (the caller cites them once the paragraph's own block is out)."""
+        found = _Inline().collect(p)
+        self.omitted += found.omitted
+        if cite:
+            self.cited += found.notes
+        return found
+
+    def container_text(self, parent: _Element) -> str:
+        lines = []
+        for item in _children(parent, "block"):
+            if _name(item) == "p":
+                found = self.inline(item)
+                lines.append(found.text)
+                lines += [self.container_text(box) for box in found.boxes]
+            else:
+                lines += [" | ".join(dict.fromkeys(c for c in row if c)) for row in self.grid(item)]
+        return "\n".join(line for line in lines if line.strip())
+
+    def grid(self, tbl: _Element) -> list[list[str]]:
+        """Rows of cell texts on the layout grid; merged cells repeat their text in each slot."""
+        rows = []
+        above: dict[int, str] = {}  # the text of the cell a vertical merge continues, by column
+        for tr in _children(tbl, "tr"):
+            row = [""] * _int(tr.find(qn("w:trPr")), "w:gridBefore")
+            for tc in _children(tr, "tc"):
+                props = tc.find(qn("w:tcPr"))
+                span = max(1, min(_int(props, "w:gridSpan", 1), MAX_SPAN - len(row)))  # rows stay bounded
+                vmerge = props.find(qn("w:vMerge")) if props is not None else None
+                hmerge = props.find(qn("w:hMerge")) if props is not None else None
+                text = self.container_text(tc)
+                if vmerge is not None and vmerge.get(qn("w:val"), "continue") == "continue":
+                    text = "\n".join(t for t in (above.get(len(row), ""), text) if t)  # Word shows both
+                elif hmerge is not None and hmerge.get(qn("w:val"), "continue") == "continue" and row:
+                    text = "\n".join(t for t in (row[-1], text) if t)
+                for k in range(span):
+                    above[len(row) + k] = text
+                row += [text] * span
+            rows.append(row)
+        return rows
+
+    # --- body ---
+
+    def walk(self, items: list[_Element]) -> None:
+        skip_next = False
+        for index, item in enumerate(items):
+            self.items += 1
+            if self.items % CHECK_EVERY == 0:
+                checkpoint()
+            if skip_next:  # a caption its figure took: only what it anchors or cites is left
+                skip_next = False
+                self.extras(self.inline(item, cite=False))
+                continue
+            if _name(item) == "tbl":
+                self.table(item)
+                continue
+            following = items[index + 1] if index + 1 < len(items) else None
+            skip_next = self.paragraph(item, following if following is not None and _name(following) == "p" else None)
+        self.flush_list()
 
     def flush_list(self) -> None:
         if self.list_lines:
@@ -139,17 +315,43 @@ class _Walker:
         self.list_lines = []
         self.list_kind = ""
         self.list_id = ""
+        self.flush_notes()
 
-    def table(self, item: Table) -> None:
+    def flush_notes(self) -> None:
+        """The notes cited so far, each once, in citation order."""
+        cited, self.cited = self.cited, []
+        for key in cited:
+            note = self.notes.pop(key, None)
+            if note is not None:
+                self.note(key[0], note)
+
+    def note(self, kind: str, note: _Element) -> None:
+        text = self.container_text(note).strip()
+        self.numbers[kind] = number = self.numbers.get(kind, 0) + 1
+        if text:
+            self.blocks.append(Block(text=text, heading_path=self.headings.path, meta={"note": f"{kind} {number}"}))
+
+    def table(self, tbl: _Element) -> None:
+        rows = list(_children(tbl, "tr"))
+        cells = list(_children(rows[0], "tc")) if len(rows) == 1 else []
+        if len(cells) == 1:  # a frame around body content
+            self.walk(list(_children(cells[0], "block")))
+            return
         self.flush_list()
-        rows = _table_rows(item)
-        block = table_block(rows[0], rows[1:], self.headings.path) if rows else None
-        if block:
+        grid = self.grid(tbl)
+        header, body = (grid[0], grid[1:]) if len(grid) > 1 else ([], grid)
+        block = table_block(header, body, self.headings.path)
+        if block is not None:
             self.blocks.append(block)
+        elif any(header):  # a header row and nothing under it
+            self.blocks.append(Block(text=" | ".join(c for c in header if c), heading_path=self.headings.path))
+        self.flush_notes()
 
-    def paragraph(self, par: Paragraph, caption: Paragraph | None) -> bool:
+    def paragraph(self, p: _Element, caption: _Element | None) -> bool:
         """Adds the paragraph's blocks; True when ``caption`` (the next paragraph) was used."""
-        text = par.text.strip()
+        found = self.inline(p, cite=False)
+        par = Paragraph(p, self.document)  # a CT_P: python-docx parsed the document
+        text = found.text.strip()
         level = _style_level(par, self.has_title) if text else 0
         ref = self.numbering.reference(par) if text else None
         if ref is not None and not level:
@@ -161,23 +363,38 @@ class _Walker:
             self.list_lines.append(f"{indent}{text}" if bullet else f"{indent}{label} {text}".rstrip())
             self.list_kind = self.list_kind or ("bulleted" if bullet else "numbered")
         elif text:
-            self.flush_list()
             if level:
+                self.flush_list()
                 label = self.numbering.label(*ref)[0] if ref is not None else ""
                 self.blocks.append(self.headings.title_block(f"{label} {text}".strip(), level))
             elif _LIST_STYLE.match(_style_name(par)):
                 self.list_lines.append(text)
                 self.list_kind = self.list_kind or "bulleted"
             else:
+                self.flush_list()
                 self.blocks.append(Block(text=text, heading_path=self.headings.path))
-        return self._figures(par, caption)
+        used = self.figures(found, caption)
+        self.extras(found)
+        return used
 
-    def _figures(self, par: Paragraph, caption: Paragraph | None) -> bool:
-        images = _images(par)
+    def extras(self, found: _Inline) -> None:
+        """The text boxes a paragraph anchors, then the notes it cites (after the list it is in)."""
+        self.cited += found.notes
+        for box in found.boxes:
+            self.walk(list(_children(box, "block")))
+        if not self.list_lines:
+            self.flush_notes()
+
+    def figures(self, found: _Inline, caption: _Element | None) -> bool:
+        images = [_image(d) for d in found.drawings if _is_picture(d)]
         if not images:
             return False
         self.flush_list()
-        caption_text = caption.text.strip() if caption is not None and _is_caption(caption) else ""
+        caption_text = ""
+        if caption is not None:
+            text = _paragraph_text(caption).strip()
+            is_caption = _style_name(Paragraph(caption, self.document)).lower() == "caption"
+            caption_text = text if is_caption or _CAPTION_TEXT.match(text) else ""
         for image in images:
             meta = {"image": image["name"]}
             if image["alt"]:
@@ -189,31 +406,54 @@ class _Walker:
         return bool(caption_text)
 
 
+def _related(document: DocxDocument) -> tuple[dict[tuple[str, str], _Element], dict[str, int]]:
+    """The footnotes and endnotes by ``(kind, id)``, and the characters of the parts left out
+    (headers, footers, comments) by reason."""
+    notes: dict[tuple[str, str], _Element] = {}
+    omitted: dict[str, int] = {}
+    seen: set[str] = set()
+    for rel in document.part.rels.values():
+        kind = rel.reltype.rsplit("/", 1)[-1]
+        if rel.is_external or (kind not in _NOTE_KINDS and kind not in _OMITTED_PARTS):
+            continue
+        part = rel.target_part
+        if str(part.partname) in seen:
+            continue
+        seen.add(str(part.partname))
+        root = _part_root(part)
+        if kind in _OMITTED_PARTS:
+            reason = _OMITTED_PARTS[kind]
+            omitted[reason] = omitted.get(reason, 0) + _text_chars(root)
+            continue
+        for note in root:
+            if _name(note) == _NOTE_KINDS[kind] and note.get(qn("w:type"), "normal") == "normal":
+                notes[(_NOTE_KINDS[kind], note.get(qn("w:id"), ""))] = note
+    return notes, omitted
+
+
 class DocxParser:
     """Blocks of a Word document in body order."""
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
         document = _open(data, filename)
-        items = _body_items(document)
-        has_title = any(isinstance(it, Paragraph) and _style_name(it).lower() == "title" and it.text.strip()
-                        for it in items)
-        walker = _Walker(document, has_title)
-        skip_next = False
-        for index, item in enumerate(items):
-            if index % CHECK_EVERY == 0:
-                checkpoint()
-            if skip_next:
-                skip_next = False
-                continue
-            if isinstance(item, Table):
-                walker.table(item)
-                continue
-            following = items[index + 1] if index + 1 < len(items) else None
-            skip_next = walker.paragraph(item, following if isinstance(following, Paragraph) else None)
-        walker.flush_list()
+        try:
+            notes, omitted = _related(document)
+        except XMLSyntaxError as exc:
+            if is_depth_error(exc):
+                raise xml_too_deep(filename) from exc
+            raise ParseError(f"{filename}: not a valid DOCX: malformed XML ({exc})") from exc
+        items = list(_children(document.element.body, "block"))
+        has_title = any(_name(it) == "p" and _style_name(Paragraph(it, document)).lower() == "title"
+                        and _paragraph_text(it).strip() for it in items)
+        walker = _Walker(document, has_title, notes)
+        walker.walk(items)
+        walker.headings = HeadingTracker()  # notes never cited: at the end, outside any section
+        for (kind, _), note in list(walker.notes.items()):
+            walker.note(kind, note)
         blocks = walker.blocks
+        omitted["tracked_move"] = walker.omitted
         if not blocks:
             raise ParseError(f"{filename}: the DOCX document contains no text")
         core_title = document.core_properties.title or None
         title = core_title or next((b.text for b in blocks if b.kind == BlockKind.TITLE), None)
-        return ParsedDocument(blocks=blocks, title=title)
+        return ParsedDocument(blocks=blocks, title=title, removed={k: v for k, v in omitted.items() if v})

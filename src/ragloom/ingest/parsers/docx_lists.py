@@ -18,6 +18,7 @@ from docx.styles.style import ParagraphStyle
 from docx.text.paragraph import Paragraph
 from lxml.etree import _Element
 
+MAX_LEVEL = 8  # list levels are 0..8
 _BULLETS = {"\uf0b7": "•", "\uf0a7": "▪", "\uf0d8": "➢", "\uf0fc": "✓", "o": "◦", "": "•"}
 
 
@@ -33,6 +34,11 @@ def _val(el: _Element | None, child: str) -> str | None:
         return None
     node = el.find(qn(child))
     return None if node is None else node.get(qn("w:val"))
+
+
+def _level_number(value: str | None) -> int:
+    """A list level (``w:ilvl``) in Word's range 0..8; anything else (damaged files) counts as 0 or 8."""
+    return min(int(value), MAX_LEVEL) if value and value.isdigit() else 0
 
 
 def _roman(n: int) -> str:
@@ -113,19 +119,29 @@ class ListNumbering:
         except (KeyError, NotImplementedError):
             return
         abstract: dict[str, dict[int, _Level]] = {}
+        by_style: dict[str, dict[int, _Level]] = {}  # the levels of a numbering style (w:styleLink)
+        style_users: dict[str, str] = {}  # abstractNumId -> the numbering style it takes its levels from
         for node in numbering.findall(qn("w:abstractNum")):
             levels = {}
             for lvl in node.findall(qn("w:lvl")):
                 start = _val(lvl, "w:start")
-                levels[int(lvl.get(qn("w:ilvl"), "0"))] = _Level(
+                levels[_level_number(lvl.get(qn("w:ilvl"), "0"))] = _Level(
                     fmt=_val(lvl, "w:numFmt") or "decimal", text=_val(lvl, "w:lvlText") or "",
                     start=int(start) if start and start.lstrip("-").isdigit() else 1,
                 )
-            abstract[node.get(qn("w:abstractNumId"), "")] = levels
+            abstract_id = node.get(qn("w:abstractNumId"), "")
+            abstract[abstract_id] = levels
+            link, uses = _val(node, "w:styleLink"), _val(node, "w:numStyleLink")
+            if link and levels:
+                by_style[link] = levels
+            if uses and not levels:
+                style_users[abstract_id] = uses
+        for abstract_id, style in style_users.items():  # a list defined by a numbering style ("1 / 1.1 / 1.1.1")
+            abstract[abstract_id] = by_style.get(style, {})
         for num in numbering.findall(qn("w:num")):
             levels = dict(abstract.get(_val(num, "w:abstractNumId") or "", {}))
             for override in num.findall(qn("w:lvlOverride")):
-                ilvl = int(override.get(qn("w:ilvl"), "0"))
+                ilvl = _level_number(override.get(qn("w:ilvl"), "0"))
                 start = _val(override, "w:startOverride")
                 if ilvl in levels and start and start.isdigit():
                     old = levels[ilvl]
@@ -143,7 +159,7 @@ class ListNumbering:
             ilvl = ilvl if ilvl is not None else _val(num_pr, "w:ilvl")
         if num_id is None or num_id == "0" or num_id not in self._levels:
             return None
-        return num_id, int(ilvl or 0)
+        return num_id, _level_number(ilvl)
 
     def label(self, num_id: str, ilvl: int) -> tuple[str, bool]:
         """Advance the counter and return ``(label, is_bullet)``."""

@@ -27,6 +27,7 @@ from lxml.etree import XMLSyntaxError
 
 from ragloom.errors import MissingDependencyError, ParseError
 from ragloom.ingest.blocks import Block, ParsedDocument
+from ragloom.ingest.parsers.sniff import decode_text
 
 log = logging.getLogger(__name__)
 # Parses an attachment (bytes, filename); ``base.parse_document`` in the built-in registry. Injected so that
@@ -118,9 +119,12 @@ def mail_document(mail: Mail, filename: str, parse_attachment: ParseFn) -> Parse
 def _part_text(part: MIMEPart) -> str:
     try:
         return str(part.get_content())
-    except (LookupError, UnicodeDecodeError):  # an unknown or wrong charset label
+    except (LookupError, UnicodeDecodeError):  # an unknown or wrong charset label: detect it
         payload = part.get_payload(decode=True)
-        return payload.decode("utf-8", errors="replace") if isinstance(payload, bytes) else ""
+        if not isinstance(payload, bytes):
+            return ""
+        found = decode_text(payload, declared=part.get_content_charset())
+        return found[0] if found is not None else payload.decode("utf-8", errors="replace")
 
 
 def _attached_message(part: MIMEPart) -> Message | None:

@@ -2,11 +2,23 @@
 
 Each slide gives a ``title`` block (its title placeholder, else ``Slide N``),
 then its shapes top-to-bottom, left-to-right: text frames (one block each,
-bullet levels indented), tables (merged cells repeated), pictures (``figure``
-blocks with their alt text), group shapes opened; and last its speaker notes
-as a block marked ``meta["role"] == "notes"`` and ``meta["notes"] == "true"``
-(the convention the ``presentation`` chunk method reads). Blocks carry ``page`` = the
-slide number and the shape's box in points, so positions work as on a page.
+bullet levels indented), tables (merged cells repeated; a one-row table is a
+table too), pictures (``figure`` blocks with their alt text), group shapes
+opened; and last its speaker notes — the notes placeholder and any other text
+on the notes page, each a block marked ``meta["role"] == "notes"`` and
+``meta["notes"] == "true"`` (the convention the ``presentation`` chunk method reads).
+Blocks carry ``page`` = the slide number and the shape's box in points, so
+positions work as on a page.
+
+Text is read from the XML of each paragraph: runs, fields (dates, slide numbers)
+and line breaks, and math (``a14:m``); shapes and paragraph content wrapped in
+``mc:AlternateContent`` (equations, newer shape features) are read from its first
+choice — python-pptx's shape list leaves them out. Footer, date and slide-number
+placeholders (the same on every slide) are left out on purpose and counted in
+``ParsedDocument.removed`` (``running_footer``, ``running_header`` on notes pages,
+``page_number``).
+
+Not read: text inside charts and SmartArt diagrams (separate parts of the file).
 """
 
 from __future__ import annotations
@@ -25,12 +37,22 @@ from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_dee
 from ragloom.ingest.parsers.tabular import table_block
 
 if TYPE_CHECKING:
+    from lxml.etree import _Element
     from pptx.shapes.base import BaseShape
+    from pptx.shapes.shapetree import _BaseShapes
     from pptx.slide import Slide
     from pptx.table import Table
     from pptx.text.text import TextFrame
 
 _EMU_PER_POINT = 12700
+_MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+_TEXT_TAGS = frozenset({f"{_A}t", "{http://schemas.openxmlformats.org/officeDocument/2006/math}t"})
+_NO_TEXT = frozenset({"pPr", "rPr", "endParaRPr"})
+_SHAPE_TAGS = frozenset(f"{_P}{name}" for name in ("sp", "grpSp", "graphicFrame", "cxnSp", "pic", "contentPart"))
+# placeholders repeated on every slide (or notes page): left out, counted as removed under this reason
+_FURNITURE = {"ftr": "running_footer", "dt": "running_footer", "hdr": "running_header", "sldNum": "page_number"}
 _ROW_TOLERANCE = 6.0  # points: shapes whose tops differ less read left to right
 
 
@@ -54,19 +76,81 @@ def _reading_order(shapes: Iterable[BaseShape]) -> list[BaseShape]:
     return sorted(shapes, key=key)
 
 
+def _name(el: _Element) -> str:
+    tag = el.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _chosen(alternate: _Element) -> _Element | None:
+    """The branch of an ``mc:AlternateContent`` that is read: its first choice, else its fallback."""
+    branches = [c for c in alternate if _name(c) in ("Choice", "Fallback")]
+    return next((c for c in branches if _name(c) == "Choice"), branches[0] if branches else None)
+
+
+def _paragraph_text(el: _Element, parts: list[str] | None = None) -> str:
+    """The text of an ``a:p``: runs, fields, math, line breaks as newlines."""
+    parts = [] if parts is None else parts
+    for child in el:
+        if child.tag in _TEXT_TAGS:
+            parts.append(child.text or "")
+            continue
+        name = _name(child)
+        if name == "br":
+            parts.append("\n")
+        elif name == "AlternateContent":
+            branch = _chosen(child)
+            if branch is not None:
+                _paragraph_text(branch, parts)
+        elif name and name not in _NO_TEXT:
+            _paragraph_text(child, parts)
+    return "".join(parts)
+
+
 def _frame_text(frame: TextFrame) -> str:
     lines = []
     for par in frame.paragraphs:
-        text = "".join(run.text for run in par.runs).strip() or par.text.strip()
-        if text:
-            lines.append("  " * par.level + text)
+        indent = "  " * par.level
+        lines += [indent + line.strip() for line in _paragraph_text(par._p).split("\n") if line.strip()]
     return "\n".join(lines)
+
+
+def _cell_text(cell: object) -> str:
+    tc: _Element = cell._tc  # type: ignore[attr-defined]  # python-pptx's _Cell keeps its a:tc here
+    return "\n".join(_paragraph_text(p) for p in tc.iter(f"{_A}p")).strip()
+
+
+def _shape_list(shapes: _BaseShapes) -> list[BaseShape]:
+    """The shapes of a slide, group or notes page, with those wrapped in ``mc:AlternateContent``
+    (read from its first choice) that python-pptx's own list leaves out."""
+    found: list[BaseShape] = list(shapes)
+    for alternate in shapes._spTree.iterchildren(f"{{{_MC}}}AlternateContent"):
+        branch = _chosen(alternate)
+        for element in branch if branch is not None else ():
+            if element.tag in _SHAPE_TAGS:
+                found.append(shapes._shape_factory(element))
+    return found
+
+
+def _frames(shape: BaseShape) -> list[TextFrame]:
+    """The text frames of a shape and of the shapes grouped in it."""
+    from pptx.shapes.group import GroupShape
+
+    if isinstance(shape, GroupShape):
+        return [f for inner in _reading_order(_shape_list(shape.shapes)) for f in _frames(inner)]
+    frame: TextFrame | None = getattr(shape, "text_frame", None) if getattr(shape, "has_text_frame", False) else None
+    return [frame] if frame is not None else []
+
+
+def _furniture(shape: BaseShape) -> str | None:
+    """The removal reason of a footer, date, header or slide-number placeholder; None for other shapes."""
+    ph = shape.element.find(f"./*/{_P}nvPr/{_P}ph")
+    return _FURNITURE.get(ph.get("type", "")) if ph is not None else None
 
 
 def _table_grid(table: Table) -> list[list[str]]:
     rows = list(table.rows)
     width = len(table.columns)
-    grid = [[row.cells[c].text.strip() if c < len(row.cells) else "" for c in range(width)] for row in rows]
+    grid = [[_cell_text(row.cells[c]) if c < len(row.cells) else "" for c in range(width)] for row in rows]
     for r, row in enumerate(rows):
         for c in range(width):
             cell = row.cells[c]
@@ -87,10 +171,23 @@ def _is_title(shape: BaseShape) -> bool:
 
 
 class _Slide:
-    def __init__(self, number: int, title: str) -> None:
+    def __init__(self, number: int, title: str, title_shape: BaseShape | None = None) -> None:
         self.number = number
         self.path = (title,)
         self.blocks: list[Block] = []
+        self.title_element = title_shape.element if title_shape is not None else None
+        self.removed: dict[str, int] = {}
+
+    def furniture(self, shape: BaseShape) -> bool:
+        """Count a footer, date, header or slide-number placeholder as removed; False for other shapes."""
+        reason = _furniture(shape)
+        if reason is None:
+            return False
+        frame = getattr(shape, "text_frame", None) if getattr(shape, "has_text_frame", False) else None
+        chars = len(_frame_text(frame)) if frame is not None else 0
+        if chars:
+            self.removed[reason] = self.removed.get(reason, 0) + chars
+        return True
 
     def add(self, text: str, kind: BlockKind, shape: BaseShape | None,
             meta: dict[str, str] | None = None) -> Block | None:
@@ -103,13 +200,30 @@ class _Slide:
         self.blocks.append(block)
         return block
 
-    def shapes(self, shapes: Iterable[BaseShape]) -> None:
+    def notes(self, shapes: _BaseShapes) -> None:
+        """The text of a notes page: its notes placeholder, then any other text on it, as notes blocks
+        (the slide image has none; the page number and header/footer are counted as removed)."""
+        from pptx.enum.shapes import PP_PLACEHOLDER
+
+        def order(shape: BaseShape) -> int:
+            is_body = shape.is_placeholder and shape.placeholder_format.type == PP_PLACEHOLDER.BODY
+            return 0 if is_body else 1
+
+        for shape in sorted(_reading_order(_shape_list(shapes)), key=order):
+            if self.furniture(shape):
+                continue
+            for frame in _frames(shape):
+                self.add(_frame_text(frame), BlockKind.TEXT, None, meta={"role": "notes", "notes": "true"})
+
+    def shapes(self, shapes: _BaseShapes) -> None:
         from pptx.shapes.autoshape import Shape
         from pptx.shapes.graphfrm import GraphicFrame
         from pptx.shapes.group import GroupShape
         from pptx.shapes.picture import Picture
 
-        for shape in _reading_order(shapes):
+        for shape in _reading_order(_shape_list(shapes)):
+            if shape.element is self.title_element or self.furniture(shape):
+                continue
             if isinstance(shape, GroupShape):
                 self.shapes(shape.shapes)
             elif isinstance(shape, GraphicFrame) and shape.has_table:  # only a graphic frame can hold a table
@@ -120,7 +234,7 @@ class _Slide:
                     block.page, block.boxes = self.number, [(self.number, box)] if box else []
                     block.meta["slide"] = str(self.number)
                     self.blocks.append(block)
-            elif isinstance(shape, Shape) and shape.has_text_frame and not _is_title(shape):
+            elif isinstance(shape, Shape) and shape.has_text_frame:
                 self.add(_frame_text(shape.text_frame), BlockKind.TEXT, shape)
             elif isinstance(shape, Picture):
                 alt: list[str] = shape.element.xpath("./p:nvPicPr/p:cNvPr/@descr")
@@ -139,13 +253,17 @@ class PptxParser:
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise MissingDependencyError("python-pptx") from exc
         check_zip(data, filename, "PPTX")
+        removed: dict[str, int] = {}
         try:
             deck = pptx.Presentation(io.BytesIO(data))
             size = ((deck.slide_width or 0) / _EMU_PER_POINT, (deck.slide_height or 0) / _EMU_PER_POINT)
             blocks: list[Block] = []
             for number, slide in enumerate(deck.slides, start=1):
                 checkpoint()
-                blocks += self._slide(number, slide)
+                section = self._slide(number, slide)
+                blocks += section.blocks
+                for reason, chars in section.removed.items():
+                    removed[reason] = removed.get(reason, 0) + chars
         except (zipfile.BadZipFile, PackageNotFoundError, KeyError) as exc:
             raise ParseError(f"{filename}: not a valid PPTX presentation ({exc})") from exc
         except XMLSyntaxError as exc:
@@ -157,26 +275,22 @@ class PptxParser:
         count = len(deck.slides)
         title = deck.core_properties.title or next((b.text for b in blocks if b.kind == BlockKind.TITLE), None)
         return ParsedDocument(blocks=blocks, title=title, page_count=count,
-                              page_sizes={n: size for n in range(1, count + 1)})
+                              page_sizes={n: size for n in range(1, count + 1)}, removed=removed)
 
     @staticmethod
-    def _slide(number: int, slide: Slide) -> list[Block]:
+    def _slide(number: int, slide: Slide) -> _Slide:
         from pptx.shapes.autoshape import Shape
 
         # only a Shape (autoshape, text box, placeholder) can have a text frame
         title_shape = next(
             (s for s in slide.shapes if isinstance(s, Shape) and _is_title(s) and s.has_text_frame), None)
-        title = " ".join(title_shape.text_frame.text.split()) if title_shape is not None else ""
-        section = _Slide(number, title or f"Slide {number}")
+        title = " ".join(_frame_text(title_shape.text_frame).split()) if title_shape is not None else ""
+        section = _Slide(number, title or f"Slide {number}", title_shape)
         if title_shape is not None and title:
             box = _box(title_shape)
             section.blocks.append(Block(text=title, kind=BlockKind.TITLE, level=1, page=number,
                                         boxes=[(number, box)] if box else [], meta={"slide": str(number)}))
         section.shapes(slide.shapes)
-        notes = ""
         if slide.has_notes_slide:
-            frame = slide.notes_slide.notes_text_frame
-            notes = frame.text.strip() if frame is not None else ""
-        if notes:
-            section.add(notes, BlockKind.TEXT, None, meta={"role": "notes", "notes": "true"})
-        return section.blocks
+            section.notes(slide.notes_slide.shapes)
+        return section

@@ -1,9 +1,11 @@
 """Spreadsheets: XLSX (openpyxl), XLS (xlrd), CSV/TSV (stdlib ``csv``).
 
-Every sheet becomes a ``title`` block (the sheet name) followed by its rows:
-title rows above the header as text, then one ``table`` block whose lines read
-``header: value; header: value`` (see :func:`~ragloom.ingest.parsers.tabular.grid_blocks`
-for header detection). Merged cells repeat their value in every cell they
+Every sheet with a value becomes a ``table`` block whose lines read ``header: value;
+header: value``, headed by the sheet name (``heading_path``, and ``meta["sheet"]``) and by
+its title rows above the header, if any (see :func:`~ragloom.ingest.parsers.tabular.grid_blocks`
+for header detection and long titles). Neither is a block of its own: a chunker would make
+it a chunk holding nothing but a name; every chunk of the table shows them as its heading.
+Empty sheets give nothing. Merged cells repeat their value in every cell they
 cover. Formulas give their *cached* value; a workbook saved without cached
 values (by a program that does not calculate) is not recalculated: such cells
 read ``=FORMULA [not calculated]`` and the blocks say how many there are in
@@ -28,7 +30,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from ragloom.errors import LimitExceededError, MissingDependencyError, ParseError
-from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
+from ragloom.ingest.blocks import Block, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.parsers.bounds import check_zip
 from ragloom.ingest.parsers.tabular import grid_blocks
@@ -61,11 +63,7 @@ def cell_text(value: object) -> str:
 
 
 def _sheet_blocks(name: str, grid: list[list[str]], meta: dict[str, str]) -> list[Block]:
-    meta = {"sheet": name, **meta}
-    body = grid_blocks(grid, (name,), meta)
-    if not body:
-        return []
-    return [Block(text=name, kind=BlockKind.TITLE, level=1, meta=dict(meta)), *body]
+    return grid_blocks(grid, (name,), {"sheet": name, **meta})
 
 
 def _fill_merges(grid: list[list[str]], ranges: Iterable[tuple[int, int, int, int]]) -> None:

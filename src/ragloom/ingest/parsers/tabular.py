@@ -19,6 +19,7 @@ from ragloom.ingest.parsers.common import clean_cell, table_text_and_html
 _NUMBER = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,. ]*%?\)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$|^\d{1,2}[/.]\d{1,2}[/.]\d{2,4}$")
 _HEADER_SCAN = 10  # rows looked at for a header
+TITLE_CHARS = 120  # title rows above a header up to this long head their table
 
 
 def is_numeric(value: str) -> bool:
@@ -98,12 +99,15 @@ def table_block(
 
     An empty ``header`` means the table has none: the columns are then named
     ``column 1``, ``column 2``... so every value still reads as ``name: value``.
+    A header without body rows (a one-row table) is read as the table's only row.
     """
     header = [clean_cell(h) for h in header]
     body = [[clean_cell(c) for c in row] for row in rows]
     body = [row for row in body if any(row)]
     if not body:
-        return None
+        if not any(header):
+            return None
+        header, body = [], [header]
     width = max(len(header), *(len(r) for r in body))
     if not any(header):
         header = [f"column {i + 1}" for i in range(width)]
@@ -119,7 +123,13 @@ def table_block(
 def grid_blocks(
     grid: Sequence[Sequence[str]], heading_path: tuple[str, ...] = (), meta: dict[str, str] | None = None
 ) -> list[Block]:
-    """Blocks of a spreadsheet-like grid: title rows above the header as text, then the table."""
+    """Blocks of a spreadsheet-like grid: the table, headed by ``heading_path`` plus its title rows
+    (the rows above the header); nothing for an empty grid.
+
+    Title rows longer than :data:`TITLE_CHARS` are a text block before the table instead: a
+    heading that long would not fit a chunk's heading prefix. Short ones are no block of their
+    own, so no chunk holds nothing but headings; each chunk of the table shows them.
+    """
     rows = trim_grid(grid)
     if not rows:
         return []
@@ -127,7 +137,11 @@ def grid_blocks(
     blocks: list[Block] = []
     if header_at:
         lines = [" ".join(dict.fromkeys(c for c in row if c)) for row in rows[:header_at]]
-        blocks.append(Block(text="\n".join(lines), heading_path=heading_path, meta=dict(meta or {})))
+        title = " / ".join(line for line in lines if line)
+        if len(title) <= TITLE_CHARS:
+            heading_path = (*heading_path, title)
+        else:
+            blocks.append(Block(text="\n".join(lines), heading_path=heading_path, meta=dict(meta or {})))
     header = rows[header_at] if header_at is not None else []
     body = rows[header_at + 1:] if header_at is not None else rows
     block = table_block(header, body, heading_path, meta)
@@ -135,6 +149,4 @@ def grid_blocks(
         if header_at is None:
             block.meta["header"] = "none found: columns are named column 1, column 2, ..."
         blocks.append(block)
-    elif header:
-        blocks.append(Block(text="; ".join(c for c in header if c), heading_path=heading_path, meta=dict(meta or {})))
     return blocks

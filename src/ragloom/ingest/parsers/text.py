@@ -1,4 +1,8 @@
-"""Plain text: encoding detection, one block per paragraph (blank-line separated)."""
+"""Plain text: encoding detection, one block per paragraph (blank-line separated).
+
+:func:`decode_or_raise` is the one decoder of every text-ish parser (text, Markdown, HTML, CSV/TSV,
+JSON): :func:`~ragloom.ingest.parsers.sniff.decode_text` finds the encoding.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,18 @@ from ragloom.ingest.parsers.sniff import decode_text
 _BLANK_LINES = re.compile(r"\n[ \t\f\v]*\n+")
 
 
-def decode_or_raise(data: bytes, filename: str) -> tuple[str, str]:
-    """Decoded text with newlines normalised to ``\\n``, and the encoding used."""
-    decoded = decode_text(data)
+def decode_or_raise(data: bytes, filename: str, declared: str | None = None) -> tuple[str, str]:
+    """Decoded text with newlines normalised to ``\\n``, and the encoding used.
+
+    ``declared`` is a charset label the file gives itself (HTML ``<meta charset>``), used when the
+    bytes fit it. Raises :class:`ParseError` when the bytes are binary, not text.
+    """
+    decoded = decode_text(data, declared)
     if decoded is None:
-        raise ParseError(f"{filename}: the text is in no known encoding (UTF-8/16/32, GB18030, cp1252)")
+        raise ParseError(
+            f"{filename}: not text in any known encoding (UTF-8/16/32, Windows code pages, GB18030, Big5, "
+            "Shift-JIS, EUC-KR): too many control characters"
+        )
     text, encoding = decoded
     return text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff"), encoding
 
