@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 ORDER_STRIDE = 100_000
+
+_NAME_WORD = re.compile(r"[^\W\d_]{3,}|[\u3400-\u9fff]{2,}")
+_CAMERA_NAME = re.compile(r"^(img|dsc|dscn|scan|pxl|image|file|doc|document|untitled|page)$", re.IGNORECASE)
+
+
+def telling_name(filename: str) -> str | None:
+    """The file name as the title text it is blended in as (REFERENCE §6), or None when it names
+    nothing: no word of three letters or two CJK characters besides its extension and
+    camera/scanner prefixes (``1.txt``, ``IMG_0042.jpg``, ``scan-003.pdf``)."""
+    stem = filename.rsplit(".", 1)[0] if "." in filename else filename
+    words = [w for w in _NAME_WORD.findall(stem) if not _CAMERA_NAME.match(w)]
+    return filename if words else None
 
 
 @dataclass(slots=True)
@@ -28,6 +41,12 @@ class Job:
     to_page: int = 100_000_000
     tag_kb_ids: tuple[str, ...] = ()  # the knowledge base's tag sets: its chunks get tags from them
     topn_tags: int = 3
+
+    @property
+    def title(self) -> str | None:
+        """The file name as the document's title (blended into its vectors, indexed as its title
+        terms), or None when the name says nothing (:func:`telling_name`)."""
+        return telling_name(self.filename)
 
     @property
     def is_page_range(self) -> bool:

@@ -111,16 +111,18 @@ def chunk(job: Job, parsed: ParsedDocument, embedder: Embedder) -> list[Chunk]:
 
 def embed(job: Job, chunks: list[Chunk], embedder: Embedder, progress: Progress) -> np.ndarray:
     """Content vectors blended with the file-name vector, batch by batch (0.35 -> 0.85). The file
-    name rides in the first batch: a one-chunk document costs one model call, not two."""
-    texts = [job.filename] + [embedding_text(c) for c in chunks]
+    name rides in the first batch (a one-chunk document costs one model call, not two); a name that
+    says nothing (``1.txt``, ``IMG_0042.jpg``: :attr:`Job.title`) is not blended in."""
+    title = job.title
+    texts = ([title] if title else []) + [embedding_text(c) for c in chunks]
     parts = []
     for i in range(0, len(texts), EMBED_BATCH):
         checkpoint()  # cancel, shutdown, time and memory limits are honoured between batches
         parts.append(embedder.embed_passages(texts[i : i + EMBED_BATCH]))
-        done = min(i + EMBED_BATCH, len(texts)) - 1
+        done = min(i + EMBED_BATCH, len(texts)) - (1 if title else 0)
         progress(0.35 + 0.5 * done / len(chunks), f"embedded {done}/{len(chunks)} chunks")
     every = np.vstack(parts)
-    vecs: np.ndarray = TITLE_WEIGHT * every[0] + (1 - TITLE_WEIGHT) * every[1:]
+    vecs: np.ndarray = TITLE_WEIGHT * every[0] + (1 - TITLE_WEIGHT) * every[1:] if title else every
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     return vecs.astype(np.float32)
 

@@ -35,7 +35,7 @@ def to_records(analyzer: Analyzer, job: Job, chunks: list[Chunk], vectors: np.nd
     parents: dict[str, list[int]] = {}
     for c, vec in zip(chunks, vectors, strict=True):
         indexed = "\n".join(c.questions) if c.questions else c.text
-        terms = analyze_chunk(analyzer, indexed, title=job.filename, important_keywords=c.important_keywords,
+        terms = analyze_chunk(analyzer, indexed, title=job.title or "", important_keywords=c.important_keywords,
                               questions=c.questions)
         pid = parent_id(job.version_id, c.parent_text) if c.parent_text else None
         if pid is not None:
@@ -46,7 +46,7 @@ def to_records(analyzer: Analyzer, job: Job, chunks: list[Chunk], vectors: np.nd
         text = first.parent_text or ""
         vec = np.mean([records[i].vector for i in members], axis=0)
         positions = [p for i in members for p in records[i].positions]
-        terms = analyze_chunk(analyzer, text, title=job.filename)
+        terms = analyze_chunk(analyzer, text, title=job.title or "")
         parent = Chunk(text=text, order=first.order, positions=list(dict.fromkeys(positions)),
                        heading_path=first.heading_path, kind=ChunkKind.PARENT, method=first.method)
         row = _record(job, parent, (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32), terms, None)
