@@ -85,6 +85,7 @@ def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> N
     with ctx.db.session() as s:
         doc = s.get(Document, doc_id)
         assert doc.status == "queued" and 0.3 < doc.progress < 0.4 and doc.active_version_id is None
+        assert doc.message == "1 of 3 page ranges done; waiting for a worker"
     while run_one(ctx, "b"):
         pass
     with ctx.db.session() as s:
@@ -92,6 +93,9 @@ def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> N
         assert doc.status == "done" and doc.progress == 1.0 and doc.active_version_id == doc.latest_version_id
         version = s.get(DocumentVersion, doc.active_version_id)
         assert version.status == "ready" and version.chunk_count == doc.chunk_count > 0
+        task_words = [t.coverage["words"] for t in s.scalars(select(Task).where(Task.document_id == doc_id))]
+        assert doc.coverage == version.coverage and version.coverage["words"] == sum(task_words) > 0
+        assert version.coverage["ratio"] == 1.0
     rows, total = ctx.docstore.list_chunks(principal.tenant_id, Filters(kb_ids=[doc.kb_id], doc_ids=[doc_id]),
                                            limit=1000)
     assert total == doc.chunk_count
@@ -115,3 +119,26 @@ def test_reindex_rebuilds_the_search_store_from_the_stored_files(ctx, principal)
         pass
     hit = search(ctx, principal=principal, kb_ids=["kb"], question="when does the ferry leave").chunks[0]
     assert "seven fifteen" in hit.record.content
+
+
+def test_a_long_pdfs_ranges_share_the_workers_with_later_uploads(ctx, principal, tmp_path) -> None:
+    import random
+
+    from tests.ingest.docgen import make_pdf, paragraph
+
+    pdf = tmp_path / "long.pdf"
+    rng = random.Random(4)
+    make_pdf(pdf, [[paragraph(rng, 3)] for _ in range(30)])
+    long_id = _upload(ctx, principal, "long.pdf", pdf.read_bytes())
+    small = [_upload(ctx, principal, f"note-{i}.md", f"# Note {i}\n\nSmall note number {i}.\n".encode())
+             for i in range(4)]
+    order = []
+    for _ in range(3):  # two workers: each claims while the other's task still runs
+        with ctx.db.session() as s:
+            first, second = tasks.claim(s, worker_id="a"), tasks.claim(s, worker_id="b")
+            order += [first.document_id, second.document_id]
+        for task in (first, second):
+            outcome = run_task(ctx, task.id)
+            with ctx.db.session() as s:
+                assert outcome == "done", s.get(Task, task.id).message
+    assert order == [long_id, small[0], long_id, small[1], long_id, small[2]]  # a range in every round

@@ -180,7 +180,8 @@ def _mirror(session: Session, task: Task) -> None:
 
     Several tasks (page ranges of one PDF) make one version: progress is their
     mean, the status the most telling one (failed > cancelled > running > queued
-    > done), the message the task's own, prefixed with its pages when split.
+    > done), the message the task's own, prefixed with its pages when split — or, when no range
+    runs and some wait, how many are done and that the rest waits for a worker.
     """
     doc = session.get(Document, task.document_id)
     if doc is None or doc.latest_version_id != task.version_id:
@@ -193,7 +194,10 @@ def _mirror(session: Session, task: Task) -> None:
             doc.status = status
             break
     doc.progress = sum(1.0 if t.status == TaskStatus.DONE else t.progress for t in siblings) / len(siblings)
-    if len(siblings) > 1 and task.status != TaskStatus.FAILED:
+    if doc.status == TaskStatus.QUEUED and len(siblings) > 1:  # ranges done, the rest not yet claimed
+        done = sum(t.status == TaskStatus.DONE for t in siblings)
+        doc.message = f"{done} of {len(siblings)} page ranges done; waiting for a worker"
+    elif len(siblings) > 1 and task.status != TaskStatus.FAILED:
         doc.message = f"pages {task.from_page}-{task.to_page}: {task.message}"
     else:
         doc.message = task.message
