@@ -27,11 +27,18 @@ headings (Markdown, DOCX, HTML, PDF with detected titles) starts with the path
 ``"A > B"`` on its own line, minus any title the chunk itself starts with. This
 puts the section context into the embedded and indexed text of every chunk,
 including continuation chunks that would otherwise lose it.
+
+No chunk is headings alone that the next chunk repeats. The titles right before a
+table that open the sections it sits in are folded into its first chunk (its
+heading prefix stands for them, or a longer prefix there) instead of being emitted
+alone; in custom-delimiter mode, where each segment is a chunk, titles go with the
+first segment of the next block (before a table: those it sits in, as above).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 
 from ragloom.errors import InvalidRequestError
@@ -167,14 +174,38 @@ class _Packer:
                                  heading_path=path, kind=kind))
 
     def _prefix(self, path: tuple[str, ...]) -> str:
+        return " > ".join(self._shown(path))
+
+    def _shown(self, path: tuple[str, ...]) -> tuple[str, ...]:
+        """The innermost part of ``path`` that fits the reserve (nothing without a heading prefix)."""
         if not self.heading_prefix:
-            return ""
-        while path:
-            text = " > ".join(path)
-            if self.counter.count(text) <= self.reserve:
-                return text
+            return ()
+        while path and self.counter.count(" > ".join(path)) > self.reserve:
             path = path[1:]
-        return ""
+        return path
+
+    def table(self, index: int, folded: Sequence[int]) -> None:
+        """Chunks of the table ``blocks[index]``, the titles ``folded`` (block indices) leading its first part.
+
+        A folded title is in the table's heading path: when the prefix already shows it, the prefix
+        stands for it; else the first part's prefix is the path from the outermost folded title on.
+        """
+        block = self.blocks[index]
+        path = block.heading_path
+        shown = self._shown(path)
+        first: str | None = None
+        if folded:
+            names = [self.blocks[i].text.strip() for i in folded]
+            tail = [name.strip() for name in path[len(path) - len(names) :]]
+            start = len(path) - len(names) if tail == names else min(
+                i for i, name in enumerate(path) if name.strip() in names)
+            if len(path) - start > len(shown):
+                first = " > ".join(path[start:])
+        extra = self.counter.count(first) if first else 0.0
+        capacity = self.budget - max(self.reserve, extra)
+        firsts = [q for i in folded for q in self.blocks[i].positions()]
+        self.chunks.extend(table_chunks(block, self.counter, capacity, " > ".join(shown), first_prefix=first,
+                                        first_positions=firsts))
 
 
 def assemble(blocks: Sequence[Block], atoms: list[Atom]) -> str:
@@ -234,30 +265,68 @@ def naive_chunk(
     reserve = _prefix_reserve(blocks, counter, chunk_token_num) if heading_prefix else 0.0
     packer = _Packer(blocks, counter, chunk_token_num, overlapped_percent / 100, reserve, heading_prefix)
     run: list[Atom] = []
+    pending: list[int] = []  # custom mode: titles waiting for the block they head
     for idx, block in enumerate(blocks):
         if idx % CHECK_EVERY == CHECK_EVERY - 1:
             checkpoint()
         if not block.text.strip():
             continue
-        if block.kind == BlockKind.TABLE:
-            packer.pack(run, with_overlap=True)
-            run = []
-            prefix = packer._prefix(block.heading_path)
-            packer.chunks.extend(table_chunks(block, counter, chunk_token_num - reserve, prefix))
-        elif delims.custom:
-            packer.pack(run, with_overlap=False)
-            run = []
-            for span in segments(block.text, delims.pattern, keep_delims=False):
-                packer.pack(segment_atoms(idx, block.text, span, counter, 1), with_overlap=False)
+        if delims.custom and block.kind == BlockKind.TITLE:
+            pending.append(idx)
+            continue
+        if block.kind == BlockKind.TABLE or delims.custom:
+            if delims.custom:  # titles go with the next block's first segment; before a table, those it sits in
+                table = block.kind == BlockKind.TABLE
+                cut = len(pending) - _heads_of(blocks, pending, block.heading_path) if table else 0
+                packer.pack(_title_atoms(blocks, pending[:cut], counter), with_overlap=False)
+                folded, pending = pending[cut:], []
+            else:
+                in_run = list(dict.fromkeys(a.block for a in run))
+                folded = in_run[len(in_run) - _heads_of(blocks, in_run, block.heading_path) :]
+                run = [a for a in run if a.block not in folded]
+                packer.pack(run, with_overlap=True)
+                run = []
+            if block.kind == BlockKind.TABLE:
+                packer.table(idx, folded)
+            else:
+                _pack_segments(packer, blocks, idx, delims.pattern, counter, _title_atoms(blocks, folded, counter))
         else:
             atoms = block_atoms(idx, block, delims.pattern, counter)
             if block.kind == BlockKind.TITLE and run and blocks[run[-1].block].kind != BlockKind.TITLE:
                 run[-1].quality = max(run[-1].quality, Q_SECTION)
             run.extend(atoms)
+    packer.pack(_title_atoms(blocks, pending, counter), with_overlap=False)
     packer.pack(run, with_overlap=True)
     for order, chunk in enumerate(packer.chunks):
         chunk.order = order
     return packer.chunks
+
+
+def _heads_of(blocks: Sequence[Block], order: Sequence[int], path: tuple[str, ...]) -> int:
+    """How many of the blocks ``order`` (indices, in reading order) at its end are titles named in
+    ``path``: the headings of the sections the next block opens into, to fold into its chunk."""
+    names = {name.strip() for name in path}
+    n = 0
+    while n < len(order) and blocks[order[-1 - n]].kind == BlockKind.TITLE \
+            and blocks[order[-1 - n]].text.strip() in names:
+        n += 1
+    return n
+
+
+def _title_atoms(blocks: Sequence[Block], titles: Sequence[int], counter: TokenCounter) -> list[Atom]:
+    return [a for t in titles for a in block_atoms(t, blocks[t], None, counter)]
+
+
+def _pack_segments(packer: _Packer, blocks: Sequence[Block], idx: int, pattern: re.Pattern[str] | None,
+                   counter: TokenCounter, head: list[Atom] | None = None) -> None:
+    """Custom mode: each segment of ``blocks[idx]`` packed apart, ``head`` (the titles before it) with the first."""
+    text = blocks[idx].text
+    spans = segments(text, pattern, keep_delims=False)
+    for k, span in enumerate(spans):
+        packer.pack([*(head or [] if k == 0 else []), *segment_atoms(idx, text, span, counter, 1)],
+                    with_overlap=False)
+    if not spans and head:
+        packer.pack(head, with_overlap=False)
 
 
 def _prefix_reserve(blocks: Sequence[Block], counter: TokenCounter, budget: int) -> float:

@@ -32,7 +32,7 @@ from ragloom.ingest.chunkers.headings import (
     sections,
     split_lines,
 )
-from ragloom.ingest.chunkers.naive import _prefix_reserve, naive_chunk
+from ragloom.ingest.chunkers.naive import _heads_of, _prefix_reserve, naive_chunk
 
 CountTokens = Callable[[str], int]
 ARTICLE_LEVEL = 4  # "第X条" in the chinese family, "Article N" in the english one
@@ -175,13 +175,17 @@ def _heading_line(text: str) -> bool:
 
 def paper_chunk(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: CountTokens) -> list[Chunk]:
     """Front matter (title, authors), the abstract as its own chunk(s) with the important keyword
-    "abstract", then the body cut at the most frequent heading level."""
+    "abstract", then the body cut at the most frequent heading level. Titles right before the abstract
+    that it sits in go with it (front matter of nothing but the paper's title is no chunk of its own)."""
     span = _abstract_span(blocks)
     chunks: list[Chunk] = []
     body = list(blocks)
     if span is not None:
-        chunks.extend(run_naive(blocks[: span[0]], config, count_tokens))
-        for chunk in run_naive(blocks[span[0] : span[1]], config, count_tokens):
+        # titles the abstract sits in (the paper's title) go with it rather than make a chunk of their own
+        front = [i for i in range(span[0]) if blocks[i].text.strip()]
+        start = front[len(front) - n] if (n := _heads_of(blocks, front, blocks[span[0]].heading_path)) else span[0]
+        chunks.extend(run_naive(blocks[:start], config, count_tokens))
+        for chunk in run_naive(blocks[start : span[1]], config, count_tokens):
             chunk.important_keywords = [ABSTRACT_KEYWORD]
             chunks.append(chunk)
         body = list(blocks[span[1] :])

@@ -6,14 +6,20 @@ gets the header plus its own rows as HTML. A single row longer than the budget
 is indivisible and forms a chunk alone — unless it is longer than
 ``max_chunk_chars``: it is then cut between cells into pieces of at most that
 many characters (with no HTML), never embedded whole.
+
+Headings folded into a table (the section titles that open right before it, which
+would otherwise form a chunk of their own) lead its first part: ``first_prefix``
+replaces the heading prefix there, and their boxes join that part's positions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lxml import etree
 from lxml import html as lxml_html
 
-from ragloom.ingest.blocks import Block, Chunk, ChunkKind
+from ragloom.ingest.blocks import Block, Chunk, ChunkKind, Position
 from ragloom.ingest.chunkers._atoms import TokenCounter
 from ragloom.ingest.chunkers.cuts import min_cuts
 from ragloom.ingest.chunkers.oversize import split_row
@@ -39,11 +45,14 @@ def _html_parts(html: str | None, n_rows: int, groups: list[tuple[int, int]]) ->
     return out
 
 
-def table_chunks(block: Block, counter: TokenCounter, capacity: float, prefix: str) -> list[Chunk]:
-    """Chunks of one table block (``order`` is set by the caller)."""
+def table_chunks(block: Block, counter: TokenCounter, capacity: float, prefix: str, *,
+                 first_prefix: str | None = None, first_positions: Sequence[Position] = ()) -> list[Chunk]:
+    """Chunks of one table block (``order`` is set by the caller); ``capacity`` leaves out the prefix, and
+    ``first_prefix`` (headings folded in) leads the first part in place of ``prefix``."""
     rows = block.text.split("\n")
     lead = f"{prefix}\n" if prefix else ""
-    max_chars = max(MIN_PIECE_CHARS, limits().max_chunk_chars - len(lead))
+    first_lead = lead if first_prefix is None else (f"{first_prefix}\n" if first_prefix else "")
+    max_chars = max(MIN_PIECE_CHARS, limits().max_chunk_chars - max(len(lead), len(first_lead)))
     # the prefix lives in the reserve, outside `capacity`
     if len(block.text) <= max_chars and counter.count(block.text) <= capacity:
         parts: list[tuple[int, int] | str] = [(0, len(rows) - 1)]
@@ -51,11 +60,13 @@ def table_chunks(block: Block, counter: TokenCounter, capacity: float, prefix: s
         parts = _parts(rows, counter, capacity, max_chars)
     groups = [p for p in parts if isinstance(p, tuple)]
     htmls = iter([block.html] if parts == groups and len(groups) == 1 else _html_parts(block.html, len(rows), groups))
+    own = block.positions()
     return [
-        Chunk(text=lead + ("\n".join(rows[p[0] : p[1] + 1]) if isinstance(p, tuple) else p), order=0,
-              positions=block.positions(), heading_path=block.heading_path, kind=ChunkKind.TABLE,
+        Chunk(text=(first_lead if k == 0 else lead) + ("\n".join(rows[p[0] : p[1] + 1]) if isinstance(p, tuple) else p),
+              order=0, positions=[*first_positions, *(q for q in own if q not in first_positions)] if k == 0 else own,
+              heading_path=block.heading_path, kind=ChunkKind.TABLE,
               html=next(htmls) if isinstance(p, tuple) else None)
-        for p in parts
+        for k, p in enumerate(parts)
     ]
 
 

@@ -171,7 +171,7 @@ def table_rows_chunk(blocks: Sequence[Block], config: object, count_tokens: Call
             continue
         names, _types, typed = typed_rows(table)
         sheet = block.meta.get("sheet")
-        path = block.heading_path + ((sheet,) if sheet and sheet not in block.heading_path[-1:] else ())
+        path = block.heading_path + ((sheet,) if sheet and sheet not in block.heading_path else ())
         for index, (raw, row) in enumerate(zip(table.rows, typed, strict=True)):
             if index % CHECK_ROWS == CHECK_ROWS - 1:
                 checkpoint()

@@ -42,11 +42,33 @@ def _joined(blocks: Sequence[Block]) -> str:
     return "\n".join(b.text.strip() for b in blocks if b.text.strip())
 
 
+def _with_headings(blocks: Sequence[Block]) -> str:
+    """The blocks' text, each block preceded by the headings of its path that no title block put
+    in the text before it (a sheet's name and title rows, which exist only as heading paths)."""
+    lines: list[str] = []
+    shown: tuple[str, ...] = ()  # the heading path the text so far has opened
+    for block in blocks:
+        text = block.text.strip()
+        if not text:
+            continue
+        path = tuple(name.strip() for name in block.heading_path)
+        same = 0
+        while same < min(len(path), len(shown)) and path[same] == shown[same]:
+            same += 1
+        lines.extend(name for name in path[same:] if name)
+        shown = path + (text,) if block.kind == BlockKind.TITLE else path
+        lines.append(text)
+    return "\n".join(lines)
+
+
 def one_chunk(blocks: Sequence[Block], config: ChunkerConfig, count_tokens: Callable[[str], int]) -> list[Chunk]:
-    """The whole document as one chunk, whatever its size (tables' HTML kept when there is one table)."""
-    text = _joined(blocks)
-    if not text:
+    """The whole document as one chunk, whatever its size (tables' HTML kept when there is one table).
+
+    Headings that exist only in heading paths (a sheet's name) are put in the text where their section starts.
+    """
+    if not _joined(blocks):
         return []
+    text = _with_headings(blocks)
     htmls = [b.html for b in blocks if b.html]
     return [Chunk(text=text, order=0, positions=_positions(blocks), method="one",
                   html=htmls[0] if len(htmls) == 1 else None)]
