@@ -140,6 +140,7 @@ def test_a_lost_word_is_counted_and_named() -> None:
                               "removed": {"page_number": 3, "running_header": 9}, "missing": list(kept.missing)}
     assert Coverage.from_dict(both.as_dict()) == both
     assert words("中文ＡＢＣ abc") == {"中": 1, "文": 1, "abc": 2}  # NFKC, case-folded, CJK one by one
+    assert words("14负责 K7型") == {"14": 1, "负": 1, "责": 1, "k7": 1, "型": 1}  # a CJK run ends a Latin word
 
 
 def test_a_published_document_and_a_parse_preview_report_their_coverage(tmp_path: Path) -> None:

@@ -29,7 +29,8 @@ from typing import Any
 
 from ragloom.dataflow import Block, BlockKind, Chunk
 
-_WORD = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff]|[^\W_]+")
+_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
+_WORD = re.compile(rf"[{_CJK}]|(?:(?![{_CJK}])[^\W_])+")
 MISSING_SHOWN = 20  # words not found that a report lists
 
 

@@ -1,13 +1,20 @@
-"""PDF parser: text layer with pypdfium2, ruled tables with pdfplumber, scans through an OCR reader.
+"""PDF parser: text layer with pypdfium2, tables with pdfplumber and by alignment, scans through an OCR reader.
 
 Per page (``pdf_pages``): lines with word boxes in the page's reading frame,
-images, a hint of ruled tables, and whether the text layer is usable. Across
-the task's pages: running headers/footers and page numbers are removed
-(``pdf_order.drop_running``, looking at neighbouring pages too), each page is
-put in reading order column by column with its tables and figures
-(``pdf_order.order_page``), lines are grouped into paragraphs, captions join
-their figures and tables split by a page break are joined (``pdf_paragraphs``),
-then headings, levels and lists are decided (``pdf_headings``).
+images, vector path boxes, a hint of ruled tables, and whether the text layer
+is usable. Across the task's pages: running headers/footers and page numbers
+are removed (``pdf_order.drop_running``, looking at neighbouring pages too) and
+counted in ``ParsedDocument.removed`` (characters by reason: ``running_header``,
+``running_footer``, ``page_number``). On each page ruled tables are found
+(``pdf_tables.TableFinder``, widened to their rules), then unruled ones in the
+text left (``pdf_tables.find_unruled``); a word inside a table belongs to the
+table only, so no text is lost or repeated. Figures are pictures, or vector
+drawings a figure caption names (``pdf_order.vector_figures``). Each page is put
+in reading order column by column with its tables and figures
+(``pdf_order.order_page``), lines are grouped into paragraphs (numbered headings
+and captions stand alone), captions join their figures or stay beside their
+tables, tables split by a page break are joined (``pdf_paragraphs``), then
+headings, levels and lists are decided (``pdf_headings``).
 
 Boxes are PDF points on the page *as displayed* (``/Rotate`` applied), top-left
 origin; ``ParsedDocument.page_sizes`` holds the displayed sizes and
@@ -33,19 +40,18 @@ from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.ocr_base import OCR_DPI, PageReader
 from ragloom.ingest.parsers.pdf_headings import OutlineEntry, make_blocks, read_outline
-from ragloom.ingest.parsers.pdf_layout import Frame, Line
-from ragloom.ingest.parsers.pdf_order import Region, drop_running, order_page
+from ragloom.ingest.parsers.pdf_layout import Frame, Line, Word
+from ragloom.ingest.parsers.pdf_order import MIN_FIGURE_SIDE, Region, drop_running, order_page, vector_figures
 from ragloom.ingest.parsers.pdf_pages import PageData, read_page
 from ragloom.ingest.parsers.pdf_paragraphs import Item, attach_captions, group, merge_split_tables
 from ragloom.ingest.parsers.pdf_render import open_pdf, render_page, render_page_png, render_pages_png
-from ragloom.ingest.parsers.pdf_tables import TableFinder, looks_tabular
+from ragloom.ingest.parsers.pdf_tables import TableFinder, find_unruled, looks_tabular
 
 __all__ = ["PdfParser", "check_page_count", "open_pdf", "pdf_page_count", "render_page_png", "render_pages_png"]
 
 log = logging.getLogger(__name__)
 
 CONTEXT_PAGES = 3  # neighbouring pages read to recognise running headers in a short page range
-MIN_FIGURE_SIDE = 36.0  # points; smaller images are icons and bullets
 
 
 def pdf_page_count(data: bytes, filename: str = "document.pdf") -> int:
@@ -87,7 +93,7 @@ class PdfParser:
             title = (doc.get_metadata_dict().get("Title") or "").strip() or None
         finally:
             doc.close()
-        blocks = self._blocks(data, pages, context, ocr_blocks, outline)
+        blocks, removed = self._blocks(data, pages, context, ocr_blocks, outline)
         if not any(b.text.strip() for b in blocks):
             raise ParseError(f"{filename}: the PDF has no text layer and no OCR reader is configured "
                              "(install rapidocr)"
@@ -95,7 +101,7 @@ class PdfParser:
         return ParsedDocument(
             blocks=blocks, title=title, page_count=count,
             page_sizes={p.number: p.frame.display for p in pages},
-            metadata=_metadata(pages, outline, ocr_blocks),
+            metadata=_metadata(pages, outline, ocr_blocks), removed=removed,
         )
 
     def _read_scans(self, doc: pdfium.PdfDocument, pages: list[PageData]) -> dict[int, list[Block]]:
@@ -111,10 +117,10 @@ class PdfParser:
         return out
 
     def _blocks(self, data: bytes, pages: list[PageData], context: list[PageData],
-                ocr_blocks: dict[int, list[Block]], outline: list[OutlineEntry]) -> list[Block]:
+                ocr_blocks: dict[int, list[Block]], outline: list[OutlineEntry]) -> tuple[list[Block], dict[str, int]]:
         heights = {p.number: p.frame.size[1] for p in [*pages, *context]}
-        lines = drop_running({p.number: p.lines for p in pages if p.number not in ocr_blocks}, heights,
-                             {p.number: p.lines for p in context})
+        running = drop_running({p.number: p.lines for p in pages if p.number not in ocr_blocks}, heights,
+                               {p.number: p.lines for p in context})
         stream: list[Item] = []
         with TableFinder(data) as finder:
             for page in pages:
@@ -124,12 +130,12 @@ class PdfParser:
                 checkpoint()
                 tables = finder.find(page.number) if self.tables and looks_tabular(page.n_paths, page.frame.turn) \
                     else []
-                stream += _page_stream(page, lines[page.number], tables)
+                stream += _page_stream(page, running.lines[page.number], tables, unruled=self.tables)
         items = group(stream)
         captions = attach_captions(items)
         merge_split_tables(items, heights)
         frames: dict[int, Frame] = {p.number: p.frame for p in pages}
-        return make_blocks(items, frames, outline, captions)
+        return make_blocks(items, frames, outline, captions), running.removed
 
 
 def check_page_count(count: int, filename: str) -> None:
@@ -153,22 +159,49 @@ def _context_range(first: int, last: int, count: int) -> list[int]:
     return [*before, *after]
 
 
-def _page_stream(page: PageData, lines: list[Line], tables: list[Region]) -> list[Item]:
-    """One page's lines, tables and figures in reading order (lines inside a table are dropped)."""
+def _page_stream(page: PageData, lines: list[Line], tables: list[Region], *, unruled: bool = True) -> list[Item]:
+    """One page's lines, tables and figures in reading order.
+
+    The words inside a table are the table's: they leave the page's lines (a line partly
+    inside keeps its other words). Unruled tables are then looked for in what is left.
+    """
     width, height = page.frame.size
-
-    def in_table(ln: Line) -> bool:
-        cx, cy = (ln.left + ln.right) / 2, (ln.top + ln.bottom) / 2
-        return any(t.left - 2 <= cx <= t.right + 2 and t.top - 2 <= cy <= t.bottom + 2 for t in tables)
-
+    lines = _outside(lines, tables)
+    if unruled:
+        found = find_unruled(lines, width, page.number)
+        if found:
+            tables = [*tables, *found]
+            lines = _outside(lines, found)
     figures = [
         Region(BlockKind.FIGURE, page.number, max(0.0, b[0]), max(0.0, b[1]), min(width, b[2]), min(height, b[3]))
         for b in page.images
         if b[2] - b[0] >= MIN_FIGURE_SIDE and b[3] - b[1] >= MIN_FIGURE_SIDE
         and (b[2] - b[0]) * (b[3] - b[1]) < 0.8 * width * height
     ]
-    items: list[Line | Region] = [*(ln for ln in lines if not in_table(ln)), *tables, *figures]
+    figures += vector_figures(page.paths, lines, [*tables, *figures], (width, height))
+    items: list[Line | Region] = [*lines, *tables, *figures]
     return list(order_page(items, width))
+
+
+def _outside(lines: list[Line], regions: list[Region]) -> list[Line]:
+    """``lines`` without the words whose centre is inside one of ``regions``."""
+    if not regions:
+        return lines
+
+    def inside(w: Word) -> bool:
+        cx, cy = (w.left + w.right) / 2, (w.top + w.bottom) / 2
+        return any(r.left - 2 <= cx <= r.right + 2 and r.top - 2 <= cy <= r.bottom + 2 for r in regions)
+
+    out: list[Line] = []
+    for ln in lines:
+        words = [w for w in ln.words if not inside(w)]
+        if len(words) == len(ln.words):
+            out.append(ln)
+        elif words:
+            out.append(Line(page=ln.page, text=" ".join(w.text for w in words), left=min(w.left for w in words),
+                            top=min(w.top for w in words), right=max(w.right for w in words),
+                            bottom=max(w.bottom for w in words), size=ln.size, bold=ln.bold, words=words))
+    return out
 
 
 def _metadata(pages: list[PageData], outline: list[OutlineEntry], ocr_blocks: dict[int, list[Block]]) -> dict[str, str]:

@@ -6,7 +6,11 @@ or when it matches an entry of the PDF outline (bookmarks). Levels come from
 the outline when the heading is in it, else from the numbering depth (shifted
 below any larger unnumbered headings such as a document title), else from the
 rank of the heading's style (size, weight) among all heading styles.
-Consecutive list items become one ``list`` block (one item per line).
+Consecutive list items become one ``list`` block (one item per line). A caption
+is never a heading, nor is text that is mostly not letters (a formula, a lone
+letter). A table's caption (or its title row) is a ``text`` block just before
+or after the table with ``meta["caption_of"] = "table"``; the table block has
+``meta["caption"]``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from ragloom.ingest.blocks import BBox, Block, BlockKind, Table
 from ragloom.ingest.parsers.common import HeadingTracker, table_text_and_html
 from ragloom.ingest.parsers.pdf_layout import Frame
 from ragloom.ingest.parsers.pdf_order import Region
-from ragloom.ingest.parsers.pdf_paragraphs import BULLET, Paragraph, union
+from ragloom.ingest.parsers.pdf_paragraphs import BULLET, Paragraph, is_caption, union
 
 _DOTTED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
 _CHAPTER = re.compile(r"^(chapter|part|book)\s+([\dIVXLC]+|[A-Z]|[a-z]+)\b", re.IGNORECASE)
@@ -29,6 +33,7 @@ _SECTION = re.compile(r"^(section|appendix|annex)\s+([\dIVXLC]+|[A-Z])\b", re.IG
 _CJK_HEAD = re.compile(r"^第\s*[一二三四五六七八九十百千零〇两\d]+\s*([编部篇章节条])")
 _CJK_LEVEL = {"编": 1, "部": 1, "篇": 1, "章": 1, "节": 2, "条": 3}
 _BODY_END = re.compile(r"[.,;，；。:]$")
+_WORD = re.compile(r"[^\W\d_]{2}|[\u3400-\u9fff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +67,13 @@ def numbering_level(text: str) -> int | None:
     if m := _DOTTED.match(text):
         return m.group(1).count(".") + 1
     return None
+
+
+def _wordy(text: str) -> bool:
+    """Text with a word in it and mostly letters: not a formula ("⇒ π", "| xn ≥ 0 }") or a lone letter."""
+    glyphs = [c for c in text if not c.isspace()]
+    letters = sum(1 for c in glyphs if c.isalpha())
+    return _WORD.search(text) is not None and 2 * letters >= len(glyphs)
 
 
 def _norm(text: str) -> str:
@@ -106,7 +118,7 @@ class _Headings:
 
     def _is_heading(self, p: Paragraph) -> bool:
         text = p.text
-        if len(text) > 200 or not any(c.isalpha() for c in text) or len(p.lines) > 3:
+        if len(text) > 200 or len(p.lines) > 3 or not _wordy(text) or is_caption(p):
             return False
         if self._outline_entry(p):
             return True
@@ -136,6 +148,7 @@ def make_blocks(items: list[Paragraph | Region | Block], frames: dict[int, Frame
     """The final blocks, in reading order, with heading paths."""
     headings = _Headings([it for it in items if isinstance(it, Paragraph)], outline)
     tracker = HeadingTracker()
+    table_captions = {id(p) for p in captions.values()}  # figure captions left ``items``
     blocks: list[Block] = []
     for it in items:
         if isinstance(it, Block):  # a page read by OCR
@@ -145,7 +158,16 @@ def make_blocks(items: list[Paragraph | Region | Block], frames: dict[int, Frame
                 it.heading_path = tracker.path
             blocks.append(it)
         elif isinstance(it, Region):
-            blocks.append(_region_block(it, frames, captions.get(id(it)), tracker.path))
+            block = _region_block(it, frames, captions.get(id(it)), tracker.path)
+            if it.title is not None:  # a table's own title row: a caption block just before it
+                box = [(it.page, frames[it.page].to_display(it.title[1]))]
+                blocks.append(Block(text=it.title[0], heading_path=tracker.path, page=it.page, boxes=box,
+                                    meta={"caption_of": "table"}))
+            blocks.append(block)
+        elif id(it) in table_captions:
+            boxes = it.boxes(frames)
+            blocks.append(Block(text=it.text, heading_path=tracker.path, page=boxes[0][0], boxes=boxes,
+                                meta={"caption_of": "table"}))
         elif (level := headings.level(it)) is not None:
             boxes = it.boxes(frames)
             blocks.append(tracker.title_block(it.text, level, page=boxes[0][0], boxes=boxes))
@@ -192,5 +214,8 @@ def _region_block(region: Region, frames: dict[int, Frame], caption: Paragraph |
         return Block(text=text, kind=BlockKind.FIGURE, heading_path=path, page=boxes[0][0], boxes=boxes, meta=meta)
     table = region.table or Table(header=[], rows=[])
     text, html = table_text_and_html([table.header, *table.rows], has_header=bool(table.header))
+    meta = {"pages": ",".join(str(p) for p, _ in boxes)}
+    if caption is not None:
+        meta["caption"] = caption.text
     return Block(text=text, kind=BlockKind.TABLE, heading_path=path, page=boxes[0][0], boxes=boxes,
-                 html=html, table=table, meta={"pages": ",".join(str(p) for p, _ in boxes)})
+                 html=html, table=table, meta=meta)

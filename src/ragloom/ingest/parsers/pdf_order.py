@@ -1,10 +1,13 @@
-"""Reading order of a PDF page, and removal of running headers, footers and page numbers.
+"""Reading order of a PDF page, removal of running headers, footers and page numbers, vector figures.
 
 Columns are found per page from the x-extent of its narrow lines: a *gutter*
 is a vertical strip inside the text area that (almost) no narrow line crosses,
 with enough text on both sides. Lines (or regions: tables, figures) that cross
 a gutter span the columns and cut the page into bands; each band is read column
 by column, top to bottom, and the bands in page order.
+
+Captions are recognised here (:func:`caption_kind`) because a figure drawn with
+vector paths is found from the caption that names it (:func:`vector_figures`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,15 @@ _PAGE_NUMBER = re.compile(
     r"(\s*(of|/|von|de)\s*\d{1,4})?$",
     re.IGNORECASE,
 )
+_DIGITS = re.compile(r"\d+")
+# "Figure 3: ...", "Fig. 2. ...", "Table IV - ...", "Figure 3 Growth ...", "图 2 ...": a caption's first line
+CAPTION_START = re.compile(
+    r"^(?:(?i:(figure|fig\.|chart|plate|exhibit)|(table|tab\.))\s*(?:\d+|[IVX]+|[A-Z])(?:[.\-–]\d+)*[a-z]?"
+    r"(?:\s*[:.|—–-](?:\s|$)|\s+[A-Z\d(])|([图圖])\s*\d+|(表)\s*\d+)"
+)
+MIN_FIGURE_SIDE = 36.0  # points; smaller pictures and drawings are icons, bullets and rules
 MARGIN = 0.12  # share of the page height that counts as header / footer zone
+MIN_DENSITY = 0.4  # share of the pages from a running line's first to last occurrence that hold it
 
 
 class _Boxed(Protocol):
@@ -54,6 +65,8 @@ class Region:
     columns: list[float] = field(default_factory=list)  # tables: column left edges
     col: int = 0
     continued: list[Region] = field(default_factory=list)  # a table's parts on the following pages
+    # tables: a first row across every column (a title, not a header), and its box
+    title: tuple[str, tuple[float, float, float, float]] | None = None
 
     @property
     def parts(self) -> list[Region]:
@@ -146,46 +159,156 @@ def _rows(items: list[T]) -> list[T]:
     return [it for row in rows for it in sorted(row, key=lambda i: i.left)]
 
 
+def caption_kind(text: str) -> str | None:
+    """``"figure"`` or ``"table"`` when ``text`` starts like a caption ("Figure 3: ...", "Table 2. ..."), else None."""
+    m = CAPTION_START.match(text)
+    if m is None:
+        return None
+    return "table" if m.group(2) or m.group(4) else "figure"
+
+
+def vector_figures(paths: Sequence[tuple[float, float, float, float]], lines: Sequence[Line],
+                   taken: Sequence[_Boxed], size: tuple[float, float]) -> list[Region]:
+    """Figures drawn with vector paths (a chart, a diagram) that a figure caption names.
+
+    For each line starting like a figure caption, the drawing objects just above it (else
+    just below it) are gathered with every object touching them, up to the caption; the
+    result is a figure when it is at least ``MIN_FIGURE_SIDE`` wide and tall. Objects
+    inside ``taken`` (tables, pictures) and page-sized frames are left out.
+    """
+    captions = [ln for ln in lines if caption_kind(ln.text) == "figure"]
+    if not captions or not paths:
+        return []
+    width, height = size
+
+    def free(b: tuple[float, float, float, float]) -> bool:
+        if (b[2] - b[0]) * (b[3] - b[1]) >= 0.8 * width * height:
+            return False
+        cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+        return not any(t.left <= cx <= t.right and t.top <= cy <= t.bottom for t in taken)
+
+    boxes = [b for b in paths if free(b)]
+    out: list[Region] = []
+    for cap in captions:
+        for above in (True, False):
+            side = [b for b in boxes if (b[3] <= cap.top + 2 if above else b[1] >= cap.bottom - 2)]
+            seeds = [b for b in side if (cap.top - b[3] if above else b[1] - cap.bottom) <= 3 * cap.size
+                     and b[0] < cap.right + 2 * cap.size and b[2] > cap.left - 2 * cap.size]
+            if not seeds:
+                continue
+            box = _grow(seeds, side)
+            if box[2] - box[0] >= MIN_FIGURE_SIDE and box[3] - box[1] >= MIN_FIGURE_SIDE \
+                    and not any(isinstance(r, Region) and _overlaps(box, r) for r in out):
+                out.append(Region(BlockKind.FIGURE, cap.page, max(0.0, box[0]), max(0.0, box[1]),
+                                  min(width, box[2]), min(height, box[3])))
+                break
+    return out
+
+
+def _grow(seeds: list[tuple[float, float, float, float]],
+          side: list[tuple[float, float, float, float]]) -> tuple[float, float, float, float]:
+    left, top, right, bottom = (min(b[0] for b in seeds), min(b[1] for b in seeds),
+                                max(b[2] for b in seeds), max(b[3] for b in seeds))
+    touch = 6.0
+    for _ in range(50):
+        near = [b for b in side if b[0] <= right + touch and b[2] >= left - touch
+                and b[1] <= bottom + touch and b[3] >= top - touch]
+        grown = (min([left, *(b[0] for b in near)]), min([top, *(b[1] for b in near)]),
+                 max([right, *(b[2] for b in near)]), max([bottom, *(b[3] for b in near)]))
+        if grown == (left, top, right, bottom):
+            break
+        left, top, right, bottom = grown
+    return left, top, right, bottom
+
+
+def _overlaps(box: tuple[float, float, float, float], r: Region) -> bool:
+    return box[0] < r.right and box[2] > r.left and box[1] < r.bottom and box[3] > r.top
+
+
 def is_page_number(text: str) -> bool:
     return bool(_PAGE_NUMBER.match(text.strip()))
 
 
 def _key(line: Line) -> str:
-    return re.sub(r"\d+", "#", " ".join(line.text.lower().split()))
+    return _DIGITS.sub("#", " ".join(line.text.lower().split()))
+
+
+def _numbers(line: Line) -> tuple[int, ...]:
+    return tuple(int(d) for d in _DIGITS.findall(line.text))
+
+
+@dataclass(slots=True)
+class Running:
+    """What :func:`drop_running` kept of each page, and the characters it removed by reason
+    (``running_header``, ``running_footer``, ``page_number``) on the pages asked for."""
+
+    lines: dict[int, list[Line]]
+    removed: dict[str, int] = field(default_factory=dict)
 
 
 def drop_running(pages: dict[int, list[Line]], heights: dict[int, float],
-                 context: dict[int, list[Line]] | None = None) -> dict[int, list[Line]]:
+                 context: dict[int, list[Line]] | None = None) -> Running:
     """Remove running headers/footers and page numbers from ``pages`` (page → lines).
 
-    A running line sits in the top or bottom ``MARGIN`` of its page, is not set
-    larger than the body text, and its text (digits ignored) recurs at about the
-    same height on at least half the pages (and two). ``context`` adds lines of neighbouring pages, so that a short page
-    range task still recognises the document's running lines. A lone number (or
-    "Page 3 of 9") in the margin is a page number.
+    A running line sits in the top or bottom ``MARGIN`` of its page, is not set larger than
+    the body text, and its text recurs at about the same height on two pages or more, on at
+    least ``MIN_DENSITY`` of the pages from its first to its last occurrence (so a header of
+    the even pages only, or a footer naming the chapter, counts). Its digits may differ
+    between the occurrences when one of its numbers follows the page (a footer "Chapter 3.
+    Access Control 27" on page 45, "... 29" on page 47; a printer's "Frm 00005"), and it
+    holds letters (a lone number following the page is a page number; rows of figures at
+    the top of pages are no running lines). ``context`` adds lines of neighbouring pages, so
+    that a short page range task still recognises the document's running lines. A lone
+    number (or "Page 3 of 9") in the margin is a page number.
     """
     every = {**(context or {}), **pages}
     limit = 1.15 * _body_size([ln for lines in every.values() for ln in lines])
-    seen: dict[str, list[tuple[int, float]]] = {}
+    seen: dict[str, list[tuple[int, float, tuple[int, ...]]]] = {}
     for number, lines in every.items():
         for ln in lines:
-            if _in_margin(ln, heights[number]) and ln.size <= limit:
-                seen.setdefault(_key(ln), []).append((number, ln.top))
-    n_pages = len(every)
+            if _in_margin(ln, heights[number]) and ln.size <= limit and not is_page_number(ln.text):
+                seen.setdefault(_key(ln), []).append((number, ln.top, _numbers(ln)))
     repeated: set[tuple[str, int]] = set()
     for key, places in seen.items():
-        for _, top in places:
-            near = {p for p, t in places if abs(t - top) <= 4}
-            if len(near) >= 2 and len(near) >= n_pages / 2:
+        for _, top, _ in places:
+            near = [(p, nums) for p, t, nums in places if abs(t - top) <= 4]
+            if _recurs(key, near):
                 repeated.add((key, round(top)))
-    out: dict[int, list[Line]] = {}
+    out = Running({})
     for number, lines in pages.items():
-        out[number] = [
-            ln for ln in lines
-            if not (_in_margin(ln, heights[number]) and ln.size <= limit
-                    and (is_page_number(ln.text) or _is_repeated(_key(ln), ln.top, repeated)))
-        ]
+        kept = []
+        for ln in lines:
+            reason = _running_reason(ln, heights[number], limit, repeated)
+            if reason is None:
+                kept.append(ln)
+            else:
+                out.removed[reason] = out.removed.get(reason, 0) + len(ln.text)
+        out.lines[number] = kept
     return out
+
+
+def _recurs(key: str, near: list[tuple[int, tuple[int, ...]]]) -> bool:
+    pages = sorted({p for p, _ in near})
+    if len(pages) < 2 or len(pages) < MIN_DENSITY * (pages[-1] - pages[0] + 1):
+        return False
+    width = len(near[0][1])
+    varying = [i for i in range(width) if len({nums[i] for _, nums in near}) > 1]
+    follows = [i for i in varying if len({nums[i] - p for p, nums in near}) == 1]  # a page number
+    if not any(c.isalpha() for c in key):  # figures only: a page number ("47699"), a date, not a row of a table
+        return not varying or width == 1 and bool(follows)
+    return not varying or bool(follows)
+
+
+def _running_reason(ln: Line, height: float, limit: float, repeated: set[tuple[str, int]]) -> str | None:
+    if not _in_margin(ln, height) or ln.size > limit:
+        return None
+    if is_page_number(ln.text):
+        return "page_number"
+    if _is_repeated(key := _key(ln), ln.top, repeated):
+        if not any(c.isalpha() for c in key) and len(_numbers(ln)) == 1:
+            return "page_number"
+        return "running_header" if ln.bottom < height / 2 else "running_footer"
+    return None
 
 
 def _body_size(lines: list[Line]) -> float:

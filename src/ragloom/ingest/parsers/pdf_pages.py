@@ -25,6 +25,7 @@ from ragloom.ingest.parsers.pdf_layout import (
     text_quality,
 )
 
+MAX_PATHS = 20_000  # path boxes kept per page (for vector figures)
 MIN_USABLE_CHARS = 10  # fewer glyphs than this beside a page-sized image: a scan
 
 
@@ -35,6 +36,7 @@ class PageData:
     lines: list[Line]
     images: list[Box] = field(default_factory=list)  # reading frame
     n_paths: int = 0
+    paths: list[Box] = field(default_factory=list)  # path object boxes (reading frame), the first MAX_PATHS
     usable: int = 0  # glyphs of real text
     garbage: int = 0  # private-use / replacement / control glyphs
 
@@ -66,16 +68,18 @@ def read_page(doc: pdfium.PdfDocument, number: int, filename: str) -> PageData:
         usable, garbage = text_quality(text)
         frame = make_frame(crop, rotation, dominant_angle(textpage, text))
         lines = page_lines(textpage, text, number, frame)
-        images, n_paths = _objects(page, frame)
+        images, paths, n_paths = _objects(page, frame)
     finally:
         textpage.close()
         page.close()
-    return PageData(number, frame, lines, images, n_paths, usable, garbage)
+    return PageData(number, frame, lines, images, n_paths, paths, usable, garbage)
 
 
-def _objects(page: pdfium.PdfPage, frame: Frame) -> tuple[list[Box], int]:
-    """Image boxes (reading frame) and the count of path objects, top level only."""
+def _objects(page: pdfium.PdfPage, frame: Frame) -> tuple[list[Box], list[Box], int]:
+    """Image boxes and path boxes (reading frame, at most ``MAX_PATHS``), and the count of path
+    objects, top level only."""
     images: list[Box] = []
+    paths: list[Box] = []
     n_paths = 0
     left, bottom, right, top = (ctypes.c_float() for _ in range(4))
     for i in range(pdfium_c.FPDFPage_CountObjects(page)):
@@ -83,8 +87,12 @@ def _objects(page: pdfium.PdfPage, frame: Frame) -> tuple[list[Box], int]:
         kind = pdfium_c.FPDFPageObj_GetType(obj)
         if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
             n_paths += 1
+            if n_paths <= MAX_PATHS and pdfium_c.FPDFPageObj_GetBounds(
+                obj, ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
+            ):
+                paths.append(frame.map_box(left.value, bottom.value, right.value, top.value))
         elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and pdfium_c.FPDFPageObj_GetBounds(
             obj, ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
         ):
             images.append(frame.map_box(left.value, bottom.value, right.value, top.value))
-    return images, n_paths
+    return images, paths, n_paths

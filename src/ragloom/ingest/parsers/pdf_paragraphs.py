@@ -5,7 +5,15 @@ The input is the document's reading-order stream: :class:`Line` objects,
 read by OCR). Lines are grouped by geometry: same size, vertical gap under a
 threshold learnt from the document's own line spacing, horizontal overlap. A
 paragraph may continue over a column or page break when the sentence visibly
-does (no closing punctuation, next line starts in lower case).
+does (no closing punctuation, next line starts in lower case), and over a figure
+or table with its caption.
+
+A line that reads like a numbered section heading ("5.1 Hyper Parameter
+Optimization": a dotted number, or any number on a bold line, then a capital, no
+closing punctuation) starts a paragraph of its own and the text after it starts
+another, even without extra space around it. A caption ("Figure 3: ...", "Table 2.
+...") starts a paragraph and ends where its own sentence ends on a short line; it
+joins its figure (``attach_captions``) or stays a block of its own beside its table.
 """
 
 from __future__ import annotations
@@ -17,11 +25,13 @@ from dataclasses import dataclass, field
 
 from ragloom.ingest.blocks import BBox, Block, BlockKind
 from ragloom.ingest.parsers.pdf_layout import Box, Frame, Line
-from ragloom.ingest.parsers.pdf_order import Region
+from ragloom.ingest.parsers.pdf_order import Region, caption_kind
 
 BULLET = re.compile(r"^([•▪◦●‣■□◆◇○\-–*]\s|\(?\d{1,3}[.)]\s|\(?[a-zA-Z][.)]\s|[（(][一二三四五六七八九十\d]+[)）])")
 CAPTION = re.compile(r"^(figure|fig\.?|图|圖|chart|plate)\s*[\dA-Z一二三四五六七八九十]+", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?。！？:;：；\"”')\]]\s*$")
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+([^\W\d_])")
+_BODY_END = re.compile(r"[.,;，；。:]$")
 _CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 Item = Line | Region | Block
@@ -51,11 +61,20 @@ class Paragraph:
         return out
 
     def boxes(self, frames: dict[int, Frame]) -> list[tuple[int, BBox]]:
-        """One box per page (displayed page coordinates): the union of this paragraph's lines there."""
-        per_page: dict[int, Box] = {}
+        """The paragraph's boxes (displayed page coordinates): one per run of lines that follow each
+        other down a column — so usually one per page, two when the text continues in the next
+        column or past a figure."""
+        runs: list[tuple[int, Box]] = []
+        prev: Line | None = None
         for ln in self.lines:
-            per_page[ln.page] = union(per_page.get(ln.page), (ln.left, ln.top, ln.right, ln.bottom))
-        return [(p, frames[p].to_display(b)) for p, b in per_page.items()]
+            box = (ln.left, ln.top, ln.right, ln.bottom)
+            if prev is not None and ln.page == prev.page and ln.col == prev.col \
+                    and -0.5 * prev.size <= ln.top - prev.bottom <= 2 * prev.size:
+                runs[-1] = (ln.page, union(runs[-1][1], box))
+            else:
+                runs.append((ln.page, box))
+            prev = ln
+        return [(p, frames[p].to_display(b)) for p, b in runs]
 
 
 def union(a: Box | None, b: Box) -> Box:
@@ -89,12 +108,23 @@ def _same_size(a: Line, b: Line) -> bool:
     return abs(a.size - b.size) <= 0.06 * max(a.size, b.size)
 
 
+def heading_like(line: Line) -> bool:
+    """Whether a line reads like a numbered section heading: "5.1 Hyper Parameter Optimization",
+    or "5 Experiments" when bold — not "1. Open the valve.", "12 boats arrived" or "3.5 tonnes of"."""
+    m = _NUMBERED.match(line.text)
+    if m is None or len(line.text) > 120 or _BODY_END.search(line.text) or m.group(2).islower():
+        return False
+    return "." in m.group(1) or line.bold
+
+
 def _continues(para: Paragraph, line: Line, gap_limit: float) -> bool:
     """Whether ``line`` continues ``para``: same size and weight, close below and overlapping
     (and no wider apart than the paragraph's own lines), or over a column/page break
-    when the sentence visibly runs on."""
+    when the sentence visibly runs on. A numbered heading and a caption stand alone."""
     prev = para.lines[-1]
     if not _same_size(prev, line) or BULLET.match(line.text) or prev.bold != line.bold and len(prev.text) < 80:
+        return False
+    if _starts_block(prev, line) or _ends_block(para, line):
         return False
     if prev.page == line.page and prev.col == line.col:
         gap = line.top - prev.bottom
@@ -107,48 +137,112 @@ def _continues(para: Paragraph, line: Line, gap_limit: float) -> bool:
     return (next_column or next_page) and not _SENTENCE_END.search(prev.text) and line.text[:1].islower()
 
 
+def _starts_block(prev: Line, line: Line) -> bool:
+    """``line`` opens a heading or a caption (unless the line before breaks off mid-sentence)."""
+    if caption_kind(line.text) is not None:
+        return not re.search(r"[a-z,]$", prev.text)
+    if heading_like(line):
+        shorter = line.right < prev.right - 2 * line.size
+        return bool(_SENTENCE_END.search(prev.text)) or shorter or prev.bold != line.bold or heading_like(prev)
+    return False
+
+
+def _ends_block(para: Paragraph, line: Line) -> bool:
+    """``para`` is a numbered heading, or a caption whose last line ends a sentence short of the next line."""
+    first, prev = para.lines[0], para.lines[-1]
+    if len(para.lines) == 1 and heading_like(first) and not (first.bold and line.bold):  # bold: may wrap
+        return first.right < line.right - 2 * line.size or not line.text[:1].islower()
+    if caption_kind(first.text) is not None:
+        return bool(_SENTENCE_END.search(prev.text)) and prev.right < line.right - 1.5 * line.size
+    return False
+
+
+def is_caption(p: Paragraph) -> bool:
+    return caption_kind(p.lines[0].text) is not None
+
+
 def group(stream: Sequence[Item]) -> list[Paragraph | Region | Block]:
     """Group the lines of the stream into paragraphs; regions and blocks pass through."""
     lines = [it for it in stream if isinstance(it, Line)]
     gap_limit = max(0.5, 1.5 * _typical_gap(lines) + 0.15)
     out: list[Paragraph | Region | Block] = []
+    target: Paragraph | None = None  # the paragraph the next line may continue
     for it in stream:
         if isinstance(it, Line):
-            last = out[-1] if out else None
-            if isinstance(last, Paragraph) and _continues(last, it, gap_limit):
-                last.lines.append(it)
+            if target is not None and _continues(target, it, gap_limit):
+                target.lines.append(it)
                 continue
-            out.append(Paragraph([it]))
+            held = _held_open(out)
+            if held is not None and _resumes(held, it):
+                held.lines.append(it)
+                target = held
+                continue
+            target = Paragraph([it])
+            out.append(target)
         else:
             out.append(it)
+            target = None
     return out
 
 
+def _held_open(out: list[Paragraph | Region | Block]) -> Paragraph | None:
+    """The paragraph before the trailing figures, tables and captions of ``out`` when its
+    sentence is left open (None when nothing trails it)."""
+    i = len(out) - 1
+    while i >= 0 and _passed_over(out[i]):
+        i -= 1
+    para = out[i] if 0 <= i < len(out) - 1 else None
+    if isinstance(para, Paragraph) and not is_caption(para) and not _SENTENCE_END.search(para.lines[-1].text):
+        return para
+    return None
+
+
+def _passed_over(item: Paragraph | Region | Block) -> bool:
+    return isinstance(item, Region) or isinstance(item, Paragraph) and is_caption(item)
+
+
+def _resumes(para: Paragraph, line: Line) -> bool:
+    """``line`` carries on the open sentence of ``para`` after a figure or table and its caption."""
+    prev = para.lines[-1]
+    return (_same_size(prev, line) and prev.bold == line.bold and line.text[:1].islower()
+            and line.page in (prev.page, prev.page + 1) and not BULLET.match(line.text))
+
+
 def attach_captions(items: list[Paragraph | Region | Block]) -> dict[int, Paragraph]:
-    """Pair each figure (by ``id``) with the caption paragraph just below or above it; the
-    caption is removed from ``items``."""
+    """Pair each figure and table (by ``id``) with the caption paragraph just below or above it.
+
+    A figure's caption is removed from ``items`` (the figure block reads it); a table's stays
+    in ``items``, beside its table, as a block of its own.
+    """
     captions: dict[int, Paragraph] = {}
     i = 0
     while i < len(items):
-        fig = items[i]
-        if isinstance(fig, Region) and fig.kind == BlockKind.FIGURE:
-            for j in (i + 1, i - 1):
+        region = items[i]
+        if isinstance(region, Region) and region.kind in (BlockKind.FIGURE, BlockKind.TABLE):
+            figure = region.kind == BlockKind.FIGURE
+            for j in (i + 1, i - 1) if figure else (i - 1, i + 1):
                 cand = items[j] if 0 <= j < len(items) else None
-                if isinstance(cand, Paragraph) and _is_caption_of(cand, fig):
-                    captions[id(fig)] = cand
-                    del items[j]
-                    i -= j < i
+                if isinstance(cand, Paragraph) and id(cand) not in {id(c) for c in captions.values()} \
+                        and _is_caption_of(cand, region):
+                    captions[id(region)] = cand
+                    if figure:
+                        del items[j]
+                        i -= j < i
                     break
         i += 1
     return captions
 
 
-def _is_caption_of(para: Paragraph, fig: Region) -> bool:
+def _is_caption_of(para: Paragraph, region: Region) -> bool:
     first = para.lines[0]
-    if first.page != fig.page or not CAPTION.match(para.text):
+    if first.page != region.page:
         return False
-    below = -2 * first.size <= first.top - fig.bottom <= 4 * first.size
-    above = -2 * first.size <= fig.top - para.lines[-1].bottom <= 4 * first.size
+    if region.kind == BlockKind.FIGURE and not CAPTION.match(para.text) and caption_kind(para.text) != "figure":
+        return False
+    if region.kind == BlockKind.TABLE and caption_kind(para.text) != "table":
+        return False
+    below = -2 * first.size <= first.top - region.bottom <= 4 * first.size
+    above = -2 * first.size <= region.top - para.lines[-1].bottom <= 4 * first.size
     return below or above
 
 
