@@ -61,12 +61,13 @@ def _delete(ctx: Context, principal: Principal, *doc_ids: str, kb: str = "kb") -
 
 
 def _keys_of(ctx: Context, doc_id: str) -> tuple[list[str], list[str]]:
-    """(file keys of every version, page image keys of every version) of a document."""
+    """(file keys of every version, preview keys of every version: page images, HTML views) of a document."""
     with ctx.db.session() as s:
         versions = list(s.scalars(select(DocumentVersion).where(DocumentVersion.document_id == doc_id)))
         images = list(s.scalars(select(VersionPage.image_key).where(
             VersionPage.version_id.in_([v.id for v in versions]), VersionPage.image_key.is_not(None))))
-        return [v.file_key for v in versions], images
+        views = [v.view_key for v in versions if v.view_key is not None]
+        return [v.file_key for v in versions], images + views
 
 
 def _path(ctx: Context, key: str) -> Path:
@@ -139,8 +140,8 @@ def test_deleted_documents_files_are_collected_live_and_superseded_ones_kept(ctx
     _drain(ctx)
     live_files, live_images = _keys_of(ctx, live)
     gone_files, gone_images = _keys_of(ctx, gone)
-    notes_files, _ = _keys_of(ctx, versioned)
-    assert len(gone_images) == 3 and len(live_images) == 2 and len(set(notes_files)) == 2
+    notes_files, notes_views = _keys_of(ctx, versioned)  # Markdown: an HTML view per version, no page images
+    assert len(gone_images) == 3 and len(live_images) == 2 and len(set(notes_files)) == 2 == len(set(notes_views))
 
     # a dry run deletes nothing but says what would go
     dry = collect_garbage(ctx, grace_seconds=0, dry_run=True)
@@ -153,10 +154,11 @@ def test_deleted_documents_files_are_collected_live_and_superseded_ones_kept(ctx
     report = collect_garbage(ctx, grace_seconds=0)
     assert report.deleted == 4 and report.missing == 0 and report.kept_young == 0
     assert report.scanned == report.referenced + 4
-    assert report.referenced == len(live_files + live_images + notes_files)
+    assert report.referenced == len(live_files + live_images + notes_files + notes_views)
     assert not any(_path(ctx, k).exists() for k in gone_files + gone_images)
     for key in gone_files + gone_images:  # their now empty folders went too (unless another object shares one)
-        if not any(_path(ctx, k).parent == _path(ctx, key).parent for k in live_files + live_images + notes_files):
+        if not any(_path(ctx, k).parent == _path(ctx, key).parent
+                   for k in live_files + live_images + notes_files + notes_views):
             assert not _path(ctx, key).parent.exists()
     assert all(ctx.objects.exists(k) for k in live_files + live_images + notes_files)
 
@@ -233,11 +235,12 @@ def test_a_legacy_version_still_downloads_reparses_and_is_collected_when_deleted
     assert "Sunday" in search(ctx, principal=principal, kb_ids=["kb"], question="lighthouse keeper clock") \
         .chunks[0].record.content
 
+    (view,) = set(_keys_of(ctx, doc)[1])  # both versions rendered the same HTML view: one object
     report = collect_garbage(ctx, grace_seconds=0)
-    assert report.deleted == 0 and report.referenced == 1 and ctx.objects.get(legacy) == data
+    assert report.deleted == 0 and report.referenced == 2 and ctx.objects.get(legacy) == data
     _delete(ctx, principal, doc)
     report = collect_garbage(ctx, grace_seconds=0)
-    assert report.deleted == 1 and not ctx.objects.exists(legacy)
+    assert report.deleted == 2 and not ctx.objects.exists(legacy) and not ctx.objects.exists(view)
 
 
 # ---------------------------------------------------------------- races with uploads
