@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from ragloom.ingest.blocks import BBox, Block, BlockKind
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element
 
 
 class HeadingTracker:
@@ -69,3 +73,15 @@ def table_text_and_html(rows: list[list[str]], has_header: bool) -> tuple[str, s
         html.append("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>")
     html.append("</tbody></table>")
     return "\n".join(lines), "".join(html)
+
+
+def xml_name(el: _Element) -> str:
+    """Local name of an OOXML element; "" for comments and processing instructions."""
+    tag = el.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def chosen_branch(alternate: _Element) -> _Element | None:
+    """The branch of an ``mc:AlternateContent`` that is read: its first choice, else its fallback."""
+    branches = [c for c in alternate if xml_name(c) in ("Choice", "Fallback")]
+    return next((c for c in branches if xml_name(c) == "Choice"), branches[0] if branches else None)

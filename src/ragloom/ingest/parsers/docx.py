@@ -53,7 +53,7 @@ from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
-from ragloom.ingest.parsers.common import HeadingTracker
+from ragloom.ingest.parsers.common import HeadingTracker, chosen_branch, xml_name
 from ragloom.ingest.parsers.docx_lists import ListNumbering, paragraph_style, property_chain
 from ragloom.ingest.parsers.tabular import table_block
 
@@ -93,18 +93,6 @@ def _open(data: bytes, filename: str) -> DocxDocument:
         raise ParseError(f"{filename}: not a valid DOCX: malformed XML ({exc})") from exc
 
 
-def _name(el: _Element) -> str:
-    """Local name of an element; "" for comments and processing instructions."""
-    tag = el.tag
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
-def _chosen(alternate: _Element) -> _Element | None:
-    """The branch of an ``mc:AlternateContent`` that is read: its first choice, else its fallback."""
-    branches = [c for c in alternate if _name(c) in ("Choice", "Fallback")]
-    return next((c for c in branches if _name(c) == "Choice"), branches[0] if branches else None)
-
-
 def _int(props: _Element | None, child: str, default: int = 0) -> int:
     node = props.find(qn(child)) if props is not None else None
     value = node.get(qn("w:val"), "") if node is not None else ""
@@ -114,7 +102,7 @@ def _int(props: _Element | None, child: str, default: int = 0) -> int:
 def _children(parent: _Element, wanted: str) -> Iterator[_Element]:
     """Children named ``wanted`` (``p``/``tbl`` as ``"block"``, ``tr``, ``tc``), through wrappers."""
     for child in parent:
-        name = _name(child)
+        name = xml_name(child)
         if name == wanted or (wanted == "block" and name in ("p", "tbl")):
             yield child
         elif name == "sdt":
@@ -124,7 +112,7 @@ def _children(parent: _Element, wanted: str) -> Iterator[_Element]:
         elif name in _WRAPPERS:
             yield from _children(child, wanted)
         elif name == "AlternateContent":
-            branch = _chosen(child)
+            branch = chosen_branch(child)
             if branch is not None:
                 yield from _children(branch, wanted)
 
@@ -157,7 +145,7 @@ class _Inline:
             if char is not None:
                 self.parts.append(char)
                 continue
-            name = _name(child)
+            name = xml_name(child)
             if not name or name in _NO_TEXT:
                 continue
             if name == "txbxContent":
@@ -167,7 +155,7 @@ class _Inline:
             elif name in ("footnoteReference", "endnoteReference"):
                 self.notes.append((name.removesuffix("Reference"), child.get(qn("w:id"), "")))
             elif name == "AlternateContent":
-                branch = _chosen(child)
+                branch = chosen_branch(child)
                 if branch is not None:
                     self.collect(branch)
             else:
@@ -259,7 +247,7 @@ class _Walker:
     def container_text(self, parent: _Element) -> str:
         lines = []
         for item in _children(parent, "block"):
-            if _name(item) == "p":
+            if xml_name(item) == "p":
                 found = self.inline(item)
                 lines.append(found.text)
                 lines += [self.container_text(box) for box in found.boxes]
@@ -301,11 +289,12 @@ class _Walker:
                 skip_next = False
                 self.extras(self.inline(item, cite=False))
                 continue
-            if _name(item) == "tbl":
+            if xml_name(item) == "tbl":
                 self.table(item)
                 continue
             following = items[index + 1] if index + 1 < len(items) else None
-            skip_next = self.paragraph(item, following if following is not None and _name(following) == "p" else None)
+            next_paragraph = following if following is not None and xml_name(following) == "p" else None
+            skip_next = self.paragraph(item, next_paragraph)
         self.flush_list()
 
     def flush_list(self) -> None:
@@ -426,7 +415,7 @@ def _related(document: DocxDocument) -> tuple[dict[tuple[str, str], _Element], d
             omitted[reason] = omitted.get(reason, 0) + _text_chars(root)
             continue
         for note in root:
-            if _name(note) == _NOTE_KINDS[kind] and note.get(qn("w:type"), "normal") == "normal":
+            if xml_name(note) == _NOTE_KINDS[kind] and note.get(qn("w:type"), "normal") == "normal":
                 notes[(_NOTE_KINDS[kind], note.get(qn("w:id"), ""))] = note
     return notes, omitted
 
@@ -443,7 +432,7 @@ class DocxParser:
                 raise xml_too_deep(filename) from exc
             raise ParseError(f"{filename}: not a valid DOCX: malformed XML ({exc})") from exc
         items = list(_children(document.element.body, "block"))
-        has_title = any(_name(it) == "p" and _style_name(Paragraph(it, document)).lower() == "title"
+        has_title = any(xml_name(it) == "p" and _style_name(Paragraph(it, document)).lower() == "title"
                         and _paragraph_text(it).strip() for it in items)
         walker = _Walker(document, has_title, notes)
         walker.walk(items)

@@ -34,6 +34,7 @@ from ragloom.errors import MissingDependencyError, ParseError
 from ragloom.ingest.blocks import BBox, Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
+from ragloom.ingest.parsers.common import chosen_branch, xml_name
 from ragloom.ingest.parsers.tabular import table_block
 
 if TYPE_CHECKING:
@@ -76,17 +77,6 @@ def _reading_order(shapes: Iterable[BaseShape]) -> list[BaseShape]:
     return sorted(shapes, key=key)
 
 
-def _name(el: _Element) -> str:
-    tag = el.tag
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
-def _chosen(alternate: _Element) -> _Element | None:
-    """The branch of an ``mc:AlternateContent`` that is read: its first choice, else its fallback."""
-    branches = [c for c in alternate if _name(c) in ("Choice", "Fallback")]
-    return next((c for c in branches if _name(c) == "Choice"), branches[0] if branches else None)
-
-
 def _paragraph_text(el: _Element, parts: list[str] | None = None) -> str:
     """The text of an ``a:p``: runs, fields, math, line breaks as newlines."""
     parts = [] if parts is None else parts
@@ -94,11 +84,11 @@ def _paragraph_text(el: _Element, parts: list[str] | None = None) -> str:
         if child.tag in _TEXT_TAGS:
             parts.append(child.text or "")
             continue
-        name = _name(child)
+        name = xml_name(child)
         if name == "br":
             parts.append("\n")
         elif name == "AlternateContent":
-            branch = _chosen(child)
+            branch = chosen_branch(child)
             if branch is not None:
                 _paragraph_text(branch, parts)
         elif name and name not in _NO_TEXT:
@@ -124,7 +114,7 @@ def _shape_list(shapes: _BaseShapes) -> list[BaseShape]:
     (read from its first choice) that python-pptx's own list leaves out."""
     found: list[BaseShape] = list(shapes)
     for alternate in shapes._spTree.iterchildren(f"{{{_MC}}}AlternateContent"):
-        branch = _chosen(alternate)
+        branch = chosen_branch(alternate)
         for element in branch if branch is not None else ():
             if element.tag in _SHAPE_TAGS:
                 found.append(shapes._shape_factory(element))
