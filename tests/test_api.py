@@ -92,6 +92,8 @@ def test_tenant_isolation_and_errors(server, tmp_path: Path) -> None:
         ("GET", f"/datasets/{ds_id}", {}),
         ("GET", f"/datasets/{ds_id}/documents", {}),
         ("GET", f"/datasets/{ds_id}/documents/{doc_id}", {}),
+        ("GET", f"/datasets/{ds_id}/documents/{doc_id}/preview", {}),
+        ("GET", f"/datasets/{ds_id}/documents/{doc_id}/pages", {}),
         ("DELETE", f"/datasets/{ds_id}", {}),
         ("POST", "/retrieval", {"json": {"question": "vault combination", "dataset_ids": [ds_id]}}),
         ("POST", "/answer", {"json": {"question": "vault combination", "dataset_ids": [ds_id]}}),
