@@ -9,6 +9,9 @@ from __future__ import annotations
 import os
 import random
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -23,6 +26,7 @@ from ragloom.db import tasks, workers
 from ragloom.db.models import Document, Task, utcnow
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.supervisor import WorkerPool
+from ragloom.worker import ORPHAN_GRACE_SECONDS
 from tests.ingest.docgen import make_pdf, paragraph
 from tests.processes import admin_key, alive, descendants, is_worker_process, served, wait
 
@@ -268,3 +272,28 @@ def test_kill_9_of_serve_leaves_no_worker_and_a_restart_finishes_the_work(tmp_pa
         wait(lambda: api.get(f"/datasets/kb/documents/{doc_id}").json()["status"] == "done", 300, "the document")
         assert httpx.get(url + "/api/v1/health").json()["workers"]["alive"] == 2  # no extra worker
 
+
+
+ORPHAN_IN_A_LONG_CALL = """
+import os, sys, threading, time
+from ragloom.config import Settings
+from ragloom.context import Context
+from ragloom.worker import _Beat
+
+ctx = Context(Settings(home=sys.argv[1], worker_heartbeat_seconds=0.2, _env_file=None))
+stop = threading.Event()
+beat = _Beat(ctx, "w:orphan", stop, parent_pid=os.getppid() + 1)  # not its parent: orphaned already
+beat.start()
+time.sleep(120)  # a model call that never reaches a checkpoint
+"""
+
+
+@pytestmark_slow
+def test_an_orphaned_worker_stuck_in_a_long_call_exits_after_the_grace(ctx) -> None:
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", ORPHAN_IN_A_LONG_CALL, str(ctx.settings.home)],
+                          capture_output=True, text=True, timeout=60)
+    took = time.monotonic() - started
+    assert proc.returncode == 1, proc.stderr
+    assert ORPHAN_GRACE_SECONDS <= took < 60
+    assert "exiting now" in proc.stderr

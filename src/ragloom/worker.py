@@ -39,6 +39,9 @@ from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)
 
+ORPHAN_GRACE_SECONDS = 5.0
+"""How long a worker whose supervisor died may take to stop by itself before it exits."""
+
 
 def worker_id(index: int | str = 0) -> str:
     """``host:pid:index`` — written as ``claimed_by`` on the tasks this worker runs."""
@@ -51,6 +54,7 @@ class _Beat:
     def __init__(self, ctx: Context, wid: str, stop: threading.Event, parent_pid: int | None) -> None:
         self.ctx, self.wid, self.stop, self.parent_pid = ctx, wid, stop, parent_pid
         self.task_id: str | None = None
+        self._orphan_timer: threading.Timer | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"beat-{wid}", daemon=True)
 
@@ -65,13 +69,29 @@ class _Beat:
         period = self.ctx.settings.worker_heartbeat_seconds
         while not self._done.wait(period):
             if self.parent_pid is not None and os.getppid() != self.parent_pid:
-                log.warning("worker %s: its supervisor died; stopping", self.wid)
-                self.stop.set()
+                self._orphaned()
             try:
                 with self.ctx.db.session() as s:
                     workers.beat(s, self.wid, task_id=self.task_id, rss_mb=rss_mb())
             except Exception as exc:  # the DB may be busy or gone for a moment: beat again next time
                 log.warning("worker %s: heartbeat failed: %s", self.wid, exc)
+
+    def _orphaned(self) -> None:
+        """The supervisor died (even by SIGKILL): stop at the next checkpoint, or — when the task is in a
+        long model call or the shutdown hangs — exit after ``ORPHAN_GRACE_SECONDS``; nobody would stop
+        this worker otherwise, and the next supervisor re-queues its task."""
+        if self.stop.is_set() and self._orphan_timer is not None:
+            return
+        log.warning("worker %s: its supervisor died; stopping", self.wid)
+        self.stop.set()
+        self._orphan_timer = threading.Timer(ORPHAN_GRACE_SECONDS, _exit_now, args=(self.wid,))
+        self._orphan_timer.daemon = True
+        self._orphan_timer.start()
+
+
+def _exit_now(wid: str) -> None:
+    log.warning("worker %s: still running %.0f s after its supervisor died; exiting now", wid, ORPHAN_GRACE_SECONDS)
+    os._exit(1)
 
 
 def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
