@@ -110,6 +110,13 @@ class Settings(BaseSettings):
         "fails (and the worker is restarted)."
     )
     task_max_retries: int = Field(3, ge=0, description="Attempts of a task before it is marked failed.")
+    ingest_batch_documents: int = Field(
+        16, ge=1, description="Most small documents a worker ingests together (shared model batches, one "
+        "search-store commit); 1 ingests each on its own."
+    )
+    ingest_batch_max_bytes: int = Field(
+        32_768, ge=0, description="Largest file that is batched with others (see ingest_batch_documents)."
+    )
     worker_poll_seconds: float = Field(0.5, gt=0, description="How often an idle worker checks for tasks.")
     worker_heartbeat_seconds: float = Field(
         5.0, gt=0, description="How often a worker says it is alive; three missed beats and it counts as dead."

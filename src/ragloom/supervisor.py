@@ -130,6 +130,7 @@ class WorkerPool:
         if settings.embedding_threads is None and count > 0:
             # share the cores: OpenMP threads of several processes on the same cores slow each other down
             settings = settings.model_copy(update={"embedding_threads": max(1, (os.cpu_count() or 1) // count)})
+        settings = settings.model_copy(update={"workers": count})  # each worker knows how many share the queue
         self.settings = settings
         self.ctx = ctx or Context(settings)
         self._own_ctx = ctx is None

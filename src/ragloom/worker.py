@@ -34,7 +34,7 @@ from ragloom.context import Context
 from ragloom.db import tasks, workers
 from ragloom.db.models import Task
 from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
-from ragloom.service.ingestion import fail_version, load_job, run_task
+from ragloom.service.ingestion import fail_version, load_job, run_tasks
 from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)
@@ -96,28 +96,38 @@ def _exit_now(wid: str) -> None:
 
 def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
             on_claim: Callable[[str | None], None] | None = None) -> str | None:
-    """Claim and run one task; returns its id, or ``None`` when the queue is empty."""
+    """Claim and run one task — with it, small documents of the same knowledge base waiting
+    behind it (``ingest_batch_documents``); returns the first task's id, or ``None`` when the
+    queue is empty."""
     s_ = ctx.settings
     with ctx.db.session() as s:
         lost = tasks.requeue_stale(s, stale_after=workers.stale_after(s_), max_attempts=s_.task_max_retries)
         task = tasks.claim(s, worker_id=wid)
-        task_id = task.id if task else None
+        batch = [task.id] if task else []
+        if task is not None:
+            batch += [t.id for t in tasks.claim_more(s, task, worker_id=wid, limit=s_.ingest_batch_documents - 1,
+                                                     max_bytes=s_.ingest_batch_max_bytes,
+                                                     workers=max(s_.workers, len(workers.alive(s, s_))))]
     fail_lost_tasks(ctx, lost)
-    if task_id is None:
+    if not batch:
         return None
+    task_id = batch[0]
     if on_claim is not None:
         on_claim(task_id)
+    # one task: the guard watches its cancel flag; a batch: each task is checked as it goes
     guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
-                      memory_limit_mb=s_.task_memory_limit_mb, is_cancelled=_cancel_requested(ctx, task_id),
+                      memory_limit_mb=s_.task_memory_limit_mb,
+                      is_cancelled=_cancel_requested(ctx, task_id) if len(batch) == 1 else None,
                       stopping=stop.is_set if stop is not None else None)
     try:
         with guarded(guard):
-            status = run_task(ctx, task_id)
-        log.info("task %s: %s in %.1f s", task_id, status, guard.elapsed)
-    except Exception as exc:  # a bug, not a document problem: keep the worker alive, fail the task
-        log.error("task %s crashed:\n%s", task_id, traceback.format_exc())
+            outcomes = run_tasks(ctx, batch)
+        log.info("%s in %.1f s", ", ".join(f"task {t}: {o}" for t, o in outcomes.items()), guard.elapsed)
+    except Exception as exc:  # a bug outside any task's steps: keep the worker alive, fail the tasks
+        log.error("tasks %s crashed:\n%s", ", ".join(batch), traceback.format_exc())
         with ctx.db.session() as s:
-            tasks.fail(s, task_id, reason=f"internal error: {type(exc).__name__}: {exc}")
+            for t in s.scalars(select(Task.id).where(Task.id.in_(batch), Task.status == TaskStatus.RUNNING)).all():
+                tasks.fail(s, t, reason=f"internal error: {type(exc).__name__}: {exc}")
     finally:
         if on_claim is not None:
             on_claim(None)

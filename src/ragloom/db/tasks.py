@@ -14,7 +14,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, CursorResult, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from ragloom.db.models import Document, Task, utcnow
+from ragloom.db.models import Document, DocumentVersion, Task, utcnow
 from ragloom.states import TaskStatus
 
 STALE_AFTER = timedelta(minutes=5)  # a task whose worker sends no heartbeat for this long is taken back
@@ -61,19 +61,51 @@ def claim(session: Session, *, worker_id: str) -> Task | None:
     """Take the next runnable task (:func:`next_candidates`), or ``None``. Commits nothing itself."""
     now = utcnow()
     for task_id in next_candidates(session, now=now):
-        res = cast(CursorResult[Any], session.execute(  # an UPDATE's result is a CursorResult
-            update(Task)
-            .where(Task.id == task_id, Task.status == TaskStatus.QUEUED)
-            .values(status=TaskStatus.RUNNING, claimed_by=worker_id, heartbeat_at=now, started_at=now,
-                    attempts=Task.attempts + 1)
-        ))
-        if res.rowcount == 1:
-            task = session.get(Task, task_id)
-            assert task is not None
-            session.refresh(task)
-            _mirror(session, task)
+        task = _take(session, task_id, worker_id, now)
+        if task is not None:
             return task
     return None
+
+
+def claim_more(session: Session, first: Task, *, worker_id: str, limit: int, max_bytes: int,
+               workers: int = 1) -> list[Task]:
+    """Small whole-document tasks of ``first``'s knowledge base to run in one batch with it (shared
+    model batches, one search-store commit): none unless ``first`` is such a task itself; at most
+    ``limit`` more, each of a file of at most ``max_bytes``, oldest first — and no more than this
+    worker's share when ``workers`` share the queue (the others get work too). Commits nothing itself."""
+    if limit <= 0 or first.from_page != 0 or not _is_small(session, first.version_id, max_bytes):
+        return []
+    now = utcnow()
+    small = (select(Task.id).join(DocumentVersion, DocumentVersion.id == Task.version_id)
+             .where(_runnable(now), Task.kb_id == first.kb_id, Task.from_page == 0, DocumentVersion.size <= max_bytes))
+    if workers > 1:
+        waiting = session.scalar(select(func.count()).select_from(small.subquery())) or 0
+        limit = min(limit, -(-(waiting + 1) // workers) - 1)  # ceil(all small ones / workers), minus the first
+    if limit <= 0:
+        return []
+    ids = session.scalars(small.order_by(Task.created_at).limit(limit)).all()
+    return [t for t in (_take(session, task_id, worker_id, now) for task_id in ids) if t is not None]
+
+
+def _is_small(session: Session, version_id: str, max_bytes: int) -> bool:
+    size = session.scalar(select(DocumentVersion.size).where(DocumentVersion.id == version_id))
+    return size is not None and size <= max_bytes
+
+
+def _take(session: Session, task_id: str, worker_id: str, now: datetime) -> Task | None:
+    res = cast(CursorResult[Any], session.execute(  # an UPDATE's result is a CursorResult
+        update(Task)
+        .where(Task.id == task_id, Task.status == TaskStatus.QUEUED)
+        .values(status=TaskStatus.RUNNING, claimed_by=worker_id, heartbeat_at=now, started_at=now,
+                attempts=Task.attempts + 1)
+    ))
+    if res.rowcount != 1:
+        return None
+    task = session.get(Task, task_id)
+    assert task is not None
+    session.refresh(task)
+    _mirror(session, task)
+    return task
 
 
 def requeue_stale(session: Session, *, now: datetime | None = None, stale_after: timedelta = STALE_AFTER,

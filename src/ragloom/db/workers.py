@@ -50,9 +50,9 @@ def beat(session: Session, worker_id: str, *, task_id: str | None, rss_mb: float
         pid = int(rest.partition(":")[0] or 0) if rest.partition(":")[0].isdigit() else 0
         session.merge(Worker(id=worker_id, host=host, pid=pid, task_id=task_id, rss_mb=round(rss_mb, 1),
                              started_at=now, last_seen=now))
-    if task_id is not None:
-        session.execute(update(Task).where(Task.id == task_id, Task.status == TaskStatus.RUNNING,
-                                           Task.claimed_by == worker_id).values(heartbeat_at=now))
+    if task_id is not None:  # every task it runs (a batch of small documents shares one run)
+        session.execute(update(Task).where(Task.status == TaskStatus.RUNNING, Task.claimed_by == worker_id)
+                        .values(heartbeat_at=now))
 
 
 def unregister(session: Session, worker_id: str) -> None:

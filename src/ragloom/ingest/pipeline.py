@@ -110,21 +110,39 @@ def chunk(job: Job, parsed: ParsedDocument, embedder: Embedder) -> list[Chunk]:
 
 
 def embed(job: Job, chunks: list[Chunk], embedder: Embedder, progress: Progress) -> np.ndarray:
-    """Content vectors blended with the file-name vector, batch by batch (0.35 -> 0.85). The file
-    name rides in the first batch (a one-chunk document costs one model call, not two); a name that
-    says nothing (``1.txt``, ``IMG_0042.jpg``: :attr:`Job.title`) is not blended in."""
-    title = job.title
-    texts = ([title] if title else []) + [embedding_text(c) for c in chunks]
-    parts = []
+    """Content vectors of one document's chunks (:func:`embed_many`)."""
+    return embed_many([(job, chunks)], embedder, progress)[0]
+
+
+def embed_many(parts: list[tuple[Job, list[Chunk]]], embedder: Embedder, progress: Progress) -> list[np.ndarray]:
+    """Content vectors blended with each document's file-name vector, for one or more documents
+    in shared model batches (0.35 -> 0.85): many small documents fill a batch together. A file
+    name rides in the batches with its chunks (a one-chunk document costs one model call, not
+    two); a name that says nothing (``1.txt``, ``IMG_0042.jpg``: :attr:`Job.title`) is not blended in."""
+    texts: list[str] = []
+    is_chunk: list[bool] = []
+    spans: list[tuple[int, bool, int]] = []  # (first text, has a title, chunks) per document
+    for job, chunks in parts:
+        title = job.title
+        spans.append((len(texts), title is not None, len(chunks)))
+        texts += ([title] if title else []) + [embedding_text(c) for c in chunks]
+        is_chunk += ([False] if title else []) + [True] * len(chunks)
+    total = sum(is_chunk)
+    rows = []
     for i in range(0, len(texts), EMBED_BATCH):
         checkpoint()  # cancel, shutdown, time and memory limits are honoured between batches
-        parts.append(embedder.embed_passages(texts[i : i + EMBED_BATCH]))
-        done = min(i + EMBED_BATCH, len(texts)) - (1 if title else 0)
-        progress(0.35 + 0.5 * done / len(chunks), f"embedded {done}/{len(chunks)} chunks")
-    every = np.vstack(parts)
-    vecs: np.ndarray = TITLE_WEIGHT * every[0] + (1 - TITLE_WEIGHT) * every[1:] if title else every
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    return vecs.astype(np.float32)
+        rows.append(embedder.embed_passages(texts[i : i + EMBED_BATCH]))
+        done = sum(is_chunk[: i + EMBED_BATCH])
+        progress(0.35 + 0.5 * done / max(1, total), f"embedded {done}/{total} chunks")
+    every = np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
+    out = []
+    for first, titled, n in spans:
+        own = every[first : first + n + titled]
+        vecs = TITLE_WEIGHT * own[0] + (1 - TITLE_WEIGHT) * own[1:] if titled else own.copy()
+        if len(vecs):
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        out.append(vecs.astype(np.float32))
+    return out
 
 
 def embedding_text(chunk: Chunk) -> str:

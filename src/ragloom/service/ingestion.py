@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -19,14 +21,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context
-from ragloom.dataflow import BlockKind, ChunkRecord, ParsedDocument
+from ragloom.dataflow import BlockKind, Chunk, ChunkRecord, ParsedDocument
 from ragloom.db import tasks
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, VersionPage, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledError, TaskInterruptedError
 from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
-from ragloom.ingest.job import Job
+from ragloom.ingest.job import Job, no_progress
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -74,50 +76,106 @@ def load_job(ctx: Context, task_id: str) -> Job:
 
 def run_task(ctx: Context, task_id: str) -> RunOutcome:
     """Run one claimed task to its end; returns the final task status."""
-    job = load_job(ctx, task_id)
-    progress = TaskProgress(ctx, task_id)
+    return run_tasks(ctx, [task_id])[task_id]
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """A task's document parsed and chunked, waiting for the shared embedding and indexing."""
+
+    job: Job
+    progress: TaskProgress
+    parsed: ParsedDocument
+    chunks: list[Chunk]
+    kept: coverage.Coverage
+    records: list[ChunkRecord] = field(default_factory=list)
+    note: str = ""
+
+
+def run_tasks(ctx: Context, task_ids: list[str]) -> dict[str, RunOutcome]:
+    """Run claimed tasks of one knowledge base together; returns each task's final status.
+
+    Each document is parsed and chunked on its own; then the chunks of all of them are embedded in
+    shared model batches and written to the search store in one write (one commit for many small
+    documents, where a commit each costs more than their embedding), and each document is
+    published on its own. A file that fails (unreadable, cancelled, over a limit) fails its own
+    task only; a failure of the shared steps (the model or the store) is every task's.
+    """
+    outcomes: dict[str, RunOutcome] = {}
+    ready: list[_Prepared] = []
+    for task_id in task_ids:
+        job = load_job(ctx, task_id)
+        try:
+            ready.append(_prepare(ctx, job))
+        except Exception as exc:  # settled as this task's failure
+            outcomes[task_id] = _settle(ctx, job, exc)
+    if not ready:
+        return outcomes
+    # one task reports the shared steps; of several, each is told at publishing (and may be cancelled then)
+    shared = ready[0].progress if len(ready) == 1 else no_progress
     try:
-        progress(0.05, "parsing", force=True)
-        data = ctx.objects.get(job.file_key)
-        parsed = pipeline.parse(data, job)
-        embedder = ctx.embedder(job.embedding_model)
-        progress(0.2, f"parsed {len(parsed.blocks)} blocks; rendering page previews")
-        store_pages(ctx, job, data, parsed)
-        store_metadata(ctx, job, parsed)
-        progress(0.25, f"parsed {len(parsed.blocks)} blocks; chunking")
-        chunks = pipeline.chunk(job, parsed, embedder)
-        kept = coverage.measure(parsed.blocks, chunks, parsed.removed, method=job.chunk_method)
-        if kept.kept < kept.words:
-            log.warning("task %s: the chunks keep %d of %d words of the parsed text (missing: %s)", task_id,
-                        kept.kept, kept.words, ", ".join(kept.missing))
-        progress(0.3, f"{len(chunks)} chunks; embedding")
-        vectors = pipeline.embed(job, chunks, embedder, progress)
-        titles = [(max(1, b.level), b.text) for b in parsed.blocks if b.kind == BlockKind.TITLE]
-        records = pipeline.to_records(ctx.analyzer, job, chunks, vectors, titles)
-        note = pipeline.llm_toc(ctx.chat_model, ctx.settings.chat_max_context_tokens, job, chunks, records,
-                                embedder.count_tokens, progress)
-        add_tags(ctx, job, records)
-        progress(0.86, "indexing")
-        pipeline.index(ctx.docstore, job, records, progress)
-        progress(0.97, "publishing")
-        publish(ctx, job, chunk_count=sum(1 for r in records if r.available), page_count=parsed.page_count,
-                note=note, kept=kept)
-        return RunOutcome.DONE
-    except TaskInterruptedError:
+        embedder = ctx.embedder(ready[0].job.embedding_model)
+        vectors = pipeline.embed_many([(p.job, p.chunks) for p in ready], embedder, shared)
+        for p, vecs in zip(ready, vectors, strict=True):
+            titles = [(max(1, b.level), b.text) for b in p.parsed.blocks if b.kind == BlockKind.TITLE]
+            p.records = pipeline.to_records(ctx.analyzer, p.job, p.chunks, vecs, titles)
+            p.note = pipeline.llm_toc(ctx.chat_model, ctx.settings.chat_max_context_tokens, p.job, p.chunks,
+                                      p.records, embedder.count_tokens, p.progress)
+            add_tags(ctx, p.job, p.records)
+        shared(0.86, "indexing")
+        pipeline.index(ctx.docstore, ready[0].job, [r for p in ready for r in p.records], shared)
+    except Exception as exc:  # every task of the batch shares the failure
+        for p in ready:
+            outcomes[p.job.task_id] = _settle(ctx, p.job, exc)
+        return outcomes
+    for p in ready:
+        try:
+            p.progress(0.97, "publishing", force=True)
+            publish(ctx, p.job, chunk_count=sum(1 for r in p.records if r.available),
+                    page_count=p.parsed.page_count, note=p.note, kept=p.kept)
+            outcomes[p.job.task_id] = RunOutcome.DONE
+        except Exception as exc:
+            outcomes[p.job.task_id] = _settle(ctx, p.job, exc)
+    return outcomes
+
+
+def _prepare(ctx: Context, job: Job) -> _Prepared:
+    progress = TaskProgress(ctx, job.task_id)
+    progress(0.05, "parsing", force=True)
+    data = ctx.objects.get(job.file_key)
+    parsed = pipeline.parse(data, job)
+    embedder = ctx.embedder(job.embedding_model)
+    progress(0.2, f"parsed {len(parsed.blocks)} blocks; rendering page previews")
+    store_pages(ctx, job, data, parsed)
+    store_metadata(ctx, job, parsed)
+    progress(0.25, f"parsed {len(parsed.blocks)} blocks; chunking")
+    chunks = pipeline.chunk(job, parsed, embedder)
+    kept = coverage.measure(parsed.blocks, chunks, parsed.removed, method=job.chunk_method)
+    if kept.kept < kept.words:
+        log.warning("task %s: the chunks keep %d of %d words of the parsed text (missing: %s)", job.task_id,
+                    kept.kept, kept.words, ", ".join(kept.missing))
+    progress(0.3, f"{len(chunks)} chunks; embedding")
+    return _Prepared(job, progress, parsed, chunks, kept)
+
+
+def _settle(ctx: Context, job: Job, exc: Exception) -> RunOutcome:
+    """What a task becomes after ``exc``: handed back, cancelled, failed, or retried later."""
+    task_id = job.task_id
+    if isinstance(exc, TaskInterruptedError):
         log.info("task %s: handed back to the queue (the worker is stopping)", task_id)
         with ctx.db.session() as s:
             tasks.hand_back(s, task_id)
         return RunOutcome.INTERRUPTED
-    except TaskCancelledError:
+    if isinstance(exc, TaskCancelledError):
         _discard(ctx, job)
         with ctx.db.session() as s:
             tasks.mark_cancelled(s, task_id)
             _set_version(s, job.version_id, VersionStatus.CANCELLED, "cancelled by user")
         return RunOutcome.CANCELLED
-    except ParseError as exc:
+    if isinstance(exc, ParseError):
         fail_version(ctx, job, exc.message)
         return RunOutcome.FAILED
-    except (StoreError, ModelError) as exc:
+    if isinstance(exc, StoreError | ModelError):
         log.warning("task %s: transient failure: %s", task_id, exc.message)
         with ctx.db.session() as s:
             tasks.fail(s, task_id, reason=exc.message, retry_in=timedelta(seconds=5),
@@ -128,6 +186,12 @@ def run_task(ctx: Context, task_id: str) -> RunOutcome:
             fail_version(ctx, job, exc.message)
             return RunOutcome.FAILED
         return RunOutcome.RETRY
+    # a bug, not a document problem: fail the task with the error, keep the worker alive
+    log.error("task %s crashed:\n%s", task_id,
+              "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    with ctx.db.session() as s:
+        tasks.fail(s, task_id, reason=f"internal error: {type(exc).__name__}: {exc}")
+    return RunOutcome.FAILED
 
 
 def fail_version(ctx: Context, job: Job, reason: str) -> None:
