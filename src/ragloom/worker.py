@@ -25,6 +25,7 @@ import socket
 import threading
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable
 
 from sqlalchemy import select
@@ -122,7 +123,12 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
     try:
         with guarded(guard):
             outcomes = run_tasks(ctx, batch)
-        log.info("%s in %.1f s", ", ".join(f"task {t}: {o}" for t, o in outcomes.items()), guard.elapsed)
+        if len(outcomes) == 1:
+            log.info("task %s: %s in %.1f s", task_id, outcomes[task_id], guard.elapsed)
+        else:
+            counts = Counter(outcomes.values())
+            log.info("%d small documents from task %s on: %s in %.1f s", len(outcomes), task_id,
+                     ", ".join(f"{n} {o}" for o, n in counts.items()), guard.elapsed)
     except Exception as exc:  # a bug outside any task's steps: keep the worker alive, fail the tasks
         log.error("tasks %s crashed:\n%s", ", ".join(batch), traceback.format_exc())
         with ctx.db.session() as s:
