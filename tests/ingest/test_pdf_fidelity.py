@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
-from ragloom.ingest.blocks import ParsedDocument
+from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
+from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
 from ragloom.ingest.parsers import PdfParser
 from tests.ingest.docgen import MM, WORDS, paragraph
 
@@ -423,6 +424,35 @@ def test_captions_are_blocks_of_their_own_next_to_their_figure_or_table(tmp_path
     [(page, box)] = figure.boxes
     assert page == 1 and abs(box.top - chart_top * MM) < 3 and box.right >= 110 * MM - 1
     assert doc.blocks[texts.index(fig_caption) + 1].text == paras[1]
+
+
+@pytest.mark.parametrize("method", ["naive", "book", "paper", "manual"])
+def test_a_table_chunk_reads_its_caption_and_points_at_it(tmp_path: Path, method: str) -> None:
+    _, _, table_caption, _ = _caption_pdf(tmp_path / "c.pdf", random.Random(41))
+    doc = _parse(tmp_path / "c.pdf")
+    chunks = chunk_blocks(doc.blocks, ChunkerConfig.parse({"method": method, "chunk_token_num": 128}),
+                          lambda t: len(t.split()))
+    (table,) = [c for c in chunks if c.kind == "table"]
+    assert table_caption in table.text and table.text.index(table_caption) < table.text.index("Quay")
+    assert not any(table_caption in c.text for c in chunks if c is not table)  # once, with its table
+    caption_box = next(b for b in doc.blocks if b.text == table_caption).boxes[0][1]
+    assert any(abs(p[3] - caption_box.top) < 1 for p in table.positions)
+
+
+def test_a_caption_under_its_table_joins_it_unless_it_heads_the_next_table() -> None:
+    def table(rows: list[str]) -> Block:
+        return Block(text="\n".join(rows), kind=BlockKind.TABLE, page=1)
+
+    blocks = [Block(text="Quays of the harbor and their ships.", page=1), table(["Quay 1 | 12", "Quay 2 | 7"]),
+              Block(text="Table 1. Ships per quay.", page=1, meta={"caption_of": "table"}),
+              Block(text="Table 2. Cranes per quay.", page=1, meta={"caption_of": "table"}),
+              table(["Quay 1 | 3", "Quay 2 | 4"]), Block(text="The cranes are old.", page=1)]
+    chunks = chunk_blocks(blocks, ChunkerConfig.parse({"method": "naive", "chunk_token_num": 128}),
+                          lambda t: len(t.split()))
+    tables = [c.text for c in chunks if c.kind == "table"]
+    assert tables == ["Table 1. Ships per quay.\nQuay 1 | 12\nQuay 2 | 7",
+                      "Table 2. Cranes per quay.\nQuay 1 | 3\nQuay 2 | 4"]
+    assert all("Table" not in c.text for c in chunks if c.kind != "table")
 
 
 def _splice_pdf(path: Path, rng: random.Random) -> tuple[str, str, str]:

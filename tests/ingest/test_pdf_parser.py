@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 from pathlib import Path
 
 from ragloom.ingest.parsers import PdfParser, parse_document, pdf_page_count
@@ -82,12 +81,9 @@ def test_page_range_and_page_count(tmp_path: Path) -> None:
     assert {b.page for b in doc.blocks} == {2} and list(doc.page_sizes) == [2]
 
 
-def test_speed_on_a_50_page_pdf(tmp_path: Path) -> None:
+def test_a_50_page_pdf_gives_every_chapter(tmp_path: Path) -> None:
+    """Speed is measured by ``benchmarks/parse.py`` (goal >= 20 pages/s), not here."""
     rng = random.Random(5)
     make_pdf(tmp_path / "big.pdf", [[f"# Chapter {i}"] + [paragraph(rng, 6) for _ in range(6)] for i in range(50)])
-    data = (tmp_path / "big.pdf").read_bytes()
-    start = time.perf_counter()
-    doc = parse_document(data, "big.pdf")
-    pages_per_s = 50 / (time.perf_counter() - start)
+    doc = parse_document((tmp_path / "big.pdf").read_bytes(), "big.pdf")
     assert doc.page_count == 50 and len([b for b in doc.blocks if b.kind == "title"]) == 50
-    assert pages_per_s > 10, f"{pages_per_s:.1f} pages/s"

@@ -57,20 +57,11 @@ def test_table_cells_are_not_repeated_as_text(tmp_path: Path) -> None:
     assert not any("copper lantern" in b.text for b in doc.blocks if b.kind != "table")
 
 
-def test_speed_of_a_50_page_report_with_tables(tmp_path: Path) -> None:
-    """Goal: ≥ 20 pages/s with table detection (measured 24–28 on 2 busy cores); the bound
-    asserted leaves room for a loaded CI machine."""
-    import logging
-    import time
-
+def test_a_50_page_report_gives_every_table_and_section(tmp_path: Path) -> None:
+    """Speed (goal >= 20 pages/s with table detection) is measured by ``benchmarks/parse.py``, not here."""
     make_report_pdf(tmp_path / "report.pdf", 50)
-    data = (tmp_path / "report.pdf").read_bytes()
-    start = time.perf_counter()
-    doc = parse_document(data, "report.pdf")
-    pages_per_s = 50 / (time.perf_counter() - start)
-    logging.getLogger(__name__).info("PDF text layer with tables: %.1f pages/s", pages_per_s)
+    doc = parse_document((tmp_path / "report.pdf").read_bytes(), "report.pdf")
     tables = [b for b in doc.blocks if b.kind == "table"]
     assert len(tables) == 10 and all(t.table and t.table.header == ["h0", "h1", "h2", "h3"] for t in tables)
     assert [b.text for b in doc.blocks if b.kind == "title"] == [f"{n}. Section {n}" for n in range(1, 51)]
     assert not any("Harbor Authority" in b.text for b in doc.blocks)
-    assert pages_per_s > 8, f"{pages_per_s:.1f} pages/s"

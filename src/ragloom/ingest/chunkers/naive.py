@@ -184,8 +184,9 @@ class _Packer:
             path = path[1:]
         return path
 
-    def table(self, index: int, folded: Sequence[int]) -> None:
-        """Chunks of the table ``blocks[index]``, the titles ``folded`` (block indices) leading its first part.
+    def table(self, index: int, folded: Sequence[int], caption: int | None = None) -> None:
+        """Chunks of the table ``blocks[index]``, the titles ``folded`` (block indices) leading its first
+        part, then its caption (``blocks[caption]``).
 
         A folded title is in the table's heading path: when the prefix already shows it, the prefix
         stands for it; else the first part's prefix is the path from the outermost folded title on.
@@ -203,9 +204,10 @@ class _Packer:
                 first = " > ".join(path[start:])
         extra = self.counter.count(first) if first else 0.0
         capacity = self.budget - max(self.reserve, extra)
-        firsts = [q for i in folded for q in self.blocks[i].positions()]
+        firsts = [q for i in [*folded, *([caption] if caption is not None else [])] for q in self.blocks[i].positions()]
         self.chunks.extend(table_chunks(block, self.counter, capacity, " > ".join(shown), first_prefix=first,
-                                        first_positions=firsts))
+                                        first_positions=firsts,
+                                        caption=self.blocks[caption].text.strip() if caption is not None else ""))
 
 
 def assemble(blocks: Sequence[Block], atoms: list[Atom]) -> str:
@@ -266,10 +268,11 @@ def naive_chunk(
     packer = _Packer(blocks, counter, chunk_token_num, overlapped_percent / 100, reserve, heading_prefix)
     run: list[Atom] = []
     pending: list[int] = []  # custom mode: titles waiting for the block they head
+    taken: set[int] = set()  # captions read with the table above them
     for idx, block in enumerate(blocks):
         if idx % CHECK_EVERY == CHECK_EVERY - 1:
             checkpoint()
-        if not block.text.strip():
+        if not block.text.strip() or idx in taken:
             continue
         if delims.custom and block.kind == BlockKind.TITLE:
             pending.append(idx)
@@ -281,13 +284,17 @@ def naive_chunk(
                 packer.pack(_title_atoms(blocks, pending[:cut], counter), with_overlap=False)
                 folded, pending = pending[cut:], []
             else:
+                caption = _caption_before(blocks, idx, run)
+                run = [a for a in run if a.block != caption]
                 in_run = list(dict.fromkeys(a.block for a in run))
                 folded = in_run[len(in_run) - _heads_of(blocks, in_run, block.heading_path) :]
                 run = [a for a in run if a.block not in folded]
                 packer.pack(run, with_overlap=True)
                 run = []
             if block.kind == BlockKind.TABLE:
-                packer.table(idx, folded)
+                if not delims.custom and caption is None and (caption := _caption_after(blocks, idx)) is not None:
+                    taken.add(caption)
+                packer.table(idx, folded, None if delims.custom else caption)
             else:
                 _pack_segments(packer, blocks, idx, delims.pattern, counter, _title_atoms(blocks, folded, counter))
         else:
@@ -300,6 +307,26 @@ def naive_chunk(
     for order, chunk in enumerate(packer.chunks):
         chunk.order = order
     return packer.chunks
+
+
+def _is_table_caption(block: Block) -> bool:
+    return block.meta.get("caption_of") == "table" and block.kind != BlockKind.TABLE
+
+
+def _caption_before(blocks: Sequence[Block], idx: int, run: Sequence[Atom]) -> int | None:
+    """The caption block right before the table ``blocks[idx]`` when it ends ``run`` (not yet packed)."""
+    if idx > 0 and _is_table_caption(blocks[idx - 1]) and run and run[-1].block == idx - 1:
+        return idx - 1
+    return None
+
+
+def _caption_after(blocks: Sequence[Block], idx: int) -> int | None:
+    """The caption block right below the table ``blocks[idx]`` — unless it heads the next table."""
+    below = idx + 1
+    if below < len(blocks) and _is_table_caption(blocks[below]) and blocks[below].text.strip() and not (
+            below + 1 < len(blocks) and blocks[below + 1].kind == BlockKind.TABLE):
+        return below
+    return None
 
 
 def _heads_of(blocks: Sequence[Block], order: Sequence[int], path: tuple[str, ...]) -> int:

@@ -9,7 +9,9 @@ many characters (with no HTML), never embedded whole.
 
 Headings folded into a table (the section titles that open right before it, which
 would otherwise form a chunk of their own) lead its first part: ``first_prefix``
-replaces the heading prefix there, and their boxes join that part's positions.
+replaces the heading prefix there, and their boxes join that part's positions. The
+table's caption follows them, so the table's numbers are found with the words that
+say what they measure.
 """
 
 from __future__ import annotations
@@ -46,12 +48,17 @@ def _html_parts(html: str | None, n_rows: int, groups: list[tuple[int, int]]) ->
 
 
 def table_chunks(block: Block, counter: TokenCounter, capacity: float, prefix: str, *,
-                 first_prefix: str | None = None, first_positions: Sequence[Position] = ()) -> list[Chunk]:
+                 first_prefix: str | None = None, first_positions: Sequence[Position] = (),
+                 caption: str = "") -> list[Chunk]:
     """Chunks of one table block (``order`` is set by the caller); ``capacity`` leaves out the prefix, and
-    ``first_prefix`` (headings folded in) leads the first part in place of ``prefix``."""
+    ``first_prefix`` (headings folded in) leads the first part in place of ``prefix``, followed by
+    the table's ``caption`` ("Table 2: ...", its positions among ``first_positions``)."""
     rows = block.text.split("\n")
     lead = f"{prefix}\n" if prefix else ""
     first_lead = lead if first_prefix is None else (f"{first_prefix}\n" if first_prefix else "")
+    if caption:
+        first_lead += f"{caption}\n"
+        capacity = max(1.0, capacity - counter.count(caption))
     max_chars = max(MIN_PIECE_CHARS, limits().max_chunk_chars - max(len(lead), len(first_lead)))
     # the prefix lives in the reserve, outside `capacity`
     if len(block.text) <= max_chars and counter.count(block.text) <= capacity:
