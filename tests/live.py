@@ -11,11 +11,25 @@ from dataclasses import dataclass
 
 import httpx
 import uvicorn
+from fastapi.testclient import TestClient
 
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.context import Context
+from ragloom.service import accounts
 from ragloom.worker import serve_forever
+
+
+@contextmanager
+def app_client(settings: Settings) -> Iterator[tuple[TestClient, Context, dict[str, str]]]:
+    """The app in process (FastAPI's TestClient) with its workspace bootstrapped: the client, the
+    app's context and the admin key's ``Authorization`` header."""
+    with TestClient(create_app(settings)) as client:
+        ctx = client.app.state.ctx  # type: ignore[attr-defined]
+        with ctx.db.session() as s:
+            boot = accounts.bootstrap(s)
+        assert boot.new_key is not None
+        yield client, ctx, {"Authorization": f"Bearer {boot.new_key.key}"}
 
 
 def free_port() -> int:

@@ -144,25 +144,17 @@ def test_a_lost_word_is_counted_and_named() -> None:
 
 
 def test_a_published_document_and_a_parse_preview_report_their_coverage(tmp_path: Path) -> None:
-    from fastapi.testclient import TestClient
-
-    from ragloom.api.app import create_app
     from ragloom.config import Settings
-    from ragloom.service import accounts
     from ragloom.service.chunks import preview_file
     from ragloom.worker import run_one
+    from tests.live import app_client
 
     path = tmp_path / "manual.docx"
     _docx(path)
     preview = preview_file(path.read_bytes(), path.name, method="naive", parser_config={})
     assert preview.coverage.ratio == 1.0 and preview.coverage.words > 50 and preview.coverage.missing == []
     settings = Settings(home=tmp_path / "home", workers=0, rate_limit_per_minute=0, _env_file=None)
-    with TestClient(create_app(settings)) as client:
-        ctx = client.app.state.ctx  # type: ignore[attr-defined]
-        with ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
-        assert boot.new_key is not None
-        headers = {"Authorization": f"Bearer {boot.new_key.key}"}
+    with app_client(settings) as (client, ctx, headers):
         kb = client.post("/api/v1/datasets", headers=headers, json={"name": "manuals"}).json()
         up = client.post(f"/api/v1/datasets/{kb['id']}/documents", headers=headers,
                          files=[("file", (path.name, path.read_bytes(), "application/octet-stream"))])

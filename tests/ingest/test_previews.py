@@ -14,13 +14,12 @@ import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
 
-from ragloom.api.app import create_app
 from ragloom.config import Settings
-from ragloom.service import accounts
 from ragloom.service.views import view_link
 from ragloom.worker import run_one
 from tests.ingest.docgen import make_docx_rich, make_eml, make_html, make_pptx, make_text, make_xlsx
 from tests.ingest.test_image_parser import encode, small_page
+from tests.live import app_client
 
 API = "/api/v1"
 
@@ -60,12 +59,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kb]:
     files = tmp / "files"
     files.mkdir()
     settings = Settings(home=tmp / "home", workers=0, rate_limit_per_minute=0, _env_file=None)
-    with TestClient(create_app(settings)) as client:
-        ctx = client.app.state.ctx  # type: ignore[attr-defined]
-        with ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
-        assert boot.new_key is not None
-        headers = {"Authorization": f"Bearer {boot.new_key.key}"}
+    with app_client(settings) as (client, ctx, headers):
         kb = client.post(f"{API}/datasets", headers=headers, json={"name": "mixed"}).json()
         up = client.post(f"{API}/datasets/{kb['id']}/documents", headers=headers,
                          files=[("file", (n, b, "application/octet-stream")) for n, b in _files(files).items()])
