@@ -68,6 +68,12 @@ class Client(Protocol):
                     explain: bool = False) -> Iterator[dict[str, Any]]:
         """The reply's events: ``{"delta": text}``..., then ``{"reply": ...}`` (or ``{"error", "message"}``)."""
         ...
+    def key_create(self, *, name: str = "", scope: str = "read-write",
+                   expires_in_days: int | None = None) -> dict[str, Any]:
+        """A new API key for the caller; the secret (``key``) is in this result only."""
+        ...
+    def key_list(self) -> list[dict[str, Any]]: ...
+    def key_revoke(self, key_id: str) -> dict[str, Any]: ...
     def start_processing(self) -> None: ...
     def stop_processing(self) -> None: ...
 
@@ -301,6 +307,19 @@ class HttpClient:
                         yield cast(dict[str, Any], json.loads(line[6:]))
         except httpx.HTTPError as exc:
             raise RagloomError(f"cannot reach the server: {exc}") from exc
+
+    def key_create(self, *, name: str = "", scope: str = "read-write",
+                   expires_in_days: int | None = None) -> dict[str, Any]:
+        body: dict[str, object] = {"name": name, "scope": scope}
+        if expires_in_days is not None:
+            body["expires_in_days"] = expires_in_days
+        return cast(dict[str, Any], self._call("POST", "/keys", json=body))
+
+    def key_list(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], cast(dict[str, Any], self._call("GET", "/keys"))["keys"])
+
+    def key_revoke(self, key_id: str) -> dict[str, Any]:
+        return cast(dict[str, Any], self._call("DELETE", f"/keys/{key_id}"))
 
     def start_processing(self) -> None:
         """The server's workers process uploads."""

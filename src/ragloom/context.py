@@ -20,7 +20,7 @@ from ragloom.filemodes import make_private_dir
 from ragloom.models.embedding import Embedder
 from ragloom.models.embedding_cache import CachedEmbedder
 from ragloom.models.registry import make_chat_model, make_embedder
-from ragloom.states import Role
+from ragloom.states import KeyScope, Role
 from ragloom.storage import ObjectStore, open_object_store
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class Principal:
     tenant_id: str
     user_id: str
     role: Role
+    scope: KeyScope = KeyScope.READ_WRITE  # of the API key it called with
 
 
 @dataclass

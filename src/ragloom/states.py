@@ -49,6 +49,13 @@ class Role(StrEnum):
     MEMBER = "member"
 
 
+class KeyScope(StrEnum):
+    """What an API key may do: read (list, search, ask) or also change things."""
+
+    READ = "read"
+    READ_WRITE = "read-write"
+
+
 class MessageRole(StrEnum):
     """Who wrote a message of a chat session."""
 

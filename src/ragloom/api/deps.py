@@ -8,8 +8,9 @@ from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ragloom.context import Context, Principal
-from ragloom.errors import AuthenticationError
+from ragloom.errors import AuthenticationError, PermissionDeniedError
 from ragloom.service import accounts
+from ragloom.states import KeyScope
 
 
 def get_context(request: Request) -> Context:
@@ -37,7 +38,23 @@ def current_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> 
     if scheme.lower() != "bearer" or not key.strip():
         raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
     with ctx.db.session() as s:
-        return accounts.authenticate(s, key.strip())
+        principal = accounts.authenticate(s, key.strip())
+    if principal.scope == KeyScope.READ and writes(request):
+        raise PermissionDeniedError(f"this API key is read-only: {request.method} {request.url.path} changes "
+                                    "data; use a read-write key")
+    return principal
+
+
+READS: dict[str, Any] = {"x-ragloom-reads": True}
+"""``openapi_extra`` of a POST route that changes nothing (a search, a question): read-only keys may call it."""
+
+
+def writes(request: Request) -> bool:
+    """The request may change data: any method but GET/HEAD/OPTIONS, unless its route is marked :data:`READS`."""
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return False
+    extra = getattr(request.scope.get("route"), "openapi_extra", None) or {}
+    return not extra.get("x-ragloom-reads")
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]

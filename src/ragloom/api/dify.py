@@ -29,7 +29,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragloom.api.deps import BearerDep, ContextDep
+from ragloom.api.deps import READS, BearerDep, ContextDep
 from ragloom.api.responses import ErrorBody
 from ragloom.context import Principal
 from ragloom.errors import (
@@ -214,7 +214,7 @@ def dify_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> Pri
 DifyPrincipalDep = Annotated[Principal, Depends(dify_principal)]
 
 
-@router.post("/retrieval", summary="Dify external knowledge retrieval")
+@router.post("/retrieval", summary="Dify external knowledge retrieval", openapi_extra=READS)
 def dify_retrieval(body: DifyRetrievalRequest, ctx: ContextDep, principal: DifyPrincipalDep) -> DifyRecords:
     """The chunks of the dataset ``knowledge_id`` that best match ``query``, as Dify's records."""
     setting = body.retrieval_setting

@@ -45,7 +45,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
+from ragloom.api.deps import READS, ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import REF, ErrorBody
 from ragloom.context import Context
 from ragloom.errors import (
@@ -337,6 +337,7 @@ STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {200: {
 
 
 @router.post("/chat/completions", summary="OpenAI: create a chat completion", response_model=ChatCompletion,
+             openapi_extra=READS,
              dependencies=[rate_limited("answer")], responses=STREAM_RESPONSE)
 def chat_completions(body: ChatCompletionRequest, ctx: ContextDep,
                      principal: PrincipalDep) -> ChatCompletion | StreamingResponse:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
-from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
+from ragloom.api.deps import READS, ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import ANSWER_STREAM, CALLER_ERRORS, error_responses
 from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.dataflow import Answer
@@ -20,7 +20,8 @@ from ragloom.service.views import CitedAnswer, Retrieval, answer_view, retrieval
 router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
 
 
-@router.post("/retrieval", dependencies=[rate_limited("retrieval")], responses=error_responses(429, 502))
+@router.post("/retrieval", dependencies=[rate_limited("retrieval")], openapi_extra=READS,
+             responses=error_responses(429, 502))
 def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> Retrieval:
     _need_datasets(body.dataset_ids, body.route)
     result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=body)
@@ -28,6 +29,7 @@ def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) 
 
 
 @router.post("/answer", response_model=CitedAnswer, dependencies=[rate_limited("answer")],
+             openapi_extra=READS,
              responses={**ANSWER_STREAM, **error_responses(429, 502)})
 def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> CitedAnswer | StreamingResponse:
     _need_datasets(body.dataset_ids, body.route)

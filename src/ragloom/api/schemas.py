@@ -5,9 +5,12 @@ bodies are the use cases' options (``ragloom.retrieval.options``) plus the quest
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from datetime import datetime
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from ragloom.retrieval.options import MAX_DOCUMENT_IDS, EvidenceOptions, RetrievalOptions
+from ragloom.states import KeyScope
 
 MAX_DATASETS = 100  # knowledge bases searched by one request
 
@@ -50,3 +53,25 @@ class DocumentUpdate(_Strict):
 
     chunk_method: str | None
     parser_config: dict[str, object] | None = None
+
+
+class KeyCreate(_Strict):
+    """A new API key: a label, what it may do, and when it stops working (never, by default)."""
+
+    name: str = Field("", max_length=128)
+    scope: KeyScope = Field(KeyScope.READ_WRITE, description="read: list, search and ask only")
+    expires_at: AwareDatetime | None = Field(None, description="ISO 8601 with a time zone")
+    expires_in_days: int | None = Field(None, ge=1, le=3650)
+
+    @model_validator(mode="after")
+    def _one_expiry(self) -> KeyCreate:
+        if self.expires_at is not None and self.expires_in_days is not None:
+            raise ValueError("give expires_at or expires_in_days, not both")
+        return self
+
+    def expiry(self, now: datetime) -> datetime | None:
+        from datetime import timedelta
+
+        if self.expires_in_days is not None:
+            return now + timedelta(days=self.expires_in_days)
+        return self.expires_at

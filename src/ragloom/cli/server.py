@@ -1,4 +1,4 @@
-"""Server-side commands: ``init``, ``serve``, ``worker`` and ``keys create``."""
+"""Server-side commands: ``init``, ``serve`` and ``worker``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ragloom.cli._app import app, emit, keys_app, out, state
+from ragloom.cli._app import app, emit, out, state
 from ragloom.errors import RagloomError
 
 if TYPE_CHECKING:
@@ -158,16 +158,3 @@ def _stop_signals(pool: WorkerPool, server: uvicorn.Server | None,
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-
-
-@keys_app.command("create")
-def keys_create(name: Annotated[str, typer.Option(help="A label for the key.")] = "") -> None:
-    """Create another API key for the default tenant's owner (local mode only)."""
-    from ragloom.service import accounts
-
-    ctx = state.context()
-    with ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
-        key = accounts.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=boot.principal.user_id,
-                                      name=name)
-    emit({"api_key": key.key, "tenant_id": key.tenant_id}, f"New API key: [bold]{key.key}[/]")

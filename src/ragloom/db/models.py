@@ -23,7 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from ragloom.states import DocumentStatus, TaskStatus, VersionStatus
+from ragloom.states import DocumentStatus, KeyScope, TaskStatus, VersionStatus
 
 
 def new_id() -> str:
@@ -73,6 +73,9 @@ class ApiKey(Base):
     name: Mapped[str] = mapped_column(String(128), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    scope: Mapped[str] = mapped_column(String(16), default=KeyScope.READ_WRITE, server_default="read-write")
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class KnowledgeBase(Base):

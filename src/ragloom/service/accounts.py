@@ -5,14 +5,15 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Principal
 from ragloom.db.models import ApiKey, Membership, Tenant, User, utcnow
-from ragloom.errors import AuthenticationError, ConflictError
-from ragloom.states import Role
+from ragloom.errors import AuthenticationError, ConflictError, InvalidRequestError, NotFoundError
+from ragloom.states import KeyScope, Role
 
 KEY_PREFIX = "ragloom-"
 ROLES = tuple(Role)
@@ -29,6 +30,9 @@ class NewKey:
     key: str
     tenant_id: str
     user_id: str
+    id: str = ""
+    scope: KeyScope = KeyScope.READ_WRITE
+    expires_at: datetime | None = None
 
 
 def create_tenant(session: Session, *, name: str, owner_email: str) -> tuple[Tenant, User]:
@@ -58,30 +62,80 @@ def add_member(session: Session, *, tenant_id: str, email: str, role: str = "mem
     return user
 
 
-def create_api_key(session: Session, *, tenant_id: str, user_id: str, name: str = "") -> NewKey:
-    """Create a key for a member of the tenant; only its hash is stored."""
+def create_api_key(session: Session, *, tenant_id: str, user_id: str, name: str = "",
+                   scope: KeyScope = KeyScope.READ_WRITE, expires_at: datetime | None = None) -> NewKey:
+    """Create a key for a member of the tenant; only its hash is stored. A ``read`` key may list,
+    search and ask, not change anything; past ``expires_at`` the key is refused."""
+    if expires_at is not None and _aware(expires_at) <= utcnow():
+        raise InvalidRequestError("expires_at: the expiry must be in the future")
     key = KEY_PREFIX + secrets.token_urlsafe(32)
-    session.add(
-        ApiKey(tenant_id=tenant_id, user_id=user_id, key_hash=hash_key(key), prefix=key[:12], name=name)
-    )
+    row = ApiKey(tenant_id=tenant_id, user_id=user_id, key_hash=hash_key(key), prefix=key[:12], name=name,
+                 scope=KeyScope(scope), expires_at=expires_at)
+    session.add(row)
     session.flush()
-    return NewKey(key=key, tenant_id=tenant_id, user_id=user_id)
+    return NewKey(key=key, tenant_id=tenant_id, user_id=user_id, id=row.id, scope=KeyScope(scope),
+                  expires_at=expires_at)
+
+
+def list_api_keys(session: Session, *, principal: Principal) -> list[ApiKey]:
+    """The caller's keys in this workspace — every member's for an owner or admin; newest first."""
+    query = select(ApiKey).where(ApiKey.tenant_id == principal.tenant_id)
+    if principal.role == Role.MEMBER:
+        query = query.where(ApiKey.user_id == principal.user_id)
+    return list(session.scalars(query.order_by(ApiKey.created_at.desc(), ApiKey.id)))
+
+
+def get_api_key(session: Session, *, principal: Principal, key_id: str) -> ApiKey:
+    """A key the caller may see: their own, or any in the workspace for an owner or admin. Another
+    workspace's key, or another member's for a member, is not found."""
+    row = session.get(ApiKey, key_id)
+    if row is None or row.tenant_id != principal.tenant_id or (
+            principal.role == Role.MEMBER and row.user_id != principal.user_id):
+        raise NotFoundError(f"API key {key_id!r} not found")
+    return row
+
+
+def revoke_api_key(session: Session, *, principal: Principal, key_id: str) -> ApiKey:
+    """Revoke a key the caller may see (:func:`get_api_key`): refused from the next request on."""
+    row = get_api_key(session, principal=principal, key_id=key_id)
+    if row.revoked_at is None:
+        row.revoked_at = utcnow()
+    return row
+
+
+def key_state(row: ApiKey, now: datetime | None = None) -> str:
+    """``active``, ``revoked`` or ``expired``."""
+    if row.revoked_at is not None:
+        return "revoked"
+    if row.expires_at is not None and _aware(row.expires_at) <= (now or utcnow()):
+        return "expired"
+    return "active"
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt  # SQLite gives naive UTC datetimes back
 
 
 def authenticate(session: Session, key: str | None) -> Principal:
-    """The principal an API key stands for; ``AuthenticationError`` when unknown."""
+    """The principal an API key stands for; ``AuthenticationError`` when unknown, revoked or expired."""
     if not key:
         raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
     row = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
     if row is None:
         raise AuthenticationError("invalid API key")
+    state = key_state(row)
+    if state == "revoked":
+        raise AuthenticationError(f"the API key {row.prefix}... was revoked")
+    if state == "expired":
+        raise AuthenticationError(f"the API key {row.prefix}... expired")
     member = session.scalar(
         select(Membership).where(Membership.tenant_id == row.tenant_id, Membership.user_id == row.user_id)
     )
     if member is None:
         raise AuthenticationError("the API key's user is no longer a member of its tenant")
     row.last_used_at = utcnow()
-    return Principal(tenant_id=row.tenant_id, user_id=row.user_id, role=Role(member.role))
+    return Principal(tenant_id=row.tenant_id, user_id=row.user_id, role=Role(member.role),
+                     scope=KeyScope(row.scope))
 
 
 @dataclass(frozen=True, slots=True)

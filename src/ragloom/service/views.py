@@ -535,3 +535,35 @@ def answer_view(answer: Answer) -> CitedAnswer:
                        truncated=answer.truncated,
                        references=[reference_view(ev) for ev in answer.references], mode=answer.mode,
                        citations=[citation_view(c, answer.sentences) for c in answer.citations])
+
+
+# --- API keys -------------------------------------------------------------------------------------
+
+class ApiKeyInfo(View):
+    """An API key as listed: never its secret."""
+
+    id: str
+    name: str
+    prefix: str = Field(description="the key's first characters, to recognise it")
+    scope: str
+    state: str = Field(description="active, revoked or expired")
+    user_id: str
+    created_at: str | None
+    last_used_at: str | None
+    expires_at: str | None
+    revoked_at: str | None
+
+
+class ApiKeyList(View):
+    keys: list[ApiKeyInfo]
+    total: int
+
+
+class NewApiKey(ApiKeyInfo):
+    key: str = Field(description="the secret: shown this once, stored only as a hash")
+
+
+def key_view(row: db.ApiKey, state: str) -> ApiKeyInfo:
+    return ApiKeyInfo(id=row.id, name=row.name, prefix=row.prefix, scope=row.scope, state=state, user_id=row.user_id,
+                      created_at=iso_utc(row.created_at), last_used_at=iso_utc(row.last_used_at),
+                      expires_at=iso_utc(row.expires_at), revoked_at=iso_utc(row.revoked_at))
