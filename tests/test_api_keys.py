@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from typer.testing import CliRunner
 
-from ragloom.cli import app as cli_app
 from ragloom.config import Settings
 from ragloom.db.models import ApiKey
 from ragloom.service import accounts
 from tests.live import app_client
+from tests.test_cli import ragloom
 
 API = "/api/v1"
 
@@ -132,17 +131,76 @@ def test_a_revoked_key_gets_401_on_every_route(served) -> None:
 
 
 def test_keys_from_the_command_line(tmp_path: Path) -> None:
-    runner = CliRunner()
-    env = {"RAGLOOM_HOME": str(tmp_path / "home")}
-    created = runner.invoke(cli_app, ["--json", "keys", "create", "--name", "cli", "--scope", "read",
-                                      "--expires-in-days", "7"], env=env)
-    assert created.exit_code == 0, created.output
-    key = json.loads(created.stdout)
+    home = tmp_path / "home"
+    key = json.loads(ragloom(home, "--json", "keys", "create", "--name", "cli", "--scope", "read",
+                             "--expires-in-days", "7").stdout)
     assert key["api_key"] == key["key"] and key["scope"] == "read"
-    listed = runner.invoke(cli_app, ["--json", "keys", "list"], env=env)
-    assert key["key"] not in listed.stdout
-    assert any(k["id"] == key["id"] and k["state"] == "active" for k in json.loads(listed.stdout)["keys"])
-    revoked = runner.invoke(cli_app, ["--json", "keys", "revoke", key["id"]], env=env)
-    assert revoked.exit_code == 0 and json.loads(revoked.stdout)["state"] == "revoked"
-    missing = runner.invoke(cli_app, ["keys", "revoke", "nope"], env=env)
-    assert missing.exit_code != 0 and "not found" in missing.output + str(missing.exception)
+    listed = ragloom(home, "--json", "keys", "list").stdout
+    assert key["key"] not in listed
+    assert any(k["id"] == key["id"] and k["state"] == "active" for k in json.loads(listed)["keys"])
+    revoked = json.loads(ragloom(home, "--json", "keys", "revoke", key["id"]).stdout)
+    assert revoked["state"] == "revoked"
+    missing = ragloom(home, "keys", "revoke", "nope", check=False)
+    assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+# -- the audit log --------------------------------------------------------------------------------
+
+
+def test_the_audit_log_says_who_did_what_from_where_and_never_a_secret(served) -> None:
+    client, ctx, admin = served
+    new = client.post(f"{API}/keys", headers=admin, json={"name": "temp"}).json()
+    client.delete(f"{API}/keys/{new['id']}", headers=admin)
+    assert client.get(f"{API}/datasets", headers=_bearer(new["key"])).status_code == 401
+    assert client.get(f"{API}/datasets", headers=_bearer("ragloom-not-a-key")).status_code == 401
+    kb = client.post(f"{API}/datasets", headers=admin, json={"name": "doomed"}).json()
+    up = client.post(f"{API}/datasets/{kb['id']}/documents", headers=admin,
+                     files=[("file", ("note.txt", b"The pump needs grease.", "text/plain"))])
+    doc_id = up.json()["documents"][0]["id"]
+    assert client.request("DELETE", f"{API}/datasets/{kb['id']}/documents", headers=admin,
+                          json={"ids": [doc_id]}).status_code == 200
+    assert client.delete(f"{API}/datasets/{kb['id']}", headers=admin).status_code == 204
+    with ctx.db.session() as s:
+        boot = accounts.bootstrap(s)
+        accounts.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
+
+    res = client.get(f"{API}/audit", headers=admin)
+    assert res.status_code == 200, res.text
+    log = res.json()
+    actions = [e["action"] for e in log["events"]]
+    for action in ("key.created", "key.revoked", "auth.failed", "document.deleted", "kb.deleted", "member.added"):
+        assert action in actions, actions
+    assert new["key"] not in res.text and "ragloom-not-a-key" not in res.text
+    revoked = next(e for e in log["events"] if e["action"] == "key.revoked")
+    assert revoked["target"] == f"key:{new['id']}" and revoked["user_id"] == boot.principal.user_id
+    assert revoked["origin"] == "testclient"  # the client's address, as the server saw it
+    failed = next(e for e in log["events"] if e["action"] == "auth.failed")  # the revoked key, in this workspace
+    assert "revoked" in failed["detail"] and failed["target"] == f"key:{new['id']}"
+    deleted = next(e for e in log["events"] if e["action"] == "kb.deleted")
+    assert deleted["detail"] == "doomed"
+    only = client.get(f"{API}/audit", headers=admin, params={"action": "kb.deleted"}).json()
+    assert only["total"] == 1 and [e["action"] for e in only["events"]] == ["kb.deleted"]
+    assert client.get(f"{API}/audit", headers=admin, params={"limit": 0}).status_code == 422
+
+
+def test_members_may_not_read_the_audit_log_and_no_workspace_reads_another_s(served) -> None:
+    client, ctx, admin = served
+    with ctx.db.session() as s:
+        boot = accounts.bootstrap(s)
+        member = accounts.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
+        bo = accounts.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=member.id)
+        tenant, user = accounts.create_tenant(s, name="other", owner_email="eve@example.com")
+        eve = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id)
+    refused = client.get(f"{API}/audit", headers=_bearer(bo.key))
+    assert refused.status_code == 403 and "owner or an admin" in refused.json()["message"]
+    theirs = client.get(f"{API}/audit", headers=_bearer(eve.key)).json()
+    assert {e["action"] for e in theirs["events"]} == {"key.created"}  # eve's own key, nothing of ours
+    assert all(e["user_id"] == user.id for e in theirs["events"])
+
+
+def test_the_audit_log_from_the_command_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    key = json.loads(ragloom(home, "--json", "keys", "create", "--name", "x").stdout)
+    ragloom(home, "keys", "revoke", key["id"])
+    (event,) = json.loads(ragloom(home, "--json", "audit", "--action", "key.revoked").stdout)["events"]
+    assert event["target"] == f"key:{key['id']}" and event["origin"] == "cli"

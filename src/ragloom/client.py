@@ -74,6 +74,7 @@ class Client(Protocol):
         ...
     def key_list(self) -> list[dict[str, Any]]: ...
     def key_revoke(self, key_id: str) -> dict[str, Any]: ...
+    def audit(self, *, action: str | None = None, limit: int = 100) -> dict[str, Any]: ...
     def start_processing(self) -> None: ...
     def stop_processing(self) -> None: ...
 
@@ -120,7 +121,7 @@ class _Session(Protocol):
     """What the client needs of an HTTP client: an ``httpx.Client``, or the in-process ``TestClient``
     (an ``httpx2.Client``, whose ``Response`` is another class with the same interface)."""
 
-    def request(self, method: str, url: str, *, params: Mapping[str, int] | None = None,
+    def request(self, method: str, url: str, *, params: Mapping[str, int | str] | None = None,
                 json: Mapping[str, object] | None = None, data: Mapping[str, str] | None = None,
                 files: Sequence[tuple[str, tuple[str, bytes]]] | None = None) -> _Response: ...
     def stream(self, method: str, url: str, *,
@@ -168,7 +169,7 @@ class HttpClient:
             base_url=url.rstrip("/") + "/api/v1", timeout=timeout, transport=transport,
             headers={"Authorization": f"Bearer {api_key}"})
 
-    def _call(self, method: str, path: str, *, params: Mapping[str, int] | None = None,
+    def _call(self, method: str, path: str, *, params: Mapping[str, int | str] | None = None,
               json: Mapping[str, object] | None = None, data: Mapping[str, str] | None = None,
               files: Sequence[tuple[str, tuple[str, bytes]]] | None = None) -> object:
         """The decoded JSON body of the response (None when it is empty); an error status raises."""
@@ -321,6 +322,10 @@ class HttpClient:
     def key_revoke(self, key_id: str) -> dict[str, Any]:
         return cast(dict[str, Any], self._call("DELETE", f"/keys/{key_id}"))
 
+    def audit(self, *, action: str | None = None, limit: int = 100) -> dict[str, Any]:
+        params: dict[str, int | str] = {"limit": limit, **({"action": action} if action else {})}
+        return cast(dict[str, Any], self._call("GET", "/audit", params=params))
+
     def start_processing(self) -> None:
         """The server's workers process uploads."""
 
@@ -346,7 +351,7 @@ class LocalClient(HttpClient):
         self._thread: threading.Thread | None = None
         app = create_app(context=ctx, local_principal=principal)
         super().__init__(LOCAL_URL, "", http=TestClient(app, base_url=LOCAL_URL + "/api/v1",
-                                                      raise_server_exceptions=False))
+                                                      raise_server_exceptions=False, client=("cli", 0)))
 
     def start_processing(self) -> None:
         from ragloom.worker import run_until

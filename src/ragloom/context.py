@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     from ragloom.nlp import Analyzer
 
 log = logging.getLogger(__name__)
+
+
+request_origin: ContextVar[str] = ContextVar("request_origin", default="")
+"""Where the current request comes from (a client address; set by the API for each request)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,21 +1,23 @@
-"""/keys: the caller's API keys (every member's for an owner or admin) — create, list, revoke."""
+"""/keys: the caller's API keys (every member's for an owner or admin) — create, list, revoke; /audit:
+the workspace's audit log."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
 from ragloom.api.schemas import KeyCreate
-from ragloom.service import accounts
-from ragloom.service.views import ApiKeyInfo, ApiKeyList, NewApiKey, key_view
+from ragloom.service import accounts, audit
+from ragloom.service.views import ApiKeyInfo, ApiKeyList, AuditLog, NewApiKey, audit_view, key_view
 
-router = APIRouter(prefix="/keys", tags=["keys"], responses=CALLER_ERRORS)
+router = APIRouter(tags=["keys"], responses=CALLER_ERRORS)
 
 
-@router.post("", status_code=201)
+@router.post("/keys", status_code=201)
 def create_key(body: KeyCreate, ctx: ContextDep, principal: PrincipalDep) -> NewApiKey:
     """A new key for the caller in this workspace; the secret is in this response only."""
     with ctx.db.session() as s:
@@ -25,16 +27,26 @@ def create_key(body: KeyCreate, ctx: ContextDep, principal: PrincipalDep) -> New
         return NewApiKey(**key_view(row, accounts.key_state(row)).model_dump(), key=new.key)
 
 
-@router.get("")
+@router.get("/keys")
 def list_keys(ctx: ContextDep, principal: PrincipalDep) -> ApiKeyList:
     with ctx.db.session() as s:
         rows = accounts.list_api_keys(s, principal=principal)
         return ApiKeyList(keys=[key_view(r, accounts.key_state(r)) for r in rows], total=len(rows))
 
 
-@router.delete("/{key_id}")
+@router.delete("/keys/{key_id}")
 def revoke_key(key_id: str, ctx: ContextDep, principal: PrincipalDep) -> ApiKeyInfo:
     """Revoke a key: every request with it is refused from now on (401)."""
     with ctx.db.session() as s:
         row = accounts.revoke_api_key(s, principal=principal, key_id=key_id)
         return key_view(row, accounts.key_state(row))
+
+
+@router.get("/audit")
+def audit_log(ctx: ContextDep, principal: PrincipalDep, action: str | None = None,
+              limit: Annotated[int, Query(ge=1, le=audit.MAX_PAGE)] = 100,
+              offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> AuditLog:
+    """The workspace's audit log, newest first (owners and admins only)."""
+    with ctx.db.session() as s:
+        page = audit.events(s, principal=principal, action=action, limit=limit, offset=offset)
+        return audit_view(page.events, page.total)

@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragloom.api.responses import error_body
 from ragloom.config import Settings
+from ragloom.context import request_origin
 from ragloom.errors import InvalidRequestError, PayloadTooLargeError, RagloomError, http_status
 
 MAX_JSON_DEPTH = 64  # deepest nesting of arrays and objects in a JSON request body
@@ -188,7 +189,9 @@ class BodyLimitMiddleware:
 
 
 class SecurityHeadersMiddleware:
-    """``X-Content-Type-Options: nosniff`` on every response (a browser never guesses a type)."""
+    """``X-Content-Type-Options: nosniff`` on every response (a browser never guesses a type); the
+    caller's address becomes the request's :data:`ragloom.context.request_origin` (the audit log's
+    "from where")."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -197,6 +200,8 @@ class SecurityHeadersMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        client = scope.get("client")
+        request_origin.set(str(client[0]) if client else "")
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -1,5 +1,5 @@
 """API-key commands: ``keys create``, ``keys list`` and ``keys revoke`` (locally, as the data
-directory's owner, or against a server with ``--url``)."""
+directory's owner, or against a server with ``--url``); ``audit``, the workspace's audit log."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ragloom.cli._app import CliTable, emit, keys_app, state
+from ragloom.cli._app import CliTable, app, emit, keys_app, state
 
 
 @keys_app.command("create")
@@ -39,3 +39,16 @@ def keys_revoke(key_id: str) -> None:
     """Revoke an API key: every request with it is refused from now on."""
     key = state.client().key_revoke(key_id)
     emit(key, f"Revoked API key {key['prefix']}... ({key['id']})")
+
+
+@app.command("audit")
+def audit(
+    action: Annotated[str | None, typer.Option(help="Only this action, e.g. key.revoked or auth.failed.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=500, help="Newest events shown.")] = 50,
+) -> None:
+    """The workspace's audit log, newest first: who did what, when, from where (owners and admins)."""
+    log = state.client().audit(action=action, limit=limit)
+    table = CliTable("when", "action", "user", "target", "detail", "from", title=f"{log['total']} events")
+    for e in log["events"]:
+        table.add_row(e["created_at"] or "", e["action"], e["user_id"] or "", e["target"], e["detail"], e["origin"])
+    emit(log, table)

@@ -78,6 +78,21 @@ class ApiKey(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
+class AuditEvent(Base):
+    """Who did what, when, from where: sign-ins, keys, members, deletions (``ragloom.service.audit``)."""
+
+    __tablename__ = "audit_event"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str | None] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), nullable=True,
+                                                  index=True)
+    user_id: Mapped[str | None] = mapped_column(String(32), nullable=True)  # kept when the user is gone
+    action: Mapped[str] = mapped_column(String(48), index=True)
+    target: Mapped[str] = mapped_column(String(200), default="")  # "kb:<id>", "key:<id>", ...
+    detail: Mapped[str] = mapped_column(Text, default="")  # never a secret
+    origin: Mapped[str] = mapped_column(String(80), default="")  # the client's address, or "cli"
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
 class KnowledgeBase(Base):
     __tablename__ = "knowledgebase"
     __table_args__ = (UniqueConstraint("tenant_id", "name"),)

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from ragloom.context import Principal
 from ragloom.db.models import ApiKey, Membership, Tenant, User, utcnow
 from ragloom.errors import AuthenticationError, ConflictError, InvalidRequestError, NotFoundError
+from ragloom.service import audit
 from ragloom.states import KeyScope, Role
 
 KEY_PREFIX = "ragloom-"
@@ -59,6 +60,8 @@ def add_member(session: Session, *, tenant_id: str, email: str, role: str = "mem
         session.flush()
     session.add(Membership(tenant_id=tenant_id, user_id=user.id, role=role))
     session.flush()
+    audit.record(session, "member.added", tenant_id=tenant_id, user_id=None, target=f"user:{user.id}",
+                 detail=f"{email} as {role}")
     return user
 
 
@@ -73,6 +76,8 @@ def create_api_key(session: Session, *, tenant_id: str, user_id: str, name: str 
                  scope=KeyScope(scope), expires_at=expires_at)
     session.add(row)
     session.flush()
+    audit.record(session, "key.created", tenant_id=tenant_id, user_id=user_id, target=f"key:{row.id}",
+                 detail=f"{row.prefix}... {row.scope}" + (f" {name!r}" if name else ""))
     return NewKey(key=key, tenant_id=tenant_id, user_id=user_id, id=row.id, scope=KeyScope(scope),
                   expires_at=expires_at)
 
@@ -100,6 +105,7 @@ def revoke_api_key(session: Session, *, principal: Principal, key_id: str) -> Ap
     row = get_api_key(session, principal=principal, key_id=key_id)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
+        audit.record_by(session, principal, "key.revoked", target=f"key:{row.id}", detail=f"{row.prefix}...")
     return row
 
 
@@ -112,6 +118,15 @@ def key_state(row: ApiKey, now: datetime | None = None) -> str:
     return "active"
 
 
+def _refused(session: Session, row: ApiKey | None, what: str) -> None:
+    """A failed sign-in, logged in its own transaction (the caller's is rolled back by the refusal)."""
+    engine = session.get_bind()
+    with Session(engine) as own, own.begin():
+        audit.record(own, "auth.failed", tenant_id=row.tenant_id if row else None,
+                     user_id=row.user_id if row else None, target=f"key:{row.id}" if row else "",
+                     detail=f"refused {what}")
+
+
 def _aware(dt: datetime) -> datetime:
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt  # SQLite gives naive UTC datetimes back
 
@@ -122,12 +137,12 @@ def authenticate(session: Session, key: str | None) -> Principal:
         raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
     row = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
     if row is None:
+        _refused(session, None, "an unknown API key")
         raise AuthenticationError("invalid API key")
     state = key_state(row)
-    if state == "revoked":
-        raise AuthenticationError(f"the API key {row.prefix}... was revoked")
-    if state == "expired":
-        raise AuthenticationError(f"the API key {row.prefix}... expired")
+    if state != "active":
+        _refused(session, row, f"a {state} API key {row.prefix}...")
+        raise AuthenticationError(f"the API key {row.prefix}... {'was revoked' if state == 'revoked' else 'expired'}")
     member = session.scalar(
         select(Membership).where(Membership.tenant_id == row.tenant_id, Membership.user_id == row.user_id)
     )

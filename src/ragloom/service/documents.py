@@ -14,7 +14,7 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
-from ragloom.service import knowledgebases
+from ragloom.service import audit, knowledgebases
 from ragloom.states import DocumentStatus, Role, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -263,6 +263,8 @@ def delete_documents(
     docs = [get(session, principal=principal, kb_id=kb.id, doc_id=d) for d in doc_ids]
     for doc in docs:
         _cancel_open_tasks(session, doc)
+        audit.record_by(session, principal, "document.deleted", target=f"document:{doc.id}",
+                        detail=f"{doc.name} in {kb.name}")
         session.delete(doc)
     session.flush()
     if docs:

@@ -15,6 +15,7 @@ from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.nlp.synonyms import validate_groups
+from ragloom.service import audit
 from ragloom.states import Role
 
 LANGUAGES = ("en", "zh")
@@ -254,6 +255,7 @@ def document_counts(session: Session, kb_ids: list[str]) -> dict[str, int]:
 def delete(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str) -> None:
     kb = get(session, principal=principal, kb_id_or_name=kb_id_or_name)
     require_edit(principal, kb, "delete this knowledge base")
+    audit.record_by(session, principal, "kb.deleted", target=f"kb:{kb.id}", detail=kb.name)
     session.delete(kb)
     session.flush()
     ctx.docstore.delete(principal.tenant_id, Filters(kb_ids=[kb.id]))

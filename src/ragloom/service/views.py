@@ -567,3 +567,27 @@ def key_view(row: db.ApiKey, state: str) -> ApiKeyInfo:
     return ApiKeyInfo(id=row.id, name=row.name, prefix=row.prefix, scope=row.scope, state=state, user_id=row.user_id,
                       created_at=iso_utc(row.created_at), last_used_at=iso_utc(row.last_used_at),
                       expires_at=iso_utc(row.expires_at), revoked_at=iso_utc(row.revoked_at))
+
+
+# --- audit log ------------------------------------------------------------------------------------
+
+class AuditEventView(View):
+    id: str
+    action: str = Field(description="auth.failed, key.created, key.revoked, member.added, kb.deleted, "
+                        "document.deleted")
+    user_id: str | None = Field(description="who (None: an unknown caller)")
+    target: str
+    detail: str
+    origin: str = Field(description="the client's address, or cli")
+    created_at: str | None
+
+
+class AuditLog(View):
+    events: list[AuditEventView]
+    total: int
+
+
+def audit_view(rows: Sequence[db.AuditEvent], total: int) -> AuditLog:
+    return AuditLog(events=[AuditEventView(id=r.id, action=r.action, user_id=r.user_id, target=r.target,
+                                           detail=r.detail, origin=r.origin, created_at=iso_utc(r.created_at))
+                            for r in rows], total=total)
