@@ -38,10 +38,10 @@ class TaskProgress:
     """Reports progress to the task row; raises TaskCancelledError once cancel is asked, and
     whatever the task's guard raises (:func:`ragloom.ingest.guard.checkpoint`)."""
 
-    def __init__(self, ctx: Context, task_id: str) -> None:
+    def __init__(self, ctx: Context, task_id: str, *, quiet: bool = False) -> None:
         self.ctx = ctx
         self.task_id = task_id
-        self._last = 0.0
+        self._last = time.monotonic() if quiet else 0.0  # quiet: the first write waits like the next ones
 
     def __call__(self, progress: float, message: str, *, force: bool = False) -> None:
         checkpoint()
@@ -106,7 +106,7 @@ def run_tasks(ctx: Context, task_ids: list[str]) -> dict[str, RunOutcome]:
     for task_id in task_ids:
         job = load_job(ctx, task_id)
         try:
-            ready.append(_prepare(ctx, job))
+            ready.append(_prepare(ctx, job, batched=len(task_ids) > 1))
         except Exception as exc:  # settled as this task's failure
             outcomes[task_id] = _settle(ctx, job, exc)
     if not ready:
@@ -139,9 +139,11 @@ def run_tasks(ctx: Context, task_ids: list[str]) -> dict[str, RunOutcome]:
     return outcomes
 
 
-def _prepare(ctx: Context, job: Job) -> _Prepared:
-    progress = TaskProgress(ctx, job.task_id)
-    progress(0.05, "parsing", force=True)
+def _prepare(ctx: Context, job: Job, *, batched: bool = False) -> _Prepared:
+    """Parse and chunk; a document of a batch takes a second or less, so its steps are not written
+    one by one (its claim said it runs; publishing says it is done, or finds it cancelled)."""
+    progress = TaskProgress(ctx, job.task_id, quiet=batched)
+    progress(0.05, "parsing", force=not batched)
     data = ctx.objects.get(job.file_key)
     parsed = pipeline.parse(data, job)
     embedder = ctx.embedder(job.embedding_model)
