@@ -58,9 +58,13 @@ class _Beat:
         self._orphan_timer: threading.Timer | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"beat-{wid}", daemon=True)
+        # its own thread: a beat may wait on a busy database, the supervisor's death must not
+        self._watch = threading.Thread(target=self._watch_parent, name=f"orphan-watch-{wid}", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
+        if self.parent_pid is not None:
+            self._watch.start()
 
     def close(self) -> None:
         self._done.set()
@@ -69,20 +73,22 @@ class _Beat:
     def _run(self) -> None:
         period = self.ctx.settings.worker_heartbeat_seconds
         while not self._done.wait(period):
-            if self.parent_pid is not None and os.getppid() != self.parent_pid:
-                self._orphaned()
             try:
                 with self.ctx.db.session() as s:
                     workers.beat(s, self.wid, task_id=self.task_id, rss_mb=rss_mb())
             except Exception as exc:  # the DB may be busy or gone for a moment: beat again next time
                 log.warning("worker %s: heartbeat failed: %s", self.wid, exc)
 
+    def _watch_parent(self) -> None:
+        while not self._done.wait(min(1.0, self.ctx.settings.worker_heartbeat_seconds)):
+            if os.getppid() != self.parent_pid:
+                self._orphaned()
+                return
+
     def _orphaned(self) -> None:
         """The supervisor died (even by SIGKILL): stop at the next checkpoint, or — when the task is in a
         long model call or the shutdown hangs — exit after ``ORPHAN_GRACE_SECONDS``; nobody would stop
         this worker otherwise, and the next supervisor re-queues its task."""
-        if self.stop.is_set() and self._orphan_timer is not None:
-            return
         log.warning("worker %s: its supervisor died; stopping", self.wid)
         self.stop.set()
         self._orphan_timer = threading.Timer(ORPHAN_GRACE_SECONDS, _exit_now, args=(self.wid,))
