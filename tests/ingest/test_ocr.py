@@ -10,14 +10,16 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from ragloom.ingest.blocks import BBox, Block
 from ragloom.ingest.ocr import RapidPageReader, default_page_reader
+from ragloom.ingest.ocr.engine import batches, rec_columns
 from ragloom.ingest.ocr.geometry import OcrLine, Rect, Region, join_text, reading_order, rows_of
-from ragloom.ingest.ocr.models import installed
-from ragloom.ingest.ocr.reader import _Frame, split_bands
+from ragloom.ingest.ocr.models import OcrModels, installed
+from ragloom.ingest.ocr.reader import InkMap, _Frame, _line_box, split_bands
 from ragloom.ingest.ocr.tables import grid_table, html_grid
 from ragloom.ingest.ocr_base import PageReader
 
@@ -200,6 +202,72 @@ def test_blank_page_reads_nothing(reader: RapidPageReader) -> None:
     assert reader.read_page(Image.new("L", (800, 600), 255), page=1, scale=1.0) == []
 
 
+A4 = (1654, 2339)  # pixels at 200 dpi
+BODY = [
+    "The pump of unit RX-4471 must be inspected every 500 hours in hall A.",
+    "Each sensor of unit RX-2093 is calibrated after 2,000 cycles on line 3.",
+    "The gearbox of unit RX-7310 is lubricated weekly at the north plant.",
+    "The filter of unit RX-5528 is replaced each month in the clean room.",
+    "The valve of unit RX-1846 is tested every spring at site Lyon.",
+]
+
+
+def scanned(image: Image.Image, seed: int) -> Image.Image:
+    """A scanner's look: grey paper, blur, grain and black and white speckles, a slight skew."""
+    rng = np.random.default_rng(seed)
+    grey = np.asarray(image.convert("L").filter(ImageFilter.GaussianBlur(0.8)), dtype=np.float32)
+    grey = grey * 0.85 + 20 + rng.normal(0, 12, grey.shape)
+    speckle = rng.random(grey.shape)
+    grey[speckle < 0.002] = 0
+    grey[speckle > 0.998] = 255
+    out = Image.fromarray(np.clip(grey, 0, 255).astype(np.uint8))
+    return out.rotate(0.4, resample=Image.Resampling.BILINEAR, fillcolor=235)
+
+
+def a4_page() -> Page:
+    """An A4 page at 200 dpi: 11-point body text mid-page, a running header in the top corner
+    and a page number in the bottom corner, both far from the body."""
+    body = [(line, 150, 900 + 56 * i, 31, SANS) for i, line in enumerate(BODY)]
+    return draw_page([("CONFIDENTIAL", 40, 30, 28, SANS), *body, ("Page 17", 1480, 2270, 28, SANS)], size=A4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("noisy", [False, True], ids=["clean", "scanned"])
+def test_full_page_is_read_word_for_word_corners_included(reader: RapidPageReader, noisy: bool) -> None:
+    # the page is scaled down 2.4 times for detection and each band is cut down to its inked
+    # area first: neither may lose small text, text far from the body or text near the edges
+    page = a4_page()
+    image = scanned(page.image, seed=4) if noisy else page.image
+    blocks = reader.read_page(image, page=1, scale=SCALE)
+    text = " ".join(b.text for b in blocks)
+    want = " ".join(["CONFIDENTIAL", *BODY, "Page 17"])
+    assert edit_distance(squash(text), squash(want)) <= (2 if noisy else 0), text
+    assert blocks[0].text == "CONFIDENTIAL" and blocks[-1].text == "Page 17"
+    if not noisy:
+        assert near(blocks[-1].boxes[0][1], page.boxes["Page 17"], SCALE)
+
+
+@pytest.mark.slow
+def test_lines_of_every_length_on_one_page_are_read(reader: RapidPageReader) -> None:
+    # short and long lines are recognised in separate batches, each padded to its own width
+    words = ["Pump", "Valve and filter", "Turbine RX-4471 inspected in March",
+             "Each sensor of the north plant is calibrated after 2,000 cycles"]
+    page = draw_page([(w, 120, 80 + 70 * i, 32, SANS) for i, w in enumerate(words)], size=(1400, 420))
+    lines = reader.read_lines(np.ascontiguousarray(np.asarray(page.image)[:, :, ::-1]))
+    assert [ln.text for ln in lines] == words
+
+
+@pytest.mark.slow
+def test_title_is_found_whatever_the_number_of_engines(reader: RapidPageReader) -> None:
+    # the page is cut into as many bands as there are engines: line boxes must not depend on the cuts
+    page = draw_page([("Part Two", 60, 40, 48, SANS_BOLD), ("The filter is replaced each month.", 60, 140, 30, SANS)],
+                     size=(1000, 260))
+    want = [("title", "Part Two"), ("text", "The filter is replaced each month.")]
+    for one in (reader, RapidPageReader(models=OcrModels(threads=1))):
+        blocks = one.read_page(page.image.convert("L"), page=1, scale=1.0)
+        assert [(b.kind, b.text) for b in blocks] == want
+
+
 def test_default_reader_is_a_page_reader() -> None:
     reader = default_page_reader()
     assert isinstance(reader, PageReader) and reader.name == "rapidocr"
@@ -266,6 +334,63 @@ def test_bands_are_cut_at_blank_rows_only() -> None:
     assert len(bands) == 2 and bands[0][0] == 0 and bands[-1][1] == 800 and bands[0][1] == bands[1][0]
     cut = bands[0][1]
     assert all(not (box[1] <= cut <= box[3]) for box in page.boxes.values())
+
+
+def test_speckles_and_grain_are_not_ink_so_a_scan_is_cut_and_trimmed_like_a_clean_page() -> None:
+    page = draw_page([(f"line number {i}", 300, 600 + 60 * i, 30, SANS) for i in range(12)], size=(1654, 2339))
+    clean = InkMap.of(np.asarray(page.image)[:, :, ::-1])
+    noisy = InkMap.of(np.asarray(scanned(page.image, seed=1).convert("RGB"))[:, :, ::-1])
+    # the text spans x 300..~560, y 600..~1290; margins are 2% of the longer side (47 px)
+    for ink in (clean, noisy):
+        area = ink.area(0, 2339)
+        assert area is not None
+        top, bottom, left, right = area
+        assert 600 - 60 < top < 600 and 1290 < bottom < 1290 + 70
+        assert 300 - 60 < left < 300 and 540 < right < 640
+        bands = split_bands(ink, 2)
+        assert len(bands) == 2
+        assert all(not (box[1] <= bands[0][1] <= box[3]) for box in page.boxes.values())
+    assert InkMap.of(np.full((600, 800, 3), 235, np.uint8)).area(0, 600) is None  # blank paper: nothing to read
+
+
+def test_light_and_coloured_text_is_ink() -> None:
+    image = Image.new("RGB", (800, 400), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((100, 80), "light grey", font=ImageFont.truetype(SANS, 30), fill=(200, 200, 200))
+    draw.text((100, 250), "yellow", font=ImageFont.truetype(SANS, 30), fill=(230, 200, 0))
+    ink = InkMap.of(np.asarray(image)[:, :, ::-1])
+    assert ink.area(0, 200, margin=0) is not None and ink.area(200, 400, margin=0) is not None
+
+
+def test_line_boxes_hug_the_ink_and_text_size_leaves_descenders_out() -> None:
+    title, body = "Part Two", "The filter is replaced each month."
+    page = draw_page([(title, 60, 40, 48, SANS_BOLD), (body, 60, 140, 30, SANS)], size=(1000, 260))
+    pixels = np.asarray(scanned(page.image, seed=2).convert("RGB"))[:, :, ::-1]
+    dark = InkMap.of(pixels).dark
+    lines = {}
+    for text in (title, body):
+        left, top, right, bottom = page.boxes[text]
+        # what the detector gives: the text grown by an amount that varies
+        loose = np.array([[left - 8, top - 14], [right + 8, top - 14], [right + 8, bottom + 14],
+                          [left - 8, bottom + 14]], dtype=np.float32)
+        lines[text] = line = _line_box(pixels, loose, dark)
+        pad = 0.12 * (bottom - top)
+        # the scan's skew moves the text by up to 3 pixels, its blur spreads it by 1
+        assert abs(line.rect.top - (top - pad)) <= 6 and abs(line.rect.bottom - (bottom + pad)) <= 6
+        assert (line.rect.left, line.rect.right) == (left - 8, right + 8)
+    # 48 against 30 pixels: the body's descender (p) does not make it look larger
+    assert lines[title].text_size >= 1.4 * lines[body].text_size
+
+
+def test_recognition_batches_hold_lines_of_nearly_one_width() -> None:
+    ratios = [30.0, 2.0, 29.0, 31.0, 1.0, 15.0, 28.5, 30.5]  # width / height of each crop
+    groups = batches(ratios)
+    assert sorted(i for g in groups for i in g) == list(range(len(ratios)))
+    for group in groups:
+        widest = max(rec_columns(ratios[i]) for i in group)
+        assert all(widest <= 1.1 * rec_columns(ratios[i]) for i in group) and len(group) <= 6
+    assert [1, 4] in groups  # short crops are all padded to the minimum width anyway: one batch
+    assert all(len(g) <= 2 for g in batches(ratios, max_columns=2 * rec_columns(31.0)))
 
 
 @pytest.mark.parametrize(("angle", "expected"), [

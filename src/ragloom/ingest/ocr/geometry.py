@@ -49,11 +49,21 @@ class Rect:
 
 @dataclass(slots=True)
 class OcrLine:
-    """One recognised text line (or piece of one) with its axis-aligned box."""
+    """One recognised text line (or piece of one) with its axis-aligned box.
+
+    ``size`` is the height of the text from the top of its ink to its baseline
+    (descenders left out), 0 when unknown: :attr:`text_size` is then the box height.
+    """
 
     text: str
     rect: Rect
     score: float = 1.0
+    size: float = 0.0
+
+    @property
+    def text_size(self) -> float:
+        """How large the text is: ``size``, or the box height when the size is unknown."""
+        return self.size or self.rect.height
 
 
 @dataclass(slots=True)
@@ -172,7 +182,8 @@ def rows_of(lines: list[OcrLine]) -> list[OcrLine]:
         for piece in pieces:
             text = join_text(text, piece.text)
         score = min(p.score for p in pieces)
-        merged.append(OcrLine(text, union_rect([p.rect for p in pieces]), score))
+        sizes = [p.size for p in pieces if p.size]
+        merged.append(OcrLine(text, union_rect([p.rect for p in pieces]), score, max(sizes, default=0.0)))
     return merged
 
 
@@ -206,8 +217,8 @@ def paragraph_text(rows: list[OcrLine]) -> str:
 
 
 def body_height(lines: list[OcrLine]) -> float:
-    """The height of ordinary text lines on the page (median weighted by length)."""
-    weighted = sorted((ln.rect.height, len(ln.text)) for ln in lines if ln.text)
+    """The size (:attr:`OcrLine.text_size`) of ordinary text lines on the page (median weighted by length)."""
+    weighted = sorted((ln.text_size, len(ln.text)) for ln in lines if ln.text)
     if not weighted:
         return 0.0
     half, acc = sum(n for _, n in weighted) / 2, 0
