@@ -16,6 +16,7 @@ from ragloom.nlp import (
     build_fulltext_query,
     is_chinese_query,
 )
+from ragloom.nlp.query import PAIR_BOOST, split_compounds
 
 
 def _singles(q: FullTextQuery) -> list[Clause]:
@@ -47,7 +48,7 @@ def _passes_gate(q: FullTextQuery, chunk: ChunkTerms) -> bool:
     """The FullTextQuery contract: enough single-term clauses match in some field."""
     fields = asdict(chunk)
     singles = _singles(q)
-    matched = sum(1 for c in singles if any(c.terms[0] in fields[f] for f in (c.fields or q.fields)))
+    matched: int = sum(1 for c in singles if any(c.terms[0] in fields[f] for f in (c.fields or q.fields)))
     return matched >= max(1, math.ceil(q.minimum_should_match * len(singles)))
 
 
@@ -86,9 +87,38 @@ def test_english_question(analyzer: Analyzer, weigher: TermWeigher) -> None:
     bigrams = {c.terms: c for c in _phrases(q)}
     assert set(bigrams) == {("reset", "password"), ("password", "linux"), ("linux", "server")}
     for (a, b), clause in bigrams.items():
-        assert clause.boost == pytest.approx(2 * max(weights[a], weights[b]))
+        assert clause.boost == pytest.approx(PAIR_BOOST * max(weights[a], weights[b]))
     # stop words stay in the index, so the pair phrases allow for the ones dropped between
     assert [bigrams[k].slop for k in sorted(bigrams)] == [0, 2, 1]
+
+
+def test_english_question_has_no_gate(analyzer: Analyzer, weigher: TermWeigher) -> None:
+    """A long question is a paraphrase: a row holding one of its terms may be the best one
+    (the reference sends no minimum_should_match for this branch either)."""
+    qa = build_fulltext_query("what similarity laws govern aeroelastic models of heated aircraft", analyzer, weigher)
+    assert not qa.is_chinese and qa.min_match == 0.0 and qa.fulltext.minimum_should_match == 0.0
+    chunk = analyze_chunk(analyzer, "Flutter tests of aeroelastic wings.")
+    assert _passes_gate(qa.fulltext, chunk)
+    explicit = build_fulltext_query("what similarity laws govern aeroelastic models", analyzer, weigher, min_match=0.5)
+    assert explicit.fulltext.minimum_should_match == 0.5
+    assert build_fulltext_query("公司的年假政策", analyzer, weigher).min_match == 0.3
+
+
+def test_letter_compounds_are_split_codes_kept(analyzer: Analyzer, weigher: TermWeigher) -> None:
+    terms = analyzer.tokenize("boundary-layer x-200 two-dimensional and/or v2.5 wing")
+    assert split_compounds(analyzer, terms) == ["boundari", "layer", "x-200", "two", "dimension", "and", "or",
+                                                "v2.5", "wing"]
+    qa = build_fulltext_query("How does the boundary-layer thickness grow on a flat plate?", analyzer, weigher)
+    assert qa.terms == ["boundari", "layer", "thick", "grow", "flat", "plate"]
+    w = dict(qa.keywords)
+    pair = next(c for c in qa.fulltext.clauses if c.terms == ("boundari", "layer"))
+    assert pair.slop == 0 and pair.fields is None
+    assert pair.boost == pytest.approx(PAIR_BOOST * max(w["boundari"], w["layer"]))
+    apart = analyze_chunk(analyzer, "The boundary layer thickness on a flat plate.")
+    hyphenated = analyze_chunk(analyzer, "The boundary-layer thickness on a flat plate.")
+    for chunk in (apart, hyphenated):
+        fields = asdict(chunk)
+        assert all(any(t in fields[f] for f in qa.fulltext.fields) for t in ("boundari", "layer"))
 
 
 def test_short_english_question_takes_the_chinese_branch() -> None:
@@ -118,8 +148,9 @@ def test_synonyms_do_not_tighten_the_gate(analyzer: Analyzer, weigher: TermWeigh
     qa = build_fulltext_query("公司的年假政策", analyzer, weigher, synonyms=synonyms)
     q = qa.fulltext
     w = dict(qa.keywords)
-    assert Clause(("企业",), boost=pytest.approx(0.2 * w["公司"])) in q.clauses
-    assert Clause(("规定",), boost=pytest.approx(0.2 * w["政策"])) in q.clauses
+    boosts = {c.terms: c.boost for c in q.clauses}
+    assert boosts[("企业",)] == pytest.approx(0.2 * w["公司"])
+    assert boosts[("规定",)] == pytest.approx(0.2 * w["政策"])
     assert qa.gate_terms == 4 and qa.synonym_clauses == 3
     n = len(_singles(q))
     assert math.ceil(q.minimum_should_match * n) == math.ceil(0.3 * 4)

@@ -17,8 +17,13 @@ Two fusions, chosen per request (``fusion``) with a default in the settings
   added to it. It is relative: no threshold applies. A side that does not vary
   over the candidates contributes nothing. In keyword-only mode this fusion
   ranks by the engine's BM25 score (z-scored, logistic), which ranks better
-  alone than token similarity (Cranfield nDCG@10 0.294 against 0.252), while
-  inside the hybrid fusion token similarity does better than BM25.
+  alone than token similarity (Cranfield nDCG@10 0.342 against 0.28). In hybrid
+  mode the term side is the mean of the z-scores of token similarity and BM25
+  (:func:`term_side`). nDCG@10 on the same candidates of Cranfield, shipped
+  ``builtin:en`` and ``builtin:zh``, and CMRC (first 300 passages): 0.365 / 0.989 /
+  0.989 / 0.996 with the mean, 0.356 / 0.989 / 0.989 / 0.996 with token similarity
+  alone, 0.366 / 0.989 / 0.977 / 0.994 with BM25 alone (Chinese questions keep a
+  30 % gate, so the vector-only candidates there have no BM25 score).
 
 The default and its weight were chosen on the labelled sets (``ragloom eval``):
 see the README's retrieval-quality table for the figures.
@@ -75,7 +80,7 @@ class NormalizedFusion:
         if mode == "keyword":  # the engine's BM25 ranks better alone than token similarity
             return fuse_normalized(sides.bm25, sides.cosine, 0.0)
         if mode == "hybrid":
-            return fuse_normalized(sides.term, sides.cosine, weight)
+            return fuse_normalized(term_side(sides), sides.cosine, weight)
         return fuse_weighted(sides.term, sides.cosine, weight)
 
 
@@ -106,6 +111,13 @@ def zscore(x: np.ndarray) -> np.ndarray:
         return x
     sd = float(x.std())
     return (x - float(x.mean())) / sd if sd > 1e-12 else np.zeros_like(x)
+
+
+def term_side(sides: Sides) -> np.ndarray:
+    """The term side of the normalized hybrid fusion: the mean of the z-scores of token similarity
+    and BM25 (each side is z-scored again by the fusion, so the mean's own spread does not matter)."""
+    mean: np.ndarray = (zscore(sides.term) + zscore(sides.bm25)) / 2.0
+    return mean
 
 
 def fuse_weighted(term: np.ndarray, cosine: np.ndarray, vector_weight: float) -> np.ndarray:

@@ -60,7 +60,7 @@ def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Em
 
 def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: str = "hybrid",
            facts: dict[str, object] | None = None) -> list[Hit]:
-    """One engine call (two when the text gate let nothing through: retried at min-match 0.1)."""
+    """One engine call (two when a text gate stricter than min-match 0.1 let nothing through: retried at 0.1)."""
     analysis = query.analysis
     filters = Filters(kb_ids=scope.kb_ids, doc_ids=scope.doc_ids)
     text = None if analysis.is_empty or mode == "vector" else analysis.fulltext
@@ -68,7 +68,9 @@ def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: s
     req = SearchRequest(filters=filters, text=text, vector=vector, text_top_k=size, vector_top_k=size)
     hits = docstore.search(scope.tenant_id, req)
     retried = False
-    if text is not None and not any(h.text_score is not None for h in hits):
+    # a gate already at (or under) the retry's lets through every row holding any term: no retry
+    if (text is not None and analysis.min_match > RETRY_MIN_MATCH
+            and not any(h.text_score is not None for h in hits)):
         req.text = analysis.with_min_match(RETRY_MIN_MATCH).fulltext
         hits = docstore.search(scope.tenant_id, req)
         retried = True
