@@ -55,7 +55,6 @@ class _Beat:
     def __init__(self, ctx: Context, wid: str, stop: threading.Event, parent_pid: int | None) -> None:
         self.ctx, self.wid, self.stop, self.parent_pid = ctx, wid, stop, parent_pid
         self.task_id: str | None = None
-        self._orphan_timer: threading.Timer | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"beat-{wid}", daemon=True)
         # its own thread: a beat may wait on a busy database, the supervisor's death must not
@@ -91,9 +90,9 @@ class _Beat:
         this worker otherwise, and the next supervisor re-queues its task."""
         log.warning("worker %s: its supervisor died; stopping", self.wid)
         self.stop.set()
-        self._orphan_timer = threading.Timer(ORPHAN_GRACE_SECONDS, _exit_now, args=(self.wid,))
-        self._orphan_timer.daemon = True
-        self._orphan_timer.start()
+        timer = threading.Timer(ORPHAN_GRACE_SECONDS, _exit_now, args=(self.wid,))
+        timer.daemon = True
+        timer.start()
 
 
 def _exit_now(wid: str) -> None:
