@@ -128,6 +128,20 @@ class Settings(BaseSettings):
         3600.0, ge=0, description="Files younger than this are never collected (uploads in flight)."
     )
     log_level: str = Field("INFO", description="Logging level.")
+    secret_key: SecretStr | None = Field(
+        None, description="The server's secret key: encrypts secrets kept in the database (model providers' API "
+        "keys). Default: a random key made once in the data directory (secret.key, mode 0600); keep it with "
+        "the database, since what it encrypted cannot be read without it.",
+    )
+    session_hours: float = Field(
+        168.0, gt=0, description="How long a web sign-in lasts without use, in hours."
+    )
+    cookie_secure: bool = Field(
+        False, description="Send the sign-in cookie over HTTPS only (set it when ragloom is served behind HTTPS)."
+    )
+    login_attempts: int = Field(
+        5, ge=1, description="Failed sign-ins allowed per e-mail address (or client address) in 15 minutes."
+    )
 
     @field_validator("home")
     @classmethod

@@ -51,7 +51,66 @@ class User(Base):
     email: Mapped[str] = mapped_column(String(255), unique=True)
     name: Mapped[str] = mapped_column(String(128), default="")
     is_superuser: Mapped[bool] = mapped_column(Boolean, default=False)
+    password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)  # argon2id; None: no sign-in
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LoginSession(Base):
+    """A signed-in browser: the cookie holds a random token of which only the hash is kept; the
+    session acts in one workspace at a time (``tenant_id``, switched by the user) and carries the
+    CSRF token its state-changing requests must echo."""
+
+    __tablename__ = "login_session"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"), index=True)
+    tenant_id: Mapped[str | None] = mapped_column(ForeignKey("tenant.id", ondelete="SET NULL"), nullable=True)
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Invitation(Base):
+    """A one-time, expiring invitation into a workspace with a role (only the token's hash is kept)."""
+
+    __tablename__ = "invitation"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    email: Mapped[str] = mapped_column(String(255), default="")  # "" = whoever holds the token
+    created_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    accepted_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class ModelProvider(Base):
+    """A workspace's own chat, embedding or rerank model (an OpenAI-compatible API); the API key is
+    encrypted with the server's secret key (``ragloom.service.secrets``) and never returned."""
+
+    __tablename__ = "model_provider"
+    __table_args__ = (UniqueConstraint("tenant_id", "kind"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # chat | embedding | rerank
+    base_url: Mapped[str] = mapped_column(String(500))
+    model: Mapped[str] = mapped_column(String(200))
+    secret: Mapped[str] = mapped_column(Text, default="")  # Fernet token of the API key, "" when none
+    updated_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class SiteSetting(Base):
+    """A server-wide setting changed at run time by an administrator (``signup``: open or closed)."""
+
+    __tablename__ = "site_setting"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text, default="")
 
 
 class Membership(Base):
@@ -250,6 +309,7 @@ class Assistant(Base):
     name: Mapped[str] = mapped_column(String(128))
     description: Mapped[str] = mapped_column(Text, default="")
     created_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    permission: Mapped[str] = mapped_column(String(8), default="me")  # me | team
     knowledge_bases: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)
     llm: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     prompt: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
