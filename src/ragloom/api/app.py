@@ -10,7 +10,20 @@ from fastapi import APIRouter, FastAPI
 from fastapi_offline import FastAPIOffline
 
 from ragloom import __version__
-from ragloom.api import chats, datasets, dify, documents, errors, keys, openai_compat, retrieval, system
+from ragloom.api import (
+    accounts,
+    chats,
+    datasets,
+    dify,
+    documents,
+    errors,
+    keys,
+    openai_compat,
+    providers,
+    retrieval,
+    system,
+    workspaces,
+)
 from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware, UploadAuthMiddleware
 from ragloom.api.ratelimit import RateLimiter
 from ragloom.api.responses import COMMON_ERRORS
@@ -52,7 +65,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: the body limit's refusals get it too
     api = APIRouter(prefix="/api/v1", responses=COMMON_ERRORS)  # every route: the error body (api/responses.py)
-    for module in (datasets, documents, retrieval, chats, keys, dify, openai_compat, system):
+    for module in (datasets, documents, retrieval, chats, keys, accounts, workspaces, providers, dify, openai_compat,
+                   system):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(status.router)

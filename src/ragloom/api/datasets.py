@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
 
-from ragloom.api.deps import ContextDep, PrincipalDep
+from fastapi import APIRouter, Body, Response
+
+from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, error_responses
-from ragloom.service import knowledgebases
+from ragloom.service import knowledgebases, workspace_models
+from ragloom.service.reindex import Reindexed, ReindexRequest, reindex
 from ragloom.service.views import Dataset, DatasetList, DatasetTags, kb_view
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], responses=CALLER_ERRORS)
@@ -24,7 +27,9 @@ def list_datasets(ctx: ContextDep, principal: PrincipalDep) -> DatasetList:
     with ctx.db.session() as s:
         kbs = knowledgebases.list_visible(s, principal=principal)
         counts = knowledgebases.document_counts(s, [kb.id for kb in kbs])
-        views = [kb_view(kb, counts.get(kb.id, 0), fusion=ctx.settings.fusion) for kb in kbs]
+        current = workspace_models.default_embedding_model(ctx, s, principal.tenant_id)
+        views = [kb_view(kb, counts.get(kb.id, 0), fusion=ctx.settings.fusion, workspace_embedding_model=current)
+                 for kb in kbs]
         return DatasetList(datasets=views, total=len(kbs))
 
 
@@ -32,7 +37,20 @@ def list_datasets(ctx: ContextDep, principal: PrincipalDep) -> DatasetList:
 def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> Dataset:
     with ctx.db.session() as s:
         kb = knowledgebases.get(s, principal=principal, kb_id_or_name=dataset_id)
-        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0), fusion=ctx.settings.fusion)
+        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0), fusion=ctx.settings.fusion,
+                       workspace_embedding_model=workspace_models.default_embedding_model(ctx, s, principal.tenant_id))
+
+
+@router.post("/{dataset_id}/reindex", status_code=202, dependencies=[rate_limited("reparse")],
+             responses=error_responses(409, 429, 502))
+def reindex_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
+                    body: Annotated[ReindexRequest | None, Body()] = None) -> Reindexed:
+    """Switch the dataset to another embedding model (default: the one the workspace's new datasets get)
+    and re-embed every document. A dataset keeps the model its vectors were made with, so this is the
+    only way to change it; each document answers from its current version until its new one is ready."""
+    with ctx.db.session() as s:
+        return reindex(ctx, s, principal=principal, kb_id_or_name=dataset_id,
+                       embedding_model=body.embedding_model if body else None, fusion=ctx.settings.fusion)
 
 
 @router.get("/{dataset_id}/tags")

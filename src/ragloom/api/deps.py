@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated, Any, cast
 
 from fastapi import Depends, Request, Security
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
-from ragloom.context import Context, Principal
+from ragloom.context import Caller, Context, Principal
 from ragloom.errors import AuthenticationError, PermissionDeniedError
-from ragloom.service import accounts
+from ragloom.service import accounts, signin
 from ragloom.states import KeyScope
 
 
@@ -29,21 +30,66 @@ api_key_scheme = HTTPBearer(scheme_name="APIKey", auto_error=False,
 BearerDep = Annotated[HTTPAuthorizationCredentials | None, Security(api_key_scheme)]
 
 
-def current_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> Principal:
-    header = request.headers.get("authorization", "")
-    scheme, _, key = header.partition(" ")
+SESSION_COOKIE = "ragloom_session"
+"""The web session's cookie (HttpOnly): a random token, stored only hashed (``service.signin``)."""
+CSRF_COOKIE = "ragloom_csrf"
+"""A readable cookie holding the session's CSRF token, for the web page's scripts."""
+CSRF_HEADER = "X-CSRF-Token"
+"""The header a signed-in browser's state-changing request must carry, equal to its CSRF token."""
+
+session_scheme = APIKeyCookie(name=SESSION_COOKIE, scheme_name="Session", auto_error=False,
+                              description="A web sign-in (POST /api/v1/auth/login); state-changing requests "
+                              f"also send the '{CSRF_HEADER}' header.")
+SessionDep = Annotated[str | None, Security(session_scheme)]
+
+
+MISSING = "missing API key: send 'Authorization: Bearer <key>', or sign in"
+
+
+def authenticate(ctx: Context, authorization: str, session_token: str | None) -> Caller:
+    """Who a request comes from: its API key (``Authorization: Bearer``) or else its session cookie."""
+    scheme, _, key = authorization.partition(" ")
+    if authorization:
+        if scheme.lower() != "bearer" or not key.strip():
+            raise AuthenticationError(MISSING)
+        with ctx.db.session() as s:
+            p = accounts.authenticate(s, key.strip())
+        return Caller(p.user_id, p.tenant_id, p.role, p.scope)
+    if session_token:
+        with ctx.db.session() as s:
+            return signin.session_caller(s, ctx.settings, session_token)
+    raise AuthenticationError(MISSING)
+
+
+def current_caller(request: Request, ctx: ContextDep, _bearer: BearerDep, _session: SessionDep) -> Caller:
     local = getattr(request.app.state, "local_principal", None)
+    header = request.headers.get("authorization", "")
     if local is not None and not header:  # the CLI's in-process app (never served on a port)
-        return cast(Principal, local)
-    if scheme.lower() != "bearer" or not key.strip():
-        raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
-    with ctx.db.session() as s:
-        principal = accounts.authenticate(s, key.strip())
-    if principal.scope == KeyScope.READ and writes(request):
+        p = cast(Principal, local)
+        return Caller(p.user_id, p.tenant_id, p.role, p.scope)
+    caller = authenticate(ctx, header, request.cookies.get(SESSION_COOKIE))
+    if caller.scope == KeyScope.READ and writes(request):
         raise PermissionDeniedError(f"this API key is read-only: {request.method} {request.url.path} changes "
                                     "data; use a read-write key")
-    return principal
+    if caller.csrf_token is not None and request.method not in SAFE_METHODS:
+        sent = request.headers.get(CSRF_HEADER, "")
+        if not hmac.compare_digest(sent.encode(), caller.csrf_token.encode()):
+            raise PermissionDeniedError(f"CSRF check failed: a signed-in request that changes data must send the "
+                                        f"'{CSRF_HEADER}' header given at sign-in")
+    return caller
 
+
+CallerDep = Annotated[Caller, Depends(current_caller)]
+
+
+def current_principal(caller: CallerDep) -> Principal:
+    return caller.principal()
+
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+PUBLIC: dict[str, Any] = {"x-ragloom-public": True}
+"""``openapi_extra`` of a route anyone may call without signing in (sign-up, sign-in, health)."""
 
 READS: dict[str, Any] = {"x-ragloom-reads": True}
 """``openapi_extra`` of a POST route that changes nothing (a search, a question): read-only keys may call it."""
@@ -51,7 +97,7 @@ READS: dict[str, Any] = {"x-ragloom-reads": True}
 
 def writes(request: Request) -> bool:
     """The request may change data: any method but GET/HEAD/OPTIONS, unless its route is marked :data:`READS`."""
-    if request.method in ("GET", "HEAD", "OPTIONS"):
+    if request.method in SAFE_METHODS:
         return False
     extra = getattr(request.scope.get("route"), "openapi_extra", None) or {}
     return not extra.get("x-ragloom-reads")

@@ -8,19 +8,31 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from ragloom.api.deps import ContextDep, PrincipalDep
+from ragloom.api.deps import CallerDep, ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
 from ragloom.api.schemas import KeyCreate
-from ragloom.service import accounts, audit
+from ragloom.context import Principal
+from ragloom.errors import PermissionDeniedError
+from ragloom.service import accounts, audit, workspaces
 from ragloom.service.views import ApiKeyInfo, ApiKeyList, AuditLog, NewApiKey, audit_view, key_view
+from ragloom.states import Role
 
 router = APIRouter(tags=["keys"], responses=CALLER_ERRORS)
 
 
 @router.post("/keys", status_code=201)
-def create_key(body: KeyCreate, ctx: ContextDep, principal: PrincipalDep) -> NewApiKey:
-    """A new key for the caller in this workspace; the secret is in this response only."""
+def create_key(body: KeyCreate, ctx: ContextDep, caller: CallerDep) -> NewApiKey:
+    """A new key for the caller in this workspace (or ``workspace_id``, another of theirs); the secret
+    is in this response only."""
     with ctx.db.session() as s:
+        if body.workspace_id:
+            member = workspaces.membership(s, user_id=caller.user_id, tenant_id=body.workspace_id)
+            if caller.session_id is None and body.workspace_id != caller.tenant_id:
+                raise PermissionDeniedError("an API key acts only in its own workspace: sign in (or use a key of "
+                                            "that workspace) to create a key there")
+            principal = Principal(body.workspace_id, caller.user_id, Role(member.role), caller.scope)
+        else:
+            principal = caller.principal()
         new = accounts.create_api_key(s, tenant_id=principal.tenant_id, user_id=principal.user_id, name=body.name,
                                       scope=body.scope, expires_at=body.expiry(datetime.now(UTC)))
         row = accounts.get_api_key(s, principal=principal, key_id=new.id)
@@ -45,8 +57,11 @@ def revoke_key(key_id: str, ctx: ContextDep, principal: PrincipalDep) -> ApiKeyI
 @router.get("/audit")
 def audit_log(ctx: ContextDep, principal: PrincipalDep, action: str | None = None,
               limit: Annotated[int, Query(ge=1, le=audit.MAX_PAGE)] = 100,
-              offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> AuditLog:
-    """The workspace's audit log, newest first (owners and admins only)."""
+              offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+              scope: Annotated[str, Query(pattern="^(workspace|server)$")] = "workspace") -> AuditLog:
+    """The workspace's audit log, newest first (owners and admins only); ``scope=server``: the events of
+    no workspace — failed sign-ins, new accounts, password resets, sign-up changes (server administrators)."""
     with ctx.db.session() as s:
-        page = audit.events(s, principal=principal, action=action, limit=limit, offset=offset)
+        page = audit.events(s, principal=principal, action=action, limit=limit, offset=offset,
+                            server=scope == "server")
         return audit_view(page.events, page.total)

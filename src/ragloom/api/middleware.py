@@ -225,17 +225,17 @@ class UploadAuthMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] == "http" and scope["method"] == "POST" and UPLOAD_ROUTE.match(scope["path"])
                 and scope["app"].state.local_principal is None):
-            from ragloom.errors import AuthenticationError
-            from ragloom.service import accounts
+            from starlette.requests import cookie_parser
 
-            scheme, _, key = Headers(scope=scope).get("authorization", "").partition(" ")
+            from ragloom.api.deps import SESSION_COOKIE, authenticate
+            from ragloom.errors import AuthenticationError
+
+            headers = Headers(scope=scope)
+            cookie = cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE)
             ctx = scope["app"].state.ctx
 
             def check() -> None:
-                if scheme.lower() != "bearer" or not key.strip():
-                    raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
-                with ctx.db.session() as s:
-                    accounts.authenticate(s, key.strip())
+                authenticate(ctx, headers.get("authorization", ""), cookie)
 
             try:
                 await anyio.to_thread.run_sync(check)

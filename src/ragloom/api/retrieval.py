@@ -14,7 +14,7 @@ from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.dataflow import Answer
 from ragloom.errors import InvalidRequestError, RagloomError
 from ragloom.service import answers
-from ragloom.service.search import search
+from ragloom.service.search import check_documents, search
 from ragloom.service.views import CitedAnswer, Retrieval, answer_view, retrieval_view
 
 router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
@@ -24,6 +24,7 @@ router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
              responses=error_responses(429, 502))
 def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> Retrieval:
     _need_datasets(body.dataset_ids, body.route)
+    check_documents(ctx, principal=principal, doc_ids=body.document_ids)
     result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=body)
     return retrieval_view(result)
 
@@ -33,6 +34,7 @@ def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) 
              responses={**ANSWER_STREAM, **error_responses(429, 502)})
 def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> CitedAnswer | StreamingResponse:
     _need_datasets(body.dataset_ids, body.route)
+    check_documents(ctx, principal=principal, doc_ids=body.document_ids)
     if not body.stream:
         result = answers.answer(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
                                 top_n=body.top_n, options=body)

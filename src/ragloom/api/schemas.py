@@ -62,6 +62,8 @@ class KeyCreate(_Strict):
     scope: KeyScope = Field(KeyScope.READ_WRITE, description="read: list, search and ask only")
     expires_at: AwareDatetime | None = Field(None, description="ISO 8601 with a time zone")
     expires_in_days: int | None = Field(None, ge=1, le=3650)
+    workspace_id: str | None = Field(None, max_length=64, description="another of your workspaces to create "
+                                     "the key in (default: the one you act in)")
 
     @model_validator(mode="after")
     def _one_expiry(self) -> KeyCreate:
@@ -75,3 +77,54 @@ class KeyCreate(_Strict):
         if self.expires_in_days is not None:
             return now + timedelta(days=self.expires_in_days)
         return self.expires_at
+
+
+class SignUp(_Strict):
+    """A new account: it gets a workspace of its own, and joins the invitation's too when one is given."""
+
+    email: str = Field(min_length=3, max_length=255)
+    password: str = Field(min_length=1, max_length=1024)
+    name: str = Field("", max_length=128)
+    invitation: str = Field("", max_length=200, description="an invitation token: lets you sign up when "
+                            "sign-up is closed, and joins its workspace")
+
+
+class LogIn(_Strict):
+    email: str = Field(min_length=1, max_length=255)
+    password: str = Field(min_length=1, max_length=1024)
+
+
+class PasswordChange(_Strict):
+    current_password: str = Field(min_length=1, max_length=1024)
+    new_password: str = Field(min_length=1, max_length=1024)
+
+
+class WorkspaceSwitch(_Strict):
+    workspace_id: str = Field(min_length=1, max_length=64)
+
+
+class WorkspaceName(_Strict):
+    name: str = Field(min_length=1, max_length=128)
+
+
+class RoleChange(_Strict):
+    role: str = Field(description="admin or member")
+
+
+class OwnerChange(_Strict):
+    user_id: str = Field(min_length=1, max_length=64, description="the member who becomes the owner")
+
+
+class InvitationCreate(_Strict):
+    role: str = Field("member", description="admin or member (only the owner invites admins)")
+    email: str = Field("", max_length=255, description="only this address may accept it; empty: whoever has the "
+                       "token")
+    expires_in_hours: float = Field(72.0, gt=0, le=720)
+
+
+class InvitationAccept(_Strict):
+    token: str = Field(min_length=1, max_length=200)
+
+
+class SignupSetting(_Strict):
+    open: bool

@@ -118,6 +118,7 @@ class State:
                     boot = accounts.bootstrap(s)
                 if boot.new_key is not None:
                     err.print(f"[bold]Created the default tenant. Admin API key (shown once):[/] {boot.new_key.key}")
+                    err.print(f"Sign in as {accounts.ADMIN_EMAIL} with the password {boot.password} (shown once)")
                 self._client = LocalClient(ctx, boot.principal)
         return self._client
 

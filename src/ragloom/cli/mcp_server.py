@@ -180,12 +180,13 @@ class _KeyRequired:
         self.api, self.inner = api, inner
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from ragloom.api.deps import current_principal
+        from ragloom.api.deps import authenticate
         from ragloom.api.responses import error_body
 
         request = Request(scope)
         try:
-            await anyio.to_thread.run_sync(current_principal, request, self.api.state.ctx, None)
+            header = request.headers.get("authorization", "") or "Bearer "  # MCP clients: API keys only
+            await anyio.to_thread.run_sync(authenticate, self.api.state.ctx, header, None)
         except AuthenticationError as exc:
             error = {"code": UNAUTHORIZED, "message": f"401: {exc.message}",
                      "data": error_body(type(exc).__name__, exc.message)}

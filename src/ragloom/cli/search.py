@@ -113,6 +113,9 @@ def eval_(
     corpus_limit: Annotated[int | None, typer.Option(
         "--corpus-limit", min=1, help="Only the first N corpus items, and the queries whose relevant items "
                                       "are all among them (a sample of a large set).")] = None,
+    grade_order: Annotated[str, typer.Option(
+        "--grade-order", help="higher: a higher grade is more relevant (TREC); lower: grade 1 is the most "
+                              "relevant (Cranfield's relevance codes).")] = "higher",
 ) -> None:
     """Measure retrieval on a labelled set: keyword, vector, hybrid (and + reranker) side by side; with
     --answers, answer accuracy, citation support, refusals and latency too."""
@@ -139,5 +142,5 @@ def eval_(
 
         report = run_eval(client.ctx, client.principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES),
                           top_k=top_k, plot=plot, keep=keep, progress=progress, answers=answers,
-                          max_queries=limit, max_corpus=corpus_limit)
+                          max_queries=limit, max_corpus=corpus_limit, grade_order=grade_order)
     emit(report.to_dict(), report.render())

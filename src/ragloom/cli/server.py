@@ -28,9 +28,19 @@ def init() -> None:
     with ctx.db.session() as s:
         boot = accounts.bootstrap(s)
     key = boot.new_key.key if boot.new_key else None
-    emit({"home": str(ctx.settings.home), "tenant_id": boot.principal.tenant_id, "api_key": key},
+    emit({"home": str(ctx.settings.home), "tenant_id": boot.principal.tenant_id, "api_key": key,
+          "admin_email": accounts.ADMIN_EMAIL if boot.password else None, "admin_password": boot.password},
          f"Data directory: {ctx.settings.home}\n"
-         + (f"Admin API key (shown once, keep it): [bold]{key}[/]" if key else "Already initialised; no new key."))
+         + (f"Admin API key (shown once, keep it): [bold]{key}[/]\n{sign_in_line(boot.password)}" if key
+            else "Already initialised; no new key."))
+
+
+def sign_in_line(password: str | None) -> str:
+    """How the first administrator signs in, said once."""
+    from ragloom.service import accounts
+
+    return (f"Sign in as [bold]{accounts.ADMIN_EMAIL}[/] with the password [bold]{password}[/] (shown once; "
+            "change it with `ragloom users password` or POST /api/v1/auth/password)") if password else ""
 
 
 @app.command()
@@ -56,6 +66,7 @@ def serve(
         boot = accounts.bootstrap(s)
     if boot.new_key:
         out.print(f"[bold green]Admin API key (shown once, keep it):[/] {boot.new_key.key}")
+        out.print(sign_in_line(boot.password))
     pool = WorkerPool(settings, settings.workers, ctx=ctx).start()
     api = create_app(context=ctx, pool=pool)
     mount_http(api)  # the MCP tools at /mcp (cli/mcp_server.py)

@@ -5,7 +5,9 @@
 read); an empty text is allowed (the item is not ingested and can never be found).
 ``queries.jsonl``: ``{"id": str, "query": str, "relevant": [ids]}`` with an
 optional ``"grades": {id: number}`` (graded nDCG; an id missing from ``grades``
-has grade 1) and an optional ``"answer": [str]`` — gold answers, short spans of the text
+has grade 1; a grade <= 0 is not relevant; by default a higher grade is more relevant, as in TREC —
+``grade_order="lower"`` reads sets whose grade 1 is the most relevant, as Cranfield's codes 1-4, with
+gain ``top + 1 - grade``) and an optional ``"answer": [str]`` — gold answers, short spans of the text
 (``ragloom eval --answers``: an answer is right when it contains one of them after
 normalisation; a single string is taken as a list of one). Other keys are ignored. Every problem is an
 :class:`~ragloom.errors.InvalidRequestError` naming the file and line.
@@ -14,7 +16,7 @@ normalisation; a single string is taken as a list of one). Other keys are ignore
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -184,15 +186,28 @@ def load_queries(directory: Path, corpus_ids: set[str]) -> list[LabelledQuery]:
     return out
 
 
+GRADE_ORDERS = ("higher", "lower")
+
+
+def _reverse_grades(queries: list[LabelledQuery]) -> list[LabelledQuery]:
+    """Grades where 1 is the most relevant, turned into gains where higher is: ``top + 1 - grade``."""
+    top = max((g for q in queries for g in q.grades.values() if g > 0), default=1.0)
+    return [replace(q, grades={d: (top + 1 - g if g > 0 else g) for d, g in q.grades.items()}) for q in queries]
+
+
 def load_dataset(directory: Path | str, *, max_queries: int | None = None,
-                 max_corpus: int | None = None) -> Dataset:
+                 max_corpus: int | None = None, grade_order: str = "higher") -> Dataset:
     """Load and validate a labelled set; ``max_corpus`` keeps the first N corpus items and only the
     queries whose relevant items are all among them, then ``max_queries`` the first N queries."""
     root = Path(directory)
     if not root.is_dir():
         raise InvalidRequestError(f"{root}: not a directory")
+    if grade_order not in GRADE_ORDERS:
+        raise InvalidRequestError(f"grade order: one of {list(GRADE_ORDERS)}")
     corpus = load_corpus(root)
     queries = load_queries(root, {c.id for c in corpus})
+    if grade_order == "lower":
+        queries = _reverse_grades(queries)
     if max_corpus is not None:
         corpus = corpus[:max_corpus]
         kept = {c.id for c in corpus}

@@ -159,7 +159,8 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
              modes: Sequence[str] = DEFAULT_MODES, top_k: int = 10, plot: Path | str | None = None,
              progress: Progress = no_progress, reranker: Reranker | None = None, keep: bool = False,
              max_queries: int | None = None, language: str | None = None, answers: bool = False,
-             answer_top_n: int = DEFAULT_TOP_N, max_corpus: int | None = None) -> EvalReport:
+             answer_top_n: int = DEFAULT_TOP_N, max_corpus: int | None = None,
+             grade_order: str = "higher") -> EvalReport:
     """Evaluate retrieval on the labelled set in ``directory`` (see :mod:`ragloom.evaluation.dataset`).
 
     The corpus goes into ``kb`` (an existing knowledge base, by id or name; never
@@ -171,10 +172,11 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
     the answers (:mod:`ragloom.evaluation.answers`; ``answer_top_n`` chunks of evidence each).
     ``max_corpus`` keeps the first N corpus items and the queries they answer, ``max_queries`` the
     first N queries (a sample of a large set; ``corpus_size`` and ``query_count`` say what was run).
+    ``grade_order``: ``lower`` when the set's grade 1 is the most relevant (Cranfield's codes).
     Raises :class:`InvalidRequestError` for a malformed set or bad arguments.
     """
     _check_modes(modes, top_k)
-    dataset = load_dataset(directory, max_queries=max_queries, max_corpus=max_corpus)
+    dataset = load_dataset(directory, max_queries=max_queries, max_corpus=max_corpus, grade_order=grade_order)
     if answers:
         check_answers(dataset, answer_top_n)  # before the corpus is ingested
     notes: list[str] = []

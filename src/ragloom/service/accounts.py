@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from ragloom.context import Principal
 from ragloom.db.models import ApiKey, Membership, Tenant, User, utcnow
 from ragloom.errors import AuthenticationError, ConflictError, InvalidRequestError, NotFoundError
-from ragloom.service import audit
+from ragloom.service import audit, passwords
 from ragloom.states import KeyScope, Role
 
 KEY_PREFIX = "ragloom-"
@@ -157,6 +157,7 @@ def authenticate(session: Session, key: str | None) -> Principal:
 class Bootstrap:
     principal: Principal
     new_key: NewKey | None  # set only the first time
+    password: str | None = None  # the admin's first password: set only the first time, shown once
 
 
 DEFAULT_TENANT = "default"
@@ -164,7 +165,8 @@ ADMIN_EMAIL = "admin@localhost"
 
 
 def bootstrap(session: Session) -> Bootstrap:
-    """Create the default tenant, an admin user and an API key if there is no tenant yet.
+    """Create the default tenant, an admin user (a server administrator, with a random password to
+    sign in with) and an API key if there is no tenant yet.
 
     Running it again reuses what exists and creates no new key.
     """
@@ -177,5 +179,7 @@ def bootstrap(session: Session) -> Bootstrap:
         return Bootstrap(Principal(tenant.id, member.user_id, Role.OWNER), None)
     tenant, user = create_tenant(session, name=DEFAULT_TENANT, owner_email=ADMIN_EMAIL)
     user.is_superuser = True
+    password = secrets.token_urlsafe(12)
+    user.password_hash = passwords.hash_password(password)
     key = create_api_key(session, tenant_id=tenant.id, user_id=user.id, name="bootstrap")
-    return Bootstrap(Principal(tenant.id, user.id, Role.OWNER), key)
+    return Bootstrap(Principal(tenant.id, user.id, Role.OWNER), key, password)

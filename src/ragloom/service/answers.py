@@ -14,9 +14,10 @@ from ragloom.context import Context, Principal
 from ragloom.dataflow import Answer, Evidence
 from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
-from ragloom.models.chat import Sampling
+from ragloom.models.chat import ChatModel, Sampling
 from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
 from ragloom.retrieval.types import RetrievalResult
+from ragloom.service import workspace_models
 from ragloom.service.search import search, term_similarity_fn
 
 
@@ -50,14 +51,19 @@ def find_evidence(ctx: Context, *, principal: Principal, kb_ids: list[str], ques
     return result, _evidence(result)
 
 
+def _chat_model(ctx: Context, tenant_id: str | None) -> ChatModel | None:
+    return workspace_models.chat_model(ctx, tenant_id) if tenant_id is not None else ctx.chat_model
+
+
 def write(ctx: Context, result: RetrievalResult, evidence: list[Evidence], question: str,
-          writing: Writing = Writing()) -> Answer:
-    """A cited answer to ``question`` from ``evidence`` (found by ``result``)."""
+          writing: Writing = Writing(), *, tenant_id: str | None = None) -> Answer:
+    """A cited answer to ``question`` from ``evidence`` (found by ``result``), written by the chat model
+    of workspace ``tenant_id`` (:func:`ragloom.service.workspace_models.chat_model`; None: the server's)."""
     from ragloom.generation.answer import generate_answer
 
-    embedder = ctx.embedder(result.embedding_model)
+    embedder = workspace_models.embedder(ctx, result.embedding_model)
     return generate_answer(
-        question, evidence, embedder=embedder, chat_model=ctx.chat_model,
+        question, evidence, embedder=embedder, chat_model=_chat_model(ctx, tenant_id),
         count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
         answer_tokens=writing.answer_tokens, term_similarity=term_similarity_fn(ctx),
         temperature=writing.temperature, sampling=writing.sampling, system_prompt=writing.system_prompt,
@@ -66,13 +72,13 @@ def write(ctx: Context, result: RetrievalResult, evidence: list[Evidence], quest
 
 
 def write_stream(ctx: Context, result: RetrievalResult, evidence: list[Evidence], question: str,
-                 writing: Writing = Writing()) -> Iterator[str | Answer]:
-    """Text deltas (``str``) followed by the final Answer."""
+                 writing: Writing = Writing(), *, tenant_id: str | None = None) -> Iterator[str | Answer]:
+    """Text deltas (``str``) followed by the final Answer (``tenant_id`` as in :func:`write`)."""
     from ragloom.generation.answer import stream_answer
 
-    embedder = ctx.embedder(result.embedding_model)
+    embedder = workspace_models.embedder(ctx, result.embedding_model)
     yield from stream_answer(
-        question, evidence, embedder=embedder, chat_model=ctx.chat_model,
+        question, evidence, embedder=embedder, chat_model=_chat_model(ctx, tenant_id),
         count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
         answer_tokens=writing.answer_tokens, term_similarity=term_similarity_fn(ctx),
         temperature=writing.temperature, sampling=writing.sampling, system_prompt=writing.system_prompt,
@@ -85,7 +91,7 @@ def answer(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     """A cited answer (``ragloom.generation.types.Answer``) from the ``top_n`` best chunks."""
     opts = RetrievalOptions.of_answer(options or EvidenceOptions(), top_n)
     result, evidence = find_evidence(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
-    return write(ctx, result, evidence, question)
+    return write(ctx, result, evidence, question, tenant_id=principal.tenant_id)
 
 
 def answer_stream(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str, top_n: int = 6,
@@ -93,4 +99,4 @@ def answer_stream(ctx: Context, *, principal: Principal, kb_ids: list[str], ques
     """Text deltas (``str``) followed by the final Answer."""
     opts = RetrievalOptions.of_answer(options or EvidenceOptions(), top_n)
     result, evidence = find_evidence(ctx, principal=principal, kb_ids=kb_ids, question=question, options=opts)
-    yield from write_stream(ctx, result, evidence, question)
+    yield from write_stream(ctx, result, evidence, question, tenant_id=principal.tenant_id)

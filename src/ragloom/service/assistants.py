@@ -10,7 +10,7 @@ own options type — of which ``page``, ``page_size`` and ``explain`` are not th
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from sqlalchemy import or_, select
@@ -21,8 +21,8 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Assistant, KnowledgeBase
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.retrieval.options import RetrievalOptions
-from ragloom.service import knowledgebases
-from ragloom.service.search import check_result_window
+from ragloom.service import knowledgebases, sharing, workspace_models
+from ragloom.service.search import check_documents, check_result_window
 from ragloom.states import Role
 
 MAX_DATASETS = 100
@@ -126,6 +126,7 @@ class AssistantCreate(BaseModel):
                                         "page, page_size and explain are per answer (page_size is top_n)")
     top_n: int = Field(6, ge=1, le=MAX_TOP_N, description="evidence chunks per answer")
     rerank: bool = Field(True, description="use the configured reranker, if any")
+    permission: Literal["me", "team"] = Field("me", description="me: only you see it; team: the whole workspace")
 
     @model_validator(mode="before")
     @classmethod
@@ -147,6 +148,7 @@ class AssistantUpdate(BaseModel):
     retrieval: dict[str, Any] | None = Field(None, description="RetrievalOptions keys to change")
     top_n: int | None = Field(None, ge=1, le=MAX_TOP_N)
     rerank: bool | None = None
+    permission: Literal["me", "team"] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -162,14 +164,15 @@ def _validation_message(field: str, exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _check_llm(settings: Settings, llm: LLMSettings) -> None:
-    """Provider and model must be the configured ones (the only chat model the server has)."""
-    if llm.provider is not None and llm.provider != settings.chat_provider:
+def _check_llm(chat: workspace_models.ChatIdentity, llm: LLMSettings) -> None:
+    """Provider and model must be the configured ones (the workspace's chat model: its own provider's,
+    else the server's)."""
+    if llm.provider is not None and llm.provider != chat.provider:
         raise InvalidRequestError(f"llm.provider: {llm.provider!r} is not the configured chat provider "
-                                  f"({settings.chat_provider!r}, RAGLOOM_CHAT_PROVIDER)")
-    if llm.model is not None and llm.model != settings.chat_model:
-        configured = (f"the configured one is {settings.chat_model!r} (RAGLOOM_CHAT_MODEL)" if settings.chat_model
-                      else "none is configured (RAGLOOM_CHAT_MODEL): answers are extractive; leave llm.model null")
+                                  f"({chat.provider!r}, {chat.provider_source})")
+    if llm.model is not None and llm.model != chat.model:
+        configured = (f"the configured one is {chat.model!r} ({chat.model_source})" if chat.model
+                      else f"none is configured ({chat.model_source}): answers are extractive; leave llm.model null")
         raise InvalidRequestError(f"llm.model: {llm.model!r} is not a configured chat model; {configured}")
 
 
@@ -226,14 +229,16 @@ def _name_free(session: Session, tenant_id: str, name: str, self_id: str | None 
 
 
 def create(ctx: Context, session: Session, *, principal: Principal, spec: AssistantCreate) -> Assistant:
-    _check_llm(ctx.settings, spec.llm)
+    _check_llm(workspace_models.chat_identity(ctx, session, principal.tenant_id), spec.llm)
     retrieval = _retrieval_json(spec.retrieval, spec.top_n, ctx.settings)
+    check_documents(ctx, principal=principal, doc_ids=spec.retrieval.document_ids)
     datasets = _datasets(session, principal, spec.dataset_ids)
     _name_free(session, principal.tenant_id, spec.name)
     assistant = Assistant(
         tenant_id=principal.tenant_id, name=spec.name, description=spec.description, created_by=principal.user_id,
         knowledge_bases=datasets, llm=spec.llm.model_dump(mode="json"),
         prompt=spec.prompt.model_dump(mode="json"), retrieval=retrieval, top_n=spec.top_n, rerank=spec.rerank,
+        permission=spec.permission,
     )
     session.add(assistant)
     session.flush()
@@ -241,9 +246,9 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: Assist
 
 
 def get(session: Session, *, principal: Principal, assistant_id_or_name: str) -> Assistant:
-    """An assistant of the caller's tenant by id or name; anything else is 'not found'."""
+    """An assistant the caller may see (``service.sharing``) by id or name; anything else is 'not found'."""
     assistant = session.scalar(select(Assistant).where(
-        Assistant.tenant_id == principal.tenant_id,
+        sharing.visible(Assistant, principal),
         or_(Assistant.id == assistant_id_or_name, Assistant.name == assistant_id_or_name)))
     if assistant is None:
         raise NotFoundError(f"assistant {assistant_id_or_name!r} not found")
@@ -251,7 +256,7 @@ def get(session: Session, *, principal: Principal, assistant_id_or_name: str) ->
 
 
 def list_all(session: Session, *, principal: Principal) -> list[Assistant]:
-    return list(session.scalars(select(Assistant).where(Assistant.tenant_id == principal.tenant_id)
+    return list(session.scalars(select(Assistant).where(sharing.visible(Assistant, principal))
                                 .order_by(Assistant.name)))
 
 
@@ -287,7 +292,7 @@ def update(ctx: Context, session: Session, *, principal: Principal, assistant_id
     if changes.get("llm") is not None:
         llm = _merged("llm", LLMSettings, assistant.llm, changes["llm"])
         assert isinstance(llm, LLMSettings)
-        _check_llm(ctx.settings, llm)
+        _check_llm(workspace_models.chat_identity(ctx, session, principal.tenant_id), llm)
         assistant.llm = llm.model_dump(mode="json")
     if changes.get("prompt") is not None:
         assistant.prompt = _merged("prompt", PromptSettings, assistant.prompt, changes["prompt"]).model_dump(
@@ -300,10 +305,13 @@ def update(ctx: Context, session: Session, *, principal: Principal, assistant_id
             options = RetrievalOptions.model_validate(merged)
         except ValidationError as exc:
             raise InvalidRequestError(_validation_message("retrieval", exc)) from exc
+        check_documents(ctx, principal=principal, doc_ids=options.document_ids)
         assistant.retrieval = _retrieval_json(options, top_n, ctx.settings)
     assistant.top_n = top_n
     if changes.get("rerank") is not None:
         assistant.rerank = changes["rerank"]
+    if changes.get("permission") is not None:
+        assistant.permission = changes["permission"]
     session.flush()
     return assistant
 

@@ -31,7 +31,7 @@ from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
 from ragloom.generation.sentences import strip_markers
 from ragloom.models.chat import Sampling
 from ragloom.retrieval.types import RetrievalResult
-from ragloom.service import answers, assistants, sessions
+from ragloom.service import answers, assistants, sessions, workspace_models
 from ragloom.service.chat_views import ChatAnswer, ChatExplain, ChatReply, citation_view, reference_view
 from ragloom.service.views import explain_view, rounded_positions
 
@@ -67,6 +67,7 @@ class Prepared:
     quote: bool
     explain: bool
     writing: answers.Writing
+    tenant_id: str | None = None  # whose chat model writes the answer (None: the server's)
     notes: list[str] = field(default_factory=list)
     result: RetrievalResult | None = None  # None: no knowledge base to search
     evidence: list[Evidence] = field(default_factory=list)
@@ -131,18 +132,20 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     )
     question = request.question.strip()
     standalone, method = question, "off"
+    chat_model = workspace_models.chat_model(ctx, principal.tenant_id)
     if prompt.rewrite_followups:
-        rewrite = rewrite_question(turns, question, ctx.chat_model)
+        rewrite = rewrite_question(turns, question, chat_model)
         standalone, method = rewrite.question, rewrite.method
-    extra = translate_question(standalone, prompt.cross_languages, ctx.chat_model)
+    extra = translate_question(standalone, prompt.cross_languages, chat_model)
     if prompt.keyword:
-        keywords = extract_keywords(standalone, ctx.chat_model)
+        keywords = extract_keywords(standalone, chat_model)
         if keywords:
             extra.append(" ".join(keywords))
     search_query = "\n".join([standalone, *extra])
     prepared = Prepared(assistant_id=assistant_key, session_id=chat.id if chat is not None else None,
                         question=question, standalone=standalone, rewrite_method=method, search_query=search_query,
-                        quote=prompt.quote, explain=request.explain, writing=writing, notes=_kb_notes(states))
+                        quote=prompt.quote, explain=request.explain, writing=writing, tenant_id=principal.tenant_id,
+                        notes=_kb_notes(states))
     kb_ids = [kb_id for kb_id, _, state in states if state == "ok"]
     if kb_ids:
         prepared.result, prepared.evidence = answers.find_evidence(
@@ -150,27 +153,29 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     return prepared
 
 
-def _no_knowledge(ctx: Context) -> Answer:
-    return Answer(NO_KNOWLEDGE, ctx.chat_model.name if ctx.chat_model else "extractive", insufficient=True)
+def _no_knowledge(ctx: Context, prepared: Prepared) -> Answer:
+    model = workspace_models.chat_model(ctx, prepared.tenant_id) if prepared.tenant_id is not None else ctx.chat_model
+    return Answer(NO_KNOWLEDGE, model.name if model else "extractive", insufficient=True)
 
 
 def _write(ctx: Context, prepared: Prepared) -> Answer:
     if prepared.result is None:
-        return _no_knowledge(ctx)
-    return answers.write(ctx, prepared.result, prepared.evidence, prepared.standalone, prepared.writing)
+        return _no_knowledge(ctx, prepared)
+    return answers.write(ctx, prepared.result, prepared.evidence, prepared.standalone, prepared.writing,
+                         tenant_id=prepared.tenant_id)
 
 
 def _write_stream(ctx: Context, prepared: Prepared) -> Iterator[str | Answer]:
     """Answer deltas (``str``), then the :class:`Answer`."""
     if prepared.result is None:
-        answer = _no_knowledge(ctx)
+        answer = _no_knowledge(ctx, prepared)
         yield answer.text
         yield answer
         return
     final: Answer | None = None
     unquoted = None if prepared.quote else MarkerFilter()  # quote off: the deltas carry no markers either
     for item in answers.write_stream(ctx, prepared.result, prepared.evidence, prepared.standalone,
-                                     prepared.writing):
+                                     prepared.writing, tenant_id=prepared.tenant_id):
         if isinstance(item, str):
             text = unquoted.feed(item) if unquoted else item
             if text:
@@ -210,7 +215,7 @@ def count_tokens(ctx: Context, prepared: Prepared, text: str) -> int:
     chat model's count: the chat model does not report its own); words without a knowledge base."""
     if prepared.result is None:
         return len(text.split())
-    return ctx.embedder(prepared.result.embedding_model).count_tokens(text)
+    return workspace_models.embedder(ctx, prepared.result.embedding_model).count_tokens(text)
 
 
 def prompt_text(prepared: Prepared) -> str:

@@ -45,6 +45,7 @@ class AssistantView(View):
     retrieval: RetrievalOptions
     top_n: int
     rerank: bool
+    permission: str = Field(description="me: only its creator sees it; team: the whole workspace")
     created_by: str | None
     created_at: Timestamp | None
     updated_at: Timestamp | None
@@ -62,8 +63,9 @@ def assistant_view(assistant: db.Assistant, states: Sequence[tuple[str, str, str
         dataset_ids=[kb["id"] for kb in assistant.knowledge_bases],
         datasets=[AssistantDataset(id=i, name=n, state=s) for i, n, s in states],
         llm=llm_settings(assistant), prompt=prompt_settings(assistant), retrieval=retrieval_options(assistant),
-        top_n=assistant.top_n, rerank=assistant.rerank, created_by=assistant.created_by,
-        created_at=iso_utc(assistant.created_at), updated_at=iso_utc(assistant.updated_at),
+        top_n=assistant.top_n, rerank=assistant.rerank, permission=assistant.permission,
+        created_by=assistant.created_by, created_at=iso_utc(assistant.created_at),
+        updated_at=iso_utc(assistant.updated_at),
     )
 
 

@@ -29,6 +29,7 @@ from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledErro
 from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job, no_progress
+from ragloom.service import workspace_models
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -114,13 +115,14 @@ def run_tasks(ctx: Context, task_ids: list[str]) -> dict[str, RunOutcome]:
     # one task reports the shared steps; of several, each is told at publishing (and may be cancelled then)
     shared = ready[0].progress if len(ready) == 1 else no_progress
     try:
-        embedder = ctx.embedder(ready[0].job.embedding_model)
+        embedder = workspace_models.embedder(ctx, ready[0].job.embedding_model)
         vectors = pipeline.embed_many([(p.job, p.chunks) for p in ready], embedder, shared)
         for p, vecs in zip(ready, vectors, strict=True):
             titles = [(max(1, b.level), b.text) for b in p.parsed.blocks if b.kind == BlockKind.TITLE]
             p.records = pipeline.to_records(ctx.analyzer, p.job, p.chunks, vecs, titles)
-            p.note = pipeline.llm_toc(ctx.chat_model, ctx.settings.chat_max_context_tokens, p.job, p.chunks,
-                                      p.records, embedder.count_tokens, p.progress)
+            chat = workspace_models.chat_model(ctx, p.job.tenant_id)
+            p.note = pipeline.llm_toc(chat, ctx.settings.chat_max_context_tokens, p.job, p.chunks, p.records,
+                                      embedder.count_tokens, p.progress)
             add_tags(ctx, p.job, p.records)
         shared(0.86, "indexing")
         pipeline.index(ctx.docstore, ready[0].job, [r for p in ready for r in p.records], shared)
@@ -146,7 +148,7 @@ def _prepare(ctx: Context, job: Job, *, batched: bool = False) -> _Prepared:
     progress(0.05, "parsing", force=not batched)
     data = ctx.objects.get(job.file_key)
     parsed = pipeline.parse(data, job)
-    embedder = ctx.embedder(job.embedding_model)
+    embedder = workspace_models.embedder(ctx, job.embedding_model)
     progress(0.2, f"parsed {len(parsed.blocks)} blocks; rendering page previews")
     store_pages(ctx, job, data, parsed)
     store_metadata(ctx, job, parsed)

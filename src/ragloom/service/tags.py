@@ -19,7 +19,7 @@ from ragloom.dataflow import ChunkKind, ChunkRecord
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.knowledge.tags import Tagger, TagSets, count_tags, tag_all
-from ragloom.service import knowledgebases
+from ragloom.service import knowledgebases, workspace_models
 from ragloom.service.knowledgebases import TAG_METHOD
 from ragloom.service.views import DatasetTags, tags_view
 
@@ -82,7 +82,7 @@ def tag_records(ctx: Context, *, tenant_id: str, tag_kb_ids: Sequence[str], topn
         return 0
     targets = [r for r in records if r.kind != ChunkKind.TOC]
     seeds = [zlib.crc32(r.id.encode()) for r in targets]  # the LLM's examples: random, but stable per chunk
-    found = tag_all(tagger, [r.content for r in targets], chat=ctx.chat_model, seeds=seeds)
+    found = tag_all(tagger, [r.content for r in targets], chat=workspace_models.chat_model(ctx, tenant_id), seeds=seeds)
     for record, tags in zip(targets, found, strict=True):
         record.tags = tags
     return sum(1 for tags in found if tags)

@@ -92,7 +92,8 @@ class Dataset(View):
     permission: str
     chunk_method: str
     parser_config: dict[str, Any]
-    embedding_model: str
+    embedding_model: str = Field(description="the model its vectors were made with, kept: changing it means "
+                                 "re-embedding every document (POST /api/v1/datasets/{id}/reindex)")
     similarity_threshold: Number
     vector_similarity_weight: Number
     fusion: str
@@ -104,6 +105,8 @@ class Dataset(View):
     topn_tags: int
     document_count: int | None
     created_at: Timestamp | None
+    embedding_note: str | SkipJsonSchema[None] = absent_unless(
+        "the workspace's new knowledge bases get another embedding model than this one: how to move it there")
 
 
 class DatasetList(View):
@@ -126,8 +129,15 @@ class DatasetTags(View):
     total: int
 
 
-def kb_view(kb: db.KnowledgeBase, document_count: int | None = None, *, fusion: str = "normalized") -> Dataset:
-    """A knowledge base; ``fusion`` is the server's default hybrid scoring."""
+def kb_view(kb: db.KnowledgeBase, document_count: int | None = None, *, fusion: str = "normalized",
+            workspace_embedding_model: str | None = None) -> Dataset:
+    """A knowledge base; ``fusion`` is the server's default hybrid scoring; ``workspace_embedding_model``,
+    the model the workspace's new knowledge bases get (when given and another: a note how to move there)."""
+    note = None
+    if workspace_embedding_model is not None and workspace_embedding_model != kb.embedding_model:
+        note = (f"the workspace's new knowledge bases get embedding model {workspace_embedding_model!r}; this one "
+                f"keeps {kb.embedding_model!r}, the model its vectors were made with. To move it, re-embed every "
+                f"document: POST /api/v1/datasets/{kb.id}/reindex")
     return Dataset(
         id=kb.id,
         name=kb.name,
@@ -150,6 +160,7 @@ def kb_view(kb: db.KnowledgeBase, document_count: int | None = None, *, fusion: 
         topn_tags=kb.topn_tags,
         document_count=document_count,
         created_at=_iso(kb.created_at),
+        embedding_note=note,
     )
 
 
@@ -573,7 +584,10 @@ def key_view(row: db.ApiKey, state: str) -> ApiKeyInfo:
 
 class AuditEventView(View):
     id: str
-    action: str = Field(description="auth.failed, key.created, key.revoked, member.added, kb.deleted, "
+    action: str = Field(description="auth.signed_in, auth.failed, account.created, password.changed, "
+                        "password.reset, key.created, key.revoked, member.added, member.removed, member.left, "
+                        "member.role_changed, invitation.created, invitation.revoked, workspace.created, "
+                        "workspace.renamed, workspace.transferred, signup.opened, signup.closed, kb.deleted, "
                         "document.deleted")
     user_id: str | None = Field(description="who (None: an unknown caller)")
     target: str
@@ -591,3 +605,84 @@ def audit_view(rows: Sequence[db.AuditEvent], total: int) -> AuditLog:
     return AuditLog(events=[AuditEventView(id=r.id, action=r.action, user_id=r.user_id, target=r.target,
                                            detail=r.detail, origin=r.origin, created_at=iso_utc(r.created_at))
                             for r in rows], total=total)
+
+
+# --- people and workspaces ------------------------------------------------------------------------
+
+class UserView(View):
+    id: str
+    email: str
+    name: str
+    is_admin: bool = Field(description="a server administrator (the first account)")
+
+
+class WorkspaceView(View):
+    id: str
+    name: str
+    role: str = Field(description="your role there: owner, admin or member")
+    current: bool = Field(False, description="the workspace this session or key acts in")
+
+
+class WorkspaceList(View):
+    workspaces: list[WorkspaceView]
+    total: int
+
+
+class Me(View):
+    user: UserView
+    workspace: WorkspaceView | None = Field(description="the workspace requests act in")
+    workspaces: list[WorkspaceView]
+    via: str = Field(description="session (a web sign-in) or key (an API key)")
+    csrf_token: str | None = Field(None, description="a session's: send it as X-CSRF-Token on every request that "
+                                   "changes data")
+
+
+class SignedIn(Me):
+    expires_at: str | None
+
+
+class MemberView(View):
+    user_id: str
+    email: str
+    name: str
+    role: str
+
+
+class MemberList(View):
+    members: list[MemberView]
+    total: int
+
+
+class InvitationView(View):
+    id: str
+    role: str
+    email: str = Field(description="only this address may accept it; empty: whoever holds the token")
+    state: str = Field(description="pending, accepted, revoked or expired")
+    created_by: str | None
+    created_at: str | None
+    expires_at: str | None
+    accepted_by: str | None
+
+
+class InvitationList(View):
+    invitations: list[InvitationView]
+    total: int
+
+
+class NewInvitation(InvitationView):
+    token: str = Field(description="the one-time token: shown this once; the invited person accepts it with "
+                       "POST /api/v1/invitations/accept, `ragloom workspaces join`, or signs up with it")
+
+
+class SignupState(View):
+    open: bool
+
+
+def user_view(row: db.User) -> UserView:
+    return UserView(id=row.id, email=row.email, name=row.name, is_admin=row.is_superuser)
+
+
+def invitation_view(row: db.Invitation, state: str) -> InvitationView:
+    return InvitationView(id=row.id, role=row.role, email=row.email, state=state, created_by=row.created_by,
+                          created_at=iso_utc(row.created_at), expires_at=iso_utc(row.expires_at),
+                          accepted_by=row.accepted_by)

@@ -1,0 +1,127 @@
+"""/auth: sign up, sign in and out (a session cookie plus a CSRF token), who am I, change one's
+password, switch the session's workspace; /admin/signup: open or close sign-up (server admins)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from ragloom.api.deps import (
+    CSRF_COOKIE,
+    PUBLIC,
+    SESSION_COOKIE,
+    CallerDep,
+    ContextDep,
+)
+from ragloom.api.responses import CALLER_ERRORS
+from ragloom.api.schemas import LogIn, PasswordChange, SignUp, SignupSetting, WorkspaceSwitch
+from ragloom.context import Caller, Context
+from ragloom.errors import InvalidRequestError
+from ragloom.service import signin, workspaces
+from ragloom.service.views import Me, SignedIn, SignupState, WorkspaceView, iso_utc, user_view
+
+router = APIRouter(tags=["accounts"], responses=CALLER_ERRORS)
+
+
+def me_view(ctx: Context, caller: Caller) -> Me:
+    with ctx.db.session() as s:
+        user = signin.user(s, caller.user_id)
+        spaces = [WorkspaceView(id=t.id, name=t.name, role=r, current=t.id == caller.tenant_id)
+                  for t, r in workspaces.of_user(s, caller.user_id)]
+        current = next((w for w in spaces if w.current), None)
+        return Me(user=user_view(user), workspace=current, workspaces=spaces,
+                  via="session" if caller.session_id else "key", csrf_token=caller.csrf_token)
+
+
+def _signed_in(ctx: Context, response: Response, new: signin.NewSession) -> SignedIn:
+    settings = ctx.settings
+    age = int(settings.session_hours * 3600)
+    for name, value, http_only in ((SESSION_COOKIE, new.token, True), (CSRF_COOKIE, new.csrf_token, False)):
+        response.set_cookie(name, value, max_age=age, path="/", httponly=http_only, samesite="lax",
+                            secure=settings.cookie_secure)
+    caller = Caller(new.user.id, new.tenant_id, None, session_id=new.id, csrf_token=new.csrf_token)
+    return SignedIn(**me_view(ctx, caller).model_dump(), expires_at=iso_utc(new.expires_at))
+
+
+@router.post("/auth/signup", status_code=201, openapi_extra=PUBLIC)
+def sign_up(body: SignUp, ctx: ContextDep, response: Response) -> SignedIn:
+    """Create an account (with a workspace of its own) and sign in. Closed sign-up still admits the
+    holder of an invitation, who also joins its workspace and starts there."""
+    with ctx.db.session() as s:
+        invited = None
+        if body.invitation:
+            invited = workspaces.check_invitation(s, body.invitation, signin.normalize_email(body.email))
+        user, own = signin.sign_up(s, email=body.email, password=body.password, name=body.name,
+                                   invited=invited is not None)
+        start = workspaces.accept(s, user_id=user.id, token=body.invitation).id if invited else own.id
+        new = signin.open_session(s, ctx.settings, user, start)
+    return _signed_in(ctx, response, new)
+
+
+@router.post("/auth/login", openapi_extra=PUBLIC)
+def log_in(body: LogIn, ctx: ContextDep, response: Response) -> SignedIn:
+    """Sign in with e-mail address and password: sets the session cookie (HttpOnly) and returns the CSRF
+    token to send as ``X-CSRF-Token``. Too many failures answer 429 with ``Retry-After``."""
+    with ctx.db.session() as s:
+        new = signin.log_in(s, ctx.settings, email=body.email, password=body.password)
+    return _signed_in(ctx, response, new)
+
+
+@router.post("/auth/logout", status_code=204)
+def log_out(ctx: ContextDep, caller: CallerDep, response: Response) -> None:
+    """End this web session (an API key is revoked instead: DELETE /api/v1/keys/{id})."""
+    if caller.session_id is None:
+        raise InvalidRequestError("not a web session: an API key signs nothing out; revoke it to stop it")
+    with ctx.db.session() as s:
+        signin.log_out(s, caller.session_id)
+    for name in (SESSION_COOKIE, CSRF_COOKIE):
+        response.delete_cookie(name, path="/")
+
+
+@router.get("/auth/me")
+def who_am_i(ctx: ContextDep, caller: CallerDep) -> Me:
+    """The signed-in user, the workspace requests act in, and every workspace they belong to."""
+    return me_view(ctx, caller)
+
+
+@router.post("/auth/password", status_code=204)
+def change_password(body: PasswordChange, ctx: ContextDep, caller: CallerDep) -> None:
+    """Change your password (the current one is asked again); your other web sessions end."""
+    with ctx.db.session() as s:
+        signin.change_password(s, user_id=caller.user_id, current=body.current_password, new=body.new_password,
+                               keep_session=caller.session_id)
+
+
+@router.post("/auth/workspace")
+def switch_workspace(body: WorkspaceSwitch, ctx: ContextDep, caller: CallerDep) -> Me:
+    """Make this web session act in another of your workspaces. An API key belongs to one workspace:
+    create a key in the other one instead (POST /api/v1/keys with workspace_id)."""
+    if caller.session_id is None:
+        raise InvalidRequestError("an API key acts in its own workspace: create a key in the other workspace "
+                                  "(POST /api/v1/keys with workspace_id)")
+    with ctx.db.session() as s:
+        signin.switch(s, session_id=caller.session_id, user_id=caller.user_id, tenant_id=body.workspace_id)
+        role = workspaces.membership(s, user_id=caller.user_id, tenant_id=body.workspace_id).role
+    moved = Caller(caller.user_id, body.workspace_id, role, session_id=caller.session_id,  # type: ignore[arg-type]
+                   csrf_token=caller.csrf_token)
+    return me_view(ctx, moved)
+
+
+def _server_admin(ctx: Context, caller: Caller) -> None:
+    with ctx.db.session() as s:
+        signin.require_server_admin(s, caller.user_id, "change sign-up")
+
+
+@router.get("/admin/signup")
+def signup_state(ctx: ContextDep, caller: CallerDep) -> SignupState:
+    """Whether anyone may sign up (else only holders of an invitation)."""
+    with ctx.db.session() as s:
+        return SignupState(open=signin.signup_open(s))
+
+
+@router.put("/admin/signup")
+def set_signup(body: SignupSetting, ctx: ContextDep, caller: CallerDep) -> SignupState:
+    """Open or close sign-up (server administrators only; ``ragloom users signup open|closed`` too)."""
+    _server_admin(ctx, caller)
+    with ctx.db.session() as s:
+        signin.set_signup(s, open_=body.open, user_id=caller.user_id)
+    return SignupState(open=body.open)

@@ -1,0 +1,285 @@
+"""A workspace's own models: chat, embedding and rerank providers (any OpenAI-compatible API).
+
+Owners and admins set (create or replace), test and delete them; every member may list them. The API
+key is stored only encrypted with the server's secret key (:mod:`ragloom.service.secrets`) and never
+leaves the server again: not in a response, a log line or the audit log (a provider shows
+``has_api_key`` and the key's last four characters). A stored key is only ever sent to the base URL it
+was set with: changing the URL needs the key again.
+
+Which model a workspace then uses — its provider's, else the server's default — is decided in
+:mod:`ragloom.service.workspace_models`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic.json_schema import SkipJsonSchema
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ragloom.context import Context, Principal
+from ragloom.db.models import KnowledgeBase, ModelProvider
+from ragloom.errors import (
+    ConfigError,
+    ConflictError,
+    InvalidRequestError,
+    ModelError,
+    NotFoundError,
+    PermissionDeniedError,
+)
+from ragloom.models.chat import OpenAIChatModel
+from ragloom.models.embedding import OpenAIEmbedder
+from ragloom.models.rerank import HttpReranker
+from ragloom.service import audit, secrets
+from ragloom.service.views import Number, Timestamp, View, absent_unless, iso_utc
+from ragloom.service.workspace_models import NAME_LIMIT, ProviderKind, embedding_model_name, find
+from ragloom.states import Role
+
+__all__ = ["ConnectionTest", "ProviderInfo", "ProviderKind", "ProviderList", "ProviderSet", "delete", "get",
+           "list_providers", "list_view", "set_provider", "test_connection", "view"]
+
+TEST_TIMEOUT = 20.0  # seconds a connection test waits for the provider
+HINT_MIN_LENGTH = 16  # a key shorter than this shows no last characters
+
+
+# --- requests and views ---------------------------------------------------------------------------
+
+class ProviderSet(BaseModel):
+    """A workspace's provider of one kind: an OpenAI-compatible API (the ``PUT`` body)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(min_length=1, max_length=500, examples=["https://api.openai.com/v1"],
+                          description="the API's base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 "
+                                      "(chat: POST {base_url}/chat/completions; embedding: /embeddings; rerank: "
+                                      "/rerank, Jina/Cohere-shaped)")
+    model: str = Field(min_length=1, max_length=100, description="the model name sent to the API")
+    api_key: SecretStr | None = Field(
+        None, description="the API key: stored encrypted, never shown again. Left out (or null): keep the stored "
+        "key, which needs the same base_url; \"\": no key")
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return check_base_url(value)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str) -> str:
+        value = value.strip()
+        if not value or not value.isprintable():
+            raise ValueError("a model name is one line of printable text")
+        return value
+
+
+def check_base_url(value: str) -> str:
+    """An http(s) URL without credentials, query or fragment (the key goes in ``api_key``), without its
+    trailing slash; ``ValueError`` otherwise."""
+    value = value.strip()
+    try:
+        url = httpx.URL(value)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ValueError(f"not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError("an http:// or https:// URL, e.g. https://api.openai.com/v1")
+    if url.userinfo or url.query or url.fragment:
+        raise ValueError("no user, password, query or fragment in the URL: the API key goes in api_key")
+    return value.rstrip("/")
+
+
+class ProviderInfo(View):
+    """A workspace's provider as shown: never its API key."""
+
+    kind: str
+    base_url: str
+    model: str
+    has_api_key: bool
+    api_key_hint: str | None = Field(description="the key's last four characters ('...abcd'); null without a key "
+                                                 "or for a short one")
+    updated_by: str | None
+    updated_at: Timestamp | None
+
+
+class ModelInUse(View):
+    kind: str
+    source: Literal["workspace", "server", "none"] = Field(
+        description="workspace: the workspace's own provider; server: the server's default (its environment); "
+                    "none: no such model (chat: answers are extractive; rerank: no reranking)")
+    model: str | None = Field(description="chat and rerank: the model name; embedding: the name new knowledge "
+                                          "bases record")
+
+
+class ProviderList(View):
+    providers: list[ProviderInfo]
+    total: int
+    in_use: list[ModelInUse] = Field(description="for each kind, the model this workspace's answers, searches and "
+                                                 "new knowledge bases use")
+
+
+class ConnectionTest(View):
+    """The result of one minimal call to a provider (a failure is a result too, never an error status)."""
+
+    kind: str
+    model: str
+    ok: bool
+    latency_ms: Number
+    message: str
+    dimension: int | SkipJsonSchema[None] = absent_unless("an embedding provider answered: its vectors' length")
+
+
+# --- the providers --------------------------------------------------------------------------------
+
+def _kind(kind: str) -> ProviderKind:
+    try:
+        return ProviderKind(kind)
+    except ValueError:
+        raise NotFoundError(f"no provider kind {kind!r}: one of {', '.join(ProviderKind)}") from None
+
+
+def _require_manager(principal: Principal, action: str) -> None:
+    if principal.role not in (Role.OWNER, Role.ADMIN):
+        raise PermissionDeniedError(f"only a workspace owner or admin may {action}")
+
+
+def get(session: Session, *, principal: Principal, kind: str) -> ModelProvider:
+    row = find(session, principal.tenant_id, _kind(kind))
+    if row is None:
+        raise NotFoundError(f"this workspace has no {kind} provider (it uses the server's default)")
+    return row
+
+
+def list_providers(session: Session, *, principal: Principal) -> list[ModelProvider]:
+    rows = session.scalars(select(ModelProvider).where(ModelProvider.tenant_id == principal.tenant_id))
+    order = list(ProviderKind)
+    return sorted(rows, key=lambda r: order.index(ProviderKind(r.kind)) if r.kind in order else len(order))
+
+
+def set_provider(ctx: Context, session: Session, *, principal: Principal, kind: str,
+                 spec: ProviderSet) -> ModelProvider:
+    """Create or replace the workspace's provider of ``kind`` (owners and admins)."""
+    _require_manager(principal, "set the workspace's model providers")
+    kind = _kind(kind)
+    if kind == ProviderKind.EMBEDDING and len(embedding_model_name(principal.tenant_id, spec.model)) > NAME_LIMIT:
+        raise InvalidRequestError(f"model: an embedding model name may have at most "
+                                  f"{NAME_LIMIT - len(embedding_model_name(principal.tenant_id, ''))} characters")
+    row = find(session, principal.tenant_id, kind)
+    if spec.api_key is not None:
+        secret = secrets.encrypt(ctx.settings, spec.api_key.get_secret_value().strip())
+    elif row is not None and row.secret and row.base_url != spec.base_url:
+        raise InvalidRequestError("api_key: the base URL changed, so give the API key again (a stored key is only "
+                                  "ever sent to the URL it was set for), or \"\" for none")
+    else:
+        secret = row.secret if row is not None else ""
+    key_state = "none" if not secret else "new" if spec.api_key is not None else "kept"
+    if row is None:
+        row = ModelProvider(tenant_id=principal.tenant_id, kind=kind)
+        session.add(row)
+    row.base_url, row.model, row.secret, row.updated_by = spec.base_url, spec.model, secret, principal.user_id
+    session.flush()
+    audit.record_by(session, principal, "provider.set", target=f"provider:{kind}",
+                    detail=f"{kind}: {spec.model} at {spec.base_url}; API key: {key_state}")
+    return row
+
+
+def delete(session: Session, *, principal: Principal, kind: str) -> None:
+    """Remove the workspace's provider of ``kind``: the server's default applies again. An embedding
+    provider that knowledge bases were built with stays until they are re-indexed to another model."""
+    _require_manager(principal, "delete the workspace's model providers")
+    row = get(session, principal=principal, kind=kind)
+    if row.kind == ProviderKind.EMBEDDING:
+        names = list(session.scalars(select(KnowledgeBase.name).where(
+            KnowledgeBase.tenant_id == principal.tenant_id,
+            KnowledgeBase.embedding_model.startswith(embedding_model_name(principal.tenant_id, ""), autoescape=True),
+        ).order_by(KnowledgeBase.name)))
+        if names:
+            shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            raise ConflictError(f"knowledge bases {shown} were built with this embedding provider and need it to be "
+                                "searched: re-index them with another embedding model first (POST "
+                                "/api/v1/datasets/{id}/reindex), or replace the provider (PUT) instead")
+    audit.record_by(session, principal, "provider.deleted", target=f"provider:{row.kind}",
+                    detail=f"{row.kind}: {row.model} at {row.base_url}")
+    session.delete(row)
+    session.flush()
+
+
+def _hint(ctx: Context, row: ModelProvider) -> str | None:
+    if not row.secret:
+        return None
+    try:
+        plain = secrets.decrypt(ctx.settings, row.secret)
+    except ConfigError:
+        return None  # the server's key changed: a connection test says so
+    return f"...{plain[-4:]}" if len(plain) >= HINT_MIN_LENGTH else None
+
+
+def view(ctx: Context, row: ModelProvider) -> ProviderInfo:
+    return ProviderInfo(kind=row.kind, base_url=row.base_url, model=row.model, has_api_key=bool(row.secret),
+                        api_key_hint=_hint(ctx, row), updated_by=row.updated_by, updated_at=iso_utc(row.updated_at))
+
+
+def list_view(ctx: Context, session: Session, *, principal: Principal) -> ProviderList:
+    rows = list_providers(session, principal=principal)
+    own = {r.kind: r for r in rows}
+    s = ctx.settings
+    server: dict[str, str | None] = {
+        ProviderKind.CHAT: s.chat_model if s.chat_base_url and s.chat_model else None,
+        ProviderKind.EMBEDDING: s.embedding_model,
+        ProviderKind.RERANK: (s.rerank_model or s.rerank_provider) if s.rerank_provider else None,
+    }
+    in_use = []
+    for kind in ProviderKind:
+        if kind in own:
+            model = own[kind].model
+            if kind == ProviderKind.EMBEDDING:
+                model = embedding_model_name(principal.tenant_id, model)
+            in_use.append(ModelInUse(kind=kind, source="workspace", model=model))
+        else:
+            in_use.append(ModelInUse(kind=kind, source="server" if server[kind] else "none", model=server[kind]))
+    return ProviderList(providers=[view(ctx, r) for r in rows], total=len(rows), in_use=in_use)
+
+
+# --- the connection test --------------------------------------------------------------------------
+
+def test_connection(ctx: Context, session: Session, *, principal: Principal, kind: str) -> ConnectionTest:
+    """One minimal real call with the stored provider: chat, a one-token completion; embedding, one
+    short text (its vectors' length is reported); rerank, two short texts. A provider that fails or
+    cannot be reached is a result with ``ok`` false and the reason, never an exception."""
+    _require_manager(principal, "test the workspace's model providers")
+    row = get(session, principal=principal, kind=kind)
+    plain, dimension, ok = "", None, False
+    start = time.perf_counter()
+    try:
+        plain = secrets.decrypt(ctx.settings, row.secret)
+        start = time.perf_counter()
+        message, dimension = _probe(ProviderKind(row.kind), row.base_url, row.model, plain or None)
+        ok = True
+    except (ModelError, ConfigError) as exc:  # the provider's failure is the answer
+        message = exc.message.replace(plain, "***") if plain else exc.message
+    latency_ms = round((time.perf_counter() - start) * 1000, 1)
+    return ConnectionTest(kind=row.kind, model=row.model, ok=ok, latency_ms=latency_ms, message=message,
+                          dimension=dimension)
+
+
+def _probe(kind: ProviderKind, base_url: str, model: str, key: str | None) -> tuple[str, int | None]:
+    if kind == ProviderKind.CHAT:
+        chat = OpenAIChatModel(base_url, model, key, timeout=TEST_TIMEOUT)
+        try:
+            chat.chat([{"role": "user", "content": "ping"}], temperature=0.0, max_tokens=1)
+        finally:
+            chat.close()
+        return "the chat model answered", None
+    if kind == ProviderKind.EMBEDDING:
+        emb = OpenAIEmbedder(base_url, model, key, timeout=TEST_TIMEOUT)  # embeds one short text for its size
+        return f"the embedding model answered with vectors of {emb.dim} dimensions", emb.dim
+    reranker = HttpReranker(base_url, model, key, timeout=TEST_TIMEOUT)
+    try:
+        scores = reranker.score("ping", ["pong", "ping pong"])
+    finally:
+        reranker.close()
+    if len(scores) != 2:
+        raise ModelError(f"the rerank endpoint scored {len(scores)} of 2 texts")
+    return "the reranker scored two texts", None
