@@ -29,7 +29,7 @@ from ragloom.api.ratelimit import RateLimiter
 from ragloom.api.responses import COMMON_ERRORS
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.web import status
+from ragloom.web import pages, status
 
 if TYPE_CHECKING:
     from ragloom.supervisor import WorkerPool
@@ -70,4 +70,5 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(status.router)
+    pages.install(app)  # the web UI under /ui (not in /openapi.json)
     return app

@@ -73,7 +73,8 @@ def serve(
     server = uvicorn.Server(uvicorn.Config(api, host=settings.host,
                                            port=settings.port, log_level="warning", timeout_graceful_shutdown=10))
     _announce_when_listening(server, f"ragloom serving on http://{settings.host}:{settings.port} "
-                             f"(data: {settings.home}, {settings.workers} workers) — Ctrl-C to stop")
+                             f"(data: {settings.home}, {settings.workers} workers; web UI: "
+                             f"http://{settings.host}:{settings.port}/ui/) — Ctrl-C to stop")
     with _stop_signals(pool, server):
         try:
             server.run()

@@ -84,6 +84,13 @@ def parse_config_json(text: str, what: str = "parser_config") -> dict[str, Any]:
     return value
 
 
+def chunk_methods() -> list[str]:
+    """The chunk methods a knowledge base or document may use: the built-ins and installed plugins'."""
+    from ragloom.ingest.chunkers import default_chunkers
+
+    return default_chunkers().names
+
+
 def validate_chunking(method: str, parser_config: dict[str, Any]) -> None:
     """``InvalidRequestError`` naming the problem when the method or one of its parameters is wrong."""
     from ragloom.ingest.chunkers import ChunkerConfig, default_chunkers

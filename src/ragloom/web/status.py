@@ -1,4 +1,5 @@
-"""A minimal status page at ``/`` (and ``/status.json``).
+"""A minimal status page at ``/`` (and ``/status.json``); a browser signed in to the web UI is sent
+on to it (``/ui``), anyone else sees the status and a link to sign in.
 
 Without an API key it shows only the version and where to look (``/api/v1/health``, ``/docs``):
 nothing about any tenant. With ``Authorization: Bearer <key>`` it shows the counts of the
@@ -11,12 +12,13 @@ import html
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ragloom import __version__
 from ragloom.context import Context, Principal
 from ragloom.service import accounts
 from ragloom.service.system import workspace_counts
+from ragloom.web.pages import UI, viewer
 
 router = APIRouter(include_in_schema=False)
 
@@ -42,7 +44,13 @@ def status(request: Request) -> dict[str, Any]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def status_page(request: Request) -> str:
+def status_page(request: Request) -> Response:
+    if "authorization" not in request.headers and viewer(request) is not None:
+        return RedirectResponse(f"{UI}/kb", status_code=303)
+    return HTMLResponse(_status_html(request))
+
+
+def _status_html(request: Request) -> str:
     st = status(request)
 
     def table(title: str, counts: dict[str, int]) -> str:
@@ -60,6 +68,7 @@ def status_page(request: Request) -> str:
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:40rem}}
 td{{padding:.2rem 1rem;border-bottom:1px solid #ddd}}</style></head><body>
 <h1>ragloom {html.escape(st['version'])}</h1>
+<p><a href="{UI}/login">Sign in to the web UI</a></p>
 <p>API: <a href="/docs">/docs</a> · health: <a href="{HEALTH}">{HEALTH}</a></p>
 {body}
 </body></html>"""

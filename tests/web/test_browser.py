@@ -1,0 +1,251 @@
+"""The web UI in a real browser: Playwright for Python driving Debian's chromium (never a
+downloaded browser build) against a real server on loopback with a worker thread.
+
+``RAGLOOM_SCREENSHOTS=1`` also saves a screenshot of each page to docs/screenshots/ (the README's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragloom.config import Settings
+from tests.ingest.docgen import make_docx, make_pdf
+from tests.live import Live, live_server
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path(__file__).parents[2] / "docs" / "screenshots"
+PASSWORD = "correct horse battery staple"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
+                       "(apt-get install -y chromium; .ci/run does)"),
+]
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+
+
+def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    """A screenshot for docs/, only when asked (RAGLOOM_SCREENSHOTS=1): normal runs rewrite no file."""
+    if os.environ.get("RAGLOOM_SCREENSHOTS") == "1":
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@dataclass
+class World:
+    live: Live
+    browser: object
+    tmp: Path
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    tmp = tmp_path_factory.mktemp("ui")
+    settings = Settings(home=tmp / "home", workers=0, worker_poll_seconds=0.05, _env_file=None)
+    with live_server(settings) as live, sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            yield World(live, browser, tmp)
+        finally:
+            browser.close()
+
+
+def new_page(world: World, *, width: int = 1280, height: int = 800, lang: str = "en-US"):  # type: ignore[no-untyped-def]
+    context = world.browser.new_context(viewport={"width": width, "height": height}, locale=lang,  # type: ignore[attr-defined]
+                                        base_url=world.live.url)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith((world.live.url, "data:")) else None)
+    page.on("dialog", lambda d: d.accept())
+    page.outside = outside  # requests to any other host: there must be none
+    return page
+
+
+def sign_up(page, email: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto("/ui/kb")
+    page.wait_for_url(re.compile(r"^http://[^/]+/ui/login\?next=/ui/kb$"))
+    shot(page, "sign-in")
+    page.get_by_role("link", name="No account yet? Sign up").click()
+    page.wait_for_url("**/ui/signup**")
+    page.get_by_label("E-mail address").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    shot(page, "sign-up")
+    page.get_by_role("button", name="Create account").click()
+    page.wait_for_url(re.compile(r"^http://[^/]+/ui/kb$"))
+
+
+def create_kb(page, name: str) -> str:  # type: ignore[no-untyped-def]
+    page.goto("/ui/kb")
+    page.get_by_label("Name").fill(name)
+    page.get_by_role("button", name="Create").click()
+    page.wait_for_url(re.compile(r"^http://[^/]+/ui/kb/[^/]+$"))
+    sync_api.expect(page.locator("#kb-title")).to_have_text(name)
+    return page.url.rsplit("/", 1)[1]
+
+
+def watch_statuses(page) -> None:  # type: ignore[no-untyped-def]
+    """Record every status badge text the documents table ever shows (the live progress)."""
+    page.evaluate("""() => { window.seen = new Set();
+      const note = () => document.querySelectorAll('[data-testid=doc-status]')
+        .forEach(b => window.seen.add(b.textContent));
+      new MutationObserver(note).observe(document.body, {subtree: true, childList: true, characterData: true});
+    }""")
+
+
+def test_sign_up_create_a_knowledge_base_and_upload_a_pdf_and_a_docx_to_done(world: World) -> None:
+    pdf, docx_path = world.tmp / "pump-manual.pdf", world.tmp / "leave-policy.docx"
+    make_pdf(pdf, [["# Pump manual", "The pump is serviced every 90 days by the harbor crew."],
+                   ["## Filters", "Replace the copper filter when the signal lamp is red."]])
+    make_docx(docx_path, [("title", "Leave policy"), ("p", "Employees take leave after one month of work.")])
+    page = new_page(world)
+    sign_up(page, "ana@example.com")
+    kb = create_kb(page, "Manuals")
+    watch_statuses(page)
+    # drop both files on the drop zone, as a person would (a DataTransfer with real File objects)
+    files = [(p.name, p.read_bytes().hex(), mime) for p, mime in (
+        (pdf, "application/pdf"),
+        (docx_path, "application/vnd.openxmlformats-officedocument.wordprocessingml.document"))]
+    page.evaluate("""(files) => { const dt = new DataTransfer();
+      for (const [name, hex, type] of files) {
+        const bytes = new Uint8Array(hex.match(/../g).map(h => parseInt(h, 16)));
+        dt.items.add(new File([bytes], name, {type})); }
+      const zone = document.getElementById('dropzone');
+      zone.dispatchEvent(new DragEvent('dragover', {dataTransfer: dt, bubbles: true, cancelable: true}));
+      zone.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true})); }""", files)
+    rows = page.locator("#docs-table tbody tr")
+    sync_api.expect(rows).to_have_count(2)
+    shot(page, "documents-progress")
+    statuses = page.locator("#docs-table [data-testid=doc-status]")
+    sync_api.expect(statuses).to_have_text(["done", "done"], timeout=240_000)
+    seen = set(page.evaluate("[...window.seen]"))
+    assert seen & {"queued", "running"}, seen  # progress was shown live, before done, without a reload
+    names = sorted(rows.locator("td.name").all_inner_texts())
+    assert names == ["leave-policy.docx", "pump-manual.pdf"]
+    assert all(int(n) > 0 for n in page.locator("#docs-table td.num").all_inner_texts())
+    assert not [t for t in rows.all_inner_texts() if "null" in t or "undefined" in t]
+    shot(page, "documents")
+
+    # a page image loads as a plain <img> for the signed-in user, and for nobody else
+    doc_id = page.locator("#docs-table tbody tr", has_text="pump-manual.pdf").get_attribute("data-doc-id")
+    src = f"/api/v1/datasets/{kb}/documents/{doc_id}/pages/1.png"
+    width = page.evaluate("""(src) => new Promise((ok, fail) => { const img = new Image();
+      img.onload = () => ok(img.naturalWidth); img.onerror = () => fail('no image'); img.src = src; })""", src)
+    assert width > 100
+    assert httpx.get(world.live.url + src).status_code == 401
+
+    # the list counts the documents; the settings page shows the API's own error messages
+    page.goto("/ui/kb")
+    count = page.locator("#kb-table tbody tr", has_text="Manuals").get_by_test_id("doc-count")
+    sync_api.expect(count).to_have_text("2")
+    shot(page, "knowledge-bases")
+    page.goto(f"/ui/kb/{kb}/settings")
+    page.get_by_label("Chunking parameters (JSON)").fill('{"chunk_token_num": -5}')
+    page.get_by_role("button", name="Save").click()
+    sync_api.expect(page.locator("#settings-error")).to_contain_text("chunk_token_num")
+    page.get_by_label("Chunking parameters (JSON)").fill('{"chunk_token_num": 256}')
+    page.get_by_label("Synonyms").fill("pump, impeller")
+    page.get_by_label("Page rank").fill("10")
+    page.get_by_role("button", name="Save").click()
+    sync_api.expect(page.locator("#settings-error")).to_be_empty()
+    sync_api.expect(page.locator("#flash")).to_have_text("Saved.")
+    shot(page, "knowledge-base-settings")
+    assert page.outside == []
+
+
+def test_workspace_switcher_moves_the_session_between_workspaces(world: World) -> None:
+    page = new_page(world)
+    sign_up(page, "bo@example.com")
+    create_kb(page, "Bo's notes")
+    page.evaluate("RL.api('POST', '/workspaces', {name: 'Second team'})")
+    page.goto("/ui/kb")
+    switcher = page.get_by_label("Current workspace")
+    assert switcher.locator("option").count() == 2
+    switcher.select_option(label="Second team (owner)")
+    page.wait_for_load_state("load")
+    sync_api.expect(page.locator("#kb-empty")).to_be_visible()
+    sync_api.expect(page.get_by_label("Current workspace")).to_have_value(
+        page.evaluate("RL.api('GET', '/auth/me').then(me => me.workspace.id)"))
+    assert page.evaluate("RL.api('GET', '/auth/me').then(me => me.workspace.name)") == "Second team"
+    page.get_by_label("Current workspace").select_option(label="bo's workspace (owner)")
+    page.wait_for_load_state("load")
+    sync_api.expect(page.locator("#kb-table tbody tr", has_text="Bo's notes")).to_have_count(1)
+    page.goto("/ui/workspace/members")
+    sync_api.expect(page.locator("#members-table tbody tr")).to_have_count(1)
+    shot(page, "members")
+    page.goto("/ui/workspace/invitations")
+    page.get_by_role("button", name="Create invitation").click()
+    sync_api.expect(page.get_by_test_id("secret-value")).not_to_be_empty()
+    sync_api.expect(page.locator("#invitations-table tbody tr")).to_have_count(1)
+    shot(page, "invitations")
+    page.goto("/ui/workspace/providers")
+    sync_api.expect(page.locator("#providers section")).to_have_count(3)
+    shot(page, "providers")
+    assert page.outside == []
+
+
+def test_create_and_revoke_an_api_key(world: World) -> None:
+    page = new_page(world)
+    sign_up(page, "cy@example.com")
+    page.goto("/ui/workspace/keys")
+    page.get_by_label("Name").fill("ci robot")
+    page.get_by_role("button", name="Create key").click()
+    secret = page.get_by_test_id("secret-value")
+    sync_api.expect(secret).not_to_be_empty()
+    key = secret.inner_text().strip()
+    api = httpx.Client(base_url=world.live.url + "/api/v1", headers={"Authorization": f"Bearer {key}"})
+    assert api.get("/datasets").status_code == 200
+    row = page.locator("#keys-table tbody tr", has_text="ci robot")
+    sync_api.expect(row.get_by_test_id("key-state")).to_have_text("active")
+    shot(page, "api-keys")
+    row.get_by_role("button", name="Revoke: ci robot").click()
+    sync_api.expect(row.get_by_test_id("key-state")).to_have_text("revoked")
+    assert api.get("/datasets").status_code == 401
+    # and sign out: the pages send you to sign in again
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(re.compile(r"^http://[^/]+/ui/login$"))
+    page.goto("/ui/workspace/keys")
+    page.wait_for_url(re.compile(r"^http://[^/]+/ui/login\?next=/ui/workspace/keys$"))
+    page.get_by_label("E-mail address").fill("cy@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r"^http://[^/]+/ui/workspace/keys$"))
+
+
+def test_chinese_interface_after_switching_language(world: World) -> None:
+    page = new_page(world)
+    sign_up(page, "di@example.com")
+    page.get_by_role("button", name="中文").click()
+    sync_api.expect(page.locator("h1")).to_have_text("知识库")
+    assert page.locator("html").get_attribute("lang") == "zh-CN"
+    sync_api.expect(page.get_by_role("button", name="创建")).to_be_visible()
+    sync_api.expect(page.get_by_role("link", name="工作区")).to_be_visible()
+    shot(page, "knowledge-bases-zh")
+    page.get_by_role("button", name="English").click()
+    sync_api.expect(page.locator("h1")).to_have_text("Knowledge bases")
+
+
+def test_phone_width_pages_have_no_horizontal_scroll(world: World) -> None:
+    page = new_page(world, width=390, height=844)
+    sign_up(page, "eve@example.com")
+    kb = create_kb(page, "A knowledge base with a rather long name to wrap on a phone")
+    page.locator("#file-input").set_input_files([{"name": "note.txt", "mimeType": "text/plain",
+                                                  "buffer": b"The harbor lantern is lit at dusk."}])
+    sync_api.expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["done"], timeout=120_000)
+    for path in ("/ui/login", "/ui/kb", f"/ui/kb/{kb}", f"/ui/kb/{kb}/settings", "/ui/workspace/members",
+                 "/ui/workspace/invitations", "/ui/workspace/keys", "/ui/workspace/providers"):
+        page.goto(path)
+        page.wait_for_load_state("networkidle")
+        time.sleep(0.1)
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at 390px"
+        if path == f"/ui/kb/{kb}":
+            shot(page, "documents-phone")
