@@ -70,12 +70,12 @@ def test_normalized_fusion_is_the_weighted_z_score_of_both_sides(ctx, principal)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
                  options=RetrievalOptions(explain=True, page_size=20))
     rows = [r for r in res.explain if r.stage != "prune"]
-    term = np.array([r.term_similarity for r in rows])
+    bm25 = np.array([r.text_score or 0.0 for r in rows])  # an English question's term side: BM25
     vec = np.array([r.vector_similarity for r in rows])
     z = lambda x: (x - x.mean()) / x.std()  # noqa: E731
-    expected = 1 / (1 + np.exp(-(0.25 * z(term) + 0.75 * z(vec))))
+    expected = 1 / (1 + np.exp(-(0.3 * z(bm25) + 0.7 * z(vec))))
     assert [r.similarity for r in rows] == pytest.approx(list(expected), abs=1e-6)
-    assert res.explain_query["vector_similarity_weight"] == 0.75
+    assert res.explain_query["vector_similarity_weight"] == 0.7
 
 
 def test_empty_scope_returns_nothing(ctx, principal) -> None:

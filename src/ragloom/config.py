@@ -64,7 +64,7 @@ class Settings(BaseSettings):
         "weighted (the reference's (1 - w)*term + w*cosine with the knowledge base's weight and threshold).",
     )
     fusion_vector_weight: float = Field(
-        0.75, ge=0.0, le=1.0, description="Weight of the vector side in normalized fusion (a request may override)."
+        0.7, ge=0.0, le=1.0, description="Weight of the vector side in normalized fusion (a request may override)."
     )
     chat_max_context_tokens: int = Field(
         4096, ge=256, description="Token budget of the evidence put into the chat prompt."

@@ -33,15 +33,19 @@ def test_each_fusion_ranks_its_own_way() -> None:
     assert list(np.argsort(-fusions.create("normalized").fuse(s, mode="vector", weight=1.0))) == [1, 2, 0]  # cosine
 
 
-def test_normalized_hybrid_uses_both_term_signals() -> None:
-    """Hybrid's term side is BM25 and token similarity together: with tied cosines, a candidate second
-    on both beats those first on one and last on the other."""
+def test_normalized_hybrid_uses_both_term_signals_for_a_chinese_question_and_bm25_for_others() -> None:
+    """A Chinese question's term side is BM25 and token similarity together: with tied cosines, a
+    candidate second on both beats those first on one and last on the other. Any other question's is
+    BM25 alone."""
     s = Sides(term=np.array([0.6, 0.9, 0.1]), bm25=np.array([6.0, 1.0, 10.0]), cosine=np.array([0.8, 0.8, 0.8]))
+    other = fusions.create("normalized").fuse(s, mode="hybrid", weight=0.75)
+    assert list(np.argsort(-other)) == [2, 0, 1] and term_side(s) == pytest.approx(s.bm25)
+    s = Sides(term=s.term, bm25=s.bm25, cosine=s.cosine, chinese=True)
     fused = fusions.create("normalized").fuse(s, mode="hybrid", weight=0.75)
     assert list(np.argsort(-fused)) == [0, 2, 1]
     assert term_side(s) == pytest.approx((zscore(s.term) + zscore(s.bm25)) / 2)
     # no BM25 spread (e.g. no text hit): token similarity alone decides, as before
-    flat = Sides(term=s.term, bm25=np.zeros(3), cosine=s.cosine)
+    flat = Sides(term=s.term, bm25=np.zeros(3), cosine=s.cosine, chinese=True)
     assert list(np.argsort(-fusions.create("normalized").fuse(flat, mode="hybrid", weight=0.75))) == [1, 0, 2]
 
 

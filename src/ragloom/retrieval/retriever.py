@@ -106,7 +106,7 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams,
     cos = np.array([h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
                     for h in hits])
     sides = Sides(term=np.asarray(tksim, dtype=np.float64), cosine=cos,
-                  bm25=np.array([h.text_score or 0.0 for h in hits]))
+                  bm25=np.array([h.text_score or 0.0 for h in hits]), chinese=query.analysis.is_chinese)
     fused = fusions.create(params.fusion).fuse(sides, mode=params.options.mode, weight=vsw)
     out = []
     for h, t, v, f in zip(hits, tksim, cos, fused, strict=True):

@@ -31,7 +31,7 @@ class RetrievalParams:
 
     options: RetrievalOptions = field(default_factory=RetrievalOptions)
     similarity_threshold: float = 0.2
-    # the weight of the chosen fusion; search() fills it (service.search.vector_weight: 0.75 for normalized)
+    # the weight of the chosen fusion; search() fills it (service.search.vector_weight: 0.7 for normalized)
     vector_similarity_weight: float = 0.3
     candidate_window: int = 64
     rerank_window: int = 64  # how many of the best candidates a reranker rescores (its own setting)
