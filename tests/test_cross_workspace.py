@@ -61,6 +61,7 @@ IDS: dict[str, str] = {
     "workspace_id": "workspace",
     "user_id": "member",  # a member who is not the owner
     "invitation_id": "invitation",
+    "chunk_id": "chunk",  # a chunk of the PDF
     # body and query fields
     "dataset_ids": "kb",
     "knowledge_id": "kb",  # Dify's
@@ -208,18 +209,18 @@ def _populate(client: TestClient, ctx: Any, ws: Workspace, tmp: Path, llm_url: s
     _ok(client.put(f"{API}/providers/chat", headers=h,  # the same chat model, by another name
                    json={"base_url": llm_url, "model": f"{m}-chat", "api_key": f"sk-{m}-secret"}))
     invitation = _ok(client.post(f"{API}/invitations", headers=h, json={"email": f"invitee@{m}.test"}))
+    chunks = [c["chunk_id"] for d in (pdf_doc, md_doc) for c in _ok(client.get(
+        f"{API}/datasets/{kb['id']}/documents/{d['id']}/chunks", headers=h))["chunks"]]
+    assert chunks
     ws.ids = {
         "kb": kb["id"], "tag_set": tag_set["id"], "pdf": pdf_doc["id"], "markdown": md_doc["id"],
         "pdf_version": pdf_doc["active_version_id"], "markdown_version": md_doc["active_version_id"],
         "assistant": assistant["id"], "session": reply["session_id"], "question": reply["question_id"],
         "answer": reply["message_id"], "key": key["id"], "workspace": ws.tenant_id, "member": member_id,
-        "invitation": invitation["id"],
+        "invitation": invitation["id"], "chunk": chunks[0],
     }
     ws.names = {"kb": kb["name"], "tag_set": tag_set["name"], "pdf": pdf_doc["name"], "markdown": md_doc["name"],
                 "assistant": assistant["name"]}
-    chunks = [c["chunk_id"] for d in (pdf_doc, md_doc) for c in _ok(client.get(
-        f"{API}/datasets/{kb['id']}/documents/{d['id']}/chunks", headers=h))["chunks"]]
-    assert chunks
     with ctx.db.session() as s:
         tasks = list(s.scalars(select(Task.id).where(Task.tenant_id == ws.tenant_id)))
     ws.secrets = (set(ws.ids.values()) | set(chunks) | set(tasks)

@@ -44,7 +44,7 @@ DATASET_KEYS = ["id", "name", "description", "language", "permission", "chunk_me
 DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_count", "coverage", "chunk_method",
                  "parser_config", "metadata", "active_version_id", "latest_version_id", "created_at", "updated_at"]
 STORED_CHUNK_KEYS = ["chunk_id", "doc_id", "version_id", "document_name", "order", "method", "kind", "available",
-                     "heading_path", "content", "positions", "html", "parent_id", "tag_keywords", "tags"]
+                     "heading_path", "content", "positions", "html", "parent_id", "tag_keywords", "tags", "edited"]
 RETRIEVED_CHUNK_KEYS = ["chunk_id", "doc_id", "kb_id", "version_id", "document_name", "content", "similarity",
                         "term_similarity", "vector_similarity", "rank_feature", "tags", "positions"]
 EXPLAIN_ROW_KEYS = ["chunk_id", "doc_id", "document_name", "stage", "reason", "passed_gate", "text_score",

@@ -240,7 +240,9 @@ def test_phone_width_pages_have_no_horizontal_scroll(world: World) -> None:
     page.locator("#file-input").set_input_files([{"name": "note.txt", "mimeType": "text/plain",
                                                   "buffer": b"The harbor lantern is lit at dusk."}])
     sync_api.expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["done"], timeout=120_000)
-    for path in ("/ui/login", "/ui/kb", f"/ui/kb/{kb}", f"/ui/kb/{kb}/settings", "/ui/workspace/members",
+    doc = page.locator("#docs-table tbody tr").first.get_attribute("data-doc-id")
+    for path in ("/ui/login", "/ui/kb", f"/ui/kb/{kb}", f"/ui/kb/{kb}/settings", f"/ui/kb/{kb}/documents/{doc}",
+                 "/ui/workspace/members",
                  "/ui/workspace/invitations", "/ui/workspace/keys", "/ui/workspace/providers"):
         page.goto(path)
         page.wait_for_load_state("networkidle")
@@ -249,3 +251,86 @@ def test_phone_width_pages_have_no_horizontal_scroll(world: World) -> None:
         assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at 390px"
         if path == f"/ui/kb/{kb}":
             shot(page, "documents-phone")
+        if path.endswith(f"/documents/{doc}"):  # no pages: the chunk list and a link to the HTML view
+            sync_api.expect(page.locator("#chunk-list li", has_text="harbor lantern")).to_have_count(1)
+            sync_api.expect(page.locator("#doc-view")).to_be_visible()
+            sync_api.expect(page.get_by_test_id("page-image")).to_have_count(0)
+
+
+SLOW = 30_000  # ms: an edit re-embeds its chunk, on a busy machine too
+
+
+def test_chunks_on_their_pages_edit_one_and_the_edit_survives_a_reparse(world: World) -> None:
+    pdf = world.tmp / "harbor-pump.pdf"
+    make_pdf(pdf, [["# Harbor pump", "The pump is serviced every 90 days by the harbor crew."],
+                   ["## Filters", "Replace the copper filter when the signal lamp is red."]])
+    page = new_page(world)
+    sign_up(page, "fay@example.com")
+    kb = create_kb(page, "Pumps")
+    page.evaluate("(kb) => RL.api('PATCH', `/datasets/${kb}`, {parser_config: {chunk_token_num: 16}})", kb)
+    page.locator("#file-input").set_input_files([{"name": pdf.name, "mimeType": "application/pdf",
+                                                  "buffer": pdf.read_bytes()}])
+    sync_api.expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["done"], timeout=120_000)
+    page.get_by_role("link", name=pdf.name).click()
+    page.wait_for_url(re.compile(rf"^http://[^/]+/ui/kb/{kb}/documents/[^/]+$"))
+    sync_api.expect(page.locator("#doc-title")).to_have_text(pdf.name, timeout=SLOW)
+    sync_api.expect(page.get_by_test_id("page-image")).to_have_count(2, timeout=SLOW)
+    sync_api.expect(page.locator("#doc-view")).to_be_hidden(timeout=SLOW)  # a PDF shows its pages, not the HTML view
+    page.wait_for_function("[...document.querySelectorAll('[data-testid=page-image]')]"
+                           ".every(i => i.complete && i.naturalWidth > 0)")
+
+    # the copper filter chunk's box lies on page 2's image; clicking it selects the chunk in the list
+    item = page.locator("#chunk-list li", has_text="copper filter")
+    sync_api.expect(item).to_have_count(1, timeout=SLOW)
+    chunk_id = item.get_attribute("data-chunk-id")
+    regions = page.locator(f".page-frame[data-page='2'] .region[data-chunk-id='{chunk_id}']")
+    drawn = regions.count()
+    assert drawn >= 1  # its heading and its paragraph may each have a box
+    img = page.locator(".page-frame[data-page='2'] img").bounding_box()
+    assert img
+    for i in range(regions.count()):
+        box = regions.nth(i).bounding_box()
+        assert box and box["width"] > 5 and box["height"] > 5
+        assert img["x"] <= box["x"] and box["x"] + box["width"] <= img["x"] + img["width"] + 0.5
+        assert img["y"] <= box["y"] and box["y"] + box["height"] <= img["y"] + img["height"] + 0.5
+    region = regions.first  # its heading's box: no other chunk's box covers it
+    region.click()
+    sync_api.expect(item).to_have_class(re.compile(r"\bselected\b"), timeout=SLOW)
+    sync_api.expect(region).to_have_class(re.compile(r"\bselected\b"), timeout=SLOW)
+    # and clicking another chunk in the list selects its box
+    other = page.locator("#chunk-list li", has_text="serviced every 90 days")
+    other.locator("button.pick").click()
+    other_id = other.get_attribute("data-chunk-id")
+    sync_api.expect(page.locator(f".region[data-chunk-id='{other_id}']").first).to_have_class(
+        re.compile(r"\bselected\b"), timeout=SLOW)
+    sync_api.expect(item).not_to_have_class(re.compile(r"\bselected\b"), timeout=SLOW)
+    # the filter box narrows the list
+    page.get_by_label("Search this document's chunks").fill("copper")
+    sync_api.expect(page.locator("#chunk-list li:visible")).to_have_count(1, timeout=SLOW)
+    page.get_by_label("Search this document's chunks").fill("")
+    item.locator("button.pick").click()  # its boxes scrolled into view, for the screenshot
+    sync_api.expect(item).to_have_class(re.compile(r"\bselected\b"), timeout=SLOW)
+    shot(page, "chunks")
+
+    # edit the chunk's text: marked as edited
+    same = page.locator(f"#chunk-list li[data-chunk-id='{chunk_id}']")
+    same.locator("button", has_text="Edit").click()
+    same.locator("textarea").fill("Replace the brass filter when the signal lamp is amber.")
+    same.get_by_role("button", name="Save").click()
+    edited = page.locator("#chunk-list li", has_text="brass filter")
+    sync_api.expect(edited.get_by_test_id("chunk-edited")).to_have_count(1, timeout=SLOW)
+    sync_api.expect(page.locator("#chunk-list li", has_text="copper filter")).to_have_count(0, timeout=SLOW)
+
+    # re-parse: a new version is built; the edit is applied to the same chunk again
+    page.get_by_role("button", name="Re-parse").click()
+    new_item = page.locator("#chunk-list li", has_text="brass filter")
+    page.wait_for_function("(old) => !document.querySelector(`#chunk-list li[data-chunk-id='${old}']`) "
+                           "&& document.querySelectorAll('#chunk-list li').length > 0", arg=chunk_id, timeout=120_000)
+    sync_api.expect(new_item).to_have_count(1, timeout=SLOW)
+    sync_api.expect(new_item.get_by_test_id("chunk-edited")).to_have_count(1, timeout=SLOW)
+    new_id = new_item.get_attribute("data-chunk-id")
+    assert new_id != chunk_id
+    sync_api.expect(page.locator(f".page-frame[data-page='2'] .region[data-chunk-id='{new_id}']")).to_have_count(
+        drawn, timeout=SLOW)  # drawn where it was
+    sync_api.expect(page.locator("#chunk-list li", has_text="copper filter")).to_have_count(0, timeout=SLOW)
+    assert page.outside == []

@@ -17,7 +17,8 @@ from tests.live import app_client
 
 STATIC = Path(__file__).parents[2] / "src" / "ragloom" / "web" / "static"
 TEMPLATES = STATIC.parent / "templates"
-PAGES = ["/ui/kb", "/ui/kb/some-id", "/ui/kb/some-id/settings", *(f"/ui/workspace/{p}" for p in WORKSPACE_PAGES)]
+PAGES = ["/ui/kb", "/ui/kb/some-id", "/ui/kb/some-id/settings", "/ui/kb/some-id/documents/some-doc",
+         *(f"/ui/workspace/{p}" for p in WORKSPACE_PAGES)]
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_signed_in_pages_render_with_a_strict_policy_and_no_outside_requests(cli
 
 def test_static_files_are_served_from_the_package_and_load_nothing_from_outside() -> None:
     names = {p.name for p in STATIC.iterdir()}
-    assert {"app.js", "app.css", "documents.js", "workspace.js"} <= names
+    assert {"app.js", "app.css", "documents.js", "chunks.js", "workspace.js"} <= names
     for path in [*STATIC.iterdir(), *TEMPLATES.iterdir()]:
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"https?://(?!127\.0\.0\.1|www\.w3\.org/2000/svg)", text), path

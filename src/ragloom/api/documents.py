@@ -9,15 +9,16 @@ from fastapi import APIRouter, File, Form, Path, Query, Response, UploadFile
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
-from ragloom.api.schemas import DocumentIds, DocumentUpdate, MetadataUpdate
+from ragloom.api.schemas import ChunkCreate, ChunkUpdate, DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.errors import NotFoundError, PayloadTooLargeError
-from ragloom.service import chunks, documents, knowledgebases
+from ragloom.service import chunk_edits, chunks, documents, knowledgebases
 from ragloom.service.views import (
     ChunkList,
     DeletedDocuments,
     Document,
     DocumentList,
     PageList,
+    StoredChunk,
     UploadedDocuments,
     document_view,
     pages_view,
@@ -103,8 +104,42 @@ def list_chunks(
     with ctx.db.session() as s:
         listing = chunks.list_chunks(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                      offset=(page - 1) * page_size, limit=page_size, include_hidden=include_hidden)
-    return ChunkList(chunks=[stored_chunk_view(r, listing.method) for r in listing.chunks], total=listing.total,
-                     version_id=listing.version_id, method=listing.method)
+    return ChunkList(chunks=[stored_chunk_view(r, listing.method, edited=r.id in listing.edited)
+                             for r in listing.chunks],
+                     total=listing.total, version_id=listing.version_id, method=listing.method)
+
+
+@router.post("/{document_id}/chunks", status_code=201)
+def add_chunk(dataset_id: str, document_id: str, body: ChunkCreate, ctx: ContextDep,
+              principal: PrincipalDep) -> StoredChunk:
+    """Add a chunk of your own text after the document's last one; it is searchable at once and
+    added again to every new version of the document."""
+    with ctx.db.session() as s:
+        row = chunk_edits.add_chunk(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                    content=body.content)
+        method = chunk_edits.method_of(s, row.version_id)
+    return stored_chunk_view(row, method, edited=True)
+
+
+@router.patch("/{document_id}/chunks/{chunk_id}")
+def update_chunk(dataset_id: str, document_id: str, chunk_id: str, body: ChunkUpdate, ctx: ContextDep,
+                 principal: PrincipalDep) -> StoredChunk:
+    """Change a chunk's text (re-embedded: search sees it at once) and/or disable or enable it. The edit
+    is kept as an override: a re-parse applies it again to the chunk when the new version still has it."""
+    with ctx.db.session() as s:
+        row = chunk_edits.update_chunk(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                       row_id=chunk_id, content=body.content, available=body.available)
+        method = chunk_edits.method_of(s, row.version_id)
+    return stored_chunk_view(row, method, edited=True)
+
+
+@router.delete("/{document_id}/chunks/{chunk_id}", status_code=204, response_class=Response)
+def delete_chunk(dataset_id: str, document_id: str, chunk_id: str, ctx: ContextDep,
+                 principal: PrincipalDep) -> Response:
+    """Remove a chunk from the search store; a re-parse leaves it out again."""
+    with ctx.db.session() as s:
+        chunk_edits.delete_chunk(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id, row_id=chunk_id)
+    return Response(status_code=204)
 
 
 @router.get("/{document_id}/file", response_class=Response,

@@ -55,6 +55,23 @@ class DocumentUpdate(_Strict):
     parser_config: dict[str, object] | None = None
 
 
+MAX_CHUNK_TEXT = 100_000  # characters of a chunk a caller writes
+
+
+class ChunkUpdate(_Strict):
+    """A chunk's new text and/or whether it may be retrieved (``false`` disables it); kept as an
+    override of the document that a re-parse re-applies to the chunk when it still exists."""
+
+    content: str | None = Field(None, min_length=1, max_length=MAX_CHUNK_TEXT)
+    available: bool | None = Field(None, description="false: disabled, never retrieved; true: enabled again")
+
+
+class ChunkCreate(_Strict):
+    """A chunk of the caller's own text, added after the document's last chunk (kept over re-parses)."""
+
+    content: str = Field(min_length=1, max_length=MAX_CHUNK_TEXT)
+
+
 class KeyCreate(_Strict):
     """A new API key: a label, what it may do, and when it stops working (never, by default)."""
 

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, Unpack
 from urllib.parse import unquote
 
-from ragloom.api.schemas import AnswerRequest, DocumentIds, DocumentUpdate, MetadataUpdate, RetrievalRequest
+from ragloom.api.schemas import (
+    AnswerRequest,
+    ChunkCreate,
+    ChunkUpdate,
+    DocumentIds,
+    DocumentUpdate,
+    MetadataUpdate,
+    RetrievalRequest,
+)
 from ragloom.errors import RagloomError
 from ragloom.sdk._base import Base, FileInput, Route, body, operation, read_files
 from ragloom.sdk.events import AnswerEvent, answer_event
@@ -228,6 +236,25 @@ class KnowledgeAPI(Base):
         """One page of the active version's chunks in reading order."""
         return self._model(ChunkList, op, path={"dataset_id": dataset_id, "document_id": document_id},
                            params={"page": page, "page_size": page_size, "include_hidden": include_hidden})
+
+    @operation("POST", "/datasets/{dataset_id}/documents/{document_id}/chunks")
+    def add_chunk(self, op: Route, /, dataset_id: str, document_id: str, content: str) -> StoredChunk:
+        """Add a chunk of your own text after the document's last one (kept over re-parses)."""
+        return self._model(StoredChunk, op, path={"dataset_id": dataset_id, "document_id": document_id},
+                           json=body(ChunkCreate, {"content": content}))
+
+    @operation("PATCH", "/datasets/{dataset_id}/documents/{document_id}/chunks/{chunk_id}")
+    def update_chunk(self, op: Route, /, dataset_id: str, document_id: str, chunk_id: str, *,
+                     content: str | None = None, available: bool | None = None) -> StoredChunk:
+        """Change a chunk's text and/or disable (``available=False``) or enable it; a re-parse keeps the edit."""
+        return self._model(StoredChunk, op,
+                           path={"dataset_id": dataset_id, "document_id": document_id, "chunk_id": chunk_id},
+                           json=body(ChunkUpdate, {"content": content, "available": available}))
+
+    @operation("DELETE", "/datasets/{dataset_id}/documents/{document_id}/chunks/{chunk_id}")
+    def delete_chunk(self, op: Route, /, dataset_id: str, document_id: str, chunk_id: str) -> None:
+        """Remove a chunk; a re-parse leaves it out again."""
+        self._empty(op, path={"dataset_id": dataset_id, "document_id": document_id, "chunk_id": chunk_id})
 
     def iter_chunks(self, dataset_id: str, document_id: str, *, include_hidden: bool = False,
                     page_size: int = 1000) -> Iterator[StoredChunk]:

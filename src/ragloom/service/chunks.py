@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -11,7 +11,7 @@ from ragloom.context import Context, Principal
 from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import DocumentVersion
 from ragloom.docstore.base import Filters
-from ragloom.service import documents
+from ragloom.service import chunk_edits, documents
 from ragloom.service.views import ParsePreview, parse_preview_view
 
 
@@ -21,12 +21,14 @@ class ChunkListing:
     version_id: str | None
     chunks: list[ChunkRecord]
     total: int
+    edited: set[str] = field(default_factory=set)  # ids of the rows that carry a manual edit
 
 
 def list_chunks(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
                 offset: int = 0, limit: int = 100, include_hidden: bool = False) -> ChunkListing:
-    """The chunks of the document's active version in reading order (parents and other
-    hidden rows only with ``include_hidden``). A document with no published version has none."""
+    """The chunks of the document's active version in reading order (parents and other hidden
+    rows, and disabled chunks, only with ``include_hidden``). A document with no published
+    version has none."""
     doc = documents.get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     if doc.active_version_id is None:
         return ChunkListing(method=doc.chunk_method or "", version_id=None, chunks=[], total=0)
@@ -35,7 +37,8 @@ def list_chunks(ctx: Context, session: Session, *, principal: Principal, kb_id: 
     filters = Filters(kb_ids=[doc.kb_id], doc_ids=[doc.id], version_ids=[version.id],
                       available_only=not include_hidden)
     rows, total = ctx.docstore.list_chunks(doc.tenant_id, filters, offset=offset, limit=limit)
-    return ChunkListing(method=version.chunk_method, version_id=version.id, chunks=rows, total=total)
+    return ChunkListing(method=version.chunk_method, version_id=version.id, chunks=rows, total=total,
+                        edited=chunk_edits.edited_ids(session, doc.id, version.id))
 
 
 def preview_file(data: bytes, filename: str, *, method: str, parser_config: dict[str, Any]) -> ParsePreview:

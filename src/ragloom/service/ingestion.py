@@ -29,7 +29,7 @@ from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledErro
 from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job, no_progress
-from ragloom.service import workspace_models
+from ragloom.service import chunk_edits, workspace_models
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -123,6 +123,7 @@ def run_tasks(ctx: Context, task_ids: list[str]) -> dict[str, RunOutcome]:
             chat = workspace_models.chat_model(ctx, p.job.tenant_id)
             p.note = pipeline.llm_toc(chat, ctx.settings.chat_max_context_tokens, p.job, p.chunks, p.records,
                                       embedder.count_tokens, p.progress)
+            chunk_edits.apply_overrides(ctx, p.job, p.records, embedder)  # manual edits survive a re-parse
             add_tags(ctx, p.job, p.records)
         shared(0.86, "indexing")
         pipeline.index(ctx.docstore, ready[0].job, [r for p in ready for r in p.records], shared)

@@ -299,6 +299,7 @@ class StoredChunk(View):
     parent_id: str | None
     tag_keywords: list[str] = Field(description="a tag set's row: its own tags")
     tags: dict[str, Number] = Field(description="tags given from the knowledge base's tag sets, with weights")
+    edited: bool = Field(False, description="true when a manual edit (text, disabled, added) applies to it")
 
 
 class ChunkList(View):
@@ -308,7 +309,7 @@ class ChunkList(View):
     method: str
 
 
-def stored_chunk_view(record: ChunkRecord, method: str) -> StoredChunk:
+def stored_chunk_view(record: ChunkRecord, method: str, *, edited: bool = False) -> StoredChunk:
     return StoredChunk(
         chunk_id=record.id,
         doc_id=record.doc_id,
@@ -325,6 +326,7 @@ def stored_chunk_view(record: ChunkRecord, method: str) -> StoredChunk:
         parent_id=record.parent_id,
         tag_keywords=list(record.tag_keywords),
         tags=dict(record.tags),
+        edited=edited,
     )
 
 

@@ -135,6 +135,12 @@ def documents_page(request: Request, kb_id: str) -> Response:
     return _page(request, "documents.html", "docs.title", "kb", kb_id=kb_id)
 
 
+@router.get("/kb/{kb_id}/documents/{doc_id}")
+def chunks_page(request: Request, kb_id: str, doc_id: str) -> Response:
+    """A document's page images with its chunks' regions drawn, and its chunks to search and edit."""
+    return _page(request, "chunks.html", "chunks.title", "kb", kb_id=kb_id, doc_id=doc_id)
+
+
 @router.get("/kb/{kb_id}/settings")
 def kb_settings_page(request: Request, kb_id: str) -> Response:
     return _page(request, "kb_settings.html", "settings.title", "kb", kb_id=kb_id,

@@ -1,7 +1,7 @@
 /* A knowledge base's documents: drag-and-drop upload (multipart POST .../documents, field "file"),
    and a live list: GET .../documents every second while any document is queued or running, rows
    updated in place (no page reload; focus stays where it is). Re-parse, cancel and delete call
-   the document routes. */
+   the document routes. Each name opens the document's chunks page. */
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -67,7 +67,8 @@ document.addEventListener("DOMContentLoaded", () => {
     }
     if (tr.dataset.fingerprint === fingerprint) return tr;
     const [name, status, chunks, acts] = tr.children;
-    name.replaceChildren(doc.name);
+    name.replaceChildren(el("a", { href: `${RL.UI}/kb/${encodeURIComponent(kbId)}/documents/${encodeURIComponent(doc.id)}`,
+      title: t("docs.open", { name: doc.name }) }, doc.name));
     status.replaceChildren(...statusCell(doc).filter(Boolean));
     chunks.replaceChildren(String(doc.chunk_count));
     if (tr.dataset.status !== doc.status) acts.replaceChildren(actions(doc)); // keeps focus while it runs

@@ -1,0 +1,215 @@
+"""Manual chunk edits: change a chunk's text, disable or enable it, delete it, add one (DESIGN §3).
+
+Each edit changes the active version's row in the search store at once (re-analysed and
+re-embedded, so search sees it) and is kept as a :class:`~ragloom.db.models.ChunkOverride` of the
+document. A re-parse builds a new version from the file; before its rows are indexed,
+:func:`apply_overrides` re-applies every override to the new chunk that still has the edited
+chunk's parsed text (its *anchor*), and appends the added chunks. An edit whose chunk no longer
+exists (another chunk method, a changed file) stays unapplied until a version has it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ragloom.context import Context, Principal
+from ragloom.dataflow import ChunkKind, ChunkRecord
+from ragloom.db.models import ChunkOverride, Document, DocumentVersion, KnowledgeBase, new_id
+from ragloom.docstore.base import Filters
+from ragloom.docstore.ids import chunk_id
+from ragloom.errors import ConflictError, NotFoundError
+from ragloom.ingest.guard import limits
+from ragloom.ingest.job import ORDER_STRIDE, Job, telling_name
+from ragloom.ingest.pipeline import TITLE_WEIGHT
+from ragloom.models.embedding import Embedder
+from ragloom.service import documents, knowledgebases, workspace_models
+
+__all__ = ["ADDED_ORDER", "anchor_of", "add_chunk", "apply_overrides", "delete_chunk", "edited_ids", "method_of",
+           "update_chunk"]
+
+ADDED_ORDER = 1_000_000 * ORDER_STRIDE  # added chunks sort after every parsed one (pages < 1,000,000)
+KEEP_APPLIED = 8  # versions remembered per override (older ones are garbage-collected anyway)
+HIDDEN_KINDS = (ChunkKind.PARENT, ChunkKind.TOC)  # rows no one edits: they follow their chunks
+
+
+def anchor_of(text: str) -> str:
+    """A parsed chunk's identity across versions: the hash of its text as the parser made it."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(slots=True)
+class _Target:
+    kb: KnowledgeBase
+    doc: Document
+    version_id: str
+
+
+def _target(session: Session, principal: Principal, kb_id: str, doc_id: str) -> _Target:
+    kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="edit its chunks")
+    doc = documents.get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
+    if doc.active_version_id is None:
+        raise ConflictError(f"document {doc.name!r} has no parsed version yet: its chunks cannot be edited")
+    return _Target(kb, doc, doc.active_version_id)
+
+
+def _row(ctx: Context, t: _Target, row_id: str) -> ChunkRecord:
+    rows = ctx.docstore.get(t.doc.tenant_id, [row_id])
+    if (not rows or rows[0].doc_id != t.doc.id or rows[0].version_id != t.version_id
+            or rows[0].kind in HIDDEN_KINDS):
+        raise NotFoundError(f"chunk {row_id!r} not found in document {t.doc.name!r}")
+    return rows[0]
+
+
+def _override_of(session: Session, doc_id: str, version_id: str, row_id: str) -> ChunkOverride | None:
+    found = session.scalars(select(ChunkOverride).where(ChunkOverride.document_id == doc_id))
+    return next((o for o in found if o.applied.get(version_id) == row_id), None)
+
+
+def _mark_applied(o: ChunkOverride, version_id: str, row_id: str) -> None:
+    applied = {k: v for k, v in o.applied.items() if k != version_id}
+    o.applied = dict(list(applied.items())[-(KEEP_APPLIED - 1):]) | {version_id: row_id}
+
+
+def method_of(session: Session, version_id: str) -> str:
+    """The chunk method of a version (as the chunk list shows it)."""
+    version = session.get(DocumentVersion, version_id)
+    return version.chunk_method if version is not None else ""
+
+
+def edited_ids(session: Session, doc_id: str, version_id: str) -> set[str]:
+    """The rows of ``version_id`` that carry an edit (changed, disabled or added)."""
+    found = session.scalars(select(ChunkOverride).where(ChunkOverride.document_id == doc_id))
+    return {o.applied[version_id] for o in found if version_id in o.applied}
+
+
+def _reindex(ctx: Context, embedder: Embedder, filename: str, rows: Sequence[ChunkRecord]) -> None:
+    """Re-analyse and re-embed rows whose text changed (as the pipeline does: the file name blended in)."""
+    from ragloom.nlp import analyze_chunk
+
+    if not rows:
+        return
+    title = telling_name(filename)
+    texts = ([title] if title else []) + [r.content[: limits().max_chunk_chars] for r in rows]
+    vectors = embedder.embed_passages(texts)
+    own = vectors[1:] if title else vectors
+    for r, vec in zip(rows, own, strict=True):
+        v = TITLE_WEIGHT * vectors[0] + (1 - TITLE_WEIGHT) * vec if title else vec
+        r.vector = (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
+        terms = analyze_chunk(ctx.analyzer, r.content, title=title or "", important_keywords=r.important_keywords)
+        r.content_terms, r.content_fine_terms = terms.content_terms, terms.content_fine_terms
+        r.title_terms, r.title_fine_terms = terms.title_terms, terms.title_fine_terms
+        r.important_terms, r.question_terms = terms.important_terms, []
+        r.html = None  # a table's HTML showed the parsed text, not the edited one
+
+
+def _set_content(row: ChunkRecord, content: str | None, available: bool | None) -> bool:
+    """Apply an edit to a row; True when its text changed (it must be re-embedded)."""
+    if available is not None:
+        row.available = available
+    if content is not None and content != row.content:
+        row.content = content
+        return True
+    return False
+
+
+def update_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                 row_id: str, content: str | None = None, available: bool | None = None) -> ChunkRecord:
+    """Change a chunk's text and/or enable or disable it (a disabled chunk is never retrieved)."""
+    t = _target(session, principal, kb_id, doc_id)
+    row = _row(ctx, t, row_id)
+    o = _override_of(session, t.doc.id, t.version_id, row_id)
+    if o is None:
+        o = ChunkOverride(id=new_id(), document_id=t.doc.id, anchor=anchor_of(row.content), action="edit",
+                          applied={})
+        session.add(o)
+    if content is not None:
+        o.content = content
+    if available is not None:
+        o.available = available
+        if available != row.available:
+            t.doc.chunk_count += 1 if available else -1
+    _mark_applied(o, t.version_id, row_id)
+    if _set_content(row, content, available):
+        _reindex(ctx, workspace_models.embedder(ctx, t.kb.embedding_model), t.doc.name, [row])
+    session.flush()
+    ctx.docstore.upsert(t.doc.tenant_id, [row])
+    return row
+
+
+def add_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+              content: str) -> ChunkRecord:
+    """A chunk of the caller's own text, after the document's last one (kept over re-parses)."""
+    t = _target(session, principal, kb_id, doc_id)
+    scope = Filters(kb_ids=[t.kb.id], doc_ids=[t.doc.id], version_ids=[t.version_id], available_only=False)
+    total = ctx.docstore.count(t.doc.tenant_id, scope)
+    last, _ = ctx.docstore.list_chunks(t.doc.tenant_id, scope, offset=max(0, total - 1), limit=1)
+    order = max([ADDED_ORDER, *(r.order + 1 for r in last)])
+    oid = new_id()
+    row = ChunkRecord(id=chunk_id(t.version_id, order), kb_id=t.kb.id, doc_id=t.doc.id, version_id=t.version_id,
+                      content=content, vector=np.zeros(0, dtype=np.float32), document_name=t.doc.name, order=order)
+    _reindex(ctx, workspace_models.embedder(ctx, t.kb.embedding_model), t.doc.name, [row])
+    session.add(ChunkOverride(id=oid, document_id=t.doc.id, anchor=f"add:{oid}", action="add", content=content,
+                              applied={t.version_id: row.id}))
+    t.doc.chunk_count += 1
+    session.flush()
+    ctx.docstore.upsert(t.doc.tenant_id, [row])
+    return row
+
+
+def delete_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                 row_id: str) -> None:
+    """Remove a chunk; a re-parse leaves it out again (an added chunk is simply gone)."""
+    t = _target(session, principal, kb_id, doc_id)
+    row = _row(ctx, t, row_id)
+    o = _override_of(session, t.doc.id, t.version_id, row_id)
+    if o is not None and o.action == "add":
+        session.delete(o)
+    else:
+        if o is None:
+            o = ChunkOverride(id=new_id(), document_id=t.doc.id, anchor=anchor_of(row.content), applied={})
+            session.add(o)
+        o.action, o.content, o.available = "delete", None, None
+        _mark_applied(o, t.version_id, row_id)
+    t.doc.chunk_count -= 1 if row.available else 0
+    session.flush()
+    ctx.docstore.delete(t.doc.tenant_id, Filters(kb_ids=[t.kb.id], doc_ids=[t.doc.id], ids=[row_id]))
+
+
+def apply_overrides(ctx: Context, job: Job, records: list[ChunkRecord], embedder: Embedder) -> None:
+    """Re-apply the document's overrides to a new version's rows before they are indexed: each edit
+    or deletion to the first row with its anchor, and the added chunks (by the task that holds the
+    document's start). Records which rows of ``job.version_id`` carry them."""
+    with ctx.db.session() as s:
+        overrides = list(s.scalars(select(ChunkOverride).where(ChunkOverride.document_id == job.doc_id)
+                                   .order_by(ChunkOverride.created_at)))
+        if not overrides:
+            return
+        by_anchor = {o.anchor: o for o in overrides if o.action != "add"}
+        changed: list[ChunkRecord] = []
+        dropped: set[str] = set()
+        for r in records:
+            o = by_anchor.pop(anchor_of(r.content), None) if r.kind not in HIDDEN_KINDS else None
+            if o is None:
+                continue
+            _mark_applied(o, job.version_id, r.id)
+            if o.action == "delete":
+                dropped.add(r.id)
+            elif _set_content(r, o.content, o.available):
+                changed.append(r)
+        records[:] = [r for r in records if r.id not in dropped]
+        if job.from_page <= 1:
+            for i, o in enumerate(o for o in overrides if o.action == "add"):
+                row = ChunkRecord(id=chunk_id(job.version_id, ADDED_ORDER + i), kb_id=job.kb_id, doc_id=job.doc_id,
+                                  version_id=job.version_id, content=o.content or "",
+                                  vector=np.zeros(0, dtype=np.float32), document_name=job.filename,
+                                  order=ADDED_ORDER + i, available=o.available is not False)
+                _mark_applied(o, job.version_id, row.id)
+                records.append(row)
+                changed.append(row)
+        _reindex(ctx, embedder, job.filename, changed)
