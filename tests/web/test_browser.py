@@ -58,6 +58,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             browser.close()
 
 
+def until(page, expression: str, arg: object = None, *, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    """Poll a JavaScript function until it returns something true. Not ``page.wait_for_function``:
+    when its first try fails it polls with ``eval`` in the page, which the UI's Content-Security-Policy
+    (script-src 'self') refuses; ``page.evaluate`` runs through the DevTools protocol, outside it."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression, arg):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout} s: {expression}")
+        page.wait_for_timeout(100)
+
+
 def new_page(world: World, *, width: int = 1280, height: int = 800, lang: str = "en-US"):  # type: ignore[no-untyped-def]
     context = world.browser.new_context(viewport={"width": width, "height": height}, locale=lang,  # type: ignore[attr-defined]
                                         base_url=world.live.url)
@@ -276,8 +287,8 @@ def test_chunks_on_their_pages_edit_one_and_the_edit_survives_a_reparse(world: W
     sync_api.expect(page.locator("#doc-title")).to_have_text(pdf.name, timeout=SLOW)
     sync_api.expect(page.get_by_test_id("page-image")).to_have_count(2, timeout=SLOW)
     sync_api.expect(page.locator("#doc-view")).to_be_hidden(timeout=SLOW)  # a PDF shows its pages, not the HTML view
-    page.wait_for_function("[...document.querySelectorAll('[data-testid=page-image]')]"
-                           ".every(i => i.complete && i.naturalWidth > 0)")
+    until(page, "() => [...document.querySelectorAll('[data-testid=page-image]')]"
+                ".every(i => i.complete && i.naturalWidth > 0)")
 
     # the copper filter chunk's box lies on page 2's image; clicking it selects the chunk in the list
     item = page.locator("#chunk-list li", has_text="copper filter")
@@ -324,8 +335,8 @@ def test_chunks_on_their_pages_edit_one_and_the_edit_survives_a_reparse(world: W
     # re-parse: a new version is built; the edit is applied to the same chunk again
     page.get_by_role("button", name="Re-parse").click()
     new_item = page.locator("#chunk-list li", has_text="brass filter")
-    page.wait_for_function("(old) => !document.querySelector(`#chunk-list li[data-chunk-id='${old}']`) "
-                           "&& document.querySelectorAll('#chunk-list li').length > 0", arg=chunk_id, timeout=120_000)
+    until(page, "(old) => !document.querySelector(`#chunk-list li[data-chunk-id='${old}']`) "
+                "&& document.querySelectorAll('#chunk-list li').length > 0", chunk_id, timeout=120.0)
     sync_api.expect(new_item).to_have_count(1, timeout=SLOW)
     sync_api.expect(new_item.get_by_test_id("chunk-edited")).to_have_count(1, timeout=SLOW)
     new_id = new_item.get_attribute("data-chunk-id")
