@@ -30,6 +30,9 @@ pytestmark = [
                        "(apt-get install -y chromium; .ci/run does)"),
 ]
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+# Assertions wait up to 30 s, not Playwright's 5: the full suite runs beside these tests on two cores, and
+# a request the page waits for (a settings save, a re-embedded chunk) can take seconds there.
+sync_api.expect.set_options(timeout=30_000)
 
 
 def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
