@@ -40,7 +40,8 @@ def sign_in_line(password: str | None) -> str:
     from ragloom.service import accounts
 
     return (f"Sign in as [bold]{accounts.ADMIN_EMAIL}[/] with the password [bold]{password}[/] (shown once; "
-            "change it with `ragloom users password` or POST /api/v1/auth/password)") if password else ""
+            "change it with POST /api/v1/auth/password; `ragloom users password EMAIL` sets a new one)"
+            ) if password else ""
 
 
 @app.command()
