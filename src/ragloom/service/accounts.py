@@ -69,7 +69,7 @@ def create_api_key(session: Session, *, tenant_id: str, user_id: str, name: str 
                    scope: KeyScope = KeyScope.READ_WRITE, expires_at: datetime | None = None) -> NewKey:
     """Create a key for a member of the tenant; only its hash is stored. A ``read`` key may list,
     search and ask, not change anything; past ``expires_at`` the key is refused."""
-    if expires_at is not None and _aware(expires_at) <= utcnow():
+    if expires_at is not None and aware(expires_at) <= utcnow():
         raise InvalidRequestError("expires_at: the expiry must be in the future")
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     row = ApiKey(tenant_id=tenant_id, user_id=user_id, key_hash=hash_key(key), prefix=key[:12], name=name,
@@ -113,7 +113,7 @@ def key_state(row: ApiKey, now: datetime | None = None) -> str:
     """``active``, ``revoked`` or ``expired``."""
     if row.revoked_at is not None:
         return "revoked"
-    if row.expires_at is not None and _aware(row.expires_at) <= (now or utcnow()):
+    if row.expires_at is not None and aware(row.expires_at) <= (now or utcnow()):
         return "expired"
     return "active"
 
@@ -127,7 +127,8 @@ def _refused(session: Session, row: ApiKey | None, what: str) -> None:
                      detail=f"refused {what}")
 
 
-def _aware(dt: datetime) -> datetime:
+def aware(dt: datetime) -> datetime:
+    """``dt`` with a time zone: SQLite gives naive UTC datetimes back."""
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt  # SQLite gives naive UTC datetimes back
 
 

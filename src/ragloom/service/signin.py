@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -29,7 +29,7 @@ from ragloom.errors import (
     RateLimitedError,
 )
 from ragloom.service import audit, passwords
-from ragloom.service.accounts import hash_key
+from ragloom.service.accounts import aware, hash_key
 from ragloom.states import Role
 
 THROTTLE_WINDOW = timedelta(minutes=15)
@@ -44,9 +44,6 @@ def normalize_email(email: str) -> str:
         raise InvalidRequestError("email: not an e-mail address")
     return value
 
-
-def _aware(dt: datetime) -> datetime:
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
 
 
 # -- sign-up, open or closed ---------------------------------------------------------------------
@@ -128,7 +125,7 @@ def _throttle(session: Session, settings: Settings, email: str) -> None:
         (*_failures(session, since, origin=origin), settings.login_attempts * 4, "your address"),
     ):
         if count >= limit:
-            wait = (_aware(oldest) + THROTTLE_WINDOW - now).total_seconds() if oldest else THROTTLE_WINDOW.seconds
+            wait = (aware(oldest) + THROTTLE_WINDOW - now).total_seconds() if oldest else THROTTLE_WINDOW.seconds
             raise RateLimitedError(f"too many failed sign-ins for {who}: try again in {max(1, int(wait))} s",
                                    retry_after=max(1.0, wait))
 
@@ -197,9 +194,9 @@ def session_caller(session: Session, settings: Settings, token: str) -> Caller:
     """The caller a session cookie stands for; ``AuthenticationError`` when unknown or expired."""
     row = session.scalar(select(LoginSession).where(LoginSession.token_hash == hash_key(token)))
     now = utcnow()
-    if row is None or _aware(row.expires_at) <= now:
+    if row is None or aware(row.expires_at) <= now:
         raise AuthenticationError("not signed in, or the session expired: sign in again")
-    if now - _aware(row.last_seen_at) >= _TOUCH_EVERY:
+    if now - aware(row.last_seen_at) >= _TOUCH_EVERY:
         row.last_seen_at = now
         row.expires_at = now + timedelta(hours=settings.session_hours)
     role = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
@@ -24,16 +24,13 @@ from ragloom.context import Caller, Principal
 from ragloom.db.models import ApiKey, Invitation, Membership, Tenant, User, utcnow
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.service import audit
-from ragloom.service.accounts import hash_key
+from ragloom.service.accounts import aware, hash_key
 from ragloom.service.signin import normalize_email
 from ragloom.states import Role
 
 INVITE_PREFIX = "ragloom-invite-"
 MAX_INVITE_HOURS = 24 * 30
 
-
-def _aware(dt: datetime) -> datetime:
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
 
 
 def _name(name: str) -> str:
@@ -197,7 +194,7 @@ def invitation_state(row: Invitation) -> str:
         return "accepted"
     if row.revoked_at is not None:
         return "revoked"
-    if _aware(row.expires_at) <= utcnow():
+    if aware(row.expires_at) <= utcnow():
         return "expired"
     return "pending"
 
