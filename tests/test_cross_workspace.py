@@ -120,6 +120,7 @@ NO_IDS: dict[tuple[str, str], str] = {
     # takes an invitation's token, not an id: whoever holds a token may join its workspace, by design
     ("POST", f"{API}/invitations/accept"): OWN,
     ("GET", f"{API}/providers"): LIST,
+    ("GET", f"{API}/chunk-methods"): OWN,  # the server's chunk methods: nobody's data, the same for all
     ("PUT", f"{API}/providers/{{kind}}"): OWN,
     ("DELETE", f"{API}/providers/{{kind}}"): OWN,
     ("POST", f"{API}/providers/{{kind}}/test"): OWN,

@@ -20,9 +20,11 @@ from ragloom.service.views import (
     PageList,
     StoredChunk,
     UploadedDocuments,
+    VersionList,
     document_view,
     pages_view,
     stored_chunk_view,
+    version_view,
 )
 
 router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"], responses=CALLER_ERRORS)
@@ -63,10 +65,16 @@ def upload_documents(
 @router.get("")
 def list_documents(
     dataset_id: str, ctx: ContextDep, principal: PrincipalDep, page: PageQuery = 1, page_size: PageSizeQuery = 100,
+    status: Annotated[str | None, Query(description="queued, running, done, failed or cancelled")] = None,
+    type: Annotated[str | None, Query(max_length=16, description="file type: the name's extension (pdf, docx)")]
+    = None,
+    name: Annotated[str | None, Query(max_length=256, description="part of the name (case-insensitive)")] = None,
 ) -> DocumentList:
+    """The dataset's documents, oldest first; ``total`` counts those the filters keep."""
+    where = documents.DocumentFilter(status=status, type=type, name=name)
     with ctx.db.session() as s:
         docs, total = documents.list_documents(
-            s, principal=principal, kb_id=dataset_id, offset=(page - 1) * page_size, limit=page_size
+            s, principal=principal, kb_id=dataset_id, offset=(page - 1) * page_size, limit=page_size, where=where
         )
         return DocumentList(documents=[document_view(d) for d in docs], total=total)
 
@@ -75,6 +83,16 @@ def list_documents(
 def get_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
         return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id))
+
+
+@router.get("/{document_id}/versions")
+def list_versions(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> VersionList:
+    """The document's versions, newest first: the one searches see is ``active``; a re-parse or a
+    replaced file makes a new one, published atomically when all its tasks are done."""
+    with ctx.db.session() as s:
+        doc = documents.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id)
+        rows = documents.versions(s, principal=principal, kb_id=dataset_id, doc_id=document_id)
+        return VersionList(versions=[version_view(v, doc) for v in rows], active_version_id=doc.active_version_id)
 
 
 @router.patch("/{document_id}", status_code=202, dependencies=[rate_limited("reparse")], responses=RATE_LIMITED)

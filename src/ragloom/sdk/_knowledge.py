@@ -21,6 +21,7 @@ from ragloom.api.schemas import (
 from ragloom.errors import RagloomError
 from ragloom.sdk._base import Base, FileInput, Route, body, operation, read_files
 from ragloom.sdk.events import AnswerEvent, answer_event
+from ragloom.service.chunking_preview import ChunkingPreview, ChunkMethodList
 from ragloom.service.knowledgebases import KBCreate, KBUpdate
 from ragloom.service.reindex import Reindexed, ReindexRequest
 from ragloom.service.views import (
@@ -36,6 +37,7 @@ from ragloom.service.views import (
     Retrieval,
     StoredChunk,
     UploadedDocuments,
+    VersionList,
 )
 
 TERMINAL = ("done", "failed", "cancelled")  # a document's states once its processing has ended
@@ -173,10 +175,13 @@ class KnowledgeAPI(Base):
                            data=form)
 
     @operation("GET", "/datasets/{dataset_id}/documents")
-    def list_documents(self, op: Route, /, dataset_id: str, *, page: int = 1, page_size: int = 100) -> DocumentList:
-        """One page of a knowledge base's documents with their status and progress."""
-        return self._model(DocumentList, op, path={"dataset_id": dataset_id},
-                           params={"page": page, "page_size": page_size})
+    def list_documents(self, op: Route, /, dataset_id: str, *, page: int = 1, page_size: int = 100,
+                       status: str | None = None, type: str | None = None, name: str | None = None) -> DocumentList:
+        """One page of a knowledge base's documents with their status and progress; optionally only
+        those of a ``status``, a file ``type`` (extension) or whose name contains ``name``."""
+        params = {k: v for k, v in (("page", page), ("page_size", page_size), ("status", status), ("type", type),
+                                    ("name", name)) if v is not None}
+        return self._model(DocumentList, op, path={"dataset_id": dataset_id}, params=params)
 
     def iter_documents(self, dataset_id: str, *, page_size: int = 1000) -> Iterator[Document]:
         """Every document of a knowledge base, page after page."""
@@ -213,6 +218,27 @@ class KnowledgeAPI(Base):
     @operation("GET", "/datasets/{dataset_id}/documents/{document_id}")
     def get_document(self, op: Route, /, dataset_id: str, document_id: str) -> Document:
         return self._model(Document, op, path={"dataset_id": dataset_id, "document_id": document_id})
+
+    @operation("GET", "/datasets/{dataset_id}/documents/{document_id}/versions")
+    def list_versions(self, op: Route, /, dataset_id: str, document_id: str) -> VersionList:
+        """A document's versions, newest first, the active one marked."""
+        return self._model(VersionList, op, path={"dataset_id": dataset_id, "document_id": document_id})
+
+    @operation("GET", "/chunk-methods")
+    def chunk_methods(self, op: Route, /) -> ChunkMethodList:
+        """Every chunk method with the parameters it reads (type, default, bounds, meaning)."""
+        return self._model(ChunkMethodList, op)
+
+    @operation("POST", "/datasets/{dataset_id}/chunking-preview")
+    def preview_chunking(self, op: Route, /, dataset_id: str, *, file: FileInput | None = None,
+                         document_id: str | None = None, chunk_method: str | None = None,
+                         parser_config: Mapping[str, Any] | None = None) -> ChunkingPreview:
+        """How a sample (a file, or one of the dataset's documents) would be chunked; nothing is stored."""
+        form = {k: v for k, v in (("document_id", document_id), ("chunk_method", chunk_method),
+                                  ("parser_config", None if parser_config is None else json.dumps(parser_config)))
+                if v is not None}
+        files = read_files(file) if file is not None else None
+        return self._model(ChunkingPreview, op, path={"dataset_id": dataset_id}, files=files, data=form)
 
     @operation("PATCH", "/datasets/{dataset_id}/documents/{document_id}")
     def update_document(self, op: Route, /, dataset_id: str, document_id: str, *, chunk_method: str | None,

@@ -211,16 +211,53 @@ def merge_extracted_metadata(session: Session, doc_id: str, extracted: dict[str,
     doc.meta = meta
 
 
+@dataclass(frozen=True)
+class DocumentFilter:
+    """Which documents a listing shows: a status, a file type (the name's extension, ``pdf``), and a
+    part of the name (case-insensitive); each None = any."""
+
+    status: str | None = None
+    type: str | None = None
+    name: str | None = None
+
+    def where(self, kb_id: str) -> list[Any]:
+        conditions: list[Any] = [Document.kb_id == kb_id]
+        if self.status:
+            if self.status not in set(DocumentStatus):
+                raise InvalidRequestError(f"status must be one of {', '.join(DocumentStatus)}, not {self.status!r}")
+            conditions.append(Document.status == self.status)
+        if self.type:
+            conditions.append(func.lower(Document.name).like(f"%.{_like(self.type.lower().lstrip('.'))}",
+                                                             escape="\\"))
+        if self.name:
+            conditions.append(func.lower(Document.name).like(f"%{_like(self.name.lower())}%", escape="\\"))
+        return conditions
+
+
+def _like(text: str) -> str:
+    """``text`` with LIKE's wildcards taken literally."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def list_documents(
-    session: Session, *, principal: Principal, kb_id: str, offset: int = 0, limit: int = 100
+    session: Session, *, principal: Principal, kb_id: str, offset: int = 0, limit: int = 100,
+    where: DocumentFilter | None = None,
 ) -> tuple[list[Document], int]:
     kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
-    total = session.scalar(select(func.count()).select_from(Document).where(Document.kb_id == kb.id)) or 0
+    conditions = (where or DocumentFilter()).where(kb.id)
+    total = session.scalar(select(func.count()).select_from(Document).where(*conditions)) or 0
     rows = session.scalars(
-        select(Document).where(Document.kb_id == kb.id).order_by(Document.created_at, Document.name)
+        select(Document).where(*conditions).order_by(Document.created_at, Document.name)
         .offset(offset).limit(limit)
     )
     return list(rows), total
+
+
+def versions(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> list[DocumentVersion]:
+    """A document's versions, newest first."""
+    doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    return list(session.scalars(select(DocumentVersion).where(DocumentVersion.document_id == doc.id)
+                                .order_by(DocumentVersion.number.desc())))
 
 
 def get(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> Document:

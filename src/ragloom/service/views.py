@@ -251,6 +251,38 @@ def document_view(doc: db.Document) -> Document:
     )
 
 
+class Version(View):
+    """One version of a document: a file (uploaded, or the same file re-parsed) and its chunks."""
+
+    id: str
+    number: int = Field(description="1, 2, ... in order of creation")
+    status: str = Field(description="building, ready (published), failed, superseded or cancelled")
+    active: bool = Field(description="the version searches see")
+    latest: bool = Field(description="the newest version (being built while it differs from the active one)")
+    chunk_method: str
+    parser_config: dict[str, Any]
+    chunk_count: int
+    page_count: int | None
+    size: int = Field(description="bytes of the file")
+    content_hash: str = Field(description="SHA-256 of the file")
+    error: str
+    created_at: Timestamp | None
+    published_at: Timestamp | None
+
+
+class VersionList(View):
+    versions: list[Version]
+    active_version_id: str | None
+
+
+def version_view(v: db.DocumentVersion, doc: db.Document) -> Version:
+    return Version(id=v.id, number=v.number, status=v.status, active=v.id == doc.active_version_id,
+                   latest=v.id == doc.latest_version_id, chunk_method=v.chunk_method,
+                   parser_config=v.parser_config or {}, chunk_count=v.chunk_count, page_count=v.page_count,
+                   size=v.size, content_hash=v.content_hash, error=v.error, created_at=_iso(v.created_at),
+                   published_at=_iso(v.published_at))
+
+
 def view_link(base: str, version_id: str, positions: Sequence[Sequence[float]]) -> str | None:
     """The link that opens a version's HTML view at the blocks of ``positions`` (positions on page 0,
     :mod:`ragloom.ingest.preview`), those blocks marked; None when no position is in the view.

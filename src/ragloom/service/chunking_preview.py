@@ -1,0 +1,199 @@
+"""The chunk methods as a form can show them, and a preview of how a sample file would be chunked.
+
+:func:`methods` describes each registered chunk method and the parameters it reads (type, default,
+bounds, meaning — from :class:`~ragloom.ingest.chunkers.config.ChunkerConfig` itself, so a form built
+from it validates as the API does). :func:`preview` parses a sample (an uploaded file or one of the
+knowledge base's documents) and chunks it with the given method and parameters, without storing
+anything: a PDF's first :data:`PREVIEW_PAGES` pages, under a time and memory guard like a task's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
+
+from ragloom.context import Context, Principal
+from ragloom.errors import InvalidRequestError, ParseError
+from ragloom.service import documents, knowledgebases, workspace_models
+
+PREVIEW_PAGES = 5  # of a PDF: enough to see the method at work, quick enough for a form
+PREVIEW_CHUNKS = 50  # chunks returned (the count is of all)
+PREVIEW_CHARS = 2000  # of each chunk's text
+PREVIEW_SECONDS = 60.0
+
+BUDGET = ("chunk_token_num", "delimiter", "overlapped_percent", "heading_prefix")
+SECTIONED = (*BUDGET, "toc_extraction", "task_page_size")
+
+# The parameters each built-in method reads (the others are accepted and ignored, except the ones
+# ChunkerConfig refuses for a method that cannot use them). A plugin's method gets every parameter.
+PARAMETERS: dict[str, tuple[str, ...]] = {
+    "naive": (*BUDGET, "children_delimiter", "toc_extraction", "task_page_size"),
+    "title": (*BUDGET, "title_depth", "children_delimiter", "toc_extraction", "task_page_size"),
+    "book": SECTIONED,
+    "laws": SECTIONED,
+    "manual": SECTIONED,
+    "paper": SECTIONED,
+    "email": BUDGET,
+    "qa": ("chunk_token_num", "task_page_size"),
+    "table": ("task_page_size",),
+    "presentation": ("task_page_size",),
+    "picture": ("picture_min_chars",),
+    "one": (),
+    "tag": ("task_page_size",),
+}
+
+SUMMARIES: dict[str, str] = {
+    "naive": "Packs text into chunks of up to chunk_token_num tokens, cutting at the delimiters; general purpose.",
+    "title": "One chunk per section (headings down to title_depth), prefixed with its heading path.",
+    "book": "Drops the table of contents and packs whole sections while they fit the budget.",
+    "laws": "One chunk per article, with its chapter and section titles.",
+    "manual": "Top-level sections apart, their subsections packed together while they fit.",
+    "paper": "Front matter, the abstract as its own chunk, then the body's sections.",
+    "qa": "Question/answer pairs (Q:/A: text, two-column sheets); only the question is indexed.",
+    "table": "One chunk per spreadsheet or CSV row, its cells kept as typed fields.",
+    "presentation": "One chunk per slide or PDF page, with the slide's notes.",
+    "picture": "The OCR text of an image as one chunk.",
+    "one": "The whole document as a single chunk.",
+    "email": "Headers, body and each attachment, each packed like naive.",
+    "tag": "A tag set: each row is (content, tags); other knowledge bases take their tags from it.",
+}
+
+
+class MethodParameter(BaseModel):
+    """One parameter of a chunk method, as a form field."""
+
+    name: str
+    type: str = Field(description="integer, number, boolean or string")
+    default: Any
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int | None = None
+    nullable: bool = False
+    description: str
+
+
+class ChunkMethod(BaseModel):
+    name: str
+    description: str
+    parameters: list[MethodParameter]
+
+
+class ChunkMethodList(BaseModel):
+    methods: list[ChunkMethod]
+
+
+class PreviewChunk(BaseModel):
+    order: int
+    text: str = Field(description=f"the chunk's text (its first {PREVIEW_CHARS} characters)")
+    tokens: int
+    pages: list[int] = Field(description="pages the chunk lies on (1-based; empty for a flowing format)")
+    truncated: bool
+
+
+class ChunkingPreview(BaseModel):
+    """How the sample was chunked. Nothing was stored."""
+
+    filename: str
+    chunk_method: str
+    parser_config: dict[str, Any]
+    pages_parsed: int | None = Field(description="pages read (a PDF's first pages only)")
+    pages_total: int | None
+    blocks: int
+    chunk_count: int
+    chunks: list[PreviewChunk] = Field(description=f"the first {PREVIEW_CHUNKS}")
+
+
+def _parameter(name: str) -> MethodParameter:
+    from ragloom.ingest.chunkers.config import ChunkerConfig
+
+    info = ChunkerConfig.model_fields[name]
+    schema = ChunkerConfig.model_json_schema()["properties"][name]
+    kinds = [schema] if "type" in schema else schema.get("anyOf", [])
+    main = next((k for k in kinds if k.get("type") != "null"), schema)
+    return MethodParameter(
+        name=name, type=main.get("type", "string"), default=info.default,
+        minimum=main.get("minimum"), maximum=main.get("maximum"), max_length=main.get("maxLength"),
+        nullable=any(k.get("type") == "null" for k in kinds), description=info.description or "")
+
+
+def methods() -> ChunkMethodList:
+    """Every registered chunk method with the parameters it reads."""
+    from ragloom.ingest.chunkers.config import ChunkerConfig
+
+    every = tuple(n for n in ChunkerConfig.model_fields if n != "method")
+    out = []
+    for name in knowledgebases.chunk_methods():
+        params = PARAMETERS.get(name, every)
+        out.append(ChunkMethod(name=name, description=SUMMARIES.get(name, "a chunk method of a plugin"),
+                               parameters=[_parameter(p) for p in params]))
+    return ChunkMethodList(methods=out)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The file to chunk: uploaded bytes, or a document of the knowledge base (``document_id``)."""
+
+    filename: str = ""
+    data: bytes | None = None
+    document_id: str | None = None
+
+
+def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str, sample: Sample,
+            chunk_method: str | None, parser_config: dict[str, Any] | None) -> ChunkingPreview:
+    """Parse ``sample`` and chunk it with ``chunk_method`` and ``parser_config`` (default: the knowledge
+    base's), validated as saving them would be. Parse problems are :class:`ParseError` (a 422)."""
+    from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
+    from ragloom.ingest.chunkers.oversize import bound_chunks
+    from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded
+
+    kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
+    method = chunk_method or kb.chunk_method
+    config = kb.parser_config if parser_config is None else parser_config
+    knowledgebases.validate_chunking(method, config)
+    if sample.document_id:
+        filename, data = documents.original_file(ctx, session, principal=principal, kb_id=kb.id,
+                                                  doc_id=sample.document_id)
+    elif sample.data is not None:
+        filename, data = sample.filename or "sample", sample.data
+    else:
+        raise InvalidRequestError("send a sample file (field 'file') or a document of the knowledge base "
+                                  "('document_id')")
+    if not data:
+        raise ParseError(f"{filename!r} is empty")
+    embedder = workspace_models.embedder(ctx, kb.embedding_model)
+    settings = ctx.settings
+    guard = TaskGuard(IngestLimits.from_settings(settings), time_limit=PREVIEW_SECONDS,
+                      memory_limit_mb=settings.task_memory_limit_mb or None)
+    with guarded(guard):
+        parsed, pages_total = _parse(data, filename)
+        cfg = ChunkerConfig.parse({**config, "method": method})
+        chunks = bound_chunks(chunk_blocks(parsed.blocks, cfg, embedder.count_tokens))
+    shown = []
+    for c in chunks[:PREVIEW_CHUNKS]:
+        pages = [p for p in c.pages if p > 0] if parsed.page_sizes else []  # 0: a flowing format's anchors
+        shown.append(PreviewChunk(order=c.order, text=c.text[:PREVIEW_CHARS], tokens=embedder.count_tokens(c.text),
+                                  pages=pages, truncated=len(c.text) > PREVIEW_CHARS))
+    return ChunkingPreview(filename=filename, chunk_method=method, parser_config=config,
+                           pages_parsed=len(parsed.page_sizes) or None, pages_total=pages_total,
+                           blocks=len(parsed.blocks), chunk_count=len(chunks), chunks=shown)
+
+
+def _parse(data: bytes, filename: str) -> tuple[Any, int | None]:
+    """The sample's blocks (a PDF's first pages) and, for a PDF, its page count."""
+    from ragloom.ingest import preview as html_view
+    from ragloom.ingest.ocr import default_page_reader
+    from ragloom.ingest.parsers import PdfParser, detect_type, parse_document, pdf_page_count
+    from ragloom.ingest.parsers.clean import clean_parsed
+
+    if detect_type(filename, data) == "application/pdf":
+        total = pdf_page_count(data, filename)
+        parsed = PdfParser(first_page=1, last_page=min(total, PREVIEW_PAGES), ocr=default_page_reader()).parse(
+            data, filename)
+        clean_parsed(parsed)
+        return parsed, total
+    parsed = parse_document(data, filename)
+    html_view.anchor_blocks(parsed)
+    return parsed, None
