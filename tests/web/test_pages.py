@@ -17,8 +17,8 @@ from tests.live import app_client
 
 STATIC = Path(__file__).parents[2] / "src" / "ragloom" / "web" / "static"
 TEMPLATES = STATIC.parent / "templates"
-PAGES = ["/ui/kb", "/ui/kb/some-id", "/ui/kb/some-id/settings", "/ui/kb/some-id/documents/some-doc",
-         *(f"/ui/workspace/{p}" for p in WORKSPACE_PAGES)]
+PAGES = ["/ui/kb", "/ui/kb/some-id", "/ui/kb/some-id/settings", "/ui/kb/some-id/documents/some-doc", "/ui/bench",
+         "/ui/chat", "/ui/chat/some-id", "/ui/account", *(f"/ui/workspace/{p}" for p in WORKSPACE_PAGES)]
 
 
 @pytest.fixture
@@ -85,6 +85,15 @@ def test_every_key_the_pages_use_is_in_the_catalogue() -> None:
     for path in [*STATIC.glob("*.js"), *TEMPLATES.glob("*.html")]:
         used |= set(re.findall(r"""\bt\(\s*['"]([a-z_]+\.[a-z_.-]+)['"]""", path.read_text(encoding="utf-8")))
     assert used and not used - messages.EN.keys(), used - messages.EN.keys()
+
+
+def test_every_chunk_method_and_parameter_is_explained_in_both_languages() -> None:
+    from ragloom.service.chunking_preview import methods
+
+    for method in methods().methods:
+        params = [f"param.{p.name}{end}" for p in method.parameters for end in ("", ".hint")]
+        for key in [f"method.{method.name}", *params]:
+            assert key in messages.EN and key in messages.ZH, key
 
 
 def test_language_from_cookie_then_browser(client: TestClient) -> None:

@@ -22,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from ragloom import __version__
 from ragloom.context import Caller, Context
 from ragloom.errors import AuthenticationError
-from ragloom.service import knowledgebases, signin, workspaces
+from ragloom.service import knowledgebases, passwords, signin, workspaces
 from ragloom.web.messages import LANGUAGE_COOKIE, catalogue, language
 
 HERE = Path(__file__).parent
@@ -145,6 +145,26 @@ def chunks_page(request: Request, kb_id: str, doc_id: str) -> Response:
 def kb_settings_page(request: Request, kb_id: str) -> Response:
     return _page(request, "kb_settings.html", "settings.title", "kb", kb_id=kb_id,
                  chunk_methods=knowledgebases.chunk_methods())
+
+
+@router.get("/bench")
+def bench_page(request: Request) -> Response:
+    """The retrieval bench: one question against the knowledge bases, with every score and, on demand,
+    the explain table; two settings side by side."""
+    return _page(request, "bench.html", "bench.title", "bench")
+
+
+@router.get("/chat")
+@router.get("/chat/{chat_id}")
+def chat_page(request: Request, chat_id: str = "") -> Response:
+    """Chat assistants, their sessions, and a conversation whose citations open the cited page."""
+    return _page(request, "chat.html", "chat.title", "chat", chat_id=chat_id)
+
+
+@router.get("/account")
+def account_page(request: Request) -> Response:
+    """The signed-in person's own account: name, password."""
+    return _page(request, "account.html", "account.title", "account", min_password=passwords.MIN_LENGTH)
 
 
 WORKSPACE_PAGES = {"members": "members.title", "invitations": "invitations.title", "keys": "keys.title",

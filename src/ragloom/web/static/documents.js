@@ -14,9 +14,19 @@ document.addEventListener("DOMContentLoaded", () => {
   const BATCH = 50; // files per upload request (the server takes up to RAGLOOM_MAX_UPLOAD_FILES)
   let timer = null;
 
+  let dataset = null;
+  let methods = [];
+  let page = 1;
+  const PAGE_SIZE = 50;
+  const open = new Map(); // document id -> its details <tr> (chunk method, metadata, versions)
+  const filters = document.getElementById("doc-filters");
+
   async function loadDataset() {
     try {
-      const kb = await api("GET", `/datasets/${encodeURIComponent(kbId)}`);
+      const [kb, list] = await Promise.all([api("GET", `/datasets/${encodeURIComponent(kbId)}`),
+        api("GET", "/chunk-methods")]);
+      dataset = kb;
+      methods = list.methods.map((m) => m.name);
       document.getElementById("kb-title").textContent = kb.name;
       document.getElementById("kb-name-crumb").textContent = kb.name;
       document.title = `${kb.name} · ragloom`;
@@ -32,6 +42,8 @@ document.addEventListener("DOMContentLoaded", () => {
   function actions(doc) {
     const list = [];
     const label = (key) => `${t(key)}: ${doc.name}`;
+    list.push(RL.button(t("docs.details"), () => toggleDetails(doc.id), "small details-toggle",
+      { "aria-label": label("docs.details"), "aria-expanded": open.has(doc.id) ? "true" : "false" }));
     if (ACTIVE.has(doc.status)) {
       list.push(RL.button(t("docs.cancel"), (e) => act(e, "POST", `/${doc.id}/cancel`), "small",
         { "aria-label": label("docs.cancel") }));
@@ -59,16 +71,19 @@ document.addEventListener("DOMContentLoaded", () => {
 
   function render(doc) {
     let tr = rows.get(doc.id);
-    const fingerprint = JSON.stringify([doc.status, doc.progress, doc.message, doc.chunk_count, doc.name]);
+    const fingerprint = JSON.stringify([doc.status, doc.progress, doc.message, doc.chunk_count, doc.name,
+      doc.chunk_method]);
     if (!tr) {
       tr = el("tr", { dataset: { docId: doc.id } }, el("td", { class: "name" }), el("td", { class: "status" }),
         el("td", { class: "wide num" }), el("td", { class: "acts" }));
       rows.set(doc.id, tr);
     }
+    tr.doc = doc;
     if (tr.dataset.fingerprint === fingerprint) return tr;
     const [name, status, chunks, acts] = tr.children;
     name.replaceChildren(el("a", { href: `${RL.UI}/kb/${encodeURIComponent(kbId)}/documents/${encodeURIComponent(doc.id)}`,
-      title: t("docs.open", { name: doc.name }) }, doc.name));
+      title: t("docs.open", { name: doc.name }) }, doc.name),
+      ...(doc.chunk_method ? [" ", el("span", { class: "badge", "data-testid": "doc-method" }, doc.chunk_method)] : []));
     status.replaceChildren(...statusCell(doc).filter(Boolean));
     chunks.replaceChildren(String(doc.chunk_count));
     if (tr.dataset.status !== doc.status) acts.replaceChildren(actions(doc)); // keeps focus while it runs
@@ -77,35 +92,177 @@ document.addEventListener("DOMContentLoaded", () => {
     return tr;
   }
 
-  function summary(docs) {
+  function summary(docs, total) {
     const counts = {};
     for (const d of docs) counts[d.status] = (counts[d.status] || 0) + 1;
-    return Object.entries(counts).map(([s, n]) => `${t(`status.${s}`)}: ${n}`).join(" · ");
+    const parts = Object.entries(counts).map(([s, n]) => `${t(`status.${s}`)}: ${n}`);
+    return [t("docs.total", { n: total }), ...parts].join(" · ");
+  }
+
+  function query() {
+    const params = new URLSearchParams({ page: String(page), page_size: String(PAGE_SIZE) });
+    for (const name of ["status", "type", "name"]) {
+      const value = filters.elements[name].value.trim();
+      if (value) params.set(name, value);
+    }
+    return params.toString();
   }
 
   async function load() {
     clearTimeout(timer);
     try {
-      const { documents, total } = await api("GET", `${base}?page_size=1000`);
+      const { documents, total } = await api("GET", `${base}?${query()}`);
+      const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+      if (page > pages) {
+        page = pages;
+        return load();
+      }
       const seen = new Set(documents.map((d) => d.id));
       for (const [id, tr] of rows) if (!seen.has(id)) { tr.remove(); rows.delete(id); }
-      documents.forEach((doc, i) => {
+      for (const [id, details] of open) if (!seen.has(id)) { details.remove(); open.delete(id); }
+      let at = 0;
+      for (const doc of documents) {
         const tr = render(doc);
-        if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] || null);
-      });
-      document.getElementById("docs-empty").hidden = total > 0;
+        if (tbody.children[at] !== tr) tbody.insertBefore(tr, tbody.children[at] || null);
+        at += 1;
+        const details = open.get(doc.id);
+        if (details) {
+          if (tbody.children[at] !== details) tbody.insertBefore(details, tbody.children[at] || null);
+          at += 1;
+        }
+      }
+      const filtered = [...new FormData(filters).values()].some((v) => String(v).trim());
+      document.getElementById("docs-empty").hidden = total > 0 || filtered;
+      document.getElementById("docs-none-match").hidden = total > 0 || !filtered;
       document.getElementById("docs-table").hidden = total === 0;
-      document.getElementById("docs-summary").textContent = summary(documents);
+      document.getElementById("docs-summary").textContent = summary(documents, total);
+      document.getElementById("pager").hidden = pages <= 1;
+      document.getElementById("page-info").textContent = t("docs.page_of", { page, pages });
+      document.getElementById("page-prev").disabled = page <= 1;
+      document.getElementById("page-next").disabled = page >= pages;
       if (documents.some((d) => ACTIVE.has(d.status))) timer = setTimeout(load, 1000);
     } catch (err) {
       RL.showError("docs-error", err);
       if (err.status !== 404 && err.status !== 403) timer = setTimeout(load, 5000);
     }
+    return undefined;
   }
 
   async function act(event, method, path, body) {
     await RL.busy(event.currentTarget, "docs-error", () => api(method, base + path, body));
     load();
+  }
+
+  let filterTimer = null;
+  filters.addEventListener("input", () => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(() => { page = 1; load(); }, 300);
+  });
+  filters.addEventListener("submit", (e) => { e.preventDefault(); page = 1; load(); });
+  document.getElementById("page-prev").addEventListener("click", () => { page -= 1; load(); });
+  document.getElementById("page-next").addEventListener("click", () => { page += 1; load(); });
+
+  // --- a document's details: its own chunk method, its metadata, its versions -----------------------
+  function toggleDetails(id) {
+    const tr = rows.get(id);
+    const button = tr.querySelector(".details-toggle");
+    if (open.has(id)) {
+      open.get(id).remove();
+      open.delete(id);
+      button.setAttribute("aria-expanded", "false");
+      return;
+    }
+    const cell = el("td", { colspan: 4 });
+    const details = el("tr", { class: "doc-details", dataset: { detailsOf: id } }, cell);
+    open.set(id, details);
+    tr.after(details);
+    button.setAttribute("aria-expanded", "true");
+    fillDetails(cell, tr.doc);
+  }
+
+  /** A metadata value as typed: numbers, true/false and [lists] as JSON, the rest as text. */
+  function typed(text) {
+    const v = text.trim();
+    if (/^(-?\d+(\.\d+)?|true|false|\[.*\])$/s.test(v)) {
+      try { return JSON.parse(v); } catch (err) { /* text after all */ }
+    }
+    return v;
+  }
+
+  function metaRow(key, value) {
+    const shown = typeof value === "string" ? value : JSON.stringify(value);
+    const row = el("div", { class: "meta-row", "data-testid": "meta-row" },
+      el("input", { "aria-label": t("docs.meta_key"), class: "meta-key", value: key, maxlength: 128 }),
+      el("input", { "aria-label": t("docs.meta_value"), class: "meta-value", value: shown ?? "" }));
+    row.append(RL.button(t("docs.meta_remove"), () => row.remove(), "small", { "aria-label": t("docs.meta_remove") }));
+    return row;
+  }
+
+  async function fillDetails(cell, doc) {
+    const id = doc.id;
+    const errorId = `details-error-${id}`;
+    const method = el("select", { id: `method-${id}`, "data-testid": "doc-method-select" },
+      el("option", { value: "" }, t("docs.method_dataset", { method: dataset ? dataset.chunk_method : "" })),
+      methods.map((m) => el("option", { value: m, selected: m === doc.chunk_method }, m)));
+    const apply = RL.button(t("docs.method_apply"), async (e) => {
+      if (!confirm(t("docs.method_confirm", { name: doc.name }))) return;
+      const saved = await RL.busy(e.currentTarget, errorId,
+        () => api("PATCH", `${base}/${id}`, { chunk_method: method.value || null }));
+      if (saved) { RL.flash(t("docs.method_applied")); load(); }
+    }, "small");
+    const metaBox = el("div", { class: "meta-rows" },
+      Object.entries(doc.metadata || {}).map(([k, v]) => metaRow(k, v)));
+    const original = new Set(Object.keys(doc.metadata || {}));
+    const saveMeta = RL.button(t("docs.meta_save"), async (e) => {
+      const changes = {};
+      const kept = new Set();
+      for (const row of metaBox.querySelectorAll(".meta-row")) {
+        const key = row.querySelector(".meta-key").value.trim();
+        if (!key) continue;
+        kept.add(key);
+        changes[key] = typed(row.querySelector(".meta-value").value);
+      }
+      for (const key of original) if (!kept.has(key)) changes[key] = null;
+      const saved = await RL.busy(e.currentTarget, errorId,
+        () => api("PATCH", `${base}/${id}/metadata`, { metadata: changes }));
+      if (saved) {
+        original.clear();
+        for (const key of Object.keys(saved.metadata)) original.add(key);
+        metaBox.replaceChildren(...Object.entries(saved.metadata).map(([k, v]) => metaRow(k, v))); // as stored
+        rows.get(id).doc = saved;
+        RL.flash(t("common.saved"));
+      }
+    }, "small primary");
+    const versionsBox = el("div", { class: "table-wrap" }, el("p", { class: "hint" }, t("docs.loading")));
+    cell.replaceChildren(
+      el("div", { class: "error", role: "alert", id: errorId }),
+      el("h3", {}, t("docs.method")),
+      el("div", { class: "actions" }, el("label", { for: `method-${id}`, class: "sr-only" }, t("docs.method")),
+        method, apply),
+      el("p", { class: "hint" }, t("docs.method_hint")),
+      el("h3", {}, t("docs.metadata")),
+      metaBox,
+      el("div", { class: "actions" },
+        RL.button(t("docs.meta_add"), () => metaBox.append(metaRow("", "")), "small"), saveMeta),
+      el("p", { class: "hint" }, t("docs.meta_hint")),
+      el("h3", {}, t("docs.versions")),
+      versionsBox);
+    try {
+      const { versions } = await api("GET", `${base}/${id}/versions`);
+      versionsBox.replaceChildren(el("table", { class: "versions", "data-testid": "versions" },
+        el("thead", {}, el("tr", {}, ["docs.version", "docs.status", "kb.chunk_method", "docs.chunks",
+          "docs.created", "docs.published"].map((k) => el("th", { scope: "col" }, t(k))))),
+        el("tbody", {}, versions.map((v) => el("tr", { class: v.active ? "active" : "", dataset: { version: v.number } },
+          el("td", {}, `#${v.number}`, v.active ? el("span", { class: "badge done", "data-testid": "version-active" },
+            t("docs.version_active")) : null),
+          el("td", {}, el("span", { class: `badge ${v.status}` }, t(`version.${v.status}`)),
+            v.error ? el("div", { class: "reason" }, v.error) : null),
+          el("td", {}, v.chunk_method), el("td", { class: "num" }, String(v.chunk_count)),
+          el("td", {}, RL.when(v.created_at)), el("td", {}, RL.when(v.published_at)))))));
+    } catch (err) {
+      versionsBox.replaceChildren();
+      RL.showError(errorId, err);
+    }
   }
 
   // --- upload ---------------------------------------------------------------------------------------
