@@ -46,8 +46,8 @@ DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_
 STORED_CHUNK_KEYS = ["chunk_id", "doc_id", "version_id", "document_name", "order", "method", "kind", "available",
                      "heading_path", "content", "positions", "html", "parent_id", "tag_keywords", "tags", "edited"]
 RETRIEVED_CHUNK_KEYS = ["chunk_id", "doc_id", "kb_id", "version_id", "document_name", "content", "similarity",
-                        "term_similarity", "vector_similarity", "rank_feature", "tags", "positions"]
-EXPLAIN_ROW_KEYS = ["chunk_id", "doc_id", "document_name", "stage", "reason", "passed_gate", "text_score",
+                        "term_similarity", "vector_similarity", "rank_feature", "rerank_score", "tags", "positions"]
+EXPLAIN_ROW_KEYS = ["chunk_id", "doc_id", "kb_id", "document_name", "stage", "reason", "passed_gate", "text_score",
                     "term_similarity", "vector_similarity", "rank_feature", "rerank_score", "similarity", "rank"]
 REFERENCE_KEYS = ["id", "chunk_id", "doc_id", "version_id", "document_name", "content", "positions"]
 CITATION_KEYS = ["sentence", "text", "id", "verdict", "support", "supporting_sentence", "inserted"]

@@ -92,10 +92,13 @@ def test_bench_scores_explain_errors_and_a_comparison(world: World) -> None:
     expect(setting_b).to_be_visible()
     setting_a.get_by_label("Mode").select_option("keyword")
     setting_b.get_by_label("Mode").select_option("vector")
+    setting_b.get_by_label("Re-score with the reranker").uncheck()  # sent as rerank: false
     page.get_by_role("button", name="Search", exact=True).click()
     expect(page.locator("#result-a-error")).to_be_empty()
     expect(a.get_by_test_id("bench-summary")).to_contain_text("keyword")
     expect(b.get_by_test_id("bench-summary")).to_contain_text("vector")
+    expect(b.get_by_test_id("bench-summary")).to_contain_text("no reranker")
+    expect(a.get_by_test_id("bench-summary")).not_to_contain_text("no reranker")
     expect(a.locator(".bench-hit").first.get_by_test_id("hit-doc")).to_have_text("pump-service.md")
     expect(b.locator(".bench-hit")).to_have_count(3)  # a vector search finds every chunk
     expect(b.locator(".bench-hit[data-compare=only]").first).to_contain_text("only in B")

@@ -55,6 +55,8 @@ class RetrievalOptions(EvidenceOptions):
         None, description="hybrid scoring: normalized (z-scores, relative, no threshold) or weighted (the "
         "reference's, with the knowledge base's weight and threshold); default: the server's setting")
     explain: bool = Field(False, description="return every candidate's scores and the stage that dropped it")
+    rerank: bool = Field(True, description="re-score with the workspace's reranker when one is configured; "
+                         "false: skip it (to compare, say)")
 
     @classmethod
     def of_answer(cls, evidence: EvidenceOptions, top_n: int) -> RetrievalOptions:

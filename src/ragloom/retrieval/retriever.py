@@ -195,14 +195,14 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
         else:
             stage, reason = "page", (f"rank {rank} is outside page {params.options.page} "
                                      f"(size {params.options.page_size})")
-        rows.append(ExplainRow(chunk_id=r.id, doc_id=r.doc_id, document_name=r.document_name, stage=stage,
-                               reason=reason, passed_gate=c.text_score is not None, text_score=c.text_score,
-                               term_similarity=c.term_similarity, vector_similarity=c.vector_similarity,
-                               rank_feature=c.rank_feature, rerank_score=c.rerank_score, similarity=c.similarity,
-                               rank=rank))
+        rows.append(ExplainRow(chunk_id=r.id, doc_id=r.doc_id, kb_id=r.kb_id, document_name=r.document_name,
+                               stage=stage, reason=reason, passed_gate=c.text_score is not None,
+                               text_score=c.text_score, term_similarity=c.term_similarity,
+                               vector_similarity=c.vector_similarity, rank_feature=c.rank_feature,
+                               rerank_score=c.rerank_score, similarity=c.similarity, rank=rank))
     for h in hits:
         if h.record.id not in kept_ids:
-            rows.append(ExplainRow(chunk_id=h.record.id, doc_id=h.record.doc_id,
+            rows.append(ExplainRow(chunk_id=h.record.id, doc_id=h.record.doc_id, kb_id=h.record.kb_id,
                                    document_name=h.record.document_name, stage="prune",
                                    reason="document deleted or not its active version",
                                    passed_gate=h.text_score is not None, text_score=h.text_score,

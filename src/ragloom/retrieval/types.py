@@ -59,6 +59,7 @@ class ExplainRow:
     stage: str
     reason: str
     passed_gate: bool
+    kb_id: str = ""
     text_score: float | None = None
     term_similarity: float | None = None
     vector_similarity: float | None = None

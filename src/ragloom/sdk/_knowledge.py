@@ -86,13 +86,14 @@ class EvidenceFields(TypedDict, total=False):
 
 class SearchFields(EvidenceFields, total=False):
     """The options of one retrieval (``RetrievalOptions``): the evidence options, the page, the mode,
-    the fusion and ``explain``."""
+    the fusion, ``explain`` and ``rerank``."""
 
     page: int
     page_size: int
     mode: SearchMode
     fusion: FusionName
     explain: bool
+    rerank: bool
 
 
 @dataclass(frozen=True, slots=True)

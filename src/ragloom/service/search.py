@@ -87,8 +87,8 @@ def active_versions_fn(ctx: Context) -> Callable[[list[str]], dict[str, str | No
 
 def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: str,
            options: RetrievalOptions | None = None, rerank: bool = True) -> RetrievalResult:
-    """The chunks that best match ``question`` in the caller's scope. ``rerank``: use the configured
-    reranker, if any (not a request option: ``ragloom eval`` measures with and without it)."""
+    """The chunks that best match ``question`` in the caller's scope. The configured reranker, if any, is
+    used unless ``rerank`` (``ragloom eval`` measures with and without it) or ``options.rerank`` is false."""
     opts = options or RetrievalOptions()
     check_result_window(ctx.settings, opts.page, opts.page_size)
     routing = None
@@ -112,7 +112,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     result = retrieve(question, scope, params, docstore=ctx.docstore,
                       embedder=workspace_models.embedder(ctx, scope.embedding_model), analyzer=ctx.analyzer,
                       active_versions=active_versions_fn(ctx), explain=opts.explain,
-                      reranker=workspace_models.reranker(ctx, principal.tenant_id) if rerank else None,
+                      reranker=workspace_models.reranker(ctx, principal.tenant_id) if rerank and opts.rerank else None,
                       toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)
     result.embedding_model = scope.embedding_model
     result.routing = routing

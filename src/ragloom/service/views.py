@@ -437,6 +437,7 @@ class RetrievedChunk(View):
     term_similarity: Number
     vector_similarity: Number
     rank_feature: Number
+    rerank_score: Number | None = Field(description="the reranker's score (0..1); null when none re-scored it")
     tags: dict[str, Number]
     positions: Positions
 
@@ -446,6 +447,7 @@ class ExplainCandidate(View):
 
     chunk_id: str
     doc_id: str
+    kb_id: str
     document_name: str
     stage: str = Field(description="'returned' or the stage that dropped it: prune, threshold or page")
     reason: str
@@ -496,6 +498,7 @@ def chunk_view(c: Candidate) -> RetrievedChunk:
         term_similarity=round(c.term_similarity, 6),
         vector_similarity=round(c.vector_similarity, 6),
         rank_feature=round(c.rank_feature, 6),
+        rerank_score=None if c.rerank_score is None else round(c.rerank_score, 6),
         tags=dict(r.tags),
         positions=positions_view(r),
     )

@@ -3,8 +3,8 @@
    similarity threshold, results per page, metadata filter, TOC enhancement). Each result shows every
    score the API returns; with "explain" the API also returns every recalled candidate with the stage
    that dropped it, shown as a table. Compared results are marked when a chunk moved or appears under
-   one setting only. The reranker is not a request option: the workspace's (or the server's) is named,
-   and its score comes from the explain rows. ?kb=<id or name> (repeatable) chooses the knowledge bases. */
+   one setting only. The reranker in use (the workspace's or the server's) is named; a setting may skip
+   it (rerank: false) to compare. ?kb=<id or name> (repeatable) chooses the knowledge bases. */
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -85,6 +85,7 @@ document.addEventListener("DOMContentLoaded", () => {
       if (raw !== "") body[name] = Number(raw);
     }
     if (field(s, "toc_enhance").checked) body.toc_enhance = true;
+    if (!field(s, "rerank").checked) body.rerank = false;
     const filter = field(s, "metadata_filter").value.trim();
     if (filter) {
       try {
@@ -110,6 +111,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (body.similarity_threshold !== undefined) parts.push(t("bench.threshold_is", { v: body.similarity_threshold }));
     if (body.metadata_filter) parts.push(t("bench.filtered"));
     if (body.toc_enhance) parts.push(t("bench.toc_short"));
+    if (body.rerank === false) parts.push(t("bench.no_reranker_short"));
     return parts.filter(Boolean).join(" · ");
   }
 
@@ -205,12 +207,10 @@ document.addEventListener("DOMContentLoaded", () => {
   function render(s) {
     const col = column(s);
     const { body, data, ms } = last[s];
-    const rows = data.explain ? data.explain.candidates : [];
-    const byId = new Map(rows.map((r) => [r.chunk_id, r]));
     col.querySelector(".bench-summary").textContent = [describe(body),
       t("bench.count", { shown: data.chunks.length, total: data.total }), t("bench.ms", { ms })].join(" · ");
     col.querySelector(".bench-hits").replaceChildren(
-      ...data.chunks.map((c, i) => hit(c, i + 1, byId.get(c.chunk_id), Boolean(data.explain))));
+      ...data.chunks.map((c, i) => hit(c, i + 1)));
     col.querySelector(".bench-none").hidden = data.chunks.length > 0;
     col.querySelector(".bench-explain-one").hidden = Boolean(data.explain);
     const box = col.querySelector(".bench-explain");
@@ -236,8 +236,8 @@ document.addEventListener("DOMContentLoaded", () => {
     return el("div", {}, p, toggle);
   }
 
-  function hit(c, rank, row, explained) {
-    const rerank = c.rerank_score ?? (row ? row.rerank_score : null);
+  function hit(c, rank) {
+    const rerank = c.rerank_score;
     const scores = [
       ["final", "bench.score_final", c.similarity],
       ["term", "bench.score_term", c.term_similarity],
@@ -253,8 +253,7 @@ document.addEventListener("DOMContentLoaded", () => {
       chunkText(c.content),
       el("dl", { class: "bench-scores" }, scores.map(([name, key, value]) => el("div", { dataset: { score: name } },
         el("dt", {}, t(key)),
-        el("dd", { title: value === null && name === "rerank" && !explained ? t("bench.rerank_with_explain") : null },
-          score(value))))));
+        el("dd", {}, score(value))))));
   }
 
   function stageLabel(stage) {
@@ -264,8 +263,6 @@ document.addEventListener("DOMContentLoaded", () => {
   function explainTable(s, data) {
     const { query, candidates } = data.explain;
     const q = query || {};
-    const kbOf = new Map(data.chunks.map((c) => [c.doc_id, c.kb_id]));
-    const onlyKb = last[s].body.dataset_ids.length === 1 ? last[s].body.dataset_ids[0] : null;
     const counts = {};
     for (const r of candidates) counts[r.stage] = (counts[r.stage] || 0) + 1;
     const heading = el("h3", { tabindex: "-1" }, t("bench.explain_title", { n: candidates.length }));
@@ -286,7 +283,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const dropped = el("input", { type: "checkbox", id: `explain-dropped-${s}` });
     const tbody = el("tbody", {}, candidates.map((r) => el("tr", { dataset: { chunkId: r.chunk_id, stage: r.stage } },
       el("td", { class: "num" }, r.rank ?? "—"),
-      el("td", { class: "name" }, documentLink(kbOf.get(r.doc_id) || onlyKb, r.doc_id, r.document_name)),
+      el("td", { class: "name" }, documentLink(r.kb_id, r.doc_id, r.document_name)),
       el("td", { class: "stage" }, el("span", { class: `badge stage-${STAGES.has(r.stage) ? r.stage : "other"}`,
         "data-testid": "explain-stage" }, stageLabel(r.stage)), el("div", { class: "hint" }, r.reason)),
       el("td", { class: "found" }, r.passed_gate ? t("bench.found_text") : t("bench.found_vector")),
