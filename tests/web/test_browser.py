@@ -73,7 +73,8 @@ def test_sign_up_create_a_knowledge_base_and_upload_a_pdf_and_a_docx_to_done(wor
     sync_api.expect(count).to_have_text("2")
     shot(page, "knowledge-bases")
     page.goto(f"/ui/kb/{kb}/settings")
-    page.get_by_label("Delimiters", exact=True).fill("``")  # the form cannot check the grammar: the API's message is shown
+    # the form cannot check the delimiter grammar: the API's own message is shown
+    page.get_by_label("Delimiters", exact=True).fill("``")
     page.get_by_role("button", name="Save").click()
     sync_api.expect(page.locator("#settings-error")).to_contain_text("delimiter")
     page.get_by_label("Delimiters", exact=True).fill("\\n.")
@@ -168,7 +169,7 @@ def test_phone_width_pages_have_no_horizontal_scroll(world: World) -> None:
     sync_api.expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["done"], timeout=120_000)
     doc = page.locator("#docs-table tbody tr").first.get_attribute("data-doc-id")
     for path in ("/ui/login", "/ui/kb", f"/ui/kb/{kb}", f"/ui/kb/{kb}/settings", f"/ui/kb/{kb}/documents/{doc}",
-                 "/ui/workspace/members",
+                 "/ui/workspace/members", "/ui/bench", "/ui/chat", "/ui/account",
                  "/ui/workspace/invitations", "/ui/workspace/keys", "/ui/workspace/providers"):
         page.goto(path)
         page.wait_for_load_state("networkidle")

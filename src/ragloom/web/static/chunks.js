@@ -1,10 +1,11 @@
 /* A document's chunks: its page images (GET .../pages, <img> of .../pages/{n}.png) with every chunk's
    region drawn as a box placed in percent of its own page's size (positions are [page, left, right,
-   top, bottom] in PDF points of that page), so each page is scaled on its own. Click a box to select
-   its chunk in the list; click a chunk to scroll to its boxes. Table chunks are rebuilt as tables from
-   the cells of their HTML (parsed inert with DOMParser, only the cells' text is taken: no server
-   markup is inserted). Edit, disable/enable, delete and add call the chunk routes; edited chunks are
-   marked. Documents without pages show the list only, with a link to their HTML view. */
+   top, bottom] in PDF points of that page; pageview.js places them), so each page is scaled on its
+   own. Click a box to select its chunk in the list; click a chunk to scroll to its boxes. Table chunks
+   are rebuilt as tables from the cells of their HTML (parsed inert with DOMParser, only the cells'
+   text is taken: no server markup is inserted). Edit, disable/enable, delete and add call the chunk
+   routes; edited chunks are marked. Documents without pages show the list only, with a link to their
+   HTML view. */
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -67,9 +68,7 @@ document.addEventListener("DOMContentLoaded", () => {
     frames.clear();
     const shown = pages.filter((p) => p.image && p.width > 0 && p.height > 0);
     box.replaceChildren(...shown.map((p) => {
-      const frame = el("div", { class: "page-frame", dataset: { page: p.page, width: p.width, height: p.height } },
-        el("img", { src: p.image, alt: t("chunks.page", { n: p.page }), loading: "lazy", "data-testid": "page-image" }));
-      frame.style.aspectRatio = `${p.width} / ${p.height}`; // laid out at its size before the image loads
+      const frame = RLPages.frame(p, t("chunks.page", { n: p.page }), { "data-testid": "page-image" });
       frames.set(p.page, frame);
       return frame;
     }));
@@ -164,17 +163,6 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 
   // --- drawing and selecting ------------------------------------------------------------------------
-  function place(node, frame, pos) {
-    const width = Number(frame.dataset.width);
-    const height = Number(frame.dataset.height);
-    const pct = (v, of) => `${Math.max(0, Math.min(100, (v / of) * 100))}%`;
-    const [, left, right, top, bottom] = pos;
-    node.style.left = pct(Math.min(left, right), width);
-    node.style.top = pct(Math.min(top, bottom), height);
-    node.style.width = pct(Math.abs(right - left), width);
-    node.style.height = pct(Math.abs(bottom - top), height);
-  }
-
   function render() {
     items.clear();
     regions.clear();
@@ -191,7 +179,7 @@ document.addEventListener("DOMContentLoaded", () => {
           "aria-label": t("chunks.region", { n: i + 1 }), dataset: { chunkId: c.chunk_id },
           onclick: (e) => select(pickAt(e, c.chunk_id), "region"),
         });
-        place(box, frame, pos);
+        RLPages.place(box, frame, pos);
         frame.append(box);
         boxes.push(box);
       }
