@@ -100,6 +100,7 @@ def test_documents_filters_metadata_own_method_and_versions(world: World) -> Non
     expect(page.locator("#docs-none-match")).to_be_visible()
     page.get_by_label("Status", exact=True).select_option("")
     expect(rows).to_have_count(3)
+    expect(page.locator("#pager")).to_be_hidden()  # one page only
 
     # metadata: add two fields, typed as the API keeps them
     row = page.locator("#docs-table tbody tr", has_text="tug-notes.md")

@@ -60,7 +60,8 @@ EN: dict[str, str] = {
     "bench.kb_documents": "{n} documents",
     "bench.no_kbs": "No knowledge base yet: create one and upload documents first.",
     "bench.explain": "Explain: every candidate and the stage that dropped it",
-    "bench.explain_hint": "Explain also returns each candidate's rerank score, when a reranker is in use.",
+    "bench.explain_hint": "Explain also lists the dropped candidates, with every score and the stage that dropped "
+                          "them.",
     "bench.compare": "Compare with a second setting (B)",
     "bench.reranker": "Reranker: {model}. It rescores the best candidates of every search; it is chosen "
                       "per workspace, not per search:",
@@ -573,7 +574,7 @@ ZH: dict[str, str] = {
     "bench.kb_documents": "{n} 个文档",
     "bench.no_kbs": "还没有知识库：请先创建知识库并上传文档。",
     "bench.explain": "解释：列出每个候选切片及淘汰它的阶段",
-    "bench.explain_hint": "使用重排序模型时，解释还会返回每个候选切片的重排序分数。",
+    "bench.explain_hint": "解释还会列出被舍弃的候选切片，附每项分数和舍弃它的阶段。",
     "bench.compare": "与第二组设置（B）对比",
     "bench.reranker": "重排序模型：{model}。它会对每次检索的最佳候选重新打分；它按工作区设置，而不是按每次检索设置：",
     "bench.reranker_none": "未使用重排序模型：结果不会被重新打分。工作区可在此设置：",

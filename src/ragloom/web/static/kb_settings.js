@@ -113,6 +113,8 @@ document.addEventListener("DOMContentLoaded", async () => {
     return;
   }
 
+  form.addEventListener("input", () => RL.showError("settings-error", "")); // an old refusal, answered
+
   form.chunk_method.addEventListener("change", () => {
     // keep what the new method also reads; the rest would be refused or ignored
     let current = {};
