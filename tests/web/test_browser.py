@@ -261,3 +261,31 @@ def test_chunks_on_their_pages_edit_one_and_the_edit_survives_a_reparse(world: W
         drawn, timeout=SLOW)  # drawn where it was
     sync_api.expect(page.locator("#chunk-list li", has_text="copper filter")).to_have_count(0, timeout=SLOW)
     assert page.outside == []
+
+
+def test_keyboard_only_skip_to_content_and_create_a_knowledge_base(world: World) -> None:
+    page = new_page(world)
+    sign_up(page, "kim@example.com")
+    page.goto("/ui/kb")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "kb-name"  # past the top bar, into the form
+    page.keyboard.type("Typed by keyboard")
+    page.keyboard.press("Enter")  # submits the form
+    page.wait_for_url(re.compile(r"^http://[^/]+/ui/kb/[^/]+$"))
+    sync_api.expect(page.locator("#kb-title")).to_have_text("Typed by keyboard")
+    # every control of the page is reachable with Tab, and the focused one is outlined
+    seen, outlined = set(), []
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        info = page.evaluate("""() => { const a = document.activeElement;
+          return a === document.body ? null
+            : [a.id || a.getAttribute('aria-label') || a.textContent.trim(), getComputedStyle(a).outlineStyle]; }""")
+        if info:  # past the last control the browser's own bar has the focus
+            seen.add(info[0])
+            outlined.append(info[1])
+    assert {"Settings", "choose-files", "f-name", "f-status", "f-type"} <= seen, seen
+    assert "none" not in outlined, outlined
