@@ -62,10 +62,14 @@ def test_every_method_is_described_with_the_parameters_it_reads(world: World) ->
                                                                                           16, 16384)
     assert naive["heading_prefix"]["type"] == "boolean" and naive["delimiter"]["type"] == "string"
     assert naive["task_page_size"]["nullable"] and naive["task_page_size"]["default"] is None
-    assert [p["name"] for p in methods["picture"]["parameters"]] == ["picture_min_chars"]
+    assert [p["name"] for p in methods["picture"]["parameters"]] == ["picture_min_chars", "auto_keywords",
+                                                                    "auto_questions", "metadata_fields"]
     assert "children_delimiter" not in {p["name"] for p in methods["book"]["parameters"]}
     assert "title_depth" in {p["name"] for p in methods["title"]["parameters"]}
-    assert methods["one"]["parameters"] == []
+    assert [p["name"] for p in methods["one"]["parameters"]] == ["auto_keywords", "auto_questions", "metadata_fields"]
+    assert [p["name"] for p in methods["tag"]["parameters"]] == ["task_page_size"]
+    fields = next(p for p in methods["naive"]["parameters"] if p["name"] == "metadata_fields")
+    assert fields["type"] == "object" and fields["default"] == {}
     # every parameter a method lists is one ChunkerConfig accepts for it
     for name, m in methods.items():
         for p in m["parameters"]:

@@ -51,6 +51,7 @@ class ChunkKind(StrEnum):
     FIGURE = "figure"  # picture method
     PARENT = "parent"  # parent-child: the hidden parent row its children are swapped for
     TOC = "toc"  # the hidden table-of-contents row of a version
+    SUMMARY = "summary"  # a knowledge build's summary of other rows (RAPTOR): ``layer`` and ``source_ids`` set
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +196,12 @@ class ChunkRecord:
     # tag sets (chunk method "tag"): the row's own tags; other chunks: tag -> weight (REFERENCE §5.5)
     tag_keywords: list[str] = field(default_factory=list)
     tags: dict[str, float] = field(default_factory=dict)
+    # summaries (kind "summary"): the layer of the tree (1 = summaries of chunks), the rows summarised
+    # (chunks, or summaries of the layer below) and what wrote the text ("raptor:extractive",
+    # "raptor:llm:<model>"); 0, [] and "" on every other row
+    layer: int = 0
+    source_ids: list[str] = field(default_factory=list)
+    built_by: str = ""
 
 
 # --- retrieval ------------------------------------------------------------------------------------

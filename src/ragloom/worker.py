@@ -32,9 +32,10 @@ from sqlalchemy import select
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.db import tasks, workers
-from ragloom.db.models import Task
+from ragloom.db import builds, tasks, workers
+from ragloom.db.models import KnowledgeBuild, Task
 from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
+from ragloom.service.builds import run_build
 from ragloom.service.ingestion import fail_version, load_job, run_tasks
 from ragloom.states import TaskStatus
 
@@ -103,8 +104,8 @@ def _exit_now(wid: str) -> None:
 def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
             on_claim: Callable[[str | None], None] | None = None) -> str | None:
     """Claim and run one task — with it, small documents of the same knowledge base waiting
-    behind it (``ingest_batch_documents``); returns the first task's id, or ``None`` when the
-    queue is empty."""
+    behind it (``ingest_batch_documents``) — or, when no task waits, one knowledge build; returns the
+    first task's (or the build's) id, or ``None`` when both queues are empty."""
     s_ = ctx.settings
     with ctx.db.session() as s:
         lost = tasks.requeue_stale(s, stale_after=workers.stale_after(s_), max_attempts=s_.task_max_retries)
@@ -116,7 +117,7 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
                                                      workers=max(s_.workers, len(workers.alive(s, s_))))]
     fail_lost_tasks(ctx, lost)
     if not batch:
-        return None
+        return run_one_build(ctx, wid, stop=stop, on_claim=on_claim)
     task_id = batch[0]
     if on_claim is not None:
         on_claim(task_id)
@@ -143,6 +144,72 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
         if on_claim is not None:
             on_claim(None)
     return task_id
+
+
+def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None,
+                  on_claim: Callable[[str | None], None] | None = None) -> str | None:
+    """Claim and run one knowledge build (:mod:`ragloom.service.builds`) — when no ingestion task waits:
+    documents are parsed before knowledge is built over them. Returns its id, or ``None``."""
+    s_ = ctx.settings
+    with ctx.db.session() as s:
+        builds.requeue_stale(s, stale_after=workers.stale_after(s_), max_attempts=s_.task_max_retries)
+        build = builds.claim(s, worker_id=wid)
+        build_id = build.id if build is not None else None
+    if build_id is None:
+        return None
+    if on_claim is not None:
+        on_claim(build_id)
+    guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
+                      memory_limit_mb=s_.task_memory_limit_mb, is_cancelled=_build_cancel_requested(ctx, build_id),
+                      stopping=stop.is_set if stop is not None else None)
+    try:
+        with guarded(guard), _BuildBeat(ctx, build_id):
+            outcome = run_build(ctx, build_id)
+        log.info("build %s: %s in %.1f s", build_id, outcome, guard.elapsed)
+    except Exception as exc:  # a bug outside the build's steps: keep the worker alive, fail the build
+        log.error("build %s crashed:\n%s", build_id, traceback.format_exc())
+        with ctx.db.session() as s:
+            builds.fail(s, build_id, reason=f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        if on_claim is not None:
+            on_claim(None)
+    return build_id
+
+
+class _BuildBeat:
+    """Keeps a running build's heartbeat fresh while it runs (a long chat-model call included), so no
+    other worker takes it back."""
+
+    def __init__(self, ctx: Context, build_id: str) -> None:
+        self.ctx, self.build_id = ctx, build_id
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"build-beat-{build_id}", daemon=True)
+
+    def __enter__(self) -> _BuildBeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        while not self._done.wait(self.ctx.settings.worker_heartbeat_seconds):
+            try:
+                with self.ctx.db.session() as s:
+                    builds.heartbeat(s, self.build_id)
+            except Exception as exc:  # the DB may be busy for a moment: beat again next time
+                log.warning("build %s: heartbeat failed: %s", self.build_id, exc)
+
+
+def _build_cancel_requested(ctx: Context, build_id: str) -> Callable[[], bool]:
+    def asked() -> bool:
+        with ctx.db.session() as s:
+            row = s.execute(select(KnowledgeBuild.cancel_requested, KnowledgeBuild.status)
+                            .where(KnowledgeBuild.id == build_id)).first()
+        return row is None or bool(row[0]) or row[1] == TaskStatus.CANCELLED
+
+    return asked
 
 
 def _cancel_requested(ctx: Context, task_id: str) -> Callable[[], bool]:

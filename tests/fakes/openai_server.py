@@ -13,7 +13,8 @@ Every request is recorded.
 
 Replies are taken from the queue (``queue_reply``) first, then from
 ``responder(body) -> str`` when set, else ``default_reply``. ``fail_next``
-makes the next chat or embedding request fail with a given status. A reply longer than the
+makes the next chat or embedding request fail with a given status (``clear_failures`` forgets those
+not met yet). A reply longer than the
 request's ``max_tokens`` (counted in words) is cut there with ``finish_reason: "length"``.
 """
 
@@ -86,6 +87,11 @@ class FakeOpenAIServer:
     def fail_next(self, status: int = 500, body: str = '{"error": "internal failure"}') -> None:
         with self._lock:
             self._failures.append((status, body))
+
+    def clear_failures(self) -> None:
+        """Forget the failures queued by ``fail_next`` that no request has met yet."""
+        with self._lock:
+            self._failures.clear()
 
     def _next_reply(self, body: dict[str, Any]) -> str:
         with self._lock:

@@ -48,7 +48,8 @@ def test_the_chunking_form_validates_and_previews_a_sample_live(world: World) ->
     expect(page.get_by_label("Shortest text")).to_be_visible()
     expect(page.get_by_label("Token budget")).to_have_count(0)
     page.get_by_label("Chunk method").select_option("one")
-    expect(page.locator("#s-params-none")).to_be_visible()
+    expect(page.get_by_label("Keywords per chunk")).to_be_visible()  # enrichment: every method
+    expect(page.get_by_label("Title depth")).to_have_count(0)
     page.get_by_label("Chunk method").select_option("title")
     expect(page.get_by_label("Title depth")).to_be_visible()
     page.get_by_label("Chunk method").select_option("naive")
@@ -59,6 +60,13 @@ def test_the_chunking_form_validates_and_previews_a_sample_live(world: World) ->
     expect(page.locator("#settings-error")).to_contain_text("Token budget")
     expect(page.get_by_label("Token budget")).to_be_focused()
     assert api(page, "GET", f"/datasets/{kb}")["parser_config"].get("chunk_token_num") in (None, 512)
+
+    # an object parameter is JSON: a typo is caught in the form
+    page.get_by_label("Token budget").fill("512")
+    page.get_by_label("Metadata to extract").fill('{"author": ')
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#settings-error")).to_contain_text("Metadata to extract: not valid JSON")
+    page.get_by_label("Metadata to extract").fill('{"author": "who wrote it"}')
 
     # the preview chunks the chosen document with the unsaved values, again at each change
     page.get_by_label("Token budget").fill("512")
@@ -77,7 +85,8 @@ def test_the_chunking_form_validates_and_previews_a_sample_live(world: World) ->
 
     page.get_by_role("button", name="Save").click()
     expect(page.locator("#flash")).to_have_text("Saved.")
-    assert api(page, "GET", f"/datasets/{kb}")["parser_config"]["chunk_token_num"] == 32
+    saved = api(page, "GET", f"/datasets/{kb}")["parser_config"]
+    assert saved["chunk_token_num"] == 32 and saved["metadata_fields"] == {"author": "who wrote it"}
     assert page.outside == []
 
 

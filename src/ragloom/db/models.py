@@ -175,6 +175,9 @@ class KnowledgeBase(Base):
     # tag sets (knowledge bases of chunk method "tag") whose tags this knowledge base's chunks get
     tag_kb_ids: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
     topn_tags: Mapped[int] = mapped_column(Integer, default=3, server_default="3")  # tags kept per chunk
+    # settings of the knowledge built over the documents, by build kind: {"raptor": {...}} (validated by
+    # ragloom.service.build_settings; the API also takes them inside parser_config, as the reference keeps them)
+    build_config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
@@ -293,6 +296,73 @@ class Task(Base):
     not_before: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class KnowledgeBuild(Base):
+    """A job that builds knowledge over a knowledge base's documents (``kind``: raptor; graph and
+    enrich to come), run by the workers like an ingestion task but queued here, not in ``task``: a
+    build belongs to a knowledge base (``document_id`` NULL: all of its documents) rather than to one
+    version of one document, reports per stage, and records what it cost (``stats``). The queue
+    columns (status ... finished_at) mean what they mean on :class:`Task` (``ragloom.db.builds``)."""
+
+    __tablename__ = "knowledge_build"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    kb_id: Mapped[str] = mapped_column(ForeignKey("knowledgebase.id", ondelete="CASCADE"), index=True)
+    document_id: Mapped[str | None] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), nullable=True)
+    kind: Mapped[str] = mapped_column(String(16))  # raptor | graph | enrich
+    trigger: Mapped[str] = mapped_column(String(16), default="user")  # user | publish | delete
+    created_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # queued | running | done | failed | cancelled
+    status: Mapped[str] = mapped_column(String(16), default=TaskStatus.QUEUED, index=True)
+    stage: Mapped[str] = mapped_column(String(32), default="")
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    message: Mapped[str] = mapped_column(Text, default="")
+    estimate: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # before it started
+    stats: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # LLM calls, cache hits, tokens, rows
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    not_before: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class KnowledgePart(Base):
+    """What a finished build made for one document (``scope`` = its id) or for the whole knowledge base
+    (``scope`` = ``"kb"``, ``document_id`` NULL), per kind: the document version it was made from, the
+    ``recipe`` (a hash of the settings and model that shaped it: another recipe means rebuild), its
+    top rows (``root_ids``: a RAPTOR branch's roots, the leaves of the knowledge base's tree) and counts.
+    The rows themselves are in the search store; this is how a build knows what is up to date."""
+
+    __tablename__ = "knowledge_part"
+    __table_args__ = (UniqueConstraint("kb_id", "kind", "scope"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    kb_id: Mapped[str] = mapped_column(ForeignKey("knowledgebase.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    scope: Mapped[str] = mapped_column(String(32))  # a document id, or "kb"
+    document_id: Mapped[str | None] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), nullable=True)
+    version_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    recipe: Mapped[str] = mapped_column(String(64))
+    root_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    rows: Mapped[int] = mapped_column(Integer, default=0)
+    layers: Mapped[int] = mapped_column(Integer, default=0)
+    build_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    built_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LlmCacheEntry(Base):
+    """A chat model's reply, kept by a hash of (model identity, messages, parameters) so that a re-run
+    or a rebuild does not pay for the same call twice (``ragloom.service.llm_cache``); per workspace."""
+
+    __tablename__ = "llm_cache"
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(200), default="")
+    reply: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class Worker(Base):

@@ -14,6 +14,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, CursorResult, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from ragloom.db import builds
 from ragloom.db.models import Document, DocumentVersion, Task, utcnow
 from ragloom.states import TaskStatus
 
@@ -126,7 +127,10 @@ def requeue_worker(session: Session, worker_id: str, *, reason: str, max_attempt
                    count_attempt: bool = True) -> list[str]:
     """Take back at once the tasks a worker was running when it died (``reason`` says how).
     With ``count_attempt`` False (the worker was stopped on purpose) the attempt is not counted.
-    Returns the ids of the tasks that failed for good (attempts used up)."""
+    Returns the ids of the tasks that failed for good (attempts used up). The knowledge builds it was
+    running are taken back too (:func:`ragloom.db.builds.requeue_worker`; not in the returned ids: no
+    document version fails with them)."""
+    builds.requeue_worker(session, worker_id, reason=reason, max_attempts=max_attempts, count_attempt=count_attempt)
     running = session.scalars(select(Task).where(Task.status == TaskStatus.RUNNING, Task.claimed_by == worker_id)).all()
     failed = []
     for task in running:

@@ -90,6 +90,8 @@ def _payload(rec: ChunkRecord) -> bytes:
     }
     if rec.tag_keywords or rec.tags:  # absent keys read back as empty: rows written before tags stay valid
         data["tag_keywords"], data["tags"] = list(rec.tag_keywords), dict(rec.tags)
+    if rec.layer or rec.source_ids or rec.built_by:  # summaries only; absent keys read back as the defaults
+        data["layer"], data["source_ids"], data["built_by"] = int(rec.layer), list(rec.source_ids), rec.built_by
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -145,6 +147,9 @@ def _decode_payload(raw: bytes) -> dict[str, object]:
         "html": data["html"],
         "tag_keywords": data.get("tag_keywords", []),
         "tags": data.get("tags", {}),
+        "layer": int(data.get("layer", 0)),
+        "source_ids": list(data.get("source_ids", [])),
+        "built_by": data.get("built_by", ""),
     }
 
 

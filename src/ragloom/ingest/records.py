@@ -28,13 +28,15 @@ def to_records(analyzer: Analyzer, job: Job, chunks: list[Chunk], vectors: np.nd
                titles: Sequence[tuple[int, str]] = ()) -> list[ChunkRecord]:
     """Search-store rows: one per chunk, plus one hidden row per distinct parent text
     (parent-child chunking: children are matched, the parent is swapped in at retrieval).
-    A qa chunk is indexed by its questions only (its text keeps question and answer)."""
+    A qa chunk is indexed by its questions only (its text keeps question and answer); another chunk's
+    questions (written by the chat model, ``auto_questions``) are indexed beside its text."""
     from ragloom.nlp import analyze_chunk
 
     records: list[ChunkRecord] = []
     parents: dict[str, list[int]] = {}
     for c, vec in zip(chunks, vectors, strict=True):
-        indexed = "\n".join(c.questions) if c.questions else c.text
+        # a qa chunk is matched by its questions; generated questions (auto_questions) come beside the text
+        indexed = "\n".join(c.questions) if c.questions and c.method == "qa" else c.text
         terms = analyze_chunk(analyzer, indexed, title=job.title or "", important_keywords=c.important_keywords,
                               questions=c.questions)
         pid = parent_id(job.version_id, c.parent_text) if c.parent_text else None

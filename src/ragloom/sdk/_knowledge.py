@@ -57,6 +57,7 @@ class _DatasetSettings(TypedDict, total=False):
     synonyms: Sequence[Sequence[str]]
     tag_kb_ids: Sequence[str]
     topn_tags: int
+    raptor: Mapping[str, Any]
 
 
 class DatasetChanges(_DatasetSettings, total=False):

@@ -35,7 +35,7 @@ __all__ = ["ADDED_ORDER", "anchor_of", "add_chunk", "apply_overrides", "delete_c
 
 ADDED_ORDER = 1_000_000 * ORDER_STRIDE  # added chunks sort after every parsed one (pages < 1,000,000)
 KEEP_APPLIED = 8  # versions remembered per override (older ones are garbage-collected anyway)
-HIDDEN_KINDS = (ChunkKind.PARENT, ChunkKind.TOC)  # rows no one edits: they follow their chunks
+HIDDEN_KINDS = (ChunkKind.PARENT, ChunkKind.TOC, ChunkKind.SUMMARY)  # rows no one edits: they follow their chunks
 
 
 def anchor_of(text: str) -> str:

@@ -26,22 +26,23 @@ PREVIEW_SECONDS = 60.0
 
 BUDGET = ("chunk_token_num", "delimiter", "overlapped_percent", "heading_prefix")
 SECTIONED = (*BUDGET, "toc_extraction", "task_page_size")
+ENRICH = ("auto_keywords", "auto_questions", "metadata_fields")  # chat-model enrichment (knowledge/enrich.py)
 
 # The parameters each built-in method reads (the others are accepted and ignored, except the ones
 # ChunkerConfig refuses for a method that cannot use them). A plugin's method gets every parameter.
 PARAMETERS: dict[str, tuple[str, ...]] = {
-    "naive": (*BUDGET, "children_delimiter", "toc_extraction", "task_page_size"),
-    "title": (*BUDGET, "title_depth", "children_delimiter", "toc_extraction", "task_page_size"),
-    "book": SECTIONED,
-    "laws": SECTIONED,
-    "manual": SECTIONED,
-    "paper": SECTIONED,
-    "email": BUDGET,
-    "qa": ("chunk_token_num", "task_page_size"),
-    "table": ("task_page_size",),
-    "presentation": ("task_page_size",),
-    "picture": ("picture_min_chars",),
-    "one": (),
+    "naive": (*BUDGET, "children_delimiter", "toc_extraction", "task_page_size", *ENRICH),
+    "title": (*BUDGET, "title_depth", "children_delimiter", "toc_extraction", "task_page_size", *ENRICH),
+    "book": (*SECTIONED, *ENRICH),
+    "laws": (*SECTIONED, *ENRICH),
+    "manual": (*SECTIONED, *ENRICH),
+    "paper": (*SECTIONED, *ENRICH),
+    "email": (*BUDGET, *ENRICH),
+    "qa": ("chunk_token_num", "task_page_size", *ENRICH),
+    "table": ("task_page_size", *ENRICH),
+    "presentation": ("task_page_size", *ENRICH),
+    "picture": ("picture_min_chars", *ENRICH),
+    "one": ENRICH,
     "tag": ("task_page_size",),
 }
 
@@ -66,7 +67,7 @@ class MethodParameter(BaseModel):
     """One parameter of a chunk method, as a form field."""
 
     name: str
-    type: str = Field(description="integer, number, boolean or string")
+    type: str = Field(description="integer, number, boolean, string or object (a JSON object)")
     default: Any
     minimum: float | None = None
     maximum: float | None = None
@@ -114,7 +115,7 @@ def _parameter(name: str) -> MethodParameter:
     kinds = [schema] if "type" in schema else schema.get("anyOf", [])
     main = next((k for k in kinds if k.get("type") != "null"), schema)
     return MethodParameter(
-        name=name, type=main.get("type", "string"), default=info.default,
+        name=name, type=main.get("type", "string"), default=info.get_default(call_default_factory=True),
         minimum=main.get("minimum"), maximum=main.get("maximum"), max_length=main.get("maxLength"),
         nullable=any(k.get("type") == "null" for k in kinds), description=info.description or "")
 

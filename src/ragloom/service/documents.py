@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,7 +199,7 @@ def set_metadata(session: Session, *, principal: Principal, kb_id: str, doc_id: 
     return doc
 
 
-def merge_extracted_metadata(session: Session, doc_id: str, extracted: dict[str, str]) -> None:
+def merge_extracted_metadata(session: Session, doc_id: str, extracted: Mapping[str, object]) -> None:
     """Add what a parser found (title, author, date...) without overwriting keys already set."""
     doc = session.get(Document, doc_id)
     if doc is None:
@@ -306,6 +306,9 @@ def delete_documents(
     session.flush()
     if docs:
         ctx.docstore.delete(kb.tenant_id, Filters(kb_ids=[kb.id], doc_ids=[d.id for d in docs]))
+        from ragloom.service import build_kinds
+
+        build_kinds.on_deleted(ctx, session, kb, [d.id for d in docs])  # what was built over them goes too
     return len(docs)
 
 

@@ -29,7 +29,7 @@ from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledErro
 from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job, no_progress
-from ragloom.service import chunk_edits, workspace_models
+from ragloom.service import chunk_edits, enrichment, workspace_models
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,9 @@ def _prepare(ctx: Context, job: Job, *, batched: bool = False) -> _Prepared:
     if kept.kept < kept.words:
         log.warning("task %s: the chunks keep %d of %d words of the parsed text (missing: %s)", job.task_id,
                     kept.kept, kept.words, ", ".join(kept.missing))
-    progress(0.3, f"{len(chunks)} chunks; embedding")
+    enriched = enrichment.enrich(ctx, job, parsed, chunks, lambda message: progress(0.27, message))
+    note = f" ({enriched.note})" if enriched.note else ""
+    progress(0.3, f"{len(chunks)} chunks; embedding{note}", force=bool(note))
     return _Prepared(job, progress, parsed, chunks, kept)
 
 
@@ -274,7 +276,21 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
         _discard(ctx, job)
     elif outcome == "published" and old_version and old_version != job.version_id:
         ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[old_version]))
+    if outcome == "published":
+        _knowledge_follows(ctx, job)
     return outcome == "published"
+
+
+def _knowledge_follows(ctx: Context, job: Job) -> None:
+    """The knowledge built over the document follows its new version (:func:`ragloom.service.build_kinds.on_published`:
+    a RAPTOR branch rebuilt, ...). The version is published whatever happens here: a failure to queue
+    that is logged, never turned into a failure of the parse."""
+    from ragloom.service import build_kinds
+
+    try:
+        build_kinds.on_published(ctx, job.kb_id, job.doc_id)
+    except Exception:
+        log.exception("task %s: the document is published, but its knowledge builds could not be queued", job.task_id)
 
 
 def _summed_coverage(tasks_of_version: list[Task]) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError, StoreError
+from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.nlp.synonyms import validate_groups
 from ragloom.service import audit, sharing, workspace_models
 
@@ -42,6 +43,8 @@ class KBCreate(BaseModel):
     tag_kb_ids: list[str] = Field(default_factory=list, description="tag sets (knowledge bases of chunk method "
                                   "'tag', ids or names) whose tags this knowledge base's chunks get")
     topn_tags: int = Field(3, ge=1, le=10, description="tags kept per chunk and per question")
+    raptor: RaptorSettings | None = Field(None, description="RAPTOR summary trees (also accepted as "
+                                          "parser_config.raptor); null: the defaults (built by hand only)")
 
     @model_validator(mode="before")
     @classmethod
@@ -50,11 +53,12 @@ class KBCreate(BaseModel):
 
 
 def _hoist_tag_settings(data: Any) -> Any:
-    """Accept ``tag_kb_ids``/``topn_tags`` inside ``parser_config`` too (where the reference keeps them)."""
+    """Accept ``tag_kb_ids``/``topn_tags`` and the knowledge-build settings (``raptor``) inside
+    ``parser_config`` too (where the reference keeps them)."""
     if isinstance(data, dict) and isinstance(data.get("parser_config"), dict):
         config = dict(data["parser_config"])
         data = dict(data)
-        for key in ("tag_kb_ids", "topn_tags"):
+        for key in ("tag_kb_ids", "topn_tags", "raptor"):
             if key in config:
                 value = config.pop(key)
                 data.setdefault(key, value)
@@ -135,6 +139,7 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
         synonyms=validate_groups(spec.synonyms),
         tag_kb_ids=_tag_sets(session, principal, spec.tag_kb_ids, None),
         topn_tags=spec.topn_tags,
+        build_config=_build_config({}, spec.raptor),
     )
     session.add(kb)
     session.flush()
@@ -182,6 +187,7 @@ class KBUpdate(BaseModel):
     synonyms: list[list[str]] | None = None
     tag_kb_ids: list[str] | None = None
     topn_tags: int | None = Field(None, ge=1, le=10)
+    raptor: RaptorSettings | None = Field(None, description="RAPTOR settings to change (the others stay)")
 
     @model_validator(mode="before")
     @classmethod
@@ -233,6 +239,10 @@ def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: 
         changes["synonyms"] = validate_groups(changes["synonyms"])
     if changes.get("tag_kb_ids") is not None:
         changes["tag_kb_ids"] = _tag_sets(session, principal, changes["tag_kb_ids"], kb.id)
+    if "raptor" in changes:
+        changes.pop("raptor")
+        if spec.raptor is not None:
+            changes["build_config"] = _build_config(kb.build_config or {}, spec.raptor)
     if changes.get("name") and changes["name"] != kb.name:
         taken = session.scalar(select(KnowledgeBase.id).where(
             KnowledgeBase.tenant_id == kb.tenant_id, KnowledgeBase.name == changes["name"]))
@@ -243,6 +253,21 @@ def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: 
             setattr(kb, key, value)
     session.flush()
     return kb
+
+
+def _build_config(current: dict[str, Any], raptor: RaptorSettings | None) -> dict[str, Any]:
+    """The knowledge-build settings with the RAPTOR ones given merged in (only the fields set are kept:
+    the others follow the defaults)."""
+    config = dict(current)
+    if raptor is not None:
+        merged = {**config.get("raptor", {}), **raptor.model_dump(exclude_unset=True)}
+        config["raptor"] = RaptorSettings.parse(merged).model_dump(include=set(merged))
+    return config
+
+
+def raptor_settings(kb: KnowledgeBase) -> RaptorSettings:
+    """A knowledge base's RAPTOR settings (the defaults for those it never set)."""
+    return RaptorSettings.parse((kb.build_config or {}).get("raptor"), strict=False)
 
 
 def require_edit(principal: Principal, kb: KnowledgeBase, action: str) -> None:

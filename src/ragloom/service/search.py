@@ -77,10 +77,15 @@ def check_documents(ctx: Context, *, principal: Principal, doc_ids: list[str] | 
 
 
 def active_versions_fn(ctx: Context) -> Callable[[list[str]], dict[str, str | None]]:
+    from ragloom.service.raptor import KB_TREE_DOC, KB_TREE_VERSION
+
     def active_versions(doc_ids: list[str]) -> dict[str, str | None]:
         with ctx.db.session() as s:
             rows = s.execute(select(Document.id, Document.active_version_id).where(Document.id.in_(doc_ids)))
-            return {d: v for d, v in rows}
+            found: dict[str, str | None] = {d: v for d, v in rows}
+        if KB_TREE_DOC in doc_ids:  # a knowledge base's RAPTOR tree over all its documents: always current
+            found[KB_TREE_DOC] = KB_TREE_VERSION
+        return found
 
     return active_versions
 

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
-from ragloom.dataflow import Candidate, Chunk, ChunkRecord, ParsedDocument, Position
+from ragloom.dataflow import Candidate, Chunk, ChunkKind, ChunkRecord, ParsedDocument, Position
 from ragloom.db import models as db
 from ragloom.ingest.coverage import measure
+from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.retrieval.types import RetrievalResult
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ class Dataset(View):
     topn_tags: int
     document_count: int | None
     created_at: Timestamp | None
+    raptor: RaptorSettings = Field(description="how its RAPTOR summary trees are built (POST .../builds)")
     embedding_note: str | SkipJsonSchema[None] = absent_unless(
         "the workspace's new knowledge bases get another embedding model than this one: how to move it there")
 
@@ -160,6 +162,7 @@ def kb_view(kb: db.KnowledgeBase, document_count: int | None = None, *, fusion: 
         topn_tags=kb.topn_tags,
         document_count=document_count,
         created_at=_iso(kb.created_at),
+        raptor=RaptorSettings.parse((kb.build_config or {}).get("raptor"), strict=False),
         embedding_note=note,
     )
 
@@ -332,6 +335,12 @@ class StoredChunk(View):
     tag_keywords: list[str] = Field(description="a tag set's row: its own tags")
     tags: dict[str, Number] = Field(description="tags given from the knowledge base's tag sets, with weights")
     edited: bool = Field(False, description="true when a manual edit (text, disabled, added) applies to it")
+    layer: int | SkipJsonSchema[None] = absent_unless("a summary (kind summary): its layer, 1 = summaries of "
+                                                      "chunks")
+    source_ids: list[str] | SkipJsonSchema[None] = absent_unless(
+        "a summary: the chunks (or summaries of the layer below) it summarises; open them to see its sources")
+    built_by: str | SkipJsonSchema[None] = absent_unless(
+        "a summary: what wrote it, raptor:extractive (sentences of its sources) or raptor:llm:<model>")
 
 
 class ChunkList(View):
@@ -359,7 +368,15 @@ def stored_chunk_view(record: ChunkRecord, method: str, *, edited: bool = False)
         tag_keywords=list(record.tag_keywords),
         tags=dict(record.tags),
         edited=edited,
+        **summary_fields(record),
     )
+
+
+def summary_fields(record: ChunkRecord) -> dict[str, Any]:
+    """``layer``, ``source_ids`` and ``built_by`` of a summary row; nothing for any other row."""
+    if record.kind != ChunkKind.SUMMARY:
+        return {}
+    return {"layer": record.layer, "source_ids": list(record.source_ids), "built_by": record.built_by}
 
 
 class ParsedBlock(View):
@@ -440,6 +457,11 @@ class RetrievedChunk(View):
     rerank_score: Number | None = Field(description="the reranker's score (0..1); null when none re-scored it")
     tags: dict[str, Number]
     positions: Positions
+    layer: int | SkipJsonSchema[None] = absent_unless("a RAPTOR summary: its layer (1 = summaries of chunks)")
+    source_ids: list[str] | SkipJsonSchema[None] = absent_unless(
+        "a RAPTOR summary: the rows it summarises (chunks of its document, or summaries of the layer below)")
+    built_by: str | SkipJsonSchema[None] = absent_unless(
+        "a RAPTOR summary: raptor:extractive (sentences of its sources) or raptor:llm:<model>")
 
 
 class ExplainCandidate(View):
@@ -501,6 +523,7 @@ def chunk_view(c: Candidate) -> RetrievedChunk:
         rerank_score=None if c.rerank_score is None else round(c.rerank_score, 6),
         tags=dict(r.tags),
         positions=positions_view(r),
+        **summary_fields(r),
     )
 
 

@@ -259,6 +259,17 @@ EN: dict[str, str] = {
     "param.toc_extraction": "Build a table of contents",
     "param.toc_extraction.hint": "When a document has no headings, the chat model builds its table of contents (needs "
                                  "a chat model).",
+    "param.auto_keywords": "Keywords per chunk",
+    "param.auto_keywords.hint": "The chat model writes this many keywords for each chunk; searches for them "
+                                "find it (0: off). Costs one call per chunk, once: replies are cached.",
+    "param.auto_questions": "Questions per chunk",
+    "param.auto_questions.hint": "The chat model writes this many questions each chunk answers; a question "
+                                 "phrased like them finds it (0: off).",
+    "param.metadata_fields": "Metadata to extract",
+    "param.metadata_fields.hint": "Fields the chat model fills from each document's beginning, as JSON: "
+                                  "{\"author\": \"who wrote it\", \"year\": \"when\"}. Values you set win.",
+    "settings.param_object": "{\"name\": \"what it is\"}",
+    "settings.param_not_json": "not valid JSON: {error}",
     "param.task_page_size": "Pages per task",
     "param.task_page_size.hint": "A long PDF is parsed in tasks of this many pages (empty: 12, or 22 for papers).",
     "docs.title": "Documents",
@@ -762,6 +773,16 @@ ZH: dict[str, str] = {
     "param.picture_min_chars.hint": "从图片识别出的文字短于此值时报告为过短。",
     "param.toc_extraction": "生成目录",
     "param.toc_extraction.hint": "文档没有标题时，由对话模型生成目录（需要对话模型）。",
+    "param.auto_keywords": "每个切片的关键词数",
+    "param.auto_keywords.hint": "对话模型为每个切片写出这么多关键词，检索这些词即可找到它（0：关闭）。"
+                                "每个切片只调用一次，结果会缓存。",
+    "param.auto_questions": "每个切片的问题数",
+    "param.auto_questions.hint": "对话模型写出每个切片能回答的问题，与之相似的提问即可找到它（0：关闭）。",
+    "param.metadata_fields": "要提取的元数据",
+    "param.metadata_fields.hint": "对话模型从每个文档开头填写的字段，JSON 格式："
+                                  "{\"author\": \"作者\", \"year\": \"年份\"}。您设置的值优先。",
+    "settings.param_object": "{\"字段名\": \"含义\"}",
+    "settings.param_not_json": "不是有效的 JSON：{error}",
     "param.task_page_size": "每个任务的页数",
     "param.task_page_size.hint": "长 PDF 按此页数分任务解析（留空：12，论文为 22）。",
     "docs.title": "文档",

@@ -53,6 +53,17 @@ class ChunkerConfig(BaseModel):
     task_page_size: int | None = Field(
         None, ge=1, le=10000, description="pages per parsing task of a PDF (default 12; 22 for paper)"
     )
+    auto_keywords: int = Field(
+        0, ge=0, le=30, description="enrichment: keywords the chat model writes for each chunk (indexed, boosted)"
+    )
+    auto_questions: int = Field(
+        0, ge=0, le=10, description="enrichment: questions the chat model writes for each chunk (searchable)"
+    )
+    metadata_fields: dict[str, str] = Field(
+        default_factory=dict, max_length=20,
+        description="enrichment: document metadata the chat model fills from the document's beginning, "
+                    "{name: what it is}",
+    )
 
     @field_validator("overlapped_percent", mode="before")
     @classmethod
@@ -60,6 +71,16 @@ class ChunkerConfig(BaseModel):
         """Like the reference, a value in (0, 1) is read as a fraction."""
         if isinstance(value, int | float) and 0 < value < 1:
             return value * 100
+        return value
+
+    @field_validator("metadata_fields")
+    @classmethod
+    def _field_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, what in value.items():
+            if not re.fullmatch(r"[\w.-]{1,64}", name):
+                raise ValueError(f"field name {name[:80]!r}: 1 to 64 letters, digits, '_', '.' or '-'")
+            if len(what) > 500:
+                raise ValueError(f"field {name!r}: the description is longer than 500 characters")
         return value
 
     @field_validator("delimiter", "children_delimiter")

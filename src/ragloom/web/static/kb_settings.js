@@ -36,6 +36,10 @@ document.addEventListener("DOMContentLoaded", async () => {
         step: p.type === "integer" ? 1 : "any", required: !p.nullable,
         placeholder: p.nullable ? t("settings.param_default") : null });
       input.value = value === null || value === undefined ? "" : String(value);
+    } else if (p.type === "object") {
+      input = el("textarea", { ...attrs, rows: 3, spellcheck: "false", class: "mono",
+        placeholder: t("settings.param_object") });
+      input.value = value && Object.keys(value).length ? JSON.stringify(value, null, 2) : "";
     } else {
       input = el("input", { ...attrs, maxlength: p.max_length, spellcheck: "false", class: "mono" });
       input.value = value === null || value === undefined ? "" : shown(value);
@@ -64,11 +68,19 @@ document.addEventListener("DOMContentLoaded", async () => {
       (the browser checks the bounds the API gave: a form value the API would refuse is not sent). */
   function parserConfig() {
     const out = {};
-    for (const input of paramsBox.querySelectorAll("input[data-param]")) {
+    for (const input of paramsBox.querySelectorAll("[data-param]")) {
       const name = input.dataset.param;
       const label = tx(`param.${name}`, name);
       if (!input.checkValidity()) throw { field: input, message: `${label}: ${input.validationMessage}` };
-      if (input.dataset.type === "boolean") out[name] = input.checked;
+      if (input.dataset.type === "object") {
+        const text = input.value.trim();
+        if (!text) continue;
+        try {
+          out[name] = JSON.parse(text);
+        } catch (err) {
+          throw { field: input, message: `${label}: ${t("settings.param_not_json", { error: err.message })}` };
+        }
+      } else if (input.dataset.type === "boolean") out[name] = input.checked;
       else if (input.dataset.type === "integer" || input.dataset.type === "number") {
         if (input.value.trim() === "") continue; // nullable: the default
         out[name] = Number(input.value);

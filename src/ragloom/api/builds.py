@@ -1,0 +1,53 @@
+"""/datasets/{id}/builds: knowledge built over a dataset's documents (RAPTOR summaries; the graph next):
+estimate, start, follow, cancel."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from ragloom.api.deps import ContextDep, PrincipalDep
+from ragloom.api.responses import CALLER_ERRORS, error_responses
+from ragloom.service import builds
+from ragloom.service.build_views import Build, BuildList, BuildsStarted, build_view
+
+router = APIRouter(prefix="/datasets/{dataset_id}/builds", tags=["builds"], responses=CALLER_ERRORS)
+
+MAX_LIST_PAGE = 1_000_000
+
+
+@router.post("", status_code=202, responses=error_responses(502))
+def start_build(dataset_id: str, body: builds.BuildRequest, ctx: ContextDep, principal: PrincipalDep) -> BuildsStarted:
+    """Estimate a build (chat-model calls and prompt tokens, from the chunks and the method) and, unless
+    ``dry_run``, queue it: one for the dataset (its documents whose part is up to date are skipped) or one
+    per document of ``document_ids``. Workers run builds when no document waits to be parsed."""
+    return builds.start(ctx, principal=principal, kb_id=dataset_id, request=body)
+
+
+@router.get("")
+def list_builds(
+    dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
+    page: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 50,
+    kind: Annotated[str | None, Query(max_length=16, description="raptor")] = None,
+    status: Annotated[str | None, Query(description="queued, running, done, failed or cancelled")] = None,
+) -> BuildList:
+    """The dataset's builds, newest first, with their stage, progress, estimate and costs."""
+    with ctx.db.session() as s:
+        rows, total = builds.list_builds(s, principal=principal, kb_id=dataset_id, kind=kind, status=status,
+                                         offset=(page - 1) * page_size, limit=page_size)
+        return BuildList(builds=[build_view(r) for r in rows], total=total)
+
+
+@router.get("/{build_id}")
+def get_build(dataset_id: str, build_id: str, ctx: ContextDep, principal: PrincipalDep) -> Build:
+    with ctx.db.session() as s:
+        return build_view(builds.get_build(s, principal=principal, kb_id=dataset_id, build_id=build_id))
+
+
+@router.post("/{build_id}/cancel")
+def cancel_build(dataset_id: str, build_id: str, ctx: ContextDep, principal: PrincipalDep) -> Build:
+    """Cancel a build: a queued one at once, a running one at its next step (what it stored unfinished is
+    deleted; what earlier builds published stays)."""
+    with ctx.db.session() as s:
+        return build_view(builds.cancel(s, principal=principal, kb_id=dataset_id, build_id=build_id))

@@ -1,0 +1,16 @@
+"""RAPTOR summary trees (REFERENCE §8): chunk vectors clustered layer by layer, each cluster summarised
+(by the chat model, or extractively without one), until one row is left or the depth limit is reached.
+
+A pure library: :func:`build_tree` receives the leaves, a :class:`Summarizer` and hooks for ids,
+storage and progress; :mod:`ragloom.service.raptor` gives it a knowledge base's chunks and stores the
+summaries as searchable rows."""
+
+from ragloom.knowledge.raptor.cluster import cluster
+from ragloom.knowledge.raptor.settings import DEFAULT_PROMPT, RaptorSettings
+from ragloom.knowledge.raptor.summarize import Cluster, ExtractiveSummarizer, LlmSummarizer, Summarizer, budget
+from ragloom.knowledge.raptor.tree import Node, Tree, TreeEstimate, TreeHooks, build_tree, estimate_tree, plan_layer
+
+__all__ = [
+    "DEFAULT_PROMPT", "Cluster", "ExtractiveSummarizer", "LlmSummarizer", "Node", "RaptorSettings", "Summarizer",
+    "Tree", "TreeEstimate", "TreeHooks", "budget", "build_tree", "cluster", "estimate_tree", "plan_layer",
+]

@@ -1,0 +1,56 @@
+"""A knowledge base's RAPTOR settings (REFERENCE §8), validated like the chunking parameters."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragloom.errors import InvalidRequestError
+
+PROMPT_SLOT = "{cluster_content}"
+DEFAULT_PROMPT = (
+    "Below are passages of a document that belong together. Write a summary of them: first a short title "
+    "line, then a few sentences that keep the facts, names and numbers they state. Add nothing they do not "
+    "say.\n\n" + PROMPT_SLOT
+)
+
+
+class RaptorSettings(BaseModel):
+    """How RAPTOR summary trees are built for a knowledge base (``parser_config.raptor`` or ``raptor``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    use_raptor: bool = Field(False, description="build a document's summaries by itself when the document is "
+                             "published (new, replaced or re-parsed); builds can always be started by hand")
+    scope: Literal["file", "dataset"] = Field(
+        "file", description="file: one tree per document; dataset: also one tree over the documents' roots")
+    max_cluster: int = Field(64, ge=2, le=1024, description="most clusters a layer is split into")
+    max_token: int = Field(256, ge=32, le=2048, description="longest summary, in tokens")
+    threshold: float = Field(0.1, gt=0.0, lt=1.0, description="a row also joins every other cluster it belongs "
+                             "to with at least this probability")
+    random_seed: int = Field(0, ge=0, le=2**32 - 1, description="seed of the clustering (same seed: same tree)")
+    max_depth: int = Field(5, ge=1, le=12, description="most summary layers above the chunks")
+    prompt: str = Field(DEFAULT_PROMPT, min_length=1, max_length=4000,
+                        description=f"the summary prompt; {PROMPT_SLOT} is replaced by the cluster's texts")
+
+    @field_validator("prompt")
+    @classmethod
+    def _has_slot(cls, value: str) -> str:
+        if PROMPT_SLOT not in value:
+            raise ValueError(f"must contain {PROMPT_SLOT}, where the cluster's texts go")
+        return value
+
+    @classmethod
+    def parse(cls, data: Any, *, strict: bool = True) -> RaptorSettings:
+        """Validated settings; :class:`InvalidRequestError` naming every bad field."""
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise InvalidRequestError("raptor must be an object, e.g. {\"use_raptor\": true}")
+        try:
+            return cls.model_validate(data, strict=strict)
+        except ValidationError as exc:
+            problems = "; ".join(f"raptor.{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+                                 for err in exc.errors())
+            raise InvalidRequestError(f"invalid RAPTOR settings: {problems}") from exc
