@@ -9,11 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import stat
-import threading
 import time
-from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -23,7 +20,6 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, Task, VersionPage
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.service.gc import collect_garbage
-from ragloom.storage import LocalStore
 from ragloom.worker import run_until
 from tests.ingest.docgen import make_pdf
 
@@ -285,83 +281,8 @@ def test_an_upload_right_after_a_collection_deleted_its_bytes_writes_them_again(
     assert _keys_of(ctx, second)[0] == [key] and ctx.objects.get(key) == data
 
 
-def test_concurrent_puts_and_collections_never_lose_a_referenced_object(tmp_path, monkeypatch) -> None:
-    """Uploader threads put one of a few payloads, record a reference to it (the "commit"), check it
-    is there while referenced, then drop the reference; objects age out and collections run all the
-    time, so re-puts of old unreferenced objects race with their deletion."""
-    import ragloom.service.gc as gc_module
-
-    class _Ctx:  # what collect_garbage uses: the store (references are patched in below)
-        def __init__(self, store: LocalStore) -> None:
-            self.objects = store
-
-    class _SlowStore(LocalStore):  # a collector's view: a long scan, so puts land between scan and delete
-        def delete_stale(self, keys, *, older_than):  # type: ignore[no-untyped-def]
-            keys = list(keys)
-            time.sleep(random.uniform(0, 0.2))
-            deleted = super().delete_stale(keys, older_than=older_than)
-            gone = {o.key for o in deleted}
-            stats["rescued"] += sum(1 for k in keys if k not in gone and self.exists(k))  # a put came between
-            return deleted
-
-    store = LocalStore(tmp_path / "files")
-    collectors_store = _SlowStore(tmp_path / "files")
-    grace = 0.4
-    refs: dict[str, int] = {}
-    refs_lock = threading.Lock()
-
-    def referenced(_ctx) -> set[str]:  # type: ignore[no-untyped-def]
-        with refs_lock:
-            return {k for k, n in refs.items() if n}
-
-    monkeypatch.setattr(gc_module, "referenced_keys", referenced)
-    payloads = [f"payload {i}".encode() * 50 for i in range(24)]
-    stop = threading.Event()
-    errors: list[str] = []
-    stats = {"checked": 0, "revived": 0, "rescued": 0, "deleted": 0}
-
-    def uploader(seed: int) -> None:
-        rng = random.Random(seed)
-        while not stop.is_set():
-            data = rng.choice(payloads)
-            sha = hashlib.sha256(data).hexdigest()
-            with suppress(FileNotFoundError):  # an old object (collectable unless referenced) this put revives
-                stats["revived"] += time.time() - os.stat(store.root / ("t" * 32) / sha[:2] / sha[2:4] / sha) \
-                    .st_mtime > grace
-            put_at = time.time()
-            key = store.put(data, namespace="t" * 32)
-            with refs_lock:
-                refs[key] = refs.get(key, 0) + 1
-                committed_at = time.time()
-            time.sleep(rng.uniform(0, 0.05))
-            if committed_at - put_at < grace:  # the documented bound; beyond it a loss would be allowed
-                try:
-                    if store.get(key) != data:
-                        errors.append(f"{key}: wrong bytes")
-                except Exception as exc:  # noqa: BLE001 - any failure to read is the bug looked for
-                    errors.append(f"{key}: {exc!r}")
-                stats["checked"] += 1
-            with refs_lock:
-                refs[key] -= 1
-            time.sleep(rng.uniform(0, grace * 1.5))  # unreferenced long enough, sometimes, to age out
-
-    def collector() -> None:
-        while not stop.is_set():
-            report = collect_garbage(_Ctx(collectors_store), grace_seconds=grace)  # type: ignore[arg-type]
-            stats["deleted"] += report.deleted
-            time.sleep(random.uniform(0, 0.6))
-
-    threads = [threading.Thread(target=uploader, args=(i,)) for i in range(6)]
-    threads += [threading.Thread(target=collector), threading.Thread(target=collector)]
-    for t in threads:
-        t.start()
-    time.sleep(4.0)
-    stop.set()
-    for t in threads:
-        t.join(timeout=30)
-    assert not errors, errors[:5]
-    # the race really happened: objects were collected, and puts refreshed old ones between scan and delete
-    assert stats["checked"] > 40 and stats["deleted"] > 5 and stats["revived"] + stats["rescued"] > 3, stats
+# The race of many puts with collections, store by store: tests/storage/test_conformance.py
+# (test_concurrent_puts_and_collections_never_lose_a_referenced_object), on every engine.
 
 
 # ---------------------------------------------------------------- the command

@@ -85,7 +85,7 @@ def test_the_builtin_names() -> None:
     assert registry_of("ragloom.rerankers").builtins == ["http", "llm", "onnx"]
     assert registry_of("ragloom.chat_models").builtins == ["openai"]
     assert registry_of("ragloom.docstores").builtins == ["tantivy"]
-    assert object_stores.builtins == ["local"]
+    assert object_stores.builtins == ["local", "s3"]
     assert fusions.builtins == ["normalized", "weighted"]
 
 
@@ -108,7 +108,7 @@ def test_the_chat_model_is_chosen_by_the_settings(tmp_path: Path) -> None:
 def test_a_misconfigured_setting_is_a_config_error_naming_the_known_ones(tmp_path: Path) -> None:
     cases: list[tuple[Callable[[], object], str]] = [
         (lambda: open_object_store(Settings(home=tmp_path, object_store="s4")),
-         "unknown object store 's4'; one of local"),
+         "unknown object store 's4'; one of local, s3"),
         (lambda: open_docstore(Settings(home=tmp_path, docstore="lucene")),
          "unknown docstore engine 'lucene'; one of tantivy"),
         (lambda: make_embedder("bert", Settings(home=tmp_path)),
@@ -236,7 +236,7 @@ def test_a_plugin_parser_and_chunk_method_are_used(plugin_on_path: Path) -> None
 
 def test_a_plugin_object_store_is_opened_from_the_settings(plugin_on_path: Path, tmp_path: Path) -> None:
     registry = object_stores.fresh()
-    assert registry.names == ["local", "memory"]
+    assert registry.names == ["local", "memory", "s3"]
     store = registry.create("memory", Settings(home=tmp_path / "home"))
     assert type(store).__name__ == "MemoryStore" and vars(store)["home"] == tmp_path / "home"
 

@@ -23,8 +23,33 @@ class Settings(BaseSettings):
     )
     docstore: str = Field("tantivy", description="Search store engine name (registry key).")
     object_store: str = Field(
-        "local", description="Object store engine name (registry key): 'local' keeps files in the data directory."
+        "local", description="Object store engine name (registry key): 'local' keeps files in the data directory, "
+        "'s3' in a bucket (RAGLOOM_S3_*)."
     )
+    # -- the s3 object store (RAGLOOM_OBJECT_STORE=s3): AWS S3 or any S3-compatible service
+    s3_bucket: str | None = Field(
+        None, description="Bucket of the s3 object store (it must exist; a bucket without versioning)."
+    )
+    s3_prefix: str = Field(
+        "", description="Folder inside the bucket that holds ragloom's objects, e.g. 'ragloom/'; empty = the root."
+    )
+    s3_endpoint_url: str | None = Field(
+        None, description="URL of an S3-compatible service (MinIO, Ceph, R2...), e.g. http://127.0.0.1:9000; "
+        "unset = AWS S3."
+    )
+    s3_region: str | None = Field(
+        None, description="Region of the bucket; unset = AWS's default (AWS_REGION, ~/.aws/config) or us-east-1."
+    )
+    s3_access_key_id: str | None = Field(
+        None, description="S3 access key id; unset (with the secret) = AWS's default credentials (AWS_* variables, "
+        "~/.aws, an instance role)."
+    )
+    s3_secret_access_key: SecretStr | None = Field(None, description="S3 secret access key (never shown or logged).")
+    s3_addressing_style: Literal["auto", "path", "virtual"] = Field(
+        "auto", description="S3 request style: 'path' (endpoint/bucket/key), 'virtual' (bucket.endpoint/key); "
+        "auto = path with an endpoint URL, virtual on AWS."
+    )
+    # --
     host: str = Field("127.0.0.1", description="Address the API server listens on.")
     port: int = Field(9380, description="Port the API server listens on.")
     workers: int = Field(2, ge=0, description="Embedded ingestion worker processes started by `serve`.")

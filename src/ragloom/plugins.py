@@ -115,6 +115,7 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
     },
     "ragloom.object_stores": {
         "local": "ragloom.storage.registry:open_local",
+        "s3": "ragloom.storage.s3:open_s3",
     },
     "ragloom.fusions": {
         "normalized": "ragloom.retrieval.fusion:NormalizedFusion",

@@ -46,6 +46,12 @@ class ObjectStore(Protocol):
 
     Stored objects are never modified. ``get`` raises ``NotFoundError`` for an unknown key;
     ``delete`` of an unknown key does nothing; a malformed key is an ``InvalidRequestError``.
+    A store that cannot be reached or refuses its configuration raises ``ConfigError`` (naming
+    the setting to fix) or ``StoreError`` (a fault worth retrying).
+
+    Engines (``RAGLOOM_OBJECT_STORE``): ``local`` (:class:`~ragloom.storage.local.LocalStore`, a
+    folder on disk) and ``s3`` (:class:`~ragloom.storage.s3.S3Store`, any S3-compatible service);
+    both keep an object at the same relative path (:mod:`ragloom.storage.keys`).
     """
 
     def put(self, data: bytes, *, namespace: str) -> str: ...
@@ -55,6 +61,14 @@ class ObjectStore(Protocol):
     def exists(self, key: str) -> bool: ...
 
     def delete(self, key: str) -> None: ...
+
+    def url(self, key: str, *, expires: int = 3600, filename: str | None = None,
+            media_type: str | None = None) -> str | None:
+        """A URL that lets anyone holding it GET the object for ``expires`` seconds (presigned),
+        served as ``media_type`` and, with ``filename``, as an attachment of that name; None when the
+        engine has no such URLs (the local engine: the API serves the bytes). It does not check
+        that the object exists."""
+        ...
 
     def scan(self) -> Iterator[StoredObject]:
         """Every stored object (legacy keys included), in no particular order."""

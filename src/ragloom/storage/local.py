@@ -15,28 +15,25 @@ and its rename.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from ragloom.errors import InvalidRequestError, NotFoundError
+from ragloom.errors import NotFoundError
 from ragloom.filemodes import PRIVATE_DIR, make_private_dir
 from ragloom.storage.base import StoredObject, SweepResult
+from ragloom.storage.keys import FAN_RE as _FAN_RE
+from ragloom.storage.keys import NAMESPACE_RE as _NAMESPACE_RE
+from ragloom.storage.keys import SHA_RE as _SHA_RE
+from ragloom.storage.keys import content_key, object_path
 
 try:
     import fcntl
 except ImportError:  # Windows: an exclusive lock for puts too (correct, less concurrent)
     fcntl = None  # type: ignore[assignment]
 
-_NAMESPACE = r"[0-9a-z][0-9a-z_-]{2,63}"
-_NAMESPACE_RE = re.compile(_NAMESPACE)
-_SHA_RE = re.compile(r"[0-9a-f]{64}")
-_FAN_RE = re.compile(r"[0-9a-f]{2}")
-_KEY_RE = re.compile(rf"(?:(?P<ns>{_NAMESPACE})/)?(?P<sha>[0-9a-f]{{64}})")
 TEMP_PREFIX = ".tmp-"
 LOCK_NAME = ".lock"
 DELETE_BATCH = 256  # objects deleted per hold of the exclusive lock
@@ -62,12 +59,7 @@ class LocalStore:
     # ------------------------------------------------------------------ keys and locking
 
     def _path(self, key: str) -> Path:
-        m = _KEY_RE.fullmatch(key) if isinstance(key, str) else None
-        if m is None:
-            raise InvalidRequestError(f"not an object key: {key!r}")
-        sha = m["sha"]
-        base = self.root / m["ns"] if m["ns"] else self.root
-        return base / sha[:2] / sha[2:4] / sha
+        return self.root / object_path(key)
 
     @contextmanager
     def _locked(self, *, shared: bool) -> Iterator[None]:
@@ -88,9 +80,7 @@ class LocalStore:
     # ------------------------------------------------------------------ the object API
 
     def put(self, data: bytes, *, namespace: str) -> str:
-        if not isinstance(namespace, str) or not _NAMESPACE_RE.fullmatch(namespace):
-            raise InvalidRequestError(f"not an object namespace: {namespace!r}")
-        key = f"{namespace}/{hashlib.sha256(data).hexdigest()}"
+        key = content_key(data, namespace)
         path = self._path(key)
         with self._locked(shared=True):
             try:
@@ -133,6 +123,12 @@ class LocalStore:
         path = self._path(key)
         with self._locked(shared=False):
             path.unlink(missing_ok=True)
+
+    def url(self, key: str, *, expires: int = 3600, filename: str | None = None,
+            media_type: str | None = None) -> str | None:
+        """None: files on this machine's disk have no address of their own (the API serves them)."""
+        self._path(key)  # a malformed key is an error here too
+        return None
 
     # ------------------------------------------------------------------ garbage collection
 

@@ -23,5 +23,6 @@ def open_object_store(settings: Settings) -> ObjectStore:
 
 
 def open_local(settings: Settings) -> ObjectStore:
-    """``local``: files under the data directory's ``files`` folder (:class:`LocalStore`)."""
+    """``local``: files under the data directory's ``files`` folder (:class:`LocalStore`). The other
+    built-in, ``s3`` (:func:`ragloom.storage.s3.open_s3`), is imported only when it is chosen."""
     return LocalStore(settings.files_dir)
