@@ -213,7 +213,8 @@ def _populate(client: TestClient, ctx: Any, ws: Workspace, tmp: Path, llm_url: s
                    json={"base_url": llm_url, "model": f"{m}-chat", "api_key": f"sk-{m}-secret"}))
     invitation = _ok(client.post(f"{API}/invitations", headers=h, json={"email": f"invitee@{m}.test"}))
     build = _ok(client.post(f"{API}/datasets/{kb['id']}/builds", headers=h, json={"kind": "raptor"}))["builds"][0]
-    while run_one(ctx, "test"):  # the RAPTOR summaries, by the chat model
+    _ok(client.post(f"{API}/datasets/{kb['id']}/builds", headers=h, json={"kind": "graph"}))  # offline method
+    while run_one(ctx, "test"):  # the RAPTOR summaries, by the chat model, and the knowledge graph
         pass
     chunks = [c["chunk_id"] for d in (pdf_doc, md_doc) for c in _ok(client.get(
         f"{API}/datasets/{kb['id']}/documents/{d['id']}/chunks", headers=h))["chunks"]]

@@ -41,7 +41,7 @@ REF = "#/components/schemas/"
 DATASET_KEYS = ["id", "name", "description", "language", "permission", "chunk_method", "parser_config",
                 "embedding_model", "similarity_threshold", "vector_similarity_weight", "fusion", "fusion_note",
                 "weighted_fusion", "pagerank", "synonyms", "tag_kb_ids", "topn_tags", "document_count", "created_at",
-                "raptor"]
+                "raptor", "graphrag"]
 DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_count", "coverage", "chunk_method",
                  "parser_config", "metadata", "active_version_id", "latest_version_id", "created_at", "updated_at"]
 STORED_CHUNK_KEYS = ["chunk_id", "doc_id", "version_id", "document_name", "order", "method", "kind", "available",

@@ -19,6 +19,7 @@ from ragloom.api import (
     dify,
     documents,
     errors,
+    graph,
     keys,
     openai_compat,
     providers,
@@ -67,8 +68,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: the body limit's refusals get it too
     api = APIRouter(prefix="/api/v1", responses=COMMON_ERRORS)  # every route: the error body (api/responses.py)
-    for module in (datasets, chunking, documents, builds, retrieval, chats, keys, accounts, workspaces, providers,
-                   dify, openai_compat, system):
+    for module in (datasets, chunking, documents, builds, graph, retrieval, chats, keys, accounts, workspaces,
+                   providers, dify, openai_compat, system):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(status.router)

@@ -1,4 +1,5 @@
-"""Knowledge builds: ``ragloom build raptor KB`` (with ``--estimate`` first) and ``ragloom builds KB``."""
+"""Knowledge builds: ``ragloom build raptor|graph KB`` (with ``--estimate`` first), ``ragloom builds KB``
+and ``ragloom graph KB`` (the knowledge graph's top entities and communities)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import time
 from typing import Annotated, Any
 
 import typer
+from rich.console import Group
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from ragloom.cli._app import CliTable, app, emit, err, state
@@ -16,7 +18,8 @@ from ragloom.service.build_views import Build, BuildEstimate
 
 BUILD_TERMINAL = ("done", "failed", "cancelled")
 
-build_app = typer.Typer(help="Build knowledge over a knowledge base's documents (RAPTOR summaries).",
+build_app = typer.Typer(help="Build knowledge over a knowledge base's documents (RAPTOR summaries, a knowledge "
+                        "graph).",
                         no_args_is_help=True)
 app.add_typer(build_app, name="build")
 
@@ -39,6 +42,21 @@ def build_raptor(kb: str, document: DocumentOpt = None, estimate: EstimateOpt = 
     """RAPTOR summary trees: each document's chunks clustered and summarised layer by layer (by the chat
     model, or extractively without one); documents whose summaries are up to date are skipped."""
     _build(kb, "raptor", document, estimate=estimate, wait=wait)
+
+
+@build_app.command("graph")
+def build_graph(kb: str, document: DocumentOpt = None,
+                method: Annotated[str | None, typer.Option(
+                    help="offline (no chat model), light or general (the chat model); saved in the knowledge "
+                    "base's graphrag settings. Default: its current one.")] = None,
+                estimate: EstimateOpt = False, wait: WaitOpt = True) -> None:
+    """The knowledge graph: each document's entities and relations extracted (documents up to date are
+    skipped), merged into the knowledge base's graph with PageRank (and communities when asked)."""
+    if method is not None:
+        if method not in ("offline", "light", "general"):
+            raise typer.BadParameter("one of offline, light, general", param_hint="--method")
+        _sdk(state.client()).update_dataset(kb, graphrag={"method": method})
+    _build(kb, "graph", document, estimate=estimate, wait=wait)
 
 
 def _build(kb: str, kind: str, documents: list[str] | None, *, estimate: bool, wait: bool) -> None:
@@ -111,3 +129,21 @@ def list_builds(kb: str, kind: Annotated[str | None, typer.Option(help="Only bui
     """A knowledge base's builds, newest first: status, progress, what they did and cost."""
     listed = _sdk(state.client()).list_builds(kb, kind=kind, page_size=limit)
     emit(listed.model_dump(mode="json"), _builds_table(listed.builds, title=f"builds of {kb} ({listed.total})"))
+
+
+@app.command("graph")
+def show_graph(kb: str, limit: Annotated[int, typer.Option(help="How many entities, by PageRank.")] = 20) -> None:
+    """A knowledge base's knowledge graph: its top entities by PageRank and its communities."""
+    view = _sdk(state.client()).get_graph(kb, limit=limit)
+    entities = CliTable("entity", "type", "pagerank", "community", "documents",
+                        title=f"knowledge graph of {kb}: {view.entities} entities, {view.relations} relations",
+                        optional=("community", "documents"))
+    for n in view.nodes:
+        entities.add_row(n.name, n.type, f"{n.pagerank:.4f}", n.community or "", str(len(n.doc_ids)))
+    tables = [entities]
+    if view.communities:
+        groups = CliTable("community", "level", "size", "title", title="communities", fluid=("title",))
+        for c in view.communities:
+            groups.add_row(c.id, str(c.level), str(c.size), c.title[:120])
+        tables.append(groups)
+    emit(view.model_dump(mode="json"), Group(*tables))

@@ -36,6 +36,8 @@ class EvidenceOptions(BaseModel):
         None, description='e.g. {"and": [{"key": "author", "op": "=", "value": "Ada"}, '
                           '{"key": "year", "op": "range", "value": [2020, null]}]}')
     toc_enhance: bool = Field(False, description="re-score with the best document's table of contents")
+    use_kg: bool = Field(False, description="put first one evidence item from the dataset's knowledge graph "
+                         "(entities, relations, a community report) when one is built (POST .../builds kind graph)")
     similarity_threshold: float | None = Field(
         None, ge=0.0, le=1.0, description="drop chunks scoring lower (the weighted fusion only); "
         "default: the knowledge base's")

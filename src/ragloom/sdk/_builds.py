@@ -9,6 +9,7 @@ from ragloom.errors import RagloomError
 from ragloom.sdk._base import Base, Route, body, operation
 from ragloom.service.build_views import Build, BuildList, BuildsStarted
 from ragloom.service.builds import BuildRequest
+from ragloom.service.graph_build import GraphView
 
 BUILD_TERMINAL = ("done", "failed", "cancelled")
 
@@ -43,6 +44,11 @@ class BuildsAPI(Base):
     def cancel_build(self, op: Route, /, dataset_id: str, build_id: str) -> Build:
         """Cancel a build (a running one stops at its next step)."""
         return self._model(Build, op, path={"dataset_id": dataset_id, "build_id": build_id})
+
+    @operation("GET", "/datasets/{dataset_id}/graph")
+    def get_graph(self, op: Route, /, dataset_id: str, *, limit: int = 200) -> GraphView:
+        """The dataset's knowledge graph: top entities by PageRank, their relations, the communities."""
+        return self._model(GraphView, op, path={"dataset_id": dataset_id}, params={"limit": limit})
 
     def wait_for_build(self, dataset_id: str, build_id: str, *, timeout: float = 3600.0,
                        poll: float = 0.5) -> Build:

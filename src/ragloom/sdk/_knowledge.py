@@ -58,6 +58,7 @@ class _DatasetSettings(TypedDict, total=False):
     tag_kb_ids: Sequence[str]
     topn_tags: int
     raptor: Mapping[str, Any]
+    graphrag: Mapping[str, Any]
 
 
 class DatasetChanges(_DatasetSettings, total=False):
@@ -81,6 +82,7 @@ class EvidenceFields(TypedDict, total=False):
     document_ids: Sequence[str]
     metadata_filter: Mapping[str, Any]
     toc_enhance: bool
+    use_kg: bool
     similarity_threshold: float
     vector_similarity_weight: float
 

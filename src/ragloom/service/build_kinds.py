@@ -19,9 +19,10 @@ from ragloom.service.build_jobs import BuildKind
 
 
 def _builtin() -> dict[str, BuildKind]:
+    from ragloom.service.graph_build import GraphKind
     from ragloom.service.raptor_build import RaptorKind
 
-    return {"raptor": RaptorKind()}
+    return {"raptor": RaptorKind(), "graph": GraphKind()}
 
 
 BUILD_KINDS: dict[str, BuildKind] = {}

@@ -60,7 +60,7 @@ class BuildRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str = Field(min_length=1, max_length=16, description="raptor")
+    kind: str = Field(min_length=1, max_length=16, description="raptor or graph")
     document_ids: list[str] | None = Field(None, max_length=MAX_DOCUMENTS, description="ids or names; null: the "
                                            "whole dataset (documents whose part is up to date are skipped)")
     dry_run: bool = Field(False, description="only estimate the cost (chat-model calls and tokens); start nothing")

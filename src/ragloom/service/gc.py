@@ -53,7 +53,7 @@ from dataclasses import asdict, dataclass
 from sqlalchemy import func, select
 
 from ragloom.context import Context
-from ragloom.db.models import DocumentVersion, VersionPage
+from ragloom.db.models import DocumentVersion, KnowledgePart, VersionPage
 
 log = logging.getLogger(__name__)
 
@@ -81,12 +81,14 @@ class GcReport:
 
 
 def referenced_keys(ctx: Context) -> set[str]:
-    """Every object key a row names: each version's file and HTML view (all versions) and each page's
-    preview image."""
+    """Every object key a row names: each version's file and HTML view (all versions), each page's
+    preview image, and the knowledge graphs' subgraphs and merged graphs."""
     with ctx.db.session() as s:
         keys = set(s.scalars(select(func.coalesce(DocumentVersion.object_key, DocumentVersion.content_hash))))
         keys.update(s.scalars(select(DocumentVersion.view_key).where(DocumentVersion.view_key.is_not(None))))
         keys.update(s.scalars(select(VersionPage.image_key).where(VersionPage.image_key.is_not(None))))
+        for roots in s.scalars(select(KnowledgePart.root_ids).where(KnowledgePart.kind == "graph")):
+            keys.update(roots or ())  # knowledge-graph parts name their JSON objects (service.graph_build)
     return keys
 
 

@@ -17,6 +17,7 @@ from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, Pe
 from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.nlp.synonyms import validate_groups
 from ragloom.service import audit, sharing, workspace_models
+from ragloom.service.graph_settings import GraphSettings
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
@@ -45,6 +46,8 @@ class KBCreate(BaseModel):
     topn_tags: int = Field(3, ge=1, le=10, description="tags kept per chunk and per question")
     raptor: RaptorSettings | None = Field(None, description="RAPTOR summary trees (also accepted as "
                                           "parser_config.raptor); null: the defaults (built by hand only)")
+    graphrag: GraphSettings | None = Field(None, description="the knowledge graph (also accepted as "
+                                           "parser_config.graphrag); null: the defaults (built by hand only)")
 
     @model_validator(mode="before")
     @classmethod
@@ -58,7 +61,7 @@ def _hoist_tag_settings(data: Any) -> Any:
     if isinstance(data, dict) and isinstance(data.get("parser_config"), dict):
         config = dict(data["parser_config"])
         data = dict(data)
-        for key in ("tag_kb_ids", "topn_tags", "raptor"):
+        for key in ("tag_kb_ids", "topn_tags", "raptor", "graphrag"):
             if key in config:
                 value = config.pop(key)
                 data.setdefault(key, value)
@@ -139,7 +142,7 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
         synonyms=validate_groups(spec.synonyms),
         tag_kb_ids=_tag_sets(session, principal, spec.tag_kb_ids, None),
         topn_tags=spec.topn_tags,
-        build_config=_build_config({}, spec.raptor),
+        build_config=_build_config({}, spec.raptor, spec.graphrag),
     )
     session.add(kb)
     session.flush()
@@ -188,6 +191,7 @@ class KBUpdate(BaseModel):
     tag_kb_ids: list[str] | None = None
     topn_tags: int | None = Field(None, ge=1, le=10)
     raptor: RaptorSettings | None = Field(None, description="RAPTOR settings to change (the others stay)")
+    graphrag: GraphSettings | None = Field(None, description="knowledge-graph settings to change (the others stay)")
 
     @model_validator(mode="before")
     @classmethod
@@ -239,10 +243,11 @@ def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: 
         changes["synonyms"] = validate_groups(changes["synonyms"])
     if changes.get("tag_kb_ids") is not None:
         changes["tag_kb_ids"] = _tag_sets(session, principal, changes["tag_kb_ids"], kb.id)
-    if "raptor" in changes:
-        changes.pop("raptor")
-        if spec.raptor is not None:
-            changes["build_config"] = _build_config(kb.build_config or {}, spec.raptor)
+    if "raptor" in changes or "graphrag" in changes:
+        changes.pop("raptor", None)
+        changes.pop("graphrag", None)
+        if spec.raptor is not None or spec.graphrag is not None:
+            changes["build_config"] = _build_config(kb.build_config or {}, spec.raptor, spec.graphrag)
     if changes.get("name") and changes["name"] != kb.name:
         taken = session.scalar(select(KnowledgeBase.id).where(
             KnowledgeBase.tenant_id == kb.tenant_id, KnowledgeBase.name == changes["name"]))
@@ -255,14 +260,23 @@ def update(session: Session, *, principal: Principal, kb_id_or_name: str, spec: 
     return kb
 
 
-def _build_config(current: dict[str, Any], raptor: RaptorSettings | None) -> dict[str, Any]:
-    """The knowledge-build settings with the RAPTOR ones given merged in (only the fields set are kept:
-    the others follow the defaults)."""
+def _build_config(current: dict[str, Any], raptor: RaptorSettings | None,
+                  graphrag: GraphSettings | None = None) -> dict[str, Any]:
+    """The knowledge-build settings with the RAPTOR and knowledge-graph ones given merged in (only the
+    fields set are kept: the others follow the defaults)."""
     config = dict(current)
     if raptor is not None:
         merged = {**config.get("raptor", {}), **raptor.model_dump(exclude_unset=True)}
         config["raptor"] = RaptorSettings.parse(merged).model_dump(include=set(merged))
+    if graphrag is not None:
+        merged = {**config.get("graphrag", {}), **graphrag.model_dump(exclude_unset=True)}
+        config["graphrag"] = GraphSettings.parse(merged).model_dump(include=set(merged))
     return config
+
+
+def graph_settings(kb: KnowledgeBase) -> GraphSettings:
+    """A knowledge base's knowledge-graph settings (the defaults for those it never set)."""
+    return GraphSettings.parse((kb.build_config or {}).get("graphrag"), strict=False)
 
 
 def raptor_settings(kb: KnowledgeBase) -> RaptorSettings:

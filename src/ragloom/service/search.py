@@ -114,13 +114,19 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         rerank_window=ctx.settings.rerank_window,
         fusion=fusion,
     )
-    result = retrieve(question, scope, params, docstore=ctx.docstore,
-                      embedder=workspace_models.embedder(ctx, scope.embedding_model), analyzer=ctx.analyzer,
+    embedder = workspace_models.embedder(ctx, scope.embedding_model)
+    result = retrieve(question, scope, params, docstore=ctx.docstore, embedder=embedder, analyzer=ctx.analyzer,
                       active_versions=active_versions_fn(ctx), explain=opts.explain,
                       reranker=workspace_models.reranker(ctx, principal.tenant_id) if rerank and opts.rerank else None,
                       toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)
     result.embedding_model = scope.embedding_model
     result.routing = routing
+    if opts.use_kg and opts.page == 1:
+        from ragloom.service.graph_search import kg_candidates
+
+        found = kg_candidates(ctx, kbs, question, embedder)
+        result.chunks = [*found, *result.chunks]
+        result.total += len(found)
     if routing is not None and result.explain_query is not None:
         result.explain_query["routing"] = routing
     if result.explain_query is not None:

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Principal
-from ragloom.db.models import Assistant, ChatMessage, ChatSession, Document, utcnow
+from ragloom.db.models import Assistant, ChatMessage, ChatSession, Document, KnowledgeBase, utcnow
 from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.service import assistants
 from ragloom.states import MessageRole
@@ -183,7 +183,13 @@ def active_versions(session: Session, refs: Iterable[Mapping[str, Any]]) -> dict
     if not doc_ids:
         return {}
     rows = session.execute(select(Document.id, Document.active_version_id).where(Document.id.in_(doc_ids)))
-    return {d: v for d, v in rows}
+    found: dict[str, str | None] = {d: v for d, v in rows}
+    from ragloom.service.graph_search import KG_PREFIX, is_kg_id
+
+    for d in doc_ids:  # a knowledge graph's evidence (use_kg): current while the knowledge base exists
+        if is_kg_id(d) and session.get(KnowledgeBase, d.removeprefix(KG_PREFIX)) is not None:
+            found[d] = d
+    return found
 
 
 def assistant_of(session: Session, *, principal: Principal, assistant_id_or_name: str) -> Assistant:

@@ -22,6 +22,7 @@ from ragloom.db import models as db
 from ragloom.ingest.coverage import measure
 from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.retrieval.types import RetrievalResult
+from ragloom.service.graph_settings import GraphSettings
 
 if TYPE_CHECKING:
     from ragloom.dataflow import Answer, Citation, Evidence
@@ -107,6 +108,7 @@ class Dataset(View):
     document_count: int | None
     created_at: Timestamp | None
     raptor: RaptorSettings = Field(description="how its RAPTOR summary trees are built (POST .../builds)")
+    graphrag: GraphSettings = Field(description="how its knowledge graph is built (POST .../builds, kind graph)")
     embedding_note: str | SkipJsonSchema[None] = absent_unless(
         "the workspace's new knowledge bases get another embedding model than this one: how to move it there")
 
@@ -163,6 +165,7 @@ def kb_view(kb: db.KnowledgeBase, document_count: int | None = None, *, fusion: 
         document_count=document_count,
         created_at=_iso(kb.created_at),
         raptor=RaptorSettings.parse((kb.build_config or {}).get("raptor"), strict=False),
+        graphrag=GraphSettings.parse((kb.build_config or {}).get("graphrag"), strict=False),
         embedding_note=note,
     )
 
