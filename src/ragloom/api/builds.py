@@ -29,7 +29,7 @@ def start_build(dataset_id: str, body: builds.BuildRequest, ctx: ContextDep, pri
 def list_builds(
     dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
     page: Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)] = 1, page_size: Annotated[int, Query(ge=1, le=1000)] = 50,
-    kind: Annotated[str | None, Query(max_length=16, description="raptor")] = None,
+    kind: Annotated[str | None, Query(max_length=16, description="only builds of this kind: raptor or graph")] = None,
     status: Annotated[str | None, Query(description="queued, running, done, failed or cancelled")] = None,
 ) -> BuildList:
     """The dataset's builds, newest first, with their stage, progress, estimate and costs."""
