@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context
 from ragloom.db import builds as queue
-from ragloom.db.models import KnowledgeBase, KnowledgeBuild
+from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, KnowledgeBuild, KnowledgePart
 from ragloom.errors import TaskCancelledError
 from ragloom.ingest.guard import checkpoint
 
@@ -53,6 +54,14 @@ class BuildJob:
     stored: int = 0  # rows this run stored (a run out of time that stored some goes back to the queue)
     current: Any = None  # what the kind is building now (its discard() uses it)
     _last: float = 0.0
+
+    def knowledge_base(self) -> KnowledgeBase:
+        """The knowledge base built over; a deleted one ends the build (:class:`TaskCancelledError`)."""
+        with self.ctx.db.session() as s:
+            kb = s.get(KnowledgeBase, self.kb_id)
+        if kb is None:
+            raise TaskCancelledError("the dataset was deleted")
+        return kb
 
     def progress(self, stage: str, fraction: float, message: str, *, force: bool = False) -> None:
         """Report a stage's progress; raises at a checkpoint (cancel, limits, the worker stopping)."""
@@ -102,3 +111,37 @@ def enqueue(session: Session, kb: KnowledgeBase, *, kind: str, document_id: str 
     session.add(row)
     session.flush()
     return row
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentPart:
+    """A document a build considers: its published version, and whether the part a build of this kind
+    stored for it is current (built from this version with this recipe)."""
+
+    doc_id: str
+    version_id: str
+    name: str
+    current: bool
+
+
+def document_parts(ctx: Context, *, kb_id: str, kind: str, recipe: str, document_id: str | None,
+                   skipped_methods: Sequence[str]) -> list[DocumentPart]:
+    """The knowledge base's documents with a published version (or only ``document_id``), oldest first,
+    but those of ``skipped_methods``; each marked current when its stored ``kind`` part is."""
+    with ctx.db.session() as s:
+        query = (select(Document.id, Document.active_version_id, Document.name, DocumentVersion.chunk_method)
+                 .join(DocumentVersion, DocumentVersion.id == Document.active_version_id)
+                 .where(Document.kb_id == kb_id).order_by(Document.created_at, Document.name))
+        if document_id is not None:
+            query = query.where(Document.id == document_id)
+        rows = s.execute(query).all()
+        parts = {p.scope: p for p in s.scalars(select(KnowledgePart).where(KnowledgePart.kb_id == kb_id,
+                                                                          KnowledgePart.kind == kind))}
+    out = []
+    for doc_id, version_id, name, method in rows:
+        if method in skipped_methods or version_id is None:
+            continue
+        part = parts.get(doc_id)
+        current = part is not None and part.version_id == version_id and part.recipe == recipe
+        out.append(DocumentPart(doc_id, version_id, name, current))
+    return out

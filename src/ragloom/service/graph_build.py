@@ -27,7 +27,6 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -36,7 +35,7 @@ from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
 from ragloom.dataflow import ChunkKind
-from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, KnowledgePart, utcnow
+from ragloom.db.models import Document, KnowledgeBase, KnowledgePart, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError, NotFoundError, TaskCancelledError
 from ragloom.knowledge.graph import (
@@ -52,7 +51,7 @@ from ragloom.knowledge.graph import (
 )
 from ragloom.knowledge.graph.llm import LlmRunner
 from ragloom.service import knowledgebases, llm_cache
-from ragloom.service.build_jobs import BuildJob, Estimate, enqueue
+from ragloom.service.build_jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
 from ragloom.service.graph_settings import GraphSettings
 
 log = logging.getLogger(__name__)
@@ -68,12 +67,7 @@ def settings_of(kb: KnowledgeBase) -> GraphSettings:
     return knowledgebases.graph_settings(kb)
 
 
-@dataclass(frozen=True, slots=True)
-class Doc:
-    doc_id: str
-    version_id: str
-    name: str
-    current: bool
+Doc = DocumentPart  # a document a graph build considers
 
 
 def _recipe(settings: GraphSettings, identity: str) -> str:
@@ -86,23 +80,8 @@ def _identity(ctx: Context, kb: KnowledgeBase, settings: GraphSettings) -> str:
 
 
 def documents(ctx: Context, kb: KnowledgeBase, recipe: str, document_id: str | None) -> list[Doc]:
-    with ctx.db.session() as s:
-        query = (select(Document.id, Document.active_version_id, Document.name, DocumentVersion.chunk_method)
-                 .join(DocumentVersion, DocumentVersion.id == Document.active_version_id)
-                 .where(Document.kb_id == kb.id).order_by(Document.created_at, Document.name))
-        if document_id is not None:
-            query = query.where(Document.id == document_id)
-        rows = s.execute(query).all()
-        parts = {p.scope: p for p in s.scalars(select(KnowledgePart).where(KnowledgePart.kb_id == kb.id,
-                                                                          KnowledgePart.kind == KIND))}
-    out = []
-    for doc_id, version_id, name, method in rows:
-        if method in SKIPPED_METHODS or version_id is None:
-            continue
-        part = parts.get(doc_id)
-        current = part is not None and part.version_id == version_id and part.recipe == recipe
-        out.append(Doc(doc_id, version_id, name, current))
-    return out
+    return document_parts(ctx, kb_id=kb.id, kind=KIND, recipe=recipe, document_id=document_id,
+                          skipped_methods=SKIPPED_METHODS)
 
 
 def chunks_of(ctx: Context, kb: KnowledgeBase, doc: Doc) -> list[tuple[str, str, str]]:
@@ -178,10 +157,7 @@ class GraphKind:
 
     def run(self, job: BuildJob) -> str:
         ctx = job.ctx
-        with ctx.db.session() as s:
-            kb = s.get(KnowledgeBase, job.kb_id)
-        if kb is None:
-            raise TaskCancelledError("the dataset was deleted")
+        kb = job.knowledge_base()
         settings = settings_of(kb)
         chat = None
         if settings.method != "offline":

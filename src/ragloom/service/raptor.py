@@ -53,6 +53,7 @@ from ragloom.knowledge.raptor import (
 )
 from ragloom.models.embedding import Embedder
 from ragloom.service import knowledgebases, llm_cache, workspace_models
+from ragloom.service.build_jobs import DocumentPart, document_parts
 
 log = logging.getLogger(__name__)
 
@@ -121,38 +122,14 @@ def builder(ctx: Context, kb: KnowledgeBase, *, build_id: str | None = None, bac
 
 # --- what is there to build ------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class Branch:
-    """A document whose branch a build considers."""
-
-    doc_id: str
-    version_id: str
-    name: str
-    current: bool  # its stored branch was built from this version with this recipe
+Branch = DocumentPart  # a document whose branch a build considers
 
 
 def branches(ctx: Context, b: Builder, document_id: str | None) -> list[Branch]:
     """The documents with a published version (one, or all of the knowledge base) and whether their
     branch is current; documents of data methods (table, tag) are left out."""
-    from ragloom.db.models import DocumentVersion
-
-    with ctx.db.session() as s:
-        query = (select(Document.id, Document.active_version_id, Document.name, DocumentVersion.chunk_method)
-                 .join(DocumentVersion, DocumentVersion.id == Document.active_version_id)
-                 .where(Document.kb_id == b.kb_id).order_by(Document.created_at, Document.name))
-        if document_id is not None:
-            query = query.where(Document.id == document_id)
-        rows = s.execute(query).all()
-        parts = {p.scope: p for p in s.scalars(select(KnowledgePart).where(KnowledgePart.kb_id == b.kb_id,
-                                                                          KnowledgePart.kind == KIND))}
-    out = []
-    for doc_id, version_id, name, method in rows:
-        if method in SKIPPED_METHODS or version_id is None:
-            continue
-        part = parts.get(doc_id)
-        current = part is not None and part.version_id == version_id and part.recipe == b.recipe
-        out.append(Branch(doc_id, version_id, name, current))
-    return out
+    return document_parts(ctx, kb_id=b.kb_id, kind=KIND, recipe=b.recipe, document_id=document_id,
+                          skipped_methods=SKIPPED_METHODS)
 
 
 def leaves(ctx: Context, b: Builder, branch: Branch) -> list[Node]:

@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session
 
 from ragloom.context import Context
 from ragloom.db.models import KnowledgeBase, KnowledgeBuild
-from ragloom.errors import TaskCancelledError
 from ragloom.knowledge.raptor import LlmSummarizer, estimate_tree
 from ragloom.service import raptor
 from ragloom.service.build_jobs import BuildJob, Estimate, enqueue
@@ -91,10 +90,7 @@ class RaptorKind:
 
     def run(self, job: BuildJob) -> str:
         ctx = job.ctx
-        with ctx.db.session() as s:
-            kb = s.get(KnowledgeBase, job.kb_id)
-        if kb is None:
-            raise TaskCancelledError("the dataset was deleted")
+        kb = job.knowledge_base()
         b = raptor.builder(ctx, kb, build_id=job.build_id)
         todo = raptor.branches(ctx, b, job.document_id)
         stale = [t for t in todo if not t.current]
