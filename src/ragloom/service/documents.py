@@ -227,16 +227,11 @@ class DocumentFilter:
                 raise InvalidRequestError(f"status must be one of {', '.join(DocumentStatus)}, not {self.status!r}")
             conditions.append(Document.status == self.status)
         if self.type:
-            conditions.append(func.lower(Document.name).like(f"%.{_like(self.type.lower().lstrip('.'))}",
-                                                             escape="\\"))
+            conditions.append(func.lower(Document.name).endswith("." + self.type.lower().lstrip("."),
+                                                                 autoescape=True))  # wildcards taken literally
         if self.name:
-            conditions.append(func.lower(Document.name).like(f"%{_like(self.name.lower())}%", escape="\\"))
+            conditions.append(func.lower(Document.name).contains(self.name.lower(), autoescape=True))
         return conditions
-
-
-def _like(text: str) -> str:
-    """``text`` with LIKE's wildcards taken literally."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def list_documents(
