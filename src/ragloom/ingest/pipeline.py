@@ -10,7 +10,8 @@ the service use case :mod:`ragloom.service.ingestion`. Search-store rows are bui
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +26,9 @@ from ragloom.ingest.records import llm_toc, to_records
 from ragloom.models.embedding import Embedder
 
 __all__ = [
-    "EXTRACTED_KEYS", "ORDER_STRIDE", "PREVIEW_DPI", "Job", "Progress", "chunk", "embed", "embedding_text",
-    "extracted_metadata", "index", "llm_toc", "no_progress", "page_previews", "parse", "to_records",
+    "EXTRACTED_KEYS", "ORDER_STRIDE", "PREVIEW_DPI", "Job", "Progress", "chunk", "chunk_parsed", "embed",
+    "embedding_text", "extracted_metadata", "index", "llm_toc", "no_progress", "page_previews", "parse", "parse_file",
+    "to_records",
 ]
 
 log = logging.getLogger(__name__)
@@ -38,16 +40,21 @@ INDEX_BATCH = 256
 
 def parse(data: bytes, job: Job) -> ParsedDocument:
     """The file's blocks with their positions (a page-range task parses its pages only)."""
+    return parse_file(data, job.filename, pages=(job.from_page, job.to_page) if job.is_page_range else None)
+
+
+def parse_file(data: bytes, filename: str, *, pages: tuple[int, int] | None = None) -> ParsedDocument:
+    """A file's blocks with their positions; ``pages`` (1-based, inclusive): a PDF's page range only."""
     from ragloom.ingest.ocr import default_page_reader
     from ragloom.ingest.parsers import PdfParser, parse_document
     from ragloom.ingest.parsers.clean import clean_parsed
 
-    if job.is_page_range:
-        parser = PdfParser(first_page=job.from_page, last_page=job.to_page, ocr=default_page_reader())
-        pages = parser.parse(data, job.filename)
-        clean_parsed(pages)  # as parse_document does
-        return pages
-    parsed = parse_document(data, job.filename)
+    if pages is not None:
+        parser = PdfParser(first_page=pages[0], last_page=pages[1], ocr=default_page_reader())
+        parsed = parser.parse(data, filename)
+        clean_parsed(parsed)  # as parse_document does
+        return parsed
+    parsed = parse_document(data, filename)
     preview.anchor_blocks(parsed)  # a flowing format: positions are anchors of its HTML view
     return parsed
 
@@ -97,16 +104,22 @@ def html_preview(job: Job, parsed: ParsedDocument) -> str | None:
 
 
 def chunk(job: Job, parsed: ParsedDocument, embedder: Embedder) -> list[Chunk]:
-    from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
-
-    config = ChunkerConfig.parse({**job.parser_config, "method": job.chunk_method})
-    # no chunk over max_chunk_chars (split), no more than max_chunks: limits of the task
-    chunks = bound_chunks(chunk_blocks(parsed.blocks, config, embedder.count_tokens))
+    chunks = chunk_parsed(parsed, job.chunk_method, job.parser_config, embedder.count_tokens)
     if not chunks and not job.is_page_range:
         raise ParseError("the document has no text to index")
     for c in chunks:
         c.order += job.order_base
     return chunks
+
+
+def chunk_parsed(parsed: ParsedDocument, method: str, parser_config: Mapping[str, Any],
+                 count_tokens: Callable[[str], int]) -> list[Chunk]:
+    """``parsed``'s chunks by ``method`` with ``parser_config``, within the task's limits (no chunk over
+    max_chunk_chars: split; no more than max_chunks)."""
+    from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
+
+    config = ChunkerConfig.parse({**parser_config, "method": method})
+    return bound_chunks(chunk_blocks(parsed.blocks, config, count_tokens))
 
 
 def embed(job: Job, chunks: list[Chunk], embedder: Embedder, progress: Progress) -> np.ndarray:

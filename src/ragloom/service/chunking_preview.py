@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
+from ragloom.dataflow import ParsedDocument
 from ragloom.errors import InvalidRequestError, ParseError
 from ragloom.service import documents, knowledgebases, workspace_models
 
@@ -146,8 +147,7 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
             chunk_method: str | None, parser_config: dict[str, Any] | None) -> ChunkingPreview:
     """Parse ``sample`` and chunk it with ``chunk_method`` and ``parser_config`` (default: the knowledge
     base's), validated as saving them would be. Parse problems are :class:`ParseError` (a 422)."""
-    from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
-    from ragloom.ingest.chunkers.oversize import bound_chunks
+    from ragloom.ingest import pipeline
     from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded
 
     kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
@@ -170,8 +170,7 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
                       memory_limit_mb=settings.task_memory_limit_mb or None)
     with guarded(guard):
         parsed, pages_total = _parse(data, filename)
-        cfg = ChunkerConfig.parse({**config, "method": method})
-        chunks = bound_chunks(chunk_blocks(parsed.blocks, cfg, embedder.count_tokens))
+        chunks = pipeline.chunk_parsed(parsed, method, config, embedder.count_tokens)
     shown = []
     for c in chunks[:PREVIEW_CHUNKS]:
         pages = [p for p in c.pages if p > 0] if parsed.page_sizes else []  # 0: a flowing format's anchors
@@ -182,19 +181,12 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
                            blocks=len(parsed.blocks), chunk_count=len(chunks), chunks=shown)
 
 
-def _parse(data: bytes, filename: str) -> tuple[Any, int | None]:
+def _parse(data: bytes, filename: str) -> tuple[ParsedDocument, int | None]:
     """The sample's blocks (a PDF's first pages) and, for a PDF, its page count."""
-    from ragloom.ingest import preview as html_view
-    from ragloom.ingest.ocr import default_page_reader
-    from ragloom.ingest.parsers import PdfParser, detect_type, parse_document, pdf_page_count
-    from ragloom.ingest.parsers.clean import clean_parsed
+    from ragloom.ingest import pipeline
+    from ragloom.ingest.parsers import detect_type, pdf_page_count
 
     if detect_type(filename, data) == "application/pdf":
         total = pdf_page_count(data, filename)
-        parsed = PdfParser(first_page=1, last_page=min(total, PREVIEW_PAGES), ocr=default_page_reader()).parse(
-            data, filename)
-        clean_parsed(parsed)
-        return parsed, total
-    parsed = parse_document(data, filename)
-    html_view.anchor_blocks(parsed)
-    return parsed, None
+        return pipeline.parse_file(data, filename, pages=(1, min(total, PREVIEW_PAGES))), total
+    return pipeline.parse_file(data, filename), None
