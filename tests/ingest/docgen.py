@@ -31,20 +31,22 @@ def paragraph(rng: random.Random, n_sentences: int | None = None) -> str:
     return " ".join(sentence(rng) for _ in range(n_sentences or rng.randint(1, 6)))
 
 
-def make_pdf(path: str | Path, pages: list[list[str]], *, encrypt_password: str | None = None) -> None:
+def make_pdf(path: str | Path, pages: list[list[str]], *, encrypt_password: str | None = None,
+             page_sizes: list[tuple[float, float]] | None = None) -> None:
     """Write a real text PDF (A4): one inner list of paragraphs per page.
 
     A paragraph starting with ``"# "`` is set as a level-1 heading (20 pt bold),
     ``"## "`` as level 2 (15 pt bold); others are 11 pt body text that wraps.
-    With ``encrypt_password`` the file needs that password to open (RC4).
+    With ``encrypt_password`` the file needs that password to open (RC4). ``page_sizes``
+    gives each page its own (width, height) in mm.
     """
     pdf = FPDF(format="A4")
     pdf.set_auto_page_break(False)
     pdf.set_margins(20, 20, 20)
     if encrypt_password:
         pdf.set_encryption(owner_password=encrypt_password + "-owner", user_password=encrypt_password)
-    for paragraphs in pages:
-        pdf.add_page()
+    for i, paragraphs in enumerate(pages):
+        pdf.add_page(format=page_sizes[i] if page_sizes else "A4")
         for text in paragraphs:
             if text.startswith("## "):
                 pdf.set_font("Helvetica", "B", 15)

@@ -16,10 +16,10 @@ from unittest import mock
 
 import pdfplumber
 import pytest
-from fpdf import FPDF
 
 from tests.fakes import openai_server
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.ingest.docgen import make_pdf
 from tests.web.browser import BROWSER, World, create_kb, new_page, open_world, shot, sign_up, sync_api, until
 
 pytestmark = BROWSER
@@ -39,23 +39,7 @@ QUESTION = "When must the copper filter be replaced?"
 
 
 def write_pdf(path: Path) -> None:
-    pdf = FPDF(format="A4")
-    pdf.set_auto_page_break(False)
-    pdf.set_margins(20, 20, 20)
-    for size, paragraphs in (((210, 297), PAGE1), ((148, 210), PAGE2)):  # A4, A5 in mm
-        pdf.add_page(format=size)
-        for text in paragraphs:
-            if text.startswith("## "):
-                pdf.set_font("Helvetica", "B", 15)
-                pdf.multi_cell(0, 9, text[3:], new_x="LMARGIN", new_y="NEXT")
-            elif text.startswith("# "):
-                pdf.set_font("Helvetica", "B", 20)
-                pdf.multi_cell(0, 11, text[2:], new_x="LMARGIN", new_y="NEXT")
-            else:
-                pdf.set_font("Helvetica", "", 11)
-                pdf.multi_cell(0, 5.5, text, new_x="LMARGIN", new_y="NEXT")
-            pdf.ln(4)
-    pdf.output(str(path))
+    make_pdf(path, [PAGE1, PAGE2], page_sizes=[(210, 297), (148, 210)])  # A4, A5 in mm
 
 
 def responder(body: dict[str, Any]) -> str:
