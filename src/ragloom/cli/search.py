@@ -96,7 +96,8 @@ def ask(kb: str, question: str, top_n: Annotated[int, typer.Option("--top-n")] =
 @app.command("eval")
 def eval_(
     directory: Annotated[str, typer.Argument(
-        help="Folder with corpus.jsonl and queries.jsonl, or builtin:en / builtin:zh for the shipped sets.")],
+        help="Folder with corpus.jsonl and queries.jsonl, or builtin:en / builtin:zh / builtin:multidoc for the "
+             "shipped sets.")],
     kb: Annotated[str | None, typer.Option("--kb", help="Use this knowledge base instead of a scratch one.")]
     = None,
     mode: Annotated[list[str] | None, typer.Option(
@@ -116,6 +117,10 @@ def eval_(
     grade_order: Annotated[str, typer.Option(
         "--grade-order", help="higher: a higher grade is more relevant (TREC); lower: grade 1 is the most "
                               "relevant (Cranfield's relevance codes).")] = "higher",
+    enrich: Annotated[list[str] | None, typer.Option(
+        "--enrich", help="Also measure hybrid with this enrichment built, beside its build time and chat-model "
+                         "calls: kg (knowledge graph, use_kg), raptor (summary trees), keywords (chat-model "
+                         "keywords and questions per chunk). Repeat for several.")] = None,
 ) -> None:
     """Measure retrieval on a labelled set: keyword, vector, hybrid (and + reranker) side by side; with
     --answers, answer accuracy, citation support, refusals and latency too."""
@@ -142,5 +147,6 @@ def eval_(
 
         report = run_eval(client.ctx, client.principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES),
                           top_k=top_k, plot=plot, keep=keep, progress=progress, answers=answers,
-                          max_queries=limit, max_corpus=corpus_limit, grade_order=grade_order)
+                          max_queries=limit, max_corpus=corpus_limit, grade_order=grade_order,
+                          enrich=tuple(enrich or ()))
     emit(report.to_dict(), report.render())

@@ -25,7 +25,7 @@ DATA_DIR = Path(__file__).parent / "data"
 
 
 def shipped_set(language: str) -> Path:
-    """The directory of the repository's own labelled set for ``en`` or ``zh``."""
+    """The directory of one of the repository's own labelled sets: ``en``, ``zh`` or ``multidoc`` (two-hop)."""
     path = DATA_DIR / language
     if not path.is_dir():
         raise ValueError(f"no shipped evaluation set for language {language!r}")

@@ -46,6 +46,21 @@ class ModeResult:
 
 
 @dataclass(slots=True)
+class EnrichmentResult:
+    """``hybrid`` with one enrichment (or two): its metrics, what building it took, and how."""
+
+    name: str
+    result: ModeResult
+    build_seconds: float
+    llm_calls: int
+    how: str  # e.g. "offline", "extractive", "chat model gpt-x"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"enrichment": self.name, "build_seconds": round(self.build_seconds, 2), "llm_calls": self.llm_calls,
+                "how": self.how, **self.result.to_dict()}
+
+
+@dataclass(slots=True)
 class EvalReport:
     """Everything ``ragloom eval`` prints. ``notes`` explain skipped modes and failed documents."""
 
@@ -61,6 +76,7 @@ class EvalReport:
     notes: list[str] = field(default_factory=list)
     ingest_seconds: float = 0.0
     answers: AnswerReport | None = None  # with ``--answers``
+    enrichments: list[EnrichmentResult] = field(default_factory=list)  # with ``--enrich``
 
     @property
     def metric_names(self) -> list[str]:
@@ -82,6 +98,7 @@ class EvalReport:
             "ingest_seconds": round(self.ingest_seconds, 2),
             "modes": [m.to_dict(per_query=per_query) for m in self.modes], "notes": list(self.notes),
             **({"answers": self.answers.to_dict(per_query=per_query)} if self.answers is not None else {}),
+            **({"enrichments": [e.to_dict() for e in self.enrichments]} if self.enrichments else {}),
         }
 
     def table(self) -> Table:
@@ -98,11 +115,29 @@ class EvalReport:
             table.add_row(m.name, *cells, f"{m.latency_p50_ms:.1f}", f"{m.latency_p95_ms:.1f}")
         return table
 
+    def enrichment_table(self) -> Table:
+        """``hybrid`` without and with each enrichment, with what building it took."""
+        names = self.metric_names
+        base = next((m for m in self.modes if m.name == "hybrid"), None)
+        table = Table("hybrid with", *names, "build s", "LLM calls", "how", title="Enrichments: worth their cost?")
+        if base is not None:
+            table.add_row("(nothing)", *(f"{base.metrics[n]:.3f}" for n in names), "-", "-", "")
+        for e in self.enrichments:
+            cells = []
+            for n in names:
+                value, delta = e.result.metrics[n], e.result.metrics[n] - (base.metrics[n] if base else 0.0)
+                cells.append(f"{value:.3f}" + (f" ({delta:+.3f})" if base is not None else ""))
+            table.add_row(e.name, *cells, f"{e.build_seconds:.1f}", str(e.llm_calls), e.how)
+        return table
+
     def render(self) -> Table | Group:
-        """What ``ragloom eval`` prints: the retrieval table, then the answer table when answers were measured."""
-        if self.answers is None:
-            return self.table()
-        return Group(self.table(), self.answers.table())
+        """What ``ragloom eval`` prints: the retrieval table, then the enrichment and answer tables when measured."""
+        parts: list[Table] = [self.table()]
+        if self.enrichments:
+            parts.append(self.enrichment_table())
+        if self.answers is not None:
+            parts.append(self.answers.table())
+        return parts[0] if len(parts) == 1 else Group(*parts)
 
     def plot(self, path: Path | str) -> Path:
         """Draw a grouped bar chart (metrics x modes) with latencies as a second panel; returns the path.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ragloom.context import Context, Principal
@@ -26,8 +26,9 @@ from ragloom.errors import InvalidRequestError
 from ragloom.evaluation import metrics as M
 from ragloom.evaluation.answers import DEFAULT_TOP_N, AnswerReport, check_answers, evaluate_answers
 from ragloom.evaluation.dataset import Dataset, LabelledQuery, load_dataset
+from ragloom.evaluation.enrichment import check_enrichments, evaluate_enrichments
 from ragloom.evaluation.ingest import IngestResult, Progress, drop_kb, ingest, no_progress, open_kb
-from ragloom.evaluation.report import EvalReport, ModeResult, QueryOutcome
+from ragloom.evaluation.report import EnrichmentResult, EvalReport, ModeResult, QueryOutcome
 from ragloom.models.rerank import Reranker
 from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.rerank import rerank
@@ -52,20 +53,43 @@ def _check_modes(modes: Sequence[str], top_k: int) -> None:
         raise InvalidRequestError("top_k must be between 1 and 100")
 
 
-def rank_ids(cands: list[Candidate], names: dict[str, str], k: int) -> list[str | None]:
-    """Corpus ids of the candidates, first rank wins, cut to ``k``. ``None`` for a non-corpus chunk."""
+def rank_ids(cands: list[Candidate], names: dict[str, str], k: int,
+             sources: Callable[[Candidate], list[str]] | None = None) -> list[str | None]:
+    """Corpus ids of the candidates, first rank wins, cut to ``k``. ``None`` for a non-corpus chunk.
+
+    With ``sources``, a candidate that is no corpus document's chunk (a knowledge-graph item, a summary
+    over several documents) counts as the corpus documents of the rows it was built from, in their
+    order (``sources`` gives their document names)."""
     out: list[str | None] = []
     seen: set[str] = set()
     for c in cands:
         cid = names.get(c.record.document_name)
-        if cid is None:
-            out.append(None)
-        elif cid not in seen:
-            seen.add(cid)
-            out.append(cid)
-        if len(out) >= k:
-            break
+        expanded = [cid] if cid is not None or sources is None else [names.get(n) for n in sources(c)] or [None]
+        for one in expanded:
+            if one is None:
+                out.append(None)
+            elif one not in seen:
+                seen.add(one)
+                out.append(one)
+            if len(out) >= k:
+                return out
     return out
+
+
+def source_names(ctx: Context, tenant_id: str) -> Callable[[Candidate], list[str]]:
+    """The document names of the rows a summary or knowledge-graph item was built from, followed down
+    through summaries of summaries (:func:`rank_ids`'s ``sources``)."""
+
+    def names(c: Candidate) -> list[str]:
+        out: list[str] = []
+        ids, depth = list(c.record.source_ids), 0
+        while ids and depth < 16:
+            rows = ctx.docstore.get(tenant_id, ids)
+            out.extend(r.document_name for r in rows if not r.source_ids)
+            ids, depth = [i for r in rows if r.source_ids for i in r.source_ids], depth + 1
+        return list(dict.fromkeys(out))
+
+    return names
 
 
 def _summarise(name: str, queries: list[LabelledQuery], ranked: dict[str, list[str | None]],
@@ -92,9 +116,11 @@ class _Run:
     """The query loop of one evaluation: every query through every mode."""
 
     def __init__(self, ctx: Context, principal: Principal, kb_id: str, dataset: Dataset, top_k: int,
-                 reranker: Reranker | None) -> None:
+                 reranker: Reranker | None, use_kg: bool = False) -> None:
         self.ctx, self.principal, self.kb_id, self.top_k, self.reranker = ctx, principal, kb_id, top_k, reranker
+        self.use_kg = use_kg
         self.names = dataset.by_document_name()
+        self.sources = source_names(ctx, principal.tenant_id)
         self.window = window(RetrievalParams(RetrievalOptions(page_size=top_k)))
         with ctx.db.session() as s:  # the weight the hybrid mode's fusion uses
             kb = knowledgebases.get(s, principal=principal, kb_id_or_name=kb_id)
@@ -103,7 +129,7 @@ class _Run:
     def search(self, mode: str, question: str) -> tuple[list[Candidate], float]:
         fusion = "weighted" if mode == "hybrid-weighted" else None  # None: the configured default
         opts = RetrievalOptions(mode=mode.removesuffix("-weighted"), page_size=self.window, similarity_threshold=0.0,
-                                fusion=fusion)
+                                fusion=fusion, use_kg=self.use_kg)
         start = time.perf_counter()
         res = search(self.ctx, principal=self.principal, kb_ids=[self.kb_id], question=question, options=opts,
                      rerank=False)
@@ -134,14 +160,16 @@ class _Run:
                 start = time.perf_counter()
                 cands = self.rerank(q.query, cands)
                 ms += (time.perf_counter() - start) * 1000
-            out[mode] = (rank_ids(cands, self.names, self.top_k), ms)
+            out[mode] = (rank_ids(cands, self.names, self.top_k, self.sources), ms)
         return out
 
 
 def evaluate(ctx: Context, principal: Principal, dataset: Dataset, kb_id: str, *, modes: Sequence[str],
-             top_k: int, reranker: Reranker | None, progress: Progress = no_progress) -> tuple[list[ModeResult], int]:
-    """Run the queries of ``dataset`` against an already ingested knowledge base; returns (results, window)."""
-    run = _Run(ctx, principal, kb_id, dataset, top_k, reranker)
+             top_k: int, reranker: Reranker | None, progress: Progress = no_progress,
+             use_kg: bool = False) -> tuple[list[ModeResult], int]:
+    """Run the queries of ``dataset`` against an already ingested knowledge base; returns (results, window).
+    ``use_kg``: every search puts the knowledge graph's evidence first (retrieval's ``use_kg``)."""
+    run = _Run(ctx, principal, kb_id, dataset, top_k, reranker, use_kg)
     ranked: dict[str, dict[str, list[str | None]]] = {m: {} for m in modes}
     latencies: dict[str, dict[str, float]] = {m: {} for m in modes}
     if dataset.queries:
@@ -160,7 +188,7 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
              progress: Progress = no_progress, reranker: Reranker | None = None, keep: bool = False,
              max_queries: int | None = None, language: str | None = None, answers: bool = False,
              answer_top_n: int = DEFAULT_TOP_N, max_corpus: int | None = None,
-             grade_order: str = "higher") -> EvalReport:
+             grade_order: str = "higher", enrich: Sequence[str] = ()) -> EvalReport:
     """Evaluate retrieval on the labelled set in ``directory`` (see :mod:`ragloom.evaluation.dataset`).
 
     The corpus goes into ``kb`` (an existing knowledge base, by id or name; never
@@ -173,9 +201,12 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
     ``max_corpus`` keeps the first N corpus items and the queries they answer, ``max_queries`` the
     first N queries (a sample of a large set; ``corpus_size`` and ``query_count`` say what was run).
     ``grade_order``: ``lower`` when the set's grade 1 is the most relevant (Cranfield's codes).
+    ``enrich``: also measure ``hybrid`` with each of these enrichments built (``kg``, ``raptor``,
+    ``keywords``; :mod:`ragloom.evaluation.enrichment`), beside its build time and chat-model calls.
     Raises :class:`InvalidRequestError` for a malformed set or bad arguments.
     """
     _check_modes(modes, top_k)
+    enrich = check_enrichments(enrich)
     dataset = load_dataset(directory, max_queries=max_queries, max_corpus=max_corpus, grade_order=grade_order)
     if answers:
         check_answers(dataset, answer_top_n)  # before the corpus is ingested
@@ -194,6 +225,11 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
         ingest_seconds = time.perf_counter() - started
         results, cand_window = evaluate(ctx, principal, dataset, target.kb_id, modes=run_modes, top_k=top_k,
                                         reranker=reranker, progress=progress)
+        enriched: list[EnrichmentResult] = []
+        if enrich:
+            enriched, enrich_notes = evaluate_enrichments(ctx, principal, dataset, target, enrich, top_k=top_k,
+                                                          language=language, progress=progress)
+            notes.extend(enrich_notes)
         answer_report: AnswerReport | None = None
         if answers:
             answer_report = evaluate_answers(ctx, principal, dataset, target.kb_id, top_n=answer_top_n,
@@ -206,7 +242,7 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
                         scratch=target.scratch and not keep, corpus_size=len(dataset.corpus),
                         query_count=len(dataset.queries), top_k=top_k, candidate_window=cand_window,
                         graded=any(q.grades for q in dataset.queries), modes=results, notes=notes,
-                        ingest_seconds=ingest_seconds, answers=answer_report)
+                        ingest_seconds=ingest_seconds, answers=answer_report, enrichments=enriched)
     if plot is not None:
         report.plot(plot)
     return report
