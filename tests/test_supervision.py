@@ -237,6 +237,35 @@ def test_a_task_over_the_memory_limit_fails_with_the_limit_named(ctx, principal,
     assert "RAGLOOM_TASK_MEMORY_LIMIT_MB" in doc_state(ctx, doc_id).message
 
 
+@pytestmark_slow
+def test_a_knowledge_build_is_counted_in_health_and_held_to_the_memory_limit(ctx, principal, settings) -> None:
+    from fastapi.testclient import TestClient
+
+    from ragloom.api.app import create_app
+    from ragloom.db.models import KnowledgeBuild
+    from ragloom.service import builds
+    from ragloom.worker import run_one
+
+    upload(ctx, principal, {"a.txt": long_text(8)}, parser_config={"chunk_token_num": 64})
+    while run_one(ctx, "test"):
+        pass
+    (build,) = builds.start(ctx, principal=principal, kb_id="kb", request=builds.BuildRequest(kind="graph")).builds
+    with TestClient(create_app(context=ctx)) as client:
+        queue = client.get("/api/v1/health").json()["queue"]
+    assert queue["builds_queued"] == 1 and queue["builds_running"] == 0 and queue["queued"] == 0
+
+    def row() -> KnowledgeBuild:
+        with ctx.db.session() as s:
+            found = s.get(KnowledgeBuild, build.id)
+            assert found is not None
+            return found
+
+    with pool_of(ctx, settings, task_memory_limit_mb=64) as pool:  # below any worker's footprint
+        wait(lambda: row().status == "failed", 60, "the build to fail")
+        wait(lambda: len(pool.pids()) == 1, 30, "a worker")
+    assert "RAGLOOM_TASK_MEMORY_LIMIT_MB" in row().message and "its worker was stopped" in row().message
+
+
 # -- ragloom serve: signals -----------------------------------------------------------------------
 
 

@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     )
     chat_model: str | None = Field(None, description="Chat model name sent to the chat API.")
     chat_api_key: SecretStr | None = Field(None, description="API key for the chat API.")
+    llm_concurrency: int = Field(
+        4, ge=1, le=64, description="Chat-model calls one knowledge build or enrichment keeps in flight at once "
+        "(per worker process); lower it when the model's provider limits the rate."
+    )
     rerank_provider: str | None = Field(
         None, description="Reranker: 'http' (Jina/Cohere /rerank API), 'onnx' (local cross-encoder directory), "
         "'llm' (the chat model); unset = no reranker."

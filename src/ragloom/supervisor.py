@@ -38,8 +38,8 @@ from sqlalchemy import select
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.db import tasks, workers
-from ragloom.db.models import Task, utcnow
+from ragloom.db import builds, tasks, workers
+from ragloom.db.models import KnowledgeBuild, Task, utcnow
 from ragloom.ingest.guard import exceeded
 from ragloom.states import TaskStatus
 
@@ -290,6 +290,11 @@ class WorkerPool:
         with self.ctx.db.session() as s:
             task = s.scalar(select(Task).where(Task.status == TaskStatus.RUNNING, Task.claimed_by == wid).limit(1))
             task_id, started = (task.id, task.started_at) if task is not None else (None, None)
+            build = None if task is not None else s.scalar(
+                select(KnowledgeBuild).where(KnowledgeBuild.status == TaskStatus.RUNNING,
+                                             KnowledgeBuild.claimed_by == wid).limit(1))
+            if build is not None:  # a knowledge build is held to the same limits
+                task_id, started = build.id, build.started_at
         if task_id is None:  # an idle worker's memory is its own business: it recycles itself after a task
             return
         reason = None
@@ -310,8 +315,13 @@ class WorkerPool:
         proc.kill()
         proc.join(10)
         with self.ctx.db.session() as s:
-            tasks.fail(s, task_id, reason=f"{reason}; its worker was stopped")
-        self._fail_versions([task_id])
+            if build is not None:  # what it stored stays: a new build goes on from there
+                builds.fail(s, task_id, reason=f"{reason}; its worker was stopped (start the build again to go "
+                                                "on from what it stored)")
+            else:
+                tasks.fail(s, task_id, reason=f"{reason}; its worker was stopped")
+        if build is None:
+            self._fail_versions([task_id])
         slot.last_exit = f"worker {slot.index} was killed: {reason}"
         self._forget(slot, reason="its worker was killed", count_attempt=True)
         slot.restarts += 1

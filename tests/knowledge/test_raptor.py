@@ -261,5 +261,38 @@ def test_failed_calls_are_retried_and_calls_in_flight_are_bounded(ctx: Context) 
             chat.chat([{"role": "user", "content": "never"}])
 
 
+def test_the_deployment_sets_how_many_chat_calls_are_in_flight(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ragloom.config import Settings
+    from ragloom.service.llm_cache import cached_chat
+
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def slow(body: dict[str, Any]) -> str:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.15)
+        with lock:
+            active[0] -= 1
+        return "ok"
+
+    with FakeOpenAIServer(responder=slow) as fake:
+        ctx = Context(Settings(home=tmp_path / "home", workers=0, chat_base_url=fake.base_url, chat_model="fake-chat",
+                               llm_concurrency=3, _env_file=None))
+        ctx.init_storage()
+        try:
+            chat = cached_chat(ctx, tenant(ctx))
+            assert chat is not None
+            threads = [threading.Thread(target=chat.chat, args=([{"role": "user", "content": f"q{i}"}],))
+                       for i in range(9)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            ctx.close()
+    assert peak[0] == 3  # RAGLOOM_LLM_CONCURRENCY: never more, and used
+
+
 def test_topics_of_the_corpus_are_distinct() -> None:
     assert len({s for t in TOPICS.values() for s in t}) == sum(len(t) for t in TOPICS.values())

@@ -84,6 +84,8 @@ class QueueState(BaseModel):
     queued: int
     running: int
     oldest_queued_seconds: Number | None = Field(description="how long the oldest runnable task has waited")
+    builds_queued: int = Field(0, description="knowledge builds (RAPTOR, knowledge graph) waiting for a worker")
+    builds_running: int = Field(0, description="knowledge builds a worker is running")
 
 
 HealthStatus = Literal["ok", "degraded", "unavailable"]

@@ -45,7 +45,8 @@ def health(request: Request, response: Response, ctx: ContextDep) -> Health:
             last_exits=pool_status.last_exits if pool_status is not None else [],
         ),
         queue=QueueState(queued=workers.queued, running=workers.running,
-                         oldest_queued_seconds=workers.oldest_queued_seconds),
+                         oldest_queued_seconds=workers.oldest_queued_seconds, builds_queued=workers.builds_queued,
+                         builds_running=workers.builds_running),
         message="no ingestion worker is alive: uploads wait until one starts (ragloom worker)"
         if status == "unavailable" else None,
     )

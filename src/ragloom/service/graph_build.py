@@ -167,10 +167,10 @@ class GraphKind:
         recipe = _recipe(settings, chat.identity if chat is not None else "")
         if settings.method == "general":
             extractor = make_extractor(settings.method, chat=chat, analyzer=ctx.analyzer,
-                                       max_workers=llm_cache.DEFAULT_CONCURRENCY, entity_types=settings.entity_types)
+                                       max_workers=ctx.settings.llm_concurrency, entity_types=settings.entity_types)
         else:
             extractor = make_extractor(settings.method, chat=chat, analyzer=ctx.analyzer,
-                                       max_workers=llm_cache.DEFAULT_CONCURRENCY)
+                                       max_workers=ctx.settings.llm_concurrency)
         todo = documents(ctx, kb, recipe, job.document_id)
         stale = [d for d in todo if not d.current]
         steps = len(stale) + 1
@@ -229,7 +229,7 @@ class GraphKind:
             sub = Subgraph.from_dict(json.loads(ctx.objects.get(key)))
             if sub.entities or sub.relations:
                 touched += graph.merge(sub).touched
-        runner = LlmRunner(chat, max_workers=llm_cache.DEFAULT_CONCURRENCY) if chat is not None else None
+        runner = LlmRunner(chat, max_workers=ctx.settings.llm_concurrency) if chat is not None else None
         if settings.resolution and touched:
             resolve_entities(graph, runner=runner, only=touched)
         compute_pagerank(graph)

@@ -34,8 +34,6 @@ from ragloom.errors import ModelError
 from ragloom.models.chat import ChatModel, Message, Sampling
 from ragloom.service import workspace_models
 
-DEFAULT_CONCURRENCY = 4  # chat calls in flight per build (REFERENCE §11 allows 10 per worker process)
-
 
 def cache_key(model: str, messages: Sequence[Message], **params: object) -> str:
     """SHA-256 (hex) of the model identity, the messages and the call's parameters."""
@@ -97,7 +95,7 @@ def rough_tokens(text: str) -> int:
 class CachedChat:
     """A chat model behind the cache, a concurrency bound and retries (see the module docstring)."""
 
-    def __init__(self, inner: ChatModel, cache: LlmCache, *, identity: str, max_concurrency: int = DEFAULT_CONCURRENCY,
+    def __init__(self, inner: ChatModel, cache: LlmCache, *, identity: str, max_concurrency: int = 4,
                  retries: int = 2, backoff: float = 1.0, count_tokens: Callable[[str], int] = rough_tokens) -> None:
         self.inner = inner
         self.name = inner.name
@@ -166,11 +164,13 @@ def model_identity(ctx: Context, tenant_id: str) -> str:
 
 
 def cached_chat(ctx: Context, tenant_id: str, *, count_tokens: Callable[[str], int] = rough_tokens,
-                max_concurrency: int = DEFAULT_CONCURRENCY, backoff: float = 1.0) -> CachedChat | None:
-    """The workspace's chat model behind its cache (None when it has no chat model)."""
+                max_concurrency: int | None = None, backoff: float = 1.0) -> CachedChat | None:
+    """The workspace's chat model behind its cache (None when it has no chat model); at most
+    ``max_concurrency`` calls in flight (default: ``settings.llm_concurrency``)."""
     chat = workspace_models.chat_model(ctx, tenant_id)
     if chat is None:
         return None
     identity = model_identity(ctx, tenant_id)
     return CachedChat(chat, LlmCache(ctx.db, tenant_id, model=chat.name), identity=identity,
-                      max_concurrency=max_concurrency, backoff=backoff, count_tokens=count_tokens)
+                      max_concurrency=max_concurrency or ctx.settings.llm_concurrency, backoff=backoff,
+                      count_tokens=count_tokens)

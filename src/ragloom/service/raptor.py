@@ -106,7 +106,7 @@ def builder(ctx: Context, kb: KnowledgeBase, *, build_id: str | None = None, bac
     if chat is not None:
         summarizer = LlmSummarizer(chat, prompt=settings.prompt, max_token=settings.max_token,
                                    context_tokens=context_tokens, count_tokens=embedder.count_tokens,
-                                   workers=llm_cache.DEFAULT_CONCURRENCY)
+                                   workers=ctx.settings.llm_concurrency)
         identity = chat.identity
     else:
         summarizer = ExtractiveSummarizer(lambda texts: embedder.embed_passages(list(texts)), split_sentences,

@@ -8,7 +8,8 @@ from sqlalchemy import func, select
 
 from ragloom.context import Context
 from ragloom.db import workers
-from ragloom.db.models import Document, KnowledgeBase, Task
+from ragloom.db.models import Document, KnowledgeBase, KnowledgeBuild, Task
+from ragloom.states import TaskStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +21,8 @@ class WorkerHealth:
     queued: int
     running: int
     oldest_queued_seconds: float | None
+    builds_queued: int = 0
+    builds_running: int = 0
 
 
 def worker_health(ctx: Context) -> WorkerHealth:
@@ -27,8 +30,12 @@ def worker_health(ctx: Context) -> WorkerHealth:
     with ctx.db.session() as s:
         alive = workers.alive(s, ctx.settings)
         queue = workers.queue_state(s)
+        built = dict(s.execute(select(KnowledgeBuild.status, func.count())
+                               .where(KnowledgeBuild.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING)))
+                               .group_by(KnowledgeBuild.status)).all())
     return WorkerHealth(alive=len(alive), busy=sum(1 for w in alive if w.task_id), queued=queue.queued,
-                        running=queue.running, oldest_queued_seconds=queue.oldest_queued_seconds)
+                        running=queue.running, oldest_queued_seconds=queue.oldest_queued_seconds,
+                        builds_queued=built.get(TaskStatus.QUEUED, 0), builds_running=built.get(TaskStatus.RUNNING, 0))
 
 
 def workspace_counts(ctx: Context, tenant_id: str) -> dict[str, object]:
