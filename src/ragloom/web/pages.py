@@ -147,6 +147,20 @@ def kb_settings_page(request: Request, kb_id: str) -> Response:
                  chunk_methods=knowledgebases.chunk_methods())
 
 
+@router.get("/kb/{kb_id}/knowledge")
+def knowledge_page(request: Request, kb_id: str) -> Response:
+    """Knowledge builds (RAPTOR summaries, the knowledge graph): the estimate before starting, then each
+    build's stage and progress live, with cancel."""
+    return _page(request, "knowledge.html", "build.title", "kb", kb_id=kb_id)
+
+
+@router.get("/kb/{kb_id}/graph")
+def graph_page(request: Request, kb_id: str) -> Response:
+    """The knowledge graph drawn (entities by PageRank, coloured by community), an entity's details and
+    sources, and the communities' reports."""
+    return _page(request, "graph.html", "graph.title", "kb", kb_id=kb_id)
+
+
 @router.get("/bench")
 def bench_page(request: Request) -> Response:
     """The retrieval bench: one question against the knowledge bases, with every score and, on demand,

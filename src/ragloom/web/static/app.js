@@ -120,6 +120,28 @@ const RL = (() => {
     return isNaN(date) ? iso : date.toLocaleString(document.documentElement.lang);
   }
 
+  /** Live progress, as the documents page follows its tasks: `load()` runs now and, while it returns
+      true (something is still queued or running), again every `ms` milliseconds; `now()` runs it at
+      once (after a change), `stop()` ends the polling. A failing load is retried after 5 s. */
+  function poller(load, ms = 1000) {
+    let timer = null;
+    let stopped = false;
+    async function run() {
+      clearTimeout(timer);
+      if (stopped) return;
+      let again = false;
+      let wait = ms;
+      try {
+        again = await load();
+      } catch (err) {
+        again = !(err instanceof ApiError) || ![401, 403, 404].includes(err.status);
+        wait = 5000;
+      }
+      if (again && !stopped) timer = setTimeout(run, wait);
+    }
+    return { now: run, stop() { stopped = true; clearTimeout(timer); } };
+  }
+
   function formValues(form) {
     const out = {};
     for (const [k, v] of new FormData(form).entries()) out[k] = typeof v === "string" ? v.trim() : v;
@@ -158,5 +180,5 @@ const RL = (() => {
 
   document.addEventListener("DOMContentLoaded", setupTopBar);
 
-  return { t, api, el, button, showError, flash, busy, when, formValues, cookie, ApiError, UI };
+  return { t, api, el, button, showError, flash, busy, when, formValues, cookie, poller, ApiError, UI };
 })();
