@@ -10,6 +10,7 @@ import pytest
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.service import accounts
+from tests.pg import PgServer, pg_server
 
 
 @pytest.fixture
@@ -34,3 +35,10 @@ def admin(ctx: Context) -> accounts.Bootstrap:
 @pytest.fixture
 def principal(admin: accounts.Bootstrap) -> Principal:
     return admin.principal
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgServer]:
+    """A real PostgreSQL server (with pgvector) for this test process; ``pg.new_database()`` per test."""
+    with pg_server() as server:
+        yield server

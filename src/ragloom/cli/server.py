@@ -49,6 +49,9 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Listen address.")] = None,
     port: Annotated[int | None, typer.Option(help="Port.")] = None,
     workers: Annotated[int | None, typer.Option(help="Embedded ingestion worker processes.")] = None,
+    no_workers: Annotated[bool, typer.Option(
+        "--no-workers", help="Serve the API only: the tasks are run by `ragloom worker` processes, on this "
+                             "machine or others sharing the database, object store and search store.")] = False,
 ) -> None:
     """Serve the API and status page with supervised workers. Ctrl-C or SIGTERM drains and stops everything."""
     import uvicorn
@@ -59,7 +62,10 @@ def serve(
     from ragloom.supervisor import WorkerPool
 
     settings = state.settings()
-    updates = {k: v for k, v in (("host", host), ("port", port), ("workers", workers)) if v is not None}
+    if no_workers and workers:
+        raise typer.BadParameter("--no-workers runs no worker; leave out --workers", param_hint="--workers")
+    updates = {k: v for k, v in (("host", host), ("port", port), ("workers", 0 if no_workers else workers))
+               if v is not None}
     settings = settings.model_copy(update=updates)
     _check_port_free(settings.host, settings.port)  # before any worker starts
     ctx = state.context()
@@ -74,7 +80,10 @@ def serve(
     server = uvicorn.Server(uvicorn.Config(api, host=settings.host,
                                            port=settings.port, log_level="warning", timeout_graceful_shutdown=10))
     _announce_when_listening(server, f"ragloom serving on http://{settings.host}:{settings.port} "
-                             f"(data: {settings.home}, {settings.workers} workers; web UI: "
+                             f"(data: {settings.home}, "
+                             + (f"{settings.workers} workers" if settings.workers else
+                                "no workers here: `ragloom worker` runs the tasks")
+                             + f"; web UI: "
                              f"http://{settings.host}:{settings.port}/ui/) — Ctrl-C to stop")
     with _stop_signals(pool, server):
         try:
