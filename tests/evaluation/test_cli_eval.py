@@ -34,3 +34,13 @@ def test_eval_prints_every_mode_side_by_side(tmp_path: Path) -> None:
     assert "ndcg" in text.lower() and "mrr" in text.lower()
     bad = ragloom(tmp_path / "home", "eval", str(tmp_path / "missing"), check=False)
     assert bad.returncode != 0
+
+
+def test_eval_enrich_prints_each_enrichment_beside_hybrid(tmp_path: Path) -> None:
+    out = json.loads(ragloom(tmp_path / "home", "--json", "eval", "builtin:multidoc", "--mode", "hybrid",
+                             "--corpus-limit", "6", "--enrich", "kg").stdout)
+    (kg,) = out["enrichments"]
+    assert kg["enrichment"] == "kg" and kg["mode"] == "hybrid +kg" and kg["llm_calls"] == 0
+    assert kg["Recall@10"] >= out["modes"][0]["Recall@10"]
+    bad = ragloom(tmp_path / "home", "eval", "builtin:multidoc", "--enrich", "summaries", check=False)
+    assert bad.returncode != 0 and "unknown enrichment" in bad.stdout + bad.stderr
