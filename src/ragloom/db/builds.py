@@ -1,10 +1,11 @@
 """The queue of knowledge builds on the metadata DB's ``knowledge_build`` table.
 
-The same rules as the ingestion queue (:mod:`ragloom.db.tasks`): a claim is a conditional UPDATE, so
-two workers never run the same build; progress only moves forward; a worker that stops beating loses
-its build to another (re-queued, or failed when its attempts are used up). One rule of its own: a
-knowledge base runs at most one build of a kind at a time (a build rewrites the knowledge base's
-tree or graph as a whole), so a build whose knowledge base is busy with its kind waits.
+The same rules as the ingestion queue (:mod:`ragloom.db.tasks`): a claim locks its candidate ``FOR
+UPDATE SKIP LOCKED`` (PostgreSQL) and takes it with a conditional UPDATE, so two workers never run the
+same build; progress only moves forward; a worker that stops beating loses its build to another
+(re-queued, or failed when its attempts are used up). One rule of its own: a knowledge base runs at
+most one build of a kind at a time (a build rewrites the knowledge base's tree or graph as a whole),
+so a build whose knowledge base is busy with its kind waits.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, CursorResult, and_, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
-from ragloom.db.models import KnowledgeBuild, utcnow
+from ragloom.db.models import KnowledgeBase, KnowledgeBuild, utcnow
 from ragloom.states import TaskStatus
 
 OPEN = (TaskStatus.QUEUED, TaskStatus.RUNNING)
@@ -34,11 +35,21 @@ def _runnable(now: datetime) -> ColumnElement[bool]:
 
 
 def claim(session: Session, *, worker_id: str, limit: int = 5) -> KnowledgeBuild | None:
-    """Take the oldest runnable build, or ``None``. Commits nothing itself."""
+    """Take the oldest runnable build, or ``None``. Commits nothing itself.
+
+    For each candidate, its knowledge base's row is locked first (PostgreSQL: ``FOR NO KEY UPDATE``,
+    so two workers never start two builds of one knowledge base and kind: the second sees the first's
+    once it gets the lock), then the build's own row ``FOR UPDATE SKIP LOCKED``, then the conditional
+    UPDATE takes it. SQLite, with one writer at a time, ignores both locks."""
     now = utcnow()
-    ids = session.scalars(select(KnowledgeBuild.id).where(_runnable(now))
-                          .order_by(KnowledgeBuild.created_at, KnowledgeBuild.id).limit(limit)).all()
-    for build_id in ids:
+    candidates = session.execute(select(KnowledgeBuild.id, KnowledgeBuild.kb_id).where(_runnable(now))
+                                 .order_by(KnowledgeBuild.created_at, KnowledgeBuild.id).limit(limit)).all()
+    for build_id, kb_id in candidates:
+        session.execute(select(KnowledgeBase.id).where(KnowledgeBase.id == kb_id).with_for_update(key_share=True))
+        locked = session.scalar(select(KnowledgeBuild.id).where(KnowledgeBuild.id == build_id, _runnable(now))
+                                .with_for_update(skip_locked=True, of=KnowledgeBuild))
+        if locked is None:
+            continue
         res = cast(CursorResult[Any], session.execute(  # checked again: another worker may have claimed one
             update(KnowledgeBuild).where(KnowledgeBuild.id == build_id, KnowledgeBuild.status == TaskStatus.QUEUED,
                                          ~_kb_busy())
@@ -142,7 +153,9 @@ def requeue_stale(session: Session, *, stale_after: timedelta, max_attempts: int
     the last one stored), or failed after ``max_attempts``. Returns the ids of those that failed."""
     now = now or utcnow()
     stale = session.scalars(select(KnowledgeBuild).where(KnowledgeBuild.status == TaskStatus.RUNNING,
-                                                         KnowledgeBuild.heartbeat_at < now - stale_after)).all()
+                                                         KnowledgeBuild.heartbeat_at < now - stale_after)
+                            .order_by(KnowledgeBuild.id).with_for_update(skip_locked=True)
+                            .execution_options(populate_existing=True)).all()
     return [b.id for b in stale
             if not requeue_lost(session, b, reason="its worker stopped sending heartbeats", max_attempts=max_attempts)]
 
@@ -151,7 +164,9 @@ def requeue_worker(session: Session, worker_id: str, *, reason: str, max_attempt
                    count_attempt: bool = True) -> list[str]:
     """Take back the builds a worker was running when it died or stopped. Returns those that failed."""
     running = session.scalars(select(KnowledgeBuild).where(KnowledgeBuild.status == TaskStatus.RUNNING,
-                                                           KnowledgeBuild.claimed_by == worker_id)).all()
+                                                           KnowledgeBuild.claimed_by == worker_id)
+                              .order_by(KnowledgeBuild.id).with_for_update()
+                              .execution_options(populate_existing=True)).all()
     failed = []
     for build in running:
         if not count_attempt:

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -162,7 +163,7 @@ class KnowledgeBase(Base):
     language: Mapped[str] = mapped_column(String(8), default="en")
     permission: Mapped[str] = mapped_column(String(8), default="me")  # me | team
     created_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    embedding_model: Mapped[str] = mapped_column(String(128))
+    embedding_model: Mapped[str] = mapped_column(String(255))  # "provider:<workspace id>:<model>" too
     embedding_dim: Mapped[int] = mapped_column(Integer)
     chunk_method: Mapped[str] = mapped_column(String(32), default="naive")
     parser_config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -217,7 +218,7 @@ class DocumentVersion(Base):
     # object store key of the file ("<tenant id>/<sha256>"); NULL in versions stored before keys had a
     # tenant, whose key is the bare content_hash (see file_key)
     object_key: Mapped[str | None] = mapped_column(String(160), nullable=True)
-    size: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(BigInteger)
     content_type: Mapped[str] = mapped_column(String(128), default="")
     chunk_method: Mapped[str] = mapped_column(String(32), default="naive")
     parser_config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -290,7 +291,7 @@ class Task(Base):
     # words of the range's parsed text its chunks keep (ragloom.ingest.coverage.Coverage.as_dict)
     coverage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
-    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    claimed_by: Mapped[str | None] = mapped_column(String(255), nullable=True)  # a worker id
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # last claim
     not_before: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -322,7 +323,7 @@ class KnowledgeBuild(Base):
     stats: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # LLM calls, cache hits, tokens, rows
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
-    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    claimed_by: Mapped[str | None] = mapped_column(String(255), nullable=True)  # a worker id
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     not_before: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -375,10 +376,10 @@ class Worker(Base):
     """
 
     __tablename__ = "worker"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    id: Mapped[str] = mapped_column(String(255), primary_key=True)
     host: Mapped[str] = mapped_column(String(255))
     pid: Mapped[int] = mapped_column(Integer)
-    supervisor: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    supervisor: Mapped[str | None] = mapped_column(String(255), nullable=True)
     task_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     rss_mb: Mapped[float] = mapped_column(Float, default=0.0)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -442,7 +443,7 @@ class ChatMessage(Base):
     turn: Mapped[int] = mapped_column(Integer)
     role: Mapped[str] = mapped_column(String(16))  # user | assistant (states.MessageRole)
     content: Mapped[str] = mapped_column(Text, default="")
-    model: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    model: Mapped[str | None] = mapped_column(String(255), nullable=True)
     insufficient: Mapped[bool] = mapped_column(Boolean, default=False)
     refs: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     citations: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -32,7 +33,8 @@ def _create_sqlite_file(url: str) -> None:
 
 def make_engine(url: str) -> Engine:
     """Create an engine; SQLite gets WAL mode, foreign keys and a busy timeout (and a new database
-    file is created private to the user)."""
+    file is created private to the user); PostgreSQL sessions run in UTC, and NUL characters are dropped
+    from the strings sent to it."""
     if url.startswith("sqlite"):
         _create_sqlite_file(url)
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
@@ -47,7 +49,35 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url, pool_pre_ping=True)
+    if engine.dialect.name == "postgresql":
+
+        @event.listens_for(engine, "connect")
+        def _utc_session(dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
+            # times come back in UTC, as they were stored, whatever the server's time zone
+            cur = dbapi_conn.cursor()
+            cur.execute("SET TIME ZONE 'UTC'")
+            cur.close()
+            dbapi_conn.commit()
+
+        @event.listens_for(engine, "before_cursor_execute", retval=True)
+        def _without_nul(_conn: Connection, _cursor: Any, statement: str, parameters: Any, _context: Any,
+                         _executemany: bool) -> tuple[str, Any]:
+            return statement, _strip_nul(parameters)
+
+    return engine
+
+
+def _strip_nul(value: Any) -> Any:
+    """``value`` (a statement's parameters) without NUL characters in its strings: PostgreSQL's text
+    cannot hold one (SQLite's can), and a name or a question with one must not fail the request."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {k: _strip_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_strip_nul(v) for v in value)
+    return value
 
 
 def upgrade(url: str) -> None:

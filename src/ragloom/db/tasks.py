@@ -1,13 +1,18 @@
 """The task queue on the metadata DB's ``task`` table.
 
-Claiming is a conditional UPDATE (``WHERE id = ? AND status = 'queued'``), so
-two workers never run the same task, on SQLite and PostgreSQL alike. Progress
-only moves forward; a failure keeps its reason; the document row mirrors its
-latest version's task.
+Claiming takes the runnable tasks in a fair order (:func:`fair_documents`): the candidate row is read
+``FOR UPDATE SKIP LOCKED`` — on PostgreSQL, concurrent workers thus take different rows instead of
+all trying the same one (SQLite, which has one writer at a time, ignores the clause) — and taken by a
+conditional UPDATE (``WHERE id = ? AND status = 'queued'``), so two workers never run the same task,
+on SQLite and PostgreSQL alike. A claim is a lease: the worker renews ``heartbeat_at`` while it runs
+the task (:func:`report`, :func:`ragloom.db.workers.beat`), and a task whose heartbeat is older than
+``stale_after`` goes back to the queue (:func:`requeue_stale`). Progress only moves forward; a failure
+keeps its reason; the document row mirrors its latest version's task.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -19,16 +24,20 @@ from ragloom.db.models import Document, DocumentVersion, Task, utcnow
 from ragloom.states import TaskStatus
 
 STALE_AFTER = timedelta(minutes=5)  # a task whose worker sends no heartbeat for this long is taken back
+MAX_TENANTS = 16  # tenants a claim looks at before it takes the oldest runnable task of any
+MAX_DOCUMENTS = 16  # documents per tenant a claim looks at (all of them being taken at once is rare)
+TRIES_PER_DOCUMENT = 5  # candidates of one document tried before the next document
 
 
 def _runnable(now: datetime) -> ColumnElement[bool]:
     return (Task.status == TaskStatus.QUEUED) & or_(Task.not_before.is_(None), Task.not_before <= now)
 
 
-def next_candidates(session: Session, *, now: datetime | None = None, limit: int = 5) -> list[str]:
-    """Ids of the runnable tasks to try next, fairly: the tenant with the fewest running tasks
-    first (ties: the one waiting longest), then, inside it, the document with the fewest running
-    tasks (ties: the one waiting longest), then that document's tasks in page order.
+def fair_documents(session: Session, *, now: datetime | None = None) -> Iterator[str]:
+    """Ids of the documents with runnable tasks in the order a worker should try them, fairly: the
+    tenant with the fewest running tasks first (ties: the one waiting longest), then, inside it, the
+    document with the fewest running tasks (ties: the one waiting longest). Lazy: a tenant's documents
+    are read when the ones before them are used up (at most ``MAX_TENANTS`` x ``MAX_DOCUMENTS``).
 
     So one tenant's 2,000 page-range tasks never hold every worker while another tenant's
     one-page note waits, and inside a tenant a huge document shares the workers with small ones.
@@ -38,30 +47,51 @@ def next_candidates(session: Session, *, now: datetime | None = None, limit: int
         select(Task.tenant_id, func.min(Task.created_at)).where(_runnable(now)).group_by(Task.tenant_id)
     ).all()
     if not waiting:
-        return []
+        return
     running = dict(session.execute(
         select(Task.tenant_id, func.count()).where(Task.status == TaskStatus.RUNNING).group_by(Task.tenant_id)
     ).all())
-    tenant = min(waiting, key=lambda row: (running.get(row[0], 0), row[1], row[0]))[0]
-    in_tenant = _runnable(now) & (Task.tenant_id == tenant)
-    docs = session.execute(
-        select(Task.document_id, func.min(Task.created_at)).where(in_tenant).group_by(Task.document_id)
-    ).all()
-    running_docs = dict(session.execute(
-        select(Task.document_id, func.count())
-        .where(Task.status == TaskStatus.RUNNING, Task.tenant_id == tenant).group_by(Task.document_id)
-    ).all())
-    doc = min(docs, key=lambda row: (running_docs.get(row[0], 0), row[1], row[0]))[0]
-    return list(session.scalars(
-        select(Task.id).where(in_tenant, Task.document_id == doc)
-        .order_by(Task.created_at, Task.from_page).limit(limit)
-    ))
+    tenants = sorted(waiting, key=lambda row: (running.get(row[0], 0), row[1], row[0]))
+    for tenant, _ in tenants[:MAX_TENANTS]:
+        in_tenant = _runnable(now) & (Task.tenant_id == tenant)
+        docs = session.execute(
+            select(Task.document_id, func.min(Task.created_at)).where(in_tenant).group_by(Task.document_id)
+        ).all()
+        running_docs = dict(session.execute(
+            select(Task.document_id, func.count())
+            .where(Task.status == TaskStatus.RUNNING, Task.tenant_id == tenant).group_by(Task.document_id)
+        ).all())
+        for doc, _ in sorted(docs, key=lambda row: (running_docs.get(row[0], 0), row[1], row[0]))[:MAX_DOCUMENTS]:
+            yield doc
+
+
+def _lock_next(session: Session, where: ColumnElement[bool]) -> str | None:
+    """The id of the first runnable task matching ``where`` (oldest, then page order) that no other
+    transaction holds, locked until this one ends (PostgreSQL: ``FOR UPDATE SKIP LOCKED``; SQLite
+    ignores the clause and relies on the conditional UPDATE of :func:`_take`)."""
+    return session.scalar(
+        select(Task.id).where(where).order_by(Task.created_at, Task.from_page, Task.id).limit(1)
+        .with_for_update(skip_locked=True)
+    )
 
 
 def claim(session: Session, *, worker_id: str) -> Task | None:
-    """Take the next runnable task (:func:`next_candidates`), or ``None``. Commits nothing itself."""
+    """Take the next runnable task (documents in the order of :func:`fair_documents`), or ``None``.
+    Commits nothing itself: the row stays locked until the caller's transaction ends."""
     now = utcnow()
-    for task_id in next_candidates(session, now=now):
+    for doc in fair_documents(session, now=now):
+        for _ in range(TRIES_PER_DOCUMENT):  # a candidate another worker took meanwhile: the next one
+            task_id = _lock_next(session, _runnable(now) & (Task.document_id == doc))
+            if task_id is None:
+                break
+            task = _take(session, task_id, worker_id, now)
+            if task is not None:
+                return task
+    # every document looked at was taken meanwhile (or more than MAX_TENANTS x MAX_DOCUMENTS wait): any task
+    for _ in range(TRIES_PER_DOCUMENT):
+        task_id = _lock_next(session, _runnable(now))
+        if task_id is None:
+            return None
         task = _take(session, task_id, worker_id, now)
         if task is not None:
             return task
@@ -84,7 +114,9 @@ def claim_more(session: Session, first: Task, *, worker_id: str, limit: int, max
         limit = min(limit, -(-(waiting + 1) // workers) - 1)  # ceil(all small ones / workers), minus the first
     if limit <= 0:
         return []
-    ids = session.scalars(small.order_by(Task.created_at).limit(limit)).all()
+    # rows other workers are taking are skipped (PostgreSQL), and only the task rows are locked
+    ids = session.scalars(small.order_by(Task.created_at, Task.id).limit(limit)
+                          .with_for_update(skip_locked=True, of=Task)).all()
     return [t for t in (_take(session, task_id, worker_id, now) for task_id in ids) if t is not None]
 
 
@@ -115,8 +147,11 @@ def requeue_stale(session: Session, *, now: datetime | None = None, stale_after:
     re-queued, or failed when the task already had ``max_attempts`` attempts (a file that kills
     its worker each time must not be retried forever). Returns the ids of the tasks that failed."""
     now = now or utcnow()
+    # locked, and those another worker is taking back right now skipped: each is taken back once, and
+    # a task claimed again meanwhile (a fresh heartbeat) no longer matches once its row is locked
     stale = session.scalars(
         select(Task).where(Task.status == TaskStatus.RUNNING, Task.heartbeat_at < now - stale_after)
+        .order_by(Task.id).with_for_update(skip_locked=True).execution_options(populate_existing=True)
     ).all()
     return [t.id for t in stale
             if not requeue_lost(session, t, reason="its worker stopped sending heartbeats",
@@ -131,7 +166,9 @@ def requeue_worker(session: Session, worker_id: str, *, reason: str, max_attempt
     running are taken back too (:func:`ragloom.db.builds.requeue_worker`; not in the returned ids: no
     document version fails with them)."""
     builds.requeue_worker(session, worker_id, reason=reason, max_attempts=max_attempts, count_attempt=count_attempt)
-    running = session.scalars(select(Task).where(Task.status == TaskStatus.RUNNING, Task.claimed_by == worker_id)).all()
+    running = session.scalars(select(Task).where(Task.status == TaskStatus.RUNNING, Task.claimed_by == worker_id)
+                              .order_by(Task.id).with_for_update()
+                              .execution_options(populate_existing=True)).all()
     failed = []
     for task in running:
         if not count_attempt:
@@ -219,10 +256,12 @@ def _mirror(session: Session, task: Task) -> None:
     > done), the message the task's own, prefixed with its pages when split — or, when no range
     runs and some wait, how many are done and that the rest waits for a worker.
     """
-    doc = session.get(Document, task.document_id)
+    session.flush()
+    # the document row locked before its tasks are read (PostgreSQL: a sibling changed by a transaction
+    # that commits meanwhile is seen once the lock is ours; SQLite has one writer at a time anyway)
+    doc = session.get(Document, task.document_id, with_for_update=True)
     if doc is None or doc.latest_version_id != task.version_id:
         return
-    session.flush()
     siblings = list(session.scalars(select(Task).where(Task.version_id == task.version_id)))
     statuses = {t.status for t in siblings}
     for status in (TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.RUNNING, TaskStatus.QUEUED, TaskStatus.DONE):

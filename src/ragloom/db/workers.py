@@ -29,9 +29,10 @@ def alive_within(settings: Settings) -> timedelta:
 
 
 def stale_after(settings: Settings) -> timedelta:
-    """How long a running task may go without a heartbeat before another worker takes it back
-    (at least a minute: a busy worker's beat thread may be late, never that late)."""
-    return timedelta(seconds=max(60.0, STALE_BEATS * settings.worker_heartbeat_seconds))
+    """How long a running task may go without a heartbeat before another worker takes it back: its lease,
+    ``task_lease_seconds`` (a minute by default: a busy worker's beat thread may be late, never that late),
+    and never less than twelve beats."""
+    return timedelta(seconds=max(settings.task_lease_seconds, STALE_BEATS * settings.worker_heartbeat_seconds))
 
 
 def register(session: Session, *, worker_id: str, host: str, pid: int, supervisor: str | None) -> None:

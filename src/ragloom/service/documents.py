@@ -117,6 +117,16 @@ def _method_and_config(kb: KnowledgeBase, doc: Document) -> tuple[str, dict[str,
     return kb.chunk_method, dict(kb.parser_config or {})
 
 
+CONTENT_TYPE_CHARS = 128  # DocumentVersion.content_type
+
+
+def _bounded_content_type(content_type: str) -> str:
+    """The client's Content-Type, within its column (PostgreSQL refuses a longer value; SQLite would keep
+    it): a longer one keeps its media type only."""
+    limit = CONTENT_TYPE_CHARS
+    return content_type if len(content_type) <= limit else content_type.split(";", 1)[0].strip()[:limit]
+
+
 def _new_version(
     session: Session, *, kb: KnowledgeBase, doc: Document, content_hash: str, object_key: str | None, size: int,
     content_type: str,
@@ -132,7 +142,7 @@ def _new_version(
         content_hash=content_hash,
         object_key=object_key,
         size=size,
-        content_type=content_type,
+        content_type=_bounded_content_type(content_type),
         chunk_method=method,
         parser_config=config,
     )

@@ -1,12 +1,13 @@
 """Alembic environment: runs migrations on the URL the caller configured."""
 
 from alembic import context
-from sqlalchemy import Connection, engine_from_config, pool
+from sqlalchemy import Connection, engine_from_config, pool, text
 
 from ragloom.db.models import Base
 
 config = context.config
 target_metadata = Base.metadata
+MIGRATION_LOCK = 0x7261676C6F6F6D  # "ragloom": the advisory lock of migrations on PostgreSQL
 
 
 def run_migrations_online() -> None:
@@ -30,6 +31,10 @@ def _run(connection: Connection) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
     )
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            # processes starting together (an API and its workers on several machines) migrate one at a
+            # time; the later ones then find the schema current. Released when the transaction ends.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         context.run_migrations()
 
 
