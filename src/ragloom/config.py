@@ -22,6 +22,10 @@ class Settings(BaseSettings):
         None, description="SQLAlchemy URL of the metadata DB; default: SQLite file in the data directory."
     )
     docstore: str = Field("tantivy", description="Search store engine name (registry key).")
+    docstore_url: str | None = Field(
+        None, description="PostgreSQL URL of the pgvector search store (postgresql://user:password@host/dbname; "
+        "postgresql+psycopg:// works too); unset = RAGLOOM_DATABASE_URL when that is PostgreSQL."
+    )
     object_store: str = Field(
         "local", description="Object store engine name (registry key): 'local' keeps files in the data directory, "
         "'s3' in a bucket (RAGLOOM_S3_*)."
@@ -149,6 +153,11 @@ class Settings(BaseSettings):
     worker_poll_seconds: float = Field(0.5, gt=0, description="How often an idle worker checks for tasks.")
     worker_heartbeat_seconds: float = Field(
         5.0, gt=0, description="How often a worker says it is alive; three missed beats and it counts as dead."
+    )
+    task_lease_seconds: float = Field(
+        60.0, ge=1, description="A running task's lease: when its worker sends no heartbeat for this long (and "
+        "twelve beats), another worker of any machine takes the task back. Shorter: a dead machine's tasks are "
+        "taken over sooner; too short: a busy worker's late beat loses its task."
     )
     gc_interval_seconds: float = Field(
         3600.0, ge=0, description="How often `serve` collects unreferenced files from the object store (0 = never)."

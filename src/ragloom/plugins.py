@@ -112,6 +112,7 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
     },
     "ragloom.docstores": {
         "tantivy": "ragloom.docstore.registry:open_tantivy",
+        "pgvector": "ragloom.docstore.registry:open_pgvector",
     },
     "ragloom.object_stores": {
         "local": "ragloom.storage.registry:open_local",

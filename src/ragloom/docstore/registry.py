@@ -25,3 +25,17 @@ def open_tantivy(settings: Settings) -> DocStore:
     from ragloom.docstore.tantivy_store import TantivyDocStore
 
     return TantivyDocStore(settings.index_dir)
+
+
+def open_pgvector(settings: Settings) -> DocStore:
+    """``pgvector``: PostgreSQL + pgvector at ``RAGLOOM_DOCSTORE_URL``, or at ``RAGLOOM_DATABASE_URL``
+    when that is unset and the metadata DB is PostgreSQL (``ConfigError`` naming the setting otherwise)."""
+    from ragloom.docstore.pgvector_store import PgVectorDocStore
+
+    if settings.docstore_url or not _is_postgresql(settings.database_url):
+        return PgVectorDocStore(settings.docstore_url or "", url_setting="RAGLOOM_DOCSTORE_URL")
+    return PgVectorDocStore(settings.database_url or "", url_setting="RAGLOOM_DATABASE_URL")
+
+
+def _is_postgresql(url: str | None) -> bool:
+    return bool(url) and str(url).split(":", 1)[0].split("+", 1)[0].lower() in ("postgresql", "postgres")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Protocol
 
 from sqlalchemy import func, select
 
@@ -28,12 +29,21 @@ from ragloom.db.models import KnowledgeBuild, LlmCacheEntry
 from ragloom.errors import InvalidRequestError
 from ragloom.evaluation.dataset import Dataset
 from ragloom.evaluation.ingest import IngestResult, Progress, drop_kb, ingest, no_progress, open_kb
-from ragloom.evaluation.report import EnrichmentResult
+from ragloom.evaluation.report import EnrichmentResult, ModeResult
+from ragloom.models.rerank import Reranker
 from ragloom.service import builds, knowledgebases, llm_cache
 from ragloom.states import TaskStatus
 from ragloom.worker import run_until
 
 ENRICHMENTS = ("kg", "raptor", "keywords")
+
+
+class Evaluate(Protocol):
+    def __call__(self, ctx: Context, principal: Principal, dataset: Dataset, kb_id: str, *, modes: Sequence[str],
+                 top_k: int, reranker: Reranker | None, progress: Progress = ...,
+                 use_kg: bool = ...) -> tuple[list[ModeResult], int]: ...
+
+
 MODE = "hybrid"
 AUTO_KEYWORDS, AUTO_QUESTIONS = 5, 3  # what the keywords variant asks of the chat model per chunk
 
@@ -46,11 +56,10 @@ def check_enrichments(names: Sequence[str]) -> list[str]:
 
 
 def evaluate_enrichments(ctx: Context, principal: Principal, dataset: Dataset, target: IngestResult,
-                         names: Sequence[str], *, top_k: int, language: str | None = None,
+                         names: Sequence[str], *, evaluate: Evaluate, top_k: int, language: str | None = None,
                          progress: Progress = no_progress) -> tuple[list[EnrichmentResult], list[str]]:
-    """Build each enrichment of ``names`` and measure ``hybrid`` with it; returns (results, notes)."""
-    from ragloom.evaluation.runner import evaluate  # the runner imports this module
-
+    """Build each enrichment of ``names`` and measure ``hybrid`` with it (by ``evaluate``: the runner's
+    :func:`~ragloom.evaluation.runner.evaluate`); returns (results, notes)."""
     wanted = check_enrichments(names)
     results: list[EnrichmentResult] = []
     notes: list[str] = []

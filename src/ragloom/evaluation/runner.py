@@ -227,8 +227,8 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
                                         reranker=reranker, progress=progress)
         enriched: list[EnrichmentResult] = []
         if enrich:
-            enriched, enrich_notes = evaluate_enrichments(ctx, principal, dataset, target, enrich, top_k=top_k,
-                                                          language=language, progress=progress)
+            enriched, enrich_notes = evaluate_enrichments(ctx, principal, dataset, target, enrich, evaluate=evaluate,
+                                                          top_k=top_k, language=language, progress=progress)
             notes.extend(enrich_notes)
         answer_report: AnswerReport | None = None
         if answers:

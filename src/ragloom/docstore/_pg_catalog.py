@@ -1,0 +1,125 @@
+"""The catalog of the pgvector search store: which tenant indexes exist, their tables and statistics.
+
+Every function runs in the caller's transaction. Writers go through :func:`locked_index`,
+which locks the tenant's catalog row until their commit: the writes of one tenant queue, in
+every process, and the BM25 statistics they update stay exact.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import sql
+
+from ragloom.docstore._pg_conn import Connection
+from ragloom.docstore._pg_schema import (
+    BOOTSTRAP_LOCK,
+    CATALOG,
+    HNSW_MAX_DIM,
+    SCHEMA_VERSION,
+    catalog_ddl,
+    table_ddl,
+    table_name,
+)
+from ragloom.docstore._stored_record import TERM_FIELDS
+from ragloom.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+_COLUMNS = "table_name, vector_size, n_rows, len_sum, generation, incarnation, schema_version"
+
+
+class IndexInfo:
+    """A tenant index as its catalog row describes it."""
+
+    __slots__ = ("table", "dim", "n_rows", "len_sum", "version")
+
+    def __init__(self, row: Sequence[Any]) -> None:
+        table, dim, n_rows, len_sum, generation, incarnation, schema_version = row
+        if schema_version != SCHEMA_VERSION:
+            raise StoreError(f"search table {table} has schema version {schema_version}, not {SCHEMA_VERSION}: "
+                             "reindex the tenant")
+        self.table = sql.Identifier(table)
+        self.dim = int(dim)
+        self.n_rows = int(n_rows)
+        self.len_sum = [int(x) for x in len_sum]
+        # changes with every write, and when the index is dropped and made again
+        self.version = (str(table), int(incarnation), int(generation))
+
+
+def bootstrap(conn: Connection) -> None:
+    """Create the ``vector`` extension (when missing) and the catalog, once per database."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (BOOTSTRAP_LOCK,))
+        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(catalog_ddl())
+
+
+def read_index(conn: Connection, tenant_id: str, *, lock: bool = False) -> IndexInfo | None:
+    q = sql.SQL("SELECT " + _COLUMNS + " FROM {} WHERE tenant_id = %s" + (" FOR UPDATE" if lock else "")).format(
+        CATALOG)
+    row = conn.execute(q, (tenant_id,)).fetchone()
+    return IndexInfo(row) if row is not None else None
+
+
+def locked_index(
+    conn: Connection, tenant_id: str, *, create_dim: int | None = None, same_dim: bool = False, hnsw: bool = True
+) -> IndexInfo | None:
+    """The tenant's index, its catalog row locked until commit; created (vector size ``create_dim``,
+    with an HNSW index when ``hnsw``) when missing and a size is given. With ``same_dim``,
+    ``StoreError`` when it exists with another size."""
+    table = table_name(tenant_id)
+    idx = read_index(conn, tenant_id, lock=True)
+    if idx is None and create_dim is not None:
+        # concurrent creators: the second INSERT waits for the first to commit, then does nothing
+        inserted = conn.execute(
+            sql.SQL(
+                "INSERT INTO {} (tenant_id, table_name, vector_size, schema_version, incarnation, len_sum) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id) DO NOTHING RETURNING tenant_id"
+            ).format(CATALOG),
+            (tenant_id, table, create_dim, SCHEMA_VERSION, time.time_ns() // 1000, [0] * len(TERM_FIELDS)),
+        ).fetchone()
+        if inserted is not None:
+            for stmt in table_ddl(table, create_dim, hnsw=hnsw):
+                conn.execute(stmt)
+            if hnsw and create_dim > HNSW_MAX_DIM:
+                log.warning("vector size %d is above pgvector's HNSW limit: searches of tenant %r scan exactly",
+                            create_dim, tenant_id)
+        idx = read_index(conn, tenant_id, lock=True)
+    if same_dim and idx is not None and idx.dim != create_dim:
+        raise StoreError(f"index of tenant {tenant_id!r} exists with vector size {idx.dim}, not {create_dim}")
+    return idx
+
+
+def drop(conn: Connection, tenant_id: str, idx: IndexInfo) -> None:
+    conn.execute(sql.SQL("DROP TABLE {}").format(idx.table))
+    conn.execute(sql.SQL("DELETE FROM {} WHERE tenant_id = %s").format(CATALOG), (tenant_id,))
+
+
+def delete_rows(conn: Connection, idx: IndexInfo, where: sql.Composable, params: list[Any]) -> tuple[int, list[int]]:
+    """Delete the matching rows; (how many, their summed field lengths)."""
+    sums = sql.SQL(", ").join(
+        sql.SQL("coalesce(sum(lens[{}]), 0)").format(sql.Literal(i + 1)) for i in range(len(TERM_FIELDS))
+    )
+    q = sql.SQL("WITH d AS (DELETE FROM {} WHERE {} RETURNING lens) SELECT count(*), {} FROM d").format(
+        idx.table, where, sums)
+    row = conn.execute(q, params).fetchone()
+    if row is None:
+        raise StoreError("DELETE ... RETURNING gave no row")
+    return int(row[0]), [int(x) for x in row[1:]]
+
+
+def update_stats(
+    conn: Connection, tenant_id: str, idx: IndexInfo, delta_rows: int, added: list[int], removed: list[int]
+) -> None:
+    """Record a write: rows added (negative: removed) and the field lengths added and removed."""
+    len_sum = [s + a - r for s, a, r in zip(idx.len_sum, added, removed, strict=True)]
+    conn.execute(
+        sql.SQL("UPDATE {} SET n_rows = n_rows + %s, len_sum = %s, generation = generation + 1 "
+                "WHERE tenant_id = %s").format(CATALOG),
+        (delta_rows, len_sum, tenant_id),
+    )
