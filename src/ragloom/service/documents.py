@@ -276,6 +276,9 @@ def get(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> D
 
 
 def _cancel_open_tasks(session: Session, doc: Document) -> None:
+    # the document row first, then its tasks: the order a publish and a claim take them (on PostgreSQL
+    # the other order could deadlock with a publish of the same document)
+    session.refresh(doc, with_for_update=True)
     open_tasks = Task.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING))
     for task in session.scalars(select(Task).where(Task.document_id == doc.id, open_tasks)):
         if task.status == TaskStatus.QUEUED:
