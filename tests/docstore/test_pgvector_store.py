@@ -34,7 +34,8 @@ class TestPgVectorDocStore(DocStoreConformance):
 
 
 class TestGateCheckedInPython(TestPgVectorDocStore):
-    """The suite again with the gate's clause count left to Python (as for large candidate sets)."""
+    """The suite again with the gate's clause count done per clause through the GIN index
+    (as for large candidate sets)."""
 
     @pytest.fixture
     def store(self, pg: PgServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[DocStore]:

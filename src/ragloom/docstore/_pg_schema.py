@@ -9,7 +9,7 @@
 
 A row holds its ``seq`` (grows with every write: equal text scores rank in write order, as in
 the tantivy engine), the scope keys (``COLLATE "C"``: bytewise order, as Python sorts), the vector
-(``vector(dim)``, HNSW-indexed with ``vector_cosine_ops``), ``tkeys`` (the distinct
+(``vector(dim)``, HNSW-indexed with ``vector_cosine_ops``, stored in the row: ``STORAGE MAIN``), ``tkeys`` (the distinct
 ``<field number>:<term>`` keys of the row's term fields, GIN-indexed: the full-text gate),
 ``lens`` (the number of terms per field), and the stored record: ``terms`` (the term lists,
 in the same joined form as the tantivy engine's) and ``payload`` (its JSON payload).
@@ -95,6 +95,9 @@ def table_ddl(table: str, dim: int, *, hnsw: bool = True) -> list[sql.Composed]:
                 payload bytea NOT NULL
             )"""
         ).format(t, sql.Literal(int(dim))),
+        # the vector stays in the row (pgvector's default, EXTERNAL, moves it to the TOAST table once
+        # the row outgrows ~2 kB): an exact scan then reads one tuple per row, not a TOAST lookup too
+        sql.SQL("ALTER TABLE {} ALTER COLUMN embedding SET STORAGE MAIN").format(t),
         sql.SQL("CREATE INDEX {} ON {} (kb_id, doc_id, ord) INCLUDE (available, version_id)").format(
             sql.Identifier(f"{table}_scope"), t
         ),

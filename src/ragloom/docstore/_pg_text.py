@@ -5,9 +5,12 @@ A :class:`FullTextQuery` runs in two steps:
 1. **Gate, in PostgreSQL.** Each single-term clause becomes the array of its ``tkeys``
    entries (``<field number>:<term>`` for each of its fields); a row passes when
    ``(tkeys && clause_1)::int + ... >= max(1, ceil(msm * n))``, under the scope filters.
-   ``tkeys && <every key>`` comes first, so the GIN index finds the candidates. Only the
-   terms of the fields the query can match in come back (``split_part`` of the stored term
-   lists, each term framed by separators), with the field lengths.
+   With few candidates (:func:`gate_sql`) that is the ``WHERE`` clause itself, after
+   ``tkeys && <every key>`` (so the GIN index finds the candidates); with more
+   (:func:`gate_ids_sql`) each clause is one GIN lookup and the rows are counted per
+   clause, which never reads a row's (TOASTed) term arrays. Only the rows passing come
+   back, and of them only the terms of the fields the query can match in (``split_part``
+   of the stored term lists, each term framed by separators), with the field lengths.
 2. **Score, here,** vectorised over the rows (a term frequency is one ``str.count`` per
    row; phrases are matched only in rows holding all their terms). BM25 as tantivy computes
    it (k1 = 1.2, b = 0.75, idf = ln(1 + (N - df + 0.5) / (df + 0.5)), N and the average
@@ -40,7 +43,7 @@ from ragloom.errors import InvalidRequestError
 
 _US = "\x1f"  # the separator of the terms of a field in the stored term lists
 K1 = 1.2
-SQL_GATE_ROWS = 20_000
+SQL_GATE_ROWS = 1_000
 B = 0.75
 _FIELD_NO = {name: i for i, name in enumerate(TERM_FIELDS)}
 
@@ -67,9 +70,13 @@ class TextPlan:
         """The field numbers any clause reads, ascending."""
         return sorted({no for c in self.singles + self.phrases for no, _ in c.fields})
 
-    def stat_keys(self) -> list[str]:
-        """Every (field, term) whose document frequency the scores need."""
-        return list(dict.fromkeys(k for c in self.singles + self.phrases for k in c.tkeys()))
+    def stat_keys(self, len_sum: Sequence[int] | None = None) -> list[str]:
+        """Every (field, term) whose document frequency the scores need; with ``len_sum`` (the
+        summed field lengths of the index) only those of fields some row has terms in (the
+        others' are 0)."""
+        return list(dict.fromkeys(
+            term_key(no, t) for c in self.singles + self.phrases for no, _ in c.fields for t in c.terms
+            if t and (len_sum is None or len_sum[no] > 0)))
 
 
 def plan(query: FullTextQuery) -> TextPlan | None:
@@ -113,8 +120,8 @@ def gate_sql(p: TextPlan, stats: Stats) -> tuple[sql.Composable, list[Any]]:
 
     ``tkeys && <every key>`` (the GIN index) always; the count of matching clauses only when
     the candidates are few (summed document frequencies at most :data:`SQL_GATE_ROWS`): per row
-    it costs an array scan per clause, more than scoring the row here, where the gate is
-    checked again anyway."""
+    it costs an array scan per clause. Larger candidate sets go through :func:`gate_ids_sql`
+    instead (when the gate needs more than one clause); the scoring checks the gate again anyway."""
     every = list(dict.fromkeys(k for c in p.singles for k in c.tkeys()))
     parts: list[sql.Composable] = [sql.SQL("tkeys && %s::text[]")]
     params: list[Any] = [every]
@@ -124,6 +131,29 @@ def gate_sql(p: TextPlan, stats: Stats) -> tuple[sql.Composable, list[Any]]:
         params.extend(c.tkeys() for c in p.singles)
         params.append(p.need)
     return sql.SQL(" AND ").join(parts), params
+
+
+def gate_ids_sql(
+    p: TextPlan, stats: Stats, table: sql.Composable, where: sql.Composable, where_params: Sequence[Any]
+) -> tuple[sql.Composable, list[Any]] | None:
+    """A statement giving the ``ctid`` of every row passing ``where`` and the gate, or ``None``
+    when :func:`gate_sql` alone should run (one clause needed, or few candidates).
+
+    One GIN lookup per single-term clause (``UNION ALL``), the rows counted per ``ctid``: no row's
+    term arrays are scanned, and only the rows passing the gate are read afterwards (with a TID
+    scan). A repeated clause counts once per occurrence, as in the scoring."""
+    every = list(dict.fromkeys(k for c in p.singles for k in c.tkeys()))
+    if p.need <= 1 or sum(stats.df.get(k, 0) for k in every) <= SQL_GATE_ROWS:
+        return None
+    one = sql.SQL("SELECT ctid AS t FROM {} WHERE {} AND tkeys && %s::text[]").format(table, where)
+    q = sql.SQL("SELECT t FROM ({}) u GROUP BY t HAVING count(*) >= %s").format(
+        sql.SQL(" UNION ALL ").join(one for _ in p.singles))
+    params: list[Any] = []
+    for c in p.singles:
+        params.extend(where_params)
+        params.append(c.tkeys())
+    params.append(p.need)
+    return q, params
 
 
 def fetch_columns(fields: Sequence[int]) -> tuple[sql.Composable, list[Any]]:

@@ -18,7 +18,8 @@ the ``ef_search`` candidates it found). So:
   worst case) it was poor (~0.1-0.2 at ef_search 128); on real embeddings it is usually far
   higher. The store's default threshold (50 000 rows) keeps most scopes exact.
 
-Ties in distance go by id in the exact scan (as in the embedded engine).
+Ties in distance go by id in the exact scan (as in the embedded engine). The statements are
+planned for their values (``prepare=False``): a generic plan cannot tell a narrow scope from a wide one.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def nearest(
     exact = not hnsw or exact_rows is None or idx.dim > HNSW_MAX_DIM or k > EF_SEARCH_MAX
     if not exact and exact_rows is not None:
         capped = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT %s) s").format(idx.table, where)
-        row = conn.execute(capped, [*params, exact_rows + 1]).fetchone()
+        row = conn.execute(capped, [*params, exact_rows + 1], prepare=False).fetchone()
         exact = row is not None and int(row[0]) <= exact_rows
     if not exact and exact_rows is not None:
         # more than exact_rows of n_rows pass: about k * n_rows / exact_rows tuples hold k passing ones
@@ -80,7 +81,7 @@ def nearest(
         conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
         conn.execute(sql.SQL("SET LOCAL hnsw.max_scan_tuples = {}").format(sql.Literal(budget)))
         q = sql.SQL("SELECT id FROM {} WHERE {} ORDER BY embedding <=> %s LIMIT %s").format(idx.table, where)
-        found = [str(r[0]) for r in conn.execute(q, [*params, qvec, k]).fetchall()]
+        found = [str(r[0]) for r in conn.execute(q, [*params, qvec, k], prepare=False).fetchall()]
         if len(found) == k:
             return found
         # the scan budget ran out before k rows passed the filters: answer exactly
@@ -88,4 +89,4 @@ def nearest(
         "WITH c AS MATERIALIZED (SELECT id, embedding <=> %s AS d FROM {} WHERE {}) "
         "SELECT id FROM c ORDER BY d, id LIMIT %s"
     ).format(idx.table, where)
-    return [str(r[0]) for r in conn.execute(q, [qvec, *params, k]).fetchall()]
+    return [str(r[0]) for r in conn.execute(q, [qvec, *params, k], prepare=False).fetchall()]

@@ -8,7 +8,8 @@ connections: :mod:`._pg_conn`.
 
 * **Atomic batches, queued writers.** An upsert or delete is one transaction: it locks the
   tenant's catalog row (``FOR UPDATE``; so writers of a tenant, in any process, queue), deletes
-  the rows it replaces, inserts the batch and updates the BM25 statistics beside it. A row's
+  the rows it replaces, inserts the batch, merges the term index's GIN pending list (searches
+  would scan it whole) and updates the BM25 statistics beside it. A row's
   text and vector live in the same row, so a batch becomes searchable by both at commit, or
   not at all (also after a crash). A missing index is created inside the same transaction.
 * **Reads see one snapshot.** Each read runs in one ``REPEATABLE READ`` read-only transaction.
@@ -115,6 +116,7 @@ class PgVectorDocStore:
             params = [row_params(r, checked_vector(r.vector, idx.dim, r.id)) for r in batch]
             removed = catalog.delete_rows(conn, idx, sql.SQL("id = ANY(%s::text[])"), [[r.id for r in batch]])
             conn.cursor(binary=True).executemany(insert_sql(idx.table), params)
+            catalog.flush_term_index(conn, idx)
             added = [sum(p[8][i] for p in params) for i in range(len(TERM_FIELDS))]
             catalog.update_stats(conn, tenant_id, idx, len(params) - removed[0], added, removed[1])
         return len(records)
@@ -263,20 +265,32 @@ class PgVectorDocStore:
         self, conn: Connection, idx: IndexInfo, p: text.TextPlan, filters: Filters, ids: list[str] | None
     ) -> list[tuple[str, float]]:
         """(id, score) of the rows passing the filters and the gate (only ``ids`` when given), best first."""
-        stats = text.Stats(idx.n_rows, idx.len_sum, self._doc_freqs(conn, idx, p.stat_keys()))
+        stats = text.Stats(idx.n_rows, idx.len_sum, self._doc_freqs(conn, idx, p.stat_keys(idx.len_sum)))
         fields = stats.present(p)
         if not fields:
             return []
         where, params = filter_sql(filters, use_available=True)
-        gate, gate_params = text.gate_sql(p, stats)
         cols, col_params = text.fetch_columns(fields)
-        conds = [where, gate]
-        all_params = [*col_params, *params, *gate_params]
+        by_clause = text.gate_ids_sql(p, stats, idx.table, where, params)
+        conds: list[sql.Composable]
+        if by_clause is not None:
+            # the gate counted per clause through the GIN index: read only the rows passing it
+            gate_q, gate_params = by_clause
+            # a few small index scans: parallel workers would cost more to start than the scans
+            conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+            conds = [sql.SQL("ctid = ANY(ARRAY({}))").format(gate_q)]
+            all_params = [*col_params, *gate_params]
+        else:
+            gate, gate_params = text.gate_sql(p, stats)
+            conds = [where, gate]
+            all_params = [*col_params, *params, *gate_params]
         if ids is not None:
             conds.append(sql.SQL("id = ANY(%s::text[])"))
             all_params.append(ids)
         q = sql.SQL("SELECT {} FROM {} WHERE {}").format(cols, idx.table, sql.SQL(" AND ").join(conds))
-        rows = conn.cursor(binary=True).execute(q, all_params).fetchall()
+        # planned for these values: a generic plan (psycopg prepares repeated statements) misjudges
+        # the selectivity of the term arrays and of the scope
+        rows = conn.cursor(binary=True).execute(q, all_params, prepare=False).fetchall()
         return text.score_rows(p, fields, rows, stats)
 
     def _doc_freqs(self, conn: Connection, idx: IndexInfo, keys: list[str]) -> dict[str, int]:
@@ -290,7 +304,7 @@ class PgVectorDocStore:
         if missing:
             q = sql.SQL("SELECT k, (SELECT count(*) FROM {} WHERE tkeys @> ARRAY[k]) "
                         "FROM unnest(%s::text[]) AS k").format(idx.table)
-            counted = {str(k): int(n) for k, n in conn.execute(q, (missing,)).fetchall()}
+            counted = {str(k): int(n) for k, n in conn.execute(q, (missing,), prepare=False).fetchall()}
             out.update(counted)
             with self._df_lock:
                 if len(self._df_cache) > _DF_CACHE_MAX:
