@@ -20,6 +20,7 @@ import dataclasses
 import math
 import pickle
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -89,6 +90,23 @@ def scores_by_id(store: DocStore, query: FullTextQuery) -> dict[str, float]:
 
 class DocStoreConformance:
     """The contract of :class:`ragloom.docstore.base.DocStore`; needs a ``store`` fixture."""
+
+    # -- threads ---------------------------------------------------------------------
+
+    def test_threads_share_one_store(self, store: DocStore) -> None:
+        store.upsert(T, [rec("seed", "common")])
+        req = SearchRequest(Filters(["kb1"]), text=terms_query("common"), vector=unit(1), text_top_k=500)
+
+        def work(k: int) -> int:
+            for b in range(5):
+                store.upsert(T, [rec(f"t{k}_{b}_{i}", "common") for i in range(10)])
+                store.search(T, req)
+            return k
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            assert sorted(pool.map(work, range(4))) == [0, 1, 2, 3]
+        assert store.count(T, Filters(["kb1"])) == 201
+        assert len(store.search(T, req)) == 201
 
     # -- lifecycle ------------------------------------------------------------------
 

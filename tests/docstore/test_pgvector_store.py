@@ -6,7 +6,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -211,24 +210,6 @@ def test_a_forked_child_opens_its_own_connections(url: str) -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert {r.id for r in store.get("t", ["parent", "child"])} == {"parent", "child"}  # its connection still works
-    store.close()
-
-
-def test_threads_share_one_store(url: str) -> None:
-    store = PgVectorDocStore(url)
-    store.upsert("t", [rec("seed", "common")])
-    req = SearchRequest(Filters(["kb1"]), text=terms_query("common"), vector=unit(1), text_top_k=500)
-
-    def work(k: int) -> int:
-        for b in range(5):
-            store.upsert("t", [rec(f"t{k}_{b}_{i}", "common") for i in range(10)])
-            store.search("t", req)
-        return k
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        assert sorted(pool.map(work, range(4))) == [0, 1, 2, 3]
-    assert store.count("t", Filters(["kb1"])) == 201
-    assert len(store.search("t", req)) == 201
     store.close()
 
 

@@ -8,7 +8,6 @@ import multiprocessing as mp
 import os
 import signal
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -148,24 +147,6 @@ def test_refuses_an_index_of_another_schema_version(tmp_path: Path) -> None:
     conf.write_text(json.dumps({"vector_size": DIM, "schema_version": 0}))
     with pytest.raises(StoreError, match="reindex"):
         TantivyDocStore(tmp_path).count("t", Filters(["kb1"]))
-
-
-def test_threads_share_one_store(tmp_path: Path) -> None:
-    store = TantivyDocStore(tmp_path)
-    store.upsert("t", [rec("seed", "common")])
-    req = SearchRequest(Filters(["kb1"]), text=terms_query("common"), vector=unit(1), text_top_k=500)
-
-    def work(k: int) -> int:
-        for b in range(5):
-            store.upsert("t", [rec(f"t{k}_{b}_{i}", "common") for i in range(10)])
-            store.search("t", req)
-        return k
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        assert sorted(pool.map(work, range(4))) == [0, 1, 2, 3]
-    assert store.count("t", Filters(["kb1"])) == 201
-    assert len(store.search("t", req)) == 201
-    store.close()
 
 
 def test_stored_fields_read_lazily_come_back_exact(tmp_path: Path) -> None:

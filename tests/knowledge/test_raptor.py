@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -229,18 +229,34 @@ def test_the_cache_answers_a_call_made_before_without_reaching_the_model(ctx: Co
         assert LlmCache(ctx.db, tenant(ctx)).get(key) == "a summary"
 
 
-def test_failed_calls_are_retried_and_calls_in_flight_are_bounded(ctx: Context) -> None:
+def slow_replies(seconds: float) -> tuple[Callable[[dict[str, Any]], str], list[int]]:
+    """A fake model's responder that takes ``seconds`` a call, and the list whose one item is the most
+    calls it had in flight at once."""
     active, peak, lock = [0], [0], threading.Lock()
 
     def slow(body: dict[str, Any]) -> str:
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        time.sleep(0.1)
+        time.sleep(seconds)
         with lock:
             active[0] -= 1
         return "ok " + body["messages"][0]["content"]
 
+    return slow, peak
+
+
+def chat_at_once(chat: CachedChat, n: int) -> None:
+    """``n`` different calls of ``chat``, each from a thread of its own, all started before any is awaited."""
+    threads = [threading.Thread(target=chat.chat, args=([{"role": "user", "content": f"q{i}"}],)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def test_failed_calls_are_retried_and_calls_in_flight_are_bounded(ctx: Context) -> None:
+    slow, peak = slow_replies(0.1)
     with FakeOpenAIServer(responder=slow) as fake:
         chat = CachedChat(OpenAIChatModel(fake.base_url, "fake-chat"), LlmCache(ctx.db, tenant(ctx)),
                           identity="fake", max_concurrency=2, backoff=0.01)
@@ -248,12 +264,7 @@ def test_failed_calls_are_retried_and_calls_in_flight_are_bounded(ctx: Context) 
         fake.fail_next(500)
         assert chat.chat([{"role": "user", "content": "first"}]) == "ok first"
         assert chat.usage.retries == 2 and chat.usage.calls == 1
-        threads = [threading.Thread(target=chat.chat, args=([{"role": "user", "content": f"q{i}"}],))
-                   for i in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        chat_at_once(chat, 6)
         assert peak[0] <= 2 and chat.usage.calls == 7
         for _ in range(3):
             fake.fail_next(500)
@@ -265,17 +276,7 @@ def test_the_deployment_sets_how_many_chat_calls_are_in_flight(tmp_path) -> None
     from ragloom.config import Settings
     from ragloom.service.llm_cache import cached_chat
 
-    active, peak, lock = [0], [0], threading.Lock()
-
-    def slow(body: dict[str, Any]) -> str:
-        with lock:
-            active[0] += 1
-            peak[0] = max(peak[0], active[0])
-        time.sleep(0.15)
-        with lock:
-            active[0] -= 1
-        return "ok"
-
+    slow, peak = slow_replies(0.15)
     with FakeOpenAIServer(responder=slow) as fake:
         ctx = Context(Settings(home=tmp_path / "home", workers=0, chat_base_url=fake.base_url, chat_model="fake-chat",
                                llm_concurrency=3, _env_file=None))
@@ -283,12 +284,7 @@ def test_the_deployment_sets_how_many_chat_calls_are_in_flight(tmp_path) -> None
         try:
             chat = cached_chat(ctx, tenant(ctx))
             assert chat is not None
-            threads = [threading.Thread(target=chat.chat, args=([{"role": "user", "content": f"q{i}"}],))
-                       for i in range(9)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            chat_at_once(chat, 9)
         finally:
             ctx.close()
     assert peak[0] == 3  # RAGLOOM_LLM_CONCURRENCY: never more, and used

@@ -108,6 +108,13 @@ def create_kb(page, name: str) -> str:  # type: ignore[no-untyped-def]
     return page.url.rsplit("/", 1)[1]
 
 
+def upload_texts(page, files: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """Drop text files (Markdown for ``.md`` names, plain text otherwise) on a knowledge base's page."""
+    page.locator("#file-input").set_input_files([
+        {"name": name, "mimeType": "text/markdown" if name.endswith(".md") else "text/plain",
+         "buffer": text.encode()} for name, text in files.items()])
+
+
 def watch_statuses(page) -> None:  # type: ignore[no-untyped-def]
     """Record every status badge text the documents table ever shows (the live progress)."""
     page.evaluate("""() => { window.seen = new Set();

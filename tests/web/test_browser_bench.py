@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import re
 
-from tests.web.browser import BROWSER, World, create_kb, new_page, shot, sign_up, sync_api, until
+from tests.web.browser import (
+    BROWSER,
+    World,
+    create_kb,
+    new_page,
+    shot,
+    sign_up,
+    sync_api,
+    until,
+    upload_texts,
+)
 
 pytestmark = BROWSER
 expect = sync_api.expect
@@ -24,9 +34,7 @@ def test_bench_scores_explain_errors_and_a_comparison(world: World) -> None:
     page = new_page(world)
     sign_up(page, "bench@example.com")
     kb = create_kb(page, "Bench")
-    page.locator("#file-input").set_input_files([
-        {"name": name, "mimeType": "text/markdown" if name.endswith(".md") else "text/plain",
-         "buffer": text.encode()} for name, text in FILES.items()])
+    upload_texts(page, FILES)
     expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["done"] * 3, timeout=180_000)
 
     # ask from the keyboard: the pump's chunk ranks first, with every score the API returns

@@ -7,7 +7,17 @@ from __future__ import annotations
 
 import re
 
-from tests.web.browser import BROWSER, World, create_kb, new_page, shot, sign_up, sync_api, until
+from tests.web.browser import (
+    BROWSER,
+    World,
+    create_kb,
+    new_page,
+    shot,
+    sign_up,
+    sync_api,
+    until,
+    upload_texts,
+)
 
 pytestmark = BROWSER
 expect = sync_api.expect
@@ -41,9 +51,7 @@ def test_build_a_graph_and_raptor_from_the_ui_and_explore_the_graph(world: World
     page = new_page(world)
     sign_up(page, "builds@example.com")
     kb = create_kb(page, "Harbor")
-    page.locator("#file-input").set_input_files([
-        {"name": name, "mimeType": "text/markdown" if name.endswith(".md") else "text/plain",
-         "buffer": text.encode()} for name, text in FILES.items()])
+    upload_texts(page, FILES)
     expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["done"] * 3, timeout=180_000)
 
     # the graph page before any build: the empty state, with the build button
@@ -191,8 +199,7 @@ def test_the_graph_page_builds_its_first_graph_and_draws_it_when_done(world: Wor
     expect(page.locator("#builds-empty")).to_be_visible()
 
     page.goto(f"/ui/kb/{kb}")
-    page.locator("#file-input").set_input_files([{"name": "lantern.txt", "mimeType": "text/plain",
-                                                  "buffer": FILES["lantern.txt"].encode()}])
+    upload_texts(page, {"lantern.txt": FILES["lantern.txt"]})
     expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["完成"], timeout=180_000)
     page.goto(f"/ui/kb/{kb}/graph")
     expect(page.get_by_role("heading", name="还没有构建知识图谱。")).to_be_visible()
