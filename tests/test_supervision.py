@@ -263,7 +263,9 @@ def test_a_knowledge_build_is_counted_in_health_and_held_to_the_memory_limit(ctx
     with pool_of(ctx, settings, task_memory_limit_mb=64) as pool:  # below any worker's footprint
         wait(lambda: row().status == "failed", 60, "the build to fail")
         wait(lambda: len(pool.pids()) == 1, 30, "a worker")
-    assert "RAGLOOM_TASK_MEMORY_LIMIT_MB" in row().message and "its worker was stopped" in row().message
+    # Either the worker's own guard stops the build between two steps, or the supervisor sees the worker
+    # over the limit first and stops it ("its worker was stopped"): the limit is named either way.
+    assert "RAGLOOM_TASK_MEMORY_LIMIT_MB" in row().message
 
 
 # -- ragloom serve: signals -----------------------------------------------------------------------
