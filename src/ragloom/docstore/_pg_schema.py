@@ -9,7 +9,8 @@
 
 A row holds its ``seq`` (grows with every write: equal text scores rank in write order, as in
 the tantivy engine), the scope keys (``COLLATE "C"``: bytewise order, as Python sorts), the vector
-(``vector(dim)``, HNSW-indexed with ``vector_cosine_ops``, stored in the row: ``STORAGE MAIN``), ``tkeys`` (the distinct
+(``vector(dim)``, stored in the row: ``STORAGE MAIN``; HNSW-indexed with ``vector_cosine_ops`` once the
+table is large enough, see :func:`ragloom.docstore._pg_catalog.ensure_hnsw`), ``tkeys`` (the distinct
 ``<field number>:<term>`` keys of the row's term fields, GIN-indexed: the full-text gate),
 ``lens`` (the number of terms per field), and the stored record: ``terms`` (the term lists,
 in the same joined form as the tantivy engine's) and ``payload`` (its JSON payload).
@@ -76,7 +77,8 @@ def catalog_ddl() -> sql.Composed:
     ).format(CATALOG)
 
 
-def table_ddl(table: str, dim: int, *, hnsw: bool = True) -> list[sql.Composed]:
+def table_ddl(table: str, dim: int) -> list[sql.Composed]:
+    """The tenant table and its scope, version and term indexes (the HNSW index comes later: :func:`hnsw_ddl`)."""
     t = sql.Identifier(table)
     stmts = [
         sql.SQL(
@@ -104,13 +106,17 @@ def table_ddl(table: str, dim: int, *, hnsw: bool = True) -> list[sql.Composed]:
         sql.SQL("CREATE INDEX {} ON {} (version_id)").format(sql.Identifier(f"{table}_version"), t),
         sql.SQL("CREATE INDEX {} ON {} USING gin (tkeys)").format(sql.Identifier(f"{table}_tkeys"), t),
     ]
-    if hnsw and dim <= HNSW_MAX_DIM:
-        stmts.append(
-            sql.SQL("CREATE INDEX {} ON {} USING hnsw (embedding vector_cosine_ops)").format(
-                sql.Identifier(f"{table}_hnsw"), t
-            )
-        )
     return stmts
+
+
+def hnsw_name(table: str) -> str:
+    return f"{table}_hnsw"
+
+
+def hnsw_ddl(table: str) -> sql.Composed:
+    return sql.SQL("CREATE INDEX {} ON {} USING hnsw (embedding vector_cosine_ops)").format(
+        sql.Identifier(hnsw_name(table)), sql.Identifier(table)
+    )
 
 
 def insert_sql(table: sql.Identifier) -> sql.Composed:

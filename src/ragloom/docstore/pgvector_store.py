@@ -57,8 +57,11 @@ class PgVectorDocStore:
     ``url``: a ``postgresql://`` (or ``postgresql+psycopg://``) URL. Nothing connects until the
     first call; safe for several threads and for forked or spawned worker processes.
     ``exact_knn_rows``: scopes up to this many rows are searched exactly, larger ones through the
-    HNSW index (``None``: always exact; see :mod:`._pg_vector`). ``hnsw=False``: new tables get no
-    HNSW index (every vector search scans). ``url_setting`` names the setting in error messages.
+    HNSW index (``None``: always exact; see :mod:`._pg_vector`). A tenant's HNSW index is built
+    when its table first holds ``hnsw_min_rows`` rows (default: ``exact_knn_rows``, below which
+    no search would use it; ``0`` with ``exact_knn_rows=None``) and kept up to date from then on.
+    ``hnsw=False``: no HNSW index (every vector search scans). ``url_setting`` names the
+    setting in error messages.
     """
 
     name = "pgvector"
@@ -69,12 +72,14 @@ class PgVectorDocStore:
         *,
         exact_knn_rows: int | None = 50_000,
         hnsw: bool = True,
+        hnsw_min_rows: int | None = None,
         max_idle_connections: int = 8,
         url_setting: str = URL_SETTING,
     ) -> None:
         self._pool = ConnectionPool(conninfo_from_url(url, url_setting), self._setup, max_idle=max_idle_connections)
         self.exact_knn_rows = exact_knn_rows
         self.hnsw = hnsw
+        self.hnsw_min_rows = hnsw_min_rows if hnsw_min_rows is not None else (exact_knn_rows or 0)
         self._bootstrapped = False
         self._df_lock = threading.Lock()
         self._df_cache: dict[tuple[tuple[str, int, int], str], int] = {}
@@ -85,7 +90,9 @@ class PgVectorDocStore:
         if vector_size <= 0:
             raise InvalidRequestError(f"vector size must be positive, got {vector_size}")
         with self._write("create the search index") as conn:
-            catalog.locked_index(conn, tenant_id, create_dim=vector_size, same_dim=True, hnsw=self.hnsw)
+            idx = catalog.locked_index(conn, tenant_id, create_dim=vector_size, same_dim=True)
+            if idx is not None and self.hnsw:
+                catalog.ensure_hnsw(conn, idx, idx.n_rows, self.hnsw_min_rows)
 
     def drop_index(self, tenant_id: str) -> None:
         with self._write("drop the search index") as conn:
@@ -110,7 +117,7 @@ class PgVectorDocStore:
         batch = list({r.id: r for r in records}.values())  # a repeated id: the last one wins
         with self._write("upsert into the search index") as conn:
             first = checked_vector(batch[0].vector, None, batch[0].id)
-            idx = catalog.locked_index(conn, tenant_id, create_dim=first.size, hnsw=self.hnsw)
+            idx = catalog.locked_index(conn, tenant_id, create_dim=first.size)
             if idx is None:
                 raise StoreError(f"the search index of tenant {tenant_id!r} could not be created")
             params = [row_params(r, checked_vector(r.vector, idx.dim, r.id)) for r in batch]
@@ -119,6 +126,8 @@ class PgVectorDocStore:
             catalog.flush_term_index(conn, idx)
             added = [sum(p[8][i] for p in params) for i in range(len(TERM_FIELDS))]
             catalog.update_stats(conn, tenant_id, idx, len(params) - removed[0], added, removed[1])
+            if self.hnsw and idx.n_rows + len(params) - removed[0] >= self.hnsw_min_rows:
+                catalog.ensure_hnsw(conn, idx, idx.n_rows + len(params) - removed[0], self.hnsw_min_rows)
         return len(records)
 
     def delete(self, tenant_id: str, filters: Filters) -> int:
