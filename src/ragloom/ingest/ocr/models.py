@@ -18,7 +18,9 @@ which burn CPU on a busy machine.
 
 The detection and recognition sessions keep ONNX Runtime's memory arena on
 (rapidocr turns it off): without it every call allocates and frees its
-activations afresh, ~10% more CPU time in page faults.
+activations afresh, ~10% more CPU time in page faults. The recogniser is an
+int8 copy of rapidocr's, made once from it and cached
+(:mod:`ragloom.ingest.ocr.quantize`): ~25% less CPU time per line.
 """
 
 from __future__ import annotations
@@ -154,7 +156,7 @@ class OcrModels:
     @property
     def ocr(self) -> EnginePool:
         """Text engines (rapidocr's detection + recognition, no per-line 180° classifier)."""
-        return self._get("ocr", lambda: EnginePool(self._build_ocr, self.threads))
+        return self._get("ocr", lambda: EnginePool(self._ocr_builder(), self.threads))
 
     @property
     def orientation(self) -> Guarded:
@@ -169,14 +171,22 @@ class OcrModels:
     def table(self) -> Guarded:
         return self._get("table", lambda: Guarded(self._build_table()))
 
-    def _build_ocr(self) -> TextEngine:
+    def _ocr_builder(self) -> Callable[[], TextEngine]:
+        """Builds engines sharing one recogniser file: the int8 copy when it can be made (:mod:`.quantize`)."""
+        require("onnxruntime")
+        from ragloom.ingest.ocr.quantize import rec_model
+
+        rec = rec_model(_model_file("rapidocr", "models", "PP-OCRv6_rec_small.onnx"))
+        return lambda: self._build_ocr(rec)
+
+    def _build_ocr(self, rec_path: str | None = None) -> TextEngine:
         require("onnxruntime")
         rapidocr = require("rapidocr")
         params = {
             "Global.use_cls": False,  # the page is turned upright first
             "Global.log_level": "error",  # it warns about every band without text
             "Det.model_path": _model_file("rapidocr", "models", "PP-OCRv6_det_small.onnx"),
-            "Rec.model_path": _model_file("rapidocr", "models", "PP-OCRv6_rec_small.onnx"),
+            "Rec.model_path": rec_path or _model_file("rapidocr", "models", "PP-OCRv6_rec_small.onnx"),
             "Cls.model_path": _model_file("rapidocr", "models", "ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
             "EngineConfig.onnxruntime.intra_op_num_threads": 1,
             "EngineConfig.onnxruntime.inter_op_num_threads": 1,

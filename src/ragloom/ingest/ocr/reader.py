@@ -10,8 +10,10 @@ image and mapped back to the image as given, so they land where the text is
 on the stored page picture, then divided by ``scale`` to become PDF points.
 
 Where the time goes (A4 page of 11-point text at 200 dpi, one core): text
-recognition ~4 s (it runs over every line at a height of 48 pixels, ~0.12 ms
-per pixel column), detection ~0.7 s, layout ~0.4 s, the rest ~0.15 s. So
+recognition ~4 s with the float model, ~3 s with the int8 one made at first
+use (:mod:`ragloom.ingest.ocr.quantize`; it runs over every line at a height
+of 48 pixels, ~0.12 ms per pixel column in float), detection ~0.7 s, layout
+~0.4 s, the rest ~0.15 s. So
 detection only searches the inked part of the page (:class:`InkMap`), at
 most 960 pixels on the longer side, and recognition is spread over the
 engines line by line.
