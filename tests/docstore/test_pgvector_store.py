@@ -252,3 +252,27 @@ def test_the_hnsw_index_is_built_once_the_table_is_large_enough(url: str) -> Non
     assert not _has_hnsw(_index_defs(url, "u"))
     no_hnsw.close()
     store.close()
+
+
+def test_document_frequencies_follow_every_write(url: str) -> None:
+    """The per-table counts BM25 reads stay equal to the rows holding each term, through inserts,
+    replacements and deletes (they are kept by the writes, not counted at query time)."""
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(12)]
+    store = PgVectorDocStore(url)
+
+    def batch(prefix: str, n: int) -> list[ChunkRecord]:
+        return [rec(f"{prefix}{i}", " ".join(rng.choice(words, size=int(rng.integers(1, 6)))),
+                    doc=f"d{i % 4}", title_terms=[str(rng.choice(words))]) for i in range(n)]
+
+    store.upsert("t", batch("a", 40))
+    store.upsert("t", batch("a", 25))  # replaces a0..a24
+    store.upsert("t", batch("b", 30))
+    store.delete("t", Filters(["kb1"], doc_ids=["d1"]))
+    store.delete("t", Filters(["kb1"], ids=["b2", "a3"]))
+    rows, total = store.list_chunks("t", Filters(["kb1"]), limit=1000)
+    for field in ("content_terms", "title_terms"):
+        df, n = store.doc_freq("t", field, words)
+        assert n == total == len(rows)
+        assert df == {w: sum(w in getattr(r, field) for r in rows) for w in words}
+    store.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from ragloom.docstore._pg_schema import (
     HNSW_MAX_DIM,
     SCHEMA_VERSION,
     catalog_ddl,
+    df_table,
     hnsw_ddl,
     hnsw_name,
     table_ddl,
@@ -124,21 +126,46 @@ def ensure_hnsw(conn: Connection, idx: IndexInfo, n_rows: int, min_rows: int) ->
 
 
 def drop(conn: Connection, tenant_id: str, idx: IndexInfo) -> None:
-    conn.execute(sql.SQL("DROP TABLE {}").format(idx.table))
+    conn.execute(sql.SQL("DROP TABLE {}, {}").format(idx.table, df_table(idx.version[0])))
     conn.execute(sql.SQL("DELETE FROM {} WHERE tenant_id = %s").format(CATALOG), (tenant_id,))
 
 
 def delete_rows(conn: Connection, idx: IndexInfo, where: sql.Composable, params: list[Any]) -> tuple[int, list[int]]:
-    """Delete the matching rows; (how many, their summed field lengths)."""
+    """Delete the matching rows, and their term keys from the document frequencies; (how many,
+    their summed field lengths)."""
     sums = sql.SQL(", ").join(
         sql.SQL("coalesce(sum(lens[{}]), 0)").format(sql.Literal(i + 1)) for i in range(len(TERM_FIELDS))
     )
-    q = sql.SQL("WITH d AS (DELETE FROM {} WHERE {} RETURNING lens) SELECT count(*), {} FROM d").format(
-        idx.table, where, sums)
+    q = sql.SQL(
+        "WITH d AS (DELETE FROM {} WHERE {} RETURNING lens, tkeys), "
+        "c AS (SELECT k, count(*) AS n FROM d, unnest(d.tkeys) AS k GROUP BY k), "
+        "u AS (UPDATE {} AS f SET n = f.n - c.n FROM c WHERE f.k = c.k) "
+        "SELECT count(*), {} FROM d"
+    ).format(idx.table, where, df_table(idx.version[0]), sums)
     row = conn.execute(q, params).fetchone()
     if row is None:
         raise StoreError("DELETE ... RETURNING gave no row")
     return int(row[0]), [int(x) for x in row[1:]]
+
+
+def add_doc_freqs(conn: Connection, idx: IndexInfo, row_keys: Sequence[Sequence[str]]) -> None:
+    """Count the inserted rows' term keys (``tkeys`` of each row) into the document frequencies."""
+    counts = Counter(k for keys in row_keys for k in keys)
+    if not counts:
+        return
+    keys = sorted(counts)  # one order for every writer: row locks taken in it
+    conn.execute(
+        sql.SQL("INSERT INTO {0} AS f (k, n) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+                "ON CONFLICT (k) DO UPDATE SET n = f.n + EXCLUDED.n").format(df_table(idx.version[0])),
+        (keys, [counts[k] for k in keys]),
+    )
+
+
+def doc_freqs(conn: Connection, idx: IndexInfo, keys: Sequence[str]) -> dict[str, int]:
+    """Rows of the index holding each term key (0 for a key no row holds)."""
+    q = sql.SQL("SELECT k, n FROM {} WHERE k = ANY(%s::text[])").format(df_table(idx.version[0]))
+    found = {str(k): int(n) for k, n in conn.execute(q, (list(keys),), prepare=False).fetchall()}
+    return {k: found.get(k, 0) for k in keys}
 
 
 def flush_term_index(conn: Connection, idx: IndexInfo) -> None:

@@ -13,7 +13,8 @@ the tantivy engine), the scope keys (``COLLATE "C"``: bytewise order, as Python 
 table is large enough, see :func:`ragloom.docstore._pg_catalog.ensure_hnsw`), ``tkeys`` (the distinct
 ``<field number>:<term>`` keys of the row's term fields, GIN-indexed: the full-text gate),
 ``lens`` (the number of terms per field), and the stored record: ``terms`` (the term lists,
-in the same joined form as the tantivy engine's) and ``payload`` (its JSON payload).
+in the same joined form as the tantivy engine's) and ``payload`` (its JSON payload). Beside it,
+``<table>_df`` counts the rows holding each ``tkeys`` entry (BM25's document frequencies).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError
 
 CATALOG = sql.Identifier("ragloom_docstore_indexes")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the document-frequency table
 BOOTSTRAP_LOCK = 0x72_6C_64_73  # pg_advisory_xact_lock key of the catalog's creation ("rlds")
 HNSW_MAX_DIM = 2000  # pgvector's HNSW limit for the vector type: above it, every search is exact
 FIELD_SEP = _FIELD_SEP
@@ -105,8 +106,15 @@ def table_ddl(table: str, dim: int) -> list[sql.Composed]:
         ),
         sql.SQL("CREATE INDEX {} ON {} (version_id)").format(sql.Identifier(f"{table}_version"), t),
         sql.SQL("CREATE INDEX {} ON {} USING gin (tkeys)").format(sql.Identifier(f"{table}_tkeys"), t),
+        # rows of the table holding each tkeys entry, kept by every write: BM25's document
+        # frequencies are then one primary-key lookup per query term, not a count over the GIN index
+        sql.SQL('CREATE TABLE {} (k text COLLATE "C" PRIMARY KEY, n bigint NOT NULL)').format(df_table(table)),
     ]
     return stmts
+
+
+def df_table(table: str) -> sql.Identifier:
+    return sql.Identifier(f"{table}_df")
 
 
 def hnsw_name(table: str) -> str:

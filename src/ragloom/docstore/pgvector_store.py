@@ -123,6 +123,7 @@ class PgVectorDocStore:
             params = [row_params(r, checked_vector(r.vector, idx.dim, r.id)) for r in batch]
             removed = catalog.delete_rows(conn, idx, sql.SQL("id = ANY(%s::text[])"), [[r.id for r in batch]])
             conn.cursor(binary=True).executemany(insert_sql(idx.table), params)
+            catalog.add_doc_freqs(conn, idx, [p[7] for p in params])
             catalog.flush_term_index(conn, idx)
             added = [sum(p[8][i] for p in params) for i in range(len(TERM_FIELDS))]
             catalog.update_stats(conn, tenant_id, idx, len(params) - removed[0], added, removed[1])
@@ -311,9 +312,7 @@ class PgVectorDocStore:
                     out[k] = self._df_cache[(idx.version, k)]
         missing = [k for k in dict.fromkeys(keys) if k not in out]
         if missing:
-            q = sql.SQL("SELECT k, (SELECT count(*) FROM {} WHERE tkeys @> ARRAY[k]) "
-                        "FROM unnest(%s::text[]) AS k").format(idx.table)
-            counted = {str(k): int(n) for k, n in conn.execute(q, (missing,), prepare=False).fetchall()}
+            counted = catalog.doc_freqs(conn, idx, missing)
             out.update(counted)
             with self._df_lock:
                 if len(self._df_cache) > _DF_CACHE_MAX:
