@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragloom.ingest.ocr import RapidPageReader
+from ragloom.ingest.ocr.accuracy import edit_distance
 from ragloom.ingest.parsers import parse_document
 
 log = logging.getLogger("benchmarks.parse")
@@ -97,16 +98,6 @@ def noisy(image: Image.Image, seed: int) -> Image.Image:
     grey[speckle > 0.998] = 255
     out = Image.fromarray(np.clip(grey, 0, 255).astype(np.uint8))
     return out.rotate(0.6, resample=Image.Resampling.BILINEAR, fillcolor=235)
-
-
-def edit_distance(a: str, b: str) -> int:
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
-        prev = cur
-    return prev[-1]
 
 
 def cer(got: str, want: str) -> float:

@@ -16,6 +16,7 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from ragloom.ingest.blocks import BBox, Block
 from ragloom.ingest.ocr import RapidPageReader, default_page_reader
+from ragloom.ingest.ocr.accuracy import edit_distance
 from ragloom.ingest.ocr.engine import batches, rec_columns
 from ragloom.ingest.ocr.geometry import OcrLine, Rect, Region, join_text, reading_order, rows_of
 from ragloom.ingest.ocr.models import OcrModels, installed
@@ -107,16 +108,6 @@ def near(box: BBox, drawn: tuple[float, float, float, float], scale: float, slac
 
 def squash(text: str) -> str:
     return "".join(text.split())
-
-
-def edit_distance(a: str, b: str) -> int:
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
 
 
 @pytest.fixture(scope="module")

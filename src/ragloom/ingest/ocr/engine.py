@@ -92,11 +92,18 @@ class TextEngine:
         prob = np.take_along_axis(preds, best[:, :, np.newaxis], axis=2)[:, :, 0]
         out = []
         for idx, p in zip(best, prob, strict=True):
-            keep = idx != 0
-            keep[1:] &= idx[1:] != idx[:-1]
+            keep = ctc_kept(idx)
             text = "".join(self._chars[k] for k in idx[keep])
             out.append((text, float(p[keep].mean()) if keep.any() else 0.0))
         return out
+
+
+def ctc_kept(best: np.ndarray) -> np.ndarray:
+    """CTC decoding of one line's best class per step: which steps are kept (a repeat of the
+    step before is collapsed, the blank, class 0, dropped)."""
+    keep: np.ndarray = best != 0
+    keep[1:] &= best[1:] != best[:-1]
+    return keep
 
 
 def rec_columns(ratio: float) -> float:

@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from ragloom.ingest.ocr.accuracy import edit_distance
+
 log = logging.getLogger(__name__)
 
 RECIPE = 1  # bump when the way the int8 model is made changes: older cached files are then ignored
@@ -179,27 +181,17 @@ def _agreement(source: Path, out: Path, lines: list[np.ndarray]) -> float:
     errors = total = 0
     for line in lines:
         want, got = _ctc(float_run(line)), _ctc(int8_run(line))
-        errors += _edit_distance(want, got)
+        errors += edit_distance(want, got)
         total += len(want)
     return 1 - errors / max(1, total)
 
 
 def _ctc(scores: np.ndarray) -> list[int]:
-    """The classes read from one line's scores ``(1, steps, classes)``: repeats collapsed, blanks dropped."""
+    """The classes read from one line's scores ``(1, steps, classes)`` (:func:`.engine.ctc_kept`)."""
+    from ragloom.ingest.ocr.engine import ctc_kept  # imports OpenCV: only when OCR runs
+
     best = scores[0].argmax(axis=1)
-    keep = best != 0
-    keep[1:] &= best[1:] != best[:-1]
-    return [int(k) for k in best[keep]]
-
-
-def _edit_distance(a: list[int], b: list[int]) -> int:
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        cur = [i] + [0] * len(b)
-        for j, y in enumerate(b, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
-        prev = cur
-    return prev[-1]
+    return [int(k) for k in best[ctc_kept(best)]]
 
 
 def _session(path: Path) -> Any:
