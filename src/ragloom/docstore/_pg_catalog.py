@@ -114,7 +114,8 @@ def ensure_hnsw(conn: Connection, idx: IndexInfo, n_rows: int, min_rows: int) ->
     if idx.dim > HNSW_MAX_DIM or n_rows < min_rows:
         return False
     name = hnsw_name(idx.version[0])
-    if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() not in (None, (None,)):
+    row = conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()
+    if row is not None and row[0] is not None:
         return True
     started = time.perf_counter()
     # the graph is built in memory when it fits (otherwise on disk, many times slower)

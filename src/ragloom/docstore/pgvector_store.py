@@ -126,9 +126,10 @@ class PgVectorDocStore:
             catalog.add_doc_freqs(conn, idx, [p[7] for p in params])
             catalog.flush_term_index(conn, idx)
             added = [sum(p[8][i] for p in params) for i in range(len(TERM_FIELDS))]
-            catalog.update_stats(conn, tenant_id, idx, len(params) - removed[0], added, removed[1])
-            if self.hnsw and idx.n_rows + len(params) - removed[0] >= self.hnsw_min_rows:
-                catalog.ensure_hnsw(conn, idx, idx.n_rows + len(params) - removed[0], self.hnsw_min_rows)
+            delta = len(params) - removed[0]
+            catalog.update_stats(conn, tenant_id, idx, delta, added, removed[1])
+            if self.hnsw:
+                catalog.ensure_hnsw(conn, idx, idx.n_rows + delta, self.hnsw_min_rows)
         return len(records)
 
     def delete(self, tenant_id: str, filters: Filters) -> int:
