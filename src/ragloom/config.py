@@ -143,6 +143,27 @@ class Settings(BaseSettings):
         "fails (and the worker is restarted)."
     )
     task_max_retries: int = Field(3, ge=0, description="Attempts of a task before it is marked failed.")
+    sandbox_processes: int = Field(
+        2, ge=1, le=64, description="Child processes that read untrusted files for the API server itself "
+        "(chunking previews, a PDF's page count at upload); each caller runs one such job at a time."
+    )
+    sandbox_cpu_seconds: float = Field(
+        30.0, gt=0, description="CPU time one file-reading job of the API server may use; over it its child "
+        "process is killed and the request fails naming this setting."
+    )
+    sandbox_memory_mb: int = Field(
+        2048, ge=64, description="Resident memory one file-reading job of the API server may use; over it its "
+        "child process is killed and the request fails naming this setting."
+    )
+    cancel_grace_seconds: float = Field(
+        3.0, gt=0, description="How long a worker may go on with a cancelled task before it is killed and "
+        "replaced (it stops by itself at its next checkpoint when it can)."
+    )
+    workspace_fair_wait_seconds: float = Field(
+        15.0, ge=0, description="When another workspace's task has waited this long while one workspace holds "
+        "more than its share of this server's workers, one of that workspace's tasks is handed back to the "
+        "queue (and its worker replaced if it does not yield). 0 turns this off."
+    )
     ingest_batch_documents: int = Field(
         16, ge=1, description="Most small documents a worker ingests together (shared model batches, one "
         "search-store commit); 1 ingests each on its own."

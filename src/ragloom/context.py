@@ -25,6 +25,7 @@ from ragloom.states import KeyScope, Role
 from ragloom.storage import ObjectStore, open_object_store
 
 if TYPE_CHECKING:
+    from ragloom.ingest.sandbox import JobLimits, Sandbox
     from ragloom.knowledge.tags import TagCache
     from ragloom.models.cache import ModelCache
     from ragloom.models.chat import ChatModel
@@ -103,6 +104,20 @@ class Context:
         return TagCache()
 
     @cached_property
+    def sandbox(self) -> Sandbox:
+        """Child processes that read untrusted files for this process under hard limits
+        (:mod:`ragloom.ingest.sandbox`): a server never parses an upload in its own process."""
+        from ragloom.ingest.sandbox import Sandbox
+
+        return Sandbox(processes=self.settings.sandbox_processes)
+
+    def sandbox_limits(self) -> JobLimits:
+        """The CPU and memory budget of one file-reading job (``RAGLOOM_SANDBOX_*``)."""
+        from ragloom.ingest.sandbox import JobLimits
+
+        return JobLimits(cpu_seconds=self.settings.sandbox_cpu_seconds, memory_mb=self.settings.sandbox_memory_mb)
+
+    @cached_property
     def workspace_models(self) -> ModelCache:
         """Models built from workspaces' own providers (:mod:`ragloom.service.providers`, which resolves
         a workspace's chat, embedding and rerank model); the ones here are the defaults."""
@@ -147,6 +162,8 @@ class Context:
         self.db.migrate()
 
     def close(self) -> None:
+        if "sandbox" in self.__dict__:
+            self.sandbox.close()
         if "docstore" in self.__dict__:
             self.docstore.close()
         if "db" in self.__dict__:

