@@ -15,8 +15,10 @@ from tests.corpus import DOCX_QUESTION, PAGE2_QUESTION, write_manual_pdf, write_
 pytestmark = pytest.mark.slow
 
 
-def ragloom(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def ragloom(home: Path, *args: str, check: bool = True, **settings: str) -> subprocess.CompletedProcess[str]:
+    """``ragloom --home HOME ARGS`` in a subprocess, with no RAGLOOM_* variable but ``settings``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_") and k != "COLUMNS"}  # a pipe
+    env.update(settings)
     proc = subprocess.run([sys.executable, "-m", "ragloom.cli", "--home", str(home), *args],
                           capture_output=True, text=True, env=env, timeout=600)
     if check and proc.returncode != 0:

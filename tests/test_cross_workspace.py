@@ -239,7 +239,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("cross-workspace")
     with FakeOpenAIServer(default_reply="The pump needs grease.") as llm:
         settings = Settings(home=tmp / "home", workers=0, chat_base_url=llm.base_url, chat_model="fake-chat",
-                            chat_api_key="sk-test", rate_limit_per_minute=0, _env_file=None)
+                            chat_api_key="sk-test", rate_limit_per_minute=0, _env_file=None,
+                            outbound_allow=["127.0.0.1/32"])  # the workspaces' chat providers are the fake
         with app_client(settings) as (client, ctx, _):  # the bootstrap workspace: a third, empty one
             a, b = Workspace("aardvark"), Workspace("bison")
             _populate(client, ctx, a, tmp, llm.base_url)

@@ -54,8 +54,10 @@ def _bearer(key: str) -> dict[str, str]:
 def setup(tmp_path: Path) -> Iterator[Setup]:
     with FakeOpenAIServer(default_reply=REPLY) as env, \
             FakeOpenAIServer(default_reply=REPLY, embedding_dim=32) as ws:
+        # the fake providers listen on loopback, which a workspace's provider may reach only when allowed
         settings = Settings(home=tmp_path / "home", workers=0, rate_limit_per_minute=0, _env_file=None,
-                            chat_base_url=env.base_url, chat_model="env-chat", chat_api_key=ENV_KEY,
+                            outbound_allow=["127.0.0.1/32"], chat_base_url=env.base_url, chat_model="env-chat",
+                            chat_api_key=ENV_KEY,
                             embedding_model="openai", embedding_base_url=env.base_url,
                             embedding_model_name="env-embed")
         with app_client(settings) as (client, ctx, admin):
@@ -317,22 +319,26 @@ def test_reindex_moves_a_knowledge_base_to_the_workspace_s_model_and_requeues_it
 
 # --- the command line -----------------------------------------------------------------------------
 
+LOOPBACK = {"RAGLOOM_OUTBOUND_ALLOW": "127.0.0.1/32"}  # the fake provider's address
+
+
 @pytest.mark.slow
 def test_models_from_the_command_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with FakeOpenAIServer(default_reply="pong") as fake:
         shown = json.loads(ragloom(home, "--json", "models", "set", "chat", "--base-url", fake.base_url,
-                                   "--model", "cli-chat", "--api-key", WS_KEY).stdout)
+                                   "--model", "cli-chat", "--api-key", WS_KEY, **LOOPBACK).stdout)
         assert shown["model"] == "cli-chat" and shown["has_api_key"] is True
-        listed = ragloom(home, "--json", "models", "list")
+        listed = ragloom(home, "--json", "models", "list", **LOOPBACK)
         assert WS_KEY not in listed.stdout + listed.stderr
         assert json.loads(listed.stdout)["providers"][0]["api_key_hint"] == "...wxyz"
-        tested = ragloom(home, "--json", "models", "test", "chat")
+        tested = ragloom(home, "--json", "models", "test", "chat", **LOOPBACK)
         assert json.loads(tested.stdout)["ok"] is True
         assert _chats(fake)[-1].headers["Authorization"] == f"Bearer {WS_KEY}"
     closed = f"http://127.0.0.1:{free_port()}/v1"
-    ragloom(home, "models", "set", "chat", "--base-url", closed, "--model", "cli-chat", "--api-key", WS_KEY)
-    failed = ragloom(home, "models", "test", "chat", check=False)
+    ragloom(home, "models", "set", "chat", "--base-url", closed, "--model", "cli-chat", "--api-key", WS_KEY,
+            **LOOPBACK)
+    failed = ragloom(home, "models", "test", "chat", check=False, **LOOPBACK)
     assert failed.returncode == 1 and "failed" in failed.stdout and WS_KEY not in failed.stdout + failed.stderr
     ragloom(home, "models", "delete", "chat")
     assert json.loads(ragloom(home, "--json", "models", "list").stdout)["providers"] == []

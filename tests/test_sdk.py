@@ -179,7 +179,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         settings = Settings(home=home, workers=0, worker_poll_seconds=0.05, rate_limit_per_minute=0,
                             chat_base_url=model.base_url, chat_model="fake-chat", chat_api_key="sk-test",
                             embedding_model="openai", embedding_base_url=model.base_url,
-                            embedding_model_name="fake-embed", _env_file=None)
+                            embedding_model_name="fake-embed", _env_file=None,
+                            outbound_allow=["127.0.0.1/32"])  # a workspace's provider is the fake too
         with live_server(settings, workers=1) as live:
             with live.ctx.db.session() as s:
                 boot = accounts.bootstrap(s)

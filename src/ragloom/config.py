@@ -8,10 +8,10 @@ import time: build a :class:`Settings` and pass it down (``create_app(settings)`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class Settings(BaseSettings):
@@ -195,12 +195,37 @@ class Settings(BaseSettings):
     session_hours: float = Field(
         168.0, gt=0, description="How long a web sign-in lasts without use, in hours."
     )
-    cookie_secure: bool = Field(
-        False, description="Send the sign-in cookie over HTTPS only (set it when ragloom is served behind HTTPS)."
+    cookie_secure: bool | None = Field(
+        None, description="Sign-in cookies are Secure and named with the __Host- prefix (HTTPS only): true, "
+        "false, or unset = when the request came over HTTPS (directly, or with X-Forwarded-Proto: https from a "
+        "proxy uvicorn trusts: FORWARDED_ALLOW_IPS, default 127.0.0.1)."
     )
     login_attempts: int = Field(
         5, ge=1, description="Failed sign-ins allowed per e-mail address (or client address) in 15 minutes."
     )
+    outbound_allow: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Address ranges (CIDR, comma-separated, e.g. 127.0.0.1/32,10.1.2.0/24) "
+        "a workspace's own model providers may reach although they are not public (loopback, private, link-local, "
+        "carrier-grade NAT, unique-local IPv6...): every other such address is refused. Empty = public addresses "
+        "only. The server's own models (RAGLOOM_CHAT_BASE_URL...) are not restricted."
+    )
+    header_timeout_seconds: float = Field(
+        10.0, gt=0, description="Time a client has to send a request's headers (from the connection, or from "
+        "the first byte of its next request); then the server closes the connection."
+    )
+
+    @field_validator("outbound_allow", mode="before")
+    @classmethod
+    def _cidrs(cls, v: object) -> object:
+        import ipaddress
+
+        items = v.replace(",", " ").split() if isinstance(v, str) else v
+        if not isinstance(items, list | tuple):
+            return v
+        try:
+            return [str(ipaddress.ip_network(str(i).strip(), strict=False)) for i in items if str(i).strip()]
+        except ValueError as exc:
+            raise ValueError(f"not an address range (CIDR such as 10.1.2.0/24): {exc}") from None
 
     @field_validator("home")
     @classmethod

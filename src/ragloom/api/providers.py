@@ -27,9 +27,12 @@ def list_providers(ctx: ContextDep, principal: PrincipalDep) -> ProviderList:
 @router.put("/{kind}")
 def set_provider(kind: KindPath, body: ProviderSet, ctx: ContextDep, principal: PrincipalDep) -> ProviderInfo:
     """Create or replace the workspace's provider of this kind. Its API key is stored encrypted and never
-    returned. A knowledge base keeps the embedding model it was built with (re-index to move it)."""
+    returned. A knowledge base keeps the embedding model it was built with (re-index to move it). A
+    base URL that resolves to a loopback, private, link-local or other non-public address is refused
+    (400) unless the server's administrator allows its range (``RAGLOOM_OUTBOUND_ALLOW``)."""
     with ctx.db.session() as s:
-        return providers.view(ctx, providers.set_provider(ctx, s, principal=principal, kind=kind, spec=body))
+        return providers.view(ctx, providers.set_provider(ctx, s, principal=principal, kind=kind, spec=body),
+                              principal)
 
 
 @router.delete("/{kind}", status_code=204, response_class=Response, responses=error_responses(409))

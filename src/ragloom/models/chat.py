@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from ragloom.errors import ConfigError, ModelError
-from ragloom.models.http import api_client
+from ragloom.models.http import api_client, reply_problem
 
 Message = Mapping[str, str]
 
@@ -137,13 +137,13 @@ class OpenAIChatModel:
         except httpx.HTTPError as exc:
             raise ModelError(f"chat endpoint unreachable: {exc}") from exc
         if resp.status_code != 200:
-            raise ModelError(f"chat endpoint returned {resp.status_code}: {_snippet(resp.text)}")
+            raise ModelError(f"chat endpoint returned {resp.status_code}: {reply_problem(resp)}")
         try:
             choice = resp.json()["choices"][0]
             content = choice["message"].get("content")
             reason = choice.get("finish_reason")
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise ModelError(f"chat endpoint sent an unexpected body: {_snippet(resp.text)}") from exc
+            raise ModelError(f"chat endpoint answered {resp.status_code} with {reply_problem(resp)}") from exc
         return Reply(content or "", reason if isinstance(reason, str) else None)
 
     def stream(
@@ -161,7 +161,7 @@ class OpenAIChatModel:
             with self._client.stream("POST", "/chat/completions", json=body) as resp:
                 if resp.status_code != 200:
                     resp.read()
-                    raise ModelError(f"chat endpoint returned {resp.status_code}: {_snippet(resp.text)}")
+                    raise ModelError(f"chat endpoint returned {resp.status_code}: {reply_problem(resp)}")
                 yield from _sse_deltas(resp.iter_lines())
         except httpx.HTTPError as exc:
             raise ModelError(f"chat endpoint failed while streaming: {exc}") from exc
@@ -178,9 +178,11 @@ def _sse_deltas(lines: Iterator[str]) -> Iterator[str]:
         try:
             event = json.loads(payload)
         except ValueError as exc:
-            raise ModelError(f"chat stream sent a malformed event: {_snippet(payload)}") from exc
+            raise ModelError(f"chat stream sent a malformed event ({len(payload)} characters, not JSON): not an "
+                             "OpenAI-compatible reply") from exc
         if not isinstance(event, dict):
-            raise ModelError(f"chat stream sent a malformed event: {_snippet(payload)}")
+            raise ModelError("chat stream sent a malformed event (JSON, not an object): not an OpenAI-compatible "
+                             "reply")
         if event.get("error"):
             detail = _snippet(json.dumps(event["error"]))
             raise ModelError(f"chat stream reported an error: {detail}")

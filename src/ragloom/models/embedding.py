@@ -16,7 +16,7 @@ import httpx
 import numpy as np
 
 from ragloom.errors import ConfigError, ModelError
-from ragloom.models.http import api_client
+from ragloom.models.http import api_client, reply_problem
 
 
 @runtime_checkable
@@ -158,12 +158,12 @@ class OpenAIEmbedder:
         except httpx.HTTPError as exc:
             raise ModelError(f"embedding endpoint unreachable: {exc}") from exc
         if resp.status_code != 200:
-            raise ModelError(f"embedding endpoint returned {resp.status_code}: {resp.text[:300]}")
+            raise ModelError(f"embedding endpoint returned {resp.status_code}: {reply_problem(resp)}")
         try:
             data = sorted(resp.json()["data"], key=lambda d: d["index"])
             return _normalise(np.array([d["embedding"] for d in data], dtype=np.float32))
         except (KeyError, TypeError, ValueError) as exc:
-            raise ModelError(f"embedding endpoint sent an unexpected body: {exc}") from exc
+            raise ModelError(f"embedding endpoint answered {resp.status_code} with {reply_problem(resp)}") from exc
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ragloom.errors import ConfigError, ModelError
 from ragloom.models.chat import ChatModel
-from ragloom.models.http import api_client
+from ragloom.models.http import api_client, reply_problem
 from ragloom.models.scores import sigmoid
 from ragloom.registry import Registry
 
@@ -60,11 +60,6 @@ class Reranker(Protocol):
     name: str
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray: ...
-
-
-def _snippet(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class HttpReranker:
@@ -116,11 +111,11 @@ class HttpReranker:
         except httpx.HTTPError as exc:
             raise ModelError(f"rerank endpoint unreachable: {exc}") from exc
         if resp.status_code != 200:
-            raise ModelError(f"rerank endpoint returned {resp.status_code}: {_snippet(resp.text)}")
+            raise ModelError(f"rerank endpoint returned {resp.status_code}: {reply_problem(resp)}")
         try:
             payload = resp.json()
         except ValueError as exc:
-            raise ModelError(f"rerank endpoint sent a body that is not JSON: {_snippet(resp.text)}") from exc
+            raise ModelError(f"rerank endpoint sent a body that is not JSON: {reply_problem(resp)}") from exc
         return _scores_from_results(payload, len(docs))
 
 
@@ -128,7 +123,7 @@ def _scores_from_results(payload: Any, n: int) -> np.ndarray:
     """``{"results": [{"index", "relevance_score"}]}`` (or a bare list, or ``score``) -> n scores."""
     results = payload.get("results") if isinstance(payload, dict) else payload
     if not isinstance(results, list):
-        raise ModelError(f"rerank endpoint sent no results list: {_snippet(str(payload))}")
+        raise ModelError("rerank endpoint sent no results list: not a Jina/Cohere-shaped rerank reply")
     raw = np.zeros(n, dtype=np.float64)
     seen = np.zeros(n, dtype=bool)
     for item in results:
@@ -136,7 +131,8 @@ def _scores_from_results(payload: Any, n: int) -> np.ndarray:
             idx = int(item["index"])
             value = float(item["relevance_score"] if "relevance_score" in item else item["score"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise ModelError(f"rerank endpoint sent a malformed result: {_snippet(str(item))}") from exc
+            raise ModelError("rerank endpoint sent a malformed result (no index or relevance_score): not a "
+                             "Jina/Cohere-shaped rerank reply") from exc
         if not 0 <= idx < n:
             raise ModelError(f"rerank endpoint returned index {idx} for {n} documents")
         raw[idx], seen[idx] = value, True

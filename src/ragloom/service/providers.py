@@ -3,8 +3,14 @@
 Owners and admins set (create or replace), test and delete them; every member may list them. The API
 key is stored only encrypted with the server's secret key (:mod:`ragloom.service.secrets`) and never
 leaves the server again: not in a response, a log line or the audit log (a provider shows
-``has_api_key`` and the key's last four characters). A stored key is only ever sent to the base URL it
-was set with: changing the URL needs the key again.
+``has_api_key``, and to owners and admins the key's last four characters). A stored key is only ever
+sent to the base URL it was set with: changing the URL needs the key again.
+
+A base URL must resolve to public addresses, or to a range the administrator allows with
+``RAGLOOM_OUTBOUND_ALLOW``: checked when it is set (400 naming the address) and again at every
+connection (:mod:`ragloom.models.http`), so a name that later resolves elsewhere is refused too. A
+connection test reports what went wrong — status, content type — and never the body of a reply that
+is not JSON.
 
 Which model a workspace then uses — its provider's, else the server's default — is decided in
 :mod:`ragloom.service.workspace_models`.
@@ -12,6 +18,7 @@ Which model a workspace then uses — its provider's, else the server's default 
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from typing import Literal
 
@@ -36,7 +43,7 @@ from ragloom.models.embedding import OpenAIEmbedder
 from ragloom.models.rerank import HttpReranker
 from ragloom.service import audit, secrets
 from ragloom.service.views import Number, Timestamp, View, absent_unless, iso_utc
-from ragloom.service.workspace_models import NAME_LIMIT, ProviderKind, embedding_model_name, find
+from ragloom.service.workspace_models import NAME_LIMIT, ProviderKind, embedding_model_name, find, outbound
 from ragloom.states import Role
 
 __all__ = ["ConnectionTest", "ProviderInfo", "ProviderKind", "ProviderList", "ProviderSet", "delete", "get",
@@ -91,6 +98,29 @@ def check_base_url(value: str) -> str:
     return value.rstrip("/")
 
 
+def check_destination(ctx: Context, base_url: str) -> None:
+    """``InvalidRequestError`` when ``base_url``'s host resolves to an address a workspace's provider may
+    not reach (see the module's docstring). A name that does not resolve now passes: every connection
+    checks again."""
+    url = httpx.URL(base_url)
+    host = url.host
+    subject = "base_url" if _is_address(host) else f"base_url's host {host}"
+    try:
+        _, refused = outbound(ctx).policy.screen(host, url.port or (443 if url.scheme == "https" else 80), subject)
+    except OSError:
+        return
+    if refused is not None:
+        raise InvalidRequestError(refused)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 class ProviderInfo(View):
     """A workspace's provider as shown: never its API key."""
 
@@ -98,8 +128,8 @@ class ProviderInfo(View):
     base_url: str
     model: str
     has_api_key: bool
-    api_key_hint: str | None = Field(description="the key's last four characters ('...abcd'); null without a key "
-                                                 "or for a short one")
+    api_key_hint: str | None = Field(description="the key's last four characters ('...abcd'), shown to owners and "
+                                                 "admins; null for members, without a key or for a short one")
     updated_by: str | None
     updated_at: Timestamp | None
 
@@ -166,6 +196,7 @@ def set_provider(ctx: Context, session: Session, *, principal: Principal, kind: 
     if kind == ProviderKind.EMBEDDING and len(embedding_model_name(principal.tenant_id, spec.model)) > NAME_LIMIT:
         raise InvalidRequestError(f"model: an embedding model name may have at most "
                                   f"{NAME_LIMIT - len(embedding_model_name(principal.tenant_id, ''))} characters")
+    check_destination(ctx, spec.base_url)
     row = find(session, principal.tenant_id, kind)
     if spec.api_key is not None:
         secret = secrets.encrypt(ctx.settings, spec.api_key.get_secret_value().strip())
@@ -216,9 +247,11 @@ def _hint(ctx: Context, row: ModelProvider) -> str | None:
     return f"...{plain[-4:]}" if len(plain) >= HINT_MIN_LENGTH else None
 
 
-def view(ctx: Context, row: ModelProvider) -> ProviderInfo:
+def view(ctx: Context, row: ModelProvider, principal: Principal) -> ProviderInfo:
+    """The provider as ``principal`` sees it: the key's last characters for owners and admins only."""
+    hint = _hint(ctx, row) if principal.role in (Role.OWNER, Role.ADMIN) else None
     return ProviderInfo(kind=row.kind, base_url=row.base_url, model=row.model, has_api_key=bool(row.secret),
-                        api_key_hint=_hint(ctx, row), updated_by=row.updated_by, updated_at=iso_utc(row.updated_at))
+                        api_key_hint=hint, updated_by=row.updated_by, updated_at=iso_utc(row.updated_at))
 
 
 def list_view(ctx: Context, session: Session, *, principal: Principal) -> ProviderList:
@@ -239,7 +272,7 @@ def list_view(ctx: Context, session: Session, *, principal: Principal) -> Provid
             in_use.append(ModelInUse(kind=kind, source="workspace", model=model))
         else:
             in_use.append(ModelInUse(kind=kind, source="server" if server[kind] else "none", model=server[kind]))
-    return ProviderList(providers=[view(ctx, r) for r in rows], total=len(rows), in_use=in_use)
+    return ProviderList(providers=[view(ctx, r, principal) for r in rows], total=len(rows), in_use=in_use)
 
 
 # --- the connection test --------------------------------------------------------------------------
@@ -255,7 +288,8 @@ def test_connection(ctx: Context, session: Session, *, principal: Principal, kin
     try:
         plain = secrets.decrypt(ctx.settings, row.secret)
         start = time.perf_counter()
-        message, dimension = _probe(ProviderKind(row.kind), row.base_url, row.model, plain or None)
+        message, dimension = _probe(ProviderKind(row.kind), row.base_url, row.model, plain or None,
+                                    outbound(ctx))
         ok = True
     except (ModelError, ConfigError) as exc:  # the provider's failure is the answer
         message = exc.message.replace(plain, "***") if plain else exc.message
@@ -264,18 +298,20 @@ def test_connection(ctx: Context, session: Session, *, principal: Principal, kin
                           dimension=dimension)
 
 
-def _probe(kind: ProviderKind, base_url: str, model: str, key: str | None) -> tuple[str, int | None]:
+def _probe(kind: ProviderKind, base_url: str, model: str, key: str | None,
+           transport: httpx.BaseTransport) -> tuple[str, int | None]:
     if kind == ProviderKind.CHAT:
-        chat = OpenAIChatModel(base_url, model, key, timeout=TEST_TIMEOUT)
+        chat = OpenAIChatModel(base_url, model, key, timeout=TEST_TIMEOUT, transport=transport)
         try:
             chat.chat([{"role": "user", "content": "ping"}], temperature=0.0, max_tokens=1)
         finally:
             chat.close()
         return "the chat model answered", None
     if kind == ProviderKind.EMBEDDING:
-        emb = OpenAIEmbedder(base_url, model, key, timeout=TEST_TIMEOUT)  # embeds one short text for its size
+        emb = OpenAIEmbedder(base_url, model, key, timeout=TEST_TIMEOUT,  # embeds one short text for its size
+                             transport=transport)
         return f"the embedding model answered with vectors of {emb.dim} dimensions", emb.dim
-    reranker = HttpReranker(base_url, model, key, timeout=TEST_TIMEOUT)
+    reranker = HttpReranker(base_url, model, key, timeout=TEST_TIMEOUT, transport=transport)
     try:
         scores = reranker.score("ping", ["pong", "ping pong"])
     finally:

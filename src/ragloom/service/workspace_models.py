@@ -31,8 +31,9 @@ from ragloom.errors import ConflictError, InvalidRequestError
 from ragloom.models.chat import ChatModel, OpenAIChatModel
 from ragloom.models.embedding import Embedder, OpenAIEmbedder
 from ragloom.models.embedding_cache import CachedEmbedder
+from ragloom.models.http import GuardedTransport, OutboundPolicy
 from ragloom.models.registry import embedders
-from ragloom.models.rerank import Reranker, RerankerSpec, make_reranker
+from ragloom.models.rerank import HttpReranker, Reranker
 from ragloom.service import secrets
 
 PREFIX = "provider:"
@@ -66,6 +67,13 @@ class _Stored:
         return secrets.decrypt(ctx.settings, self.secret) or None
 
 
+def outbound(ctx: Context) -> GuardedTransport:
+    """The transport of every call to a workspace's own provider: public addresses, and the ranges of
+    ``RAGLOOM_OUTBOUND_ALLOW`` (:mod:`ragloom.models.http`). The server's own models are not guarded:
+    the administrator set them."""
+    return GuardedTransport(OutboundPolicy.allowing(ctx.settings.outbound_allow))
+
+
 def _stored(ctx: Context, tenant_id: str, kind: ProviderKind) -> _Stored | None:
     with ctx.db.session() as s:
         row = find(s, tenant_id, kind)
@@ -78,7 +86,8 @@ def chat_model(ctx: Context, tenant_id: str) -> ChatModel | None:
     if stored is None:
         return ctx.chat_model
     return ctx.workspace_models.get(f"chat:{tenant_id}", stored.fingerprint(),
-                                    lambda: OpenAIChatModel(stored.base_url, stored.model, stored.api_key(ctx)))
+                                    lambda: OpenAIChatModel(stored.base_url, stored.model, stored.api_key(ctx),
+                                                            transport=outbound(ctx)))
 
 
 def reranker(ctx: Context, tenant_id: str) -> Reranker | None:
@@ -86,8 +95,8 @@ def reranker(ctx: Context, tenant_id: str) -> Reranker | None:
     stored = _stored(ctx, tenant_id, ProviderKind.RERANK)
     if stored is None:
         return ctx.reranker
-    return ctx.workspace_models.get(f"rerank:{tenant_id}", stored.fingerprint(), lambda: make_reranker(RerankerSpec(
-        provider="http", model=stored.model, base_url=stored.base_url, api_key=stored.api_key(ctx))))
+    return ctx.workspace_models.get(f"rerank:{tenant_id}", stored.fingerprint(), lambda: HttpReranker(
+        stored.base_url, stored.model, stored.api_key(ctx), transport=outbound(ctx)))
 
 
 def embedding_model_name(tenant_id: str, model: str) -> str:
@@ -117,7 +126,8 @@ def embedder(ctx: Context, name: str) -> Embedder:
     safe = name.replace("/", "_").replace(":", "_")
 
     def build() -> Embedder:
-        inner = OpenAIEmbedder(base_url=stored.base_url, model=model, api_key=stored.api_key(ctx))
+        inner = OpenAIEmbedder(base_url=stored.base_url, model=model, api_key=stored.api_key(ctx),
+                               transport=outbound(ctx))
         return CachedEmbedder(inner, ctx.settings.cache_dir / f"emb-{safe}.sqlite")
 
     # the recorded model, the provider's endpoint and key: rebuilt when those change
