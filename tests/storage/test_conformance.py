@@ -13,6 +13,7 @@ import random
 import threading
 import time
 from contextlib import suppress
+from pathlib import Path
 
 import httpx
 import pytest
@@ -114,6 +115,33 @@ def test_a_large_object_round_trips_and_is_refreshed_in_place(engine: Engine) ->
     assert refreshed is not None and refreshed >= before - 1
     assert [(o.key, o.size) for o in store.scan()] == [(key, len(data))]
     assert store.get(key) == data
+
+
+def test_put_file_stores_a_file_as_put_stores_its_bytes(engine: Engine, tmp_path: Path) -> None:
+    store = engine.store
+    data = random.Random(11).randbytes(12 << 20)  # a multipart upload on the S3 engine under test
+    source = tmp_path / "upload.bin"
+    source.write_bytes(data)
+    key = store.put_file(source, namespace=NS_A)  # hashed by reading the file; the file is only read
+    assert key == f"{NS_A}/{hashlib.sha256(data).hexdigest()}" and source.read_bytes() == data
+    assert store.get(key) == data and [(o.key, o.size) for o in store.scan()] == [(key, len(data))]
+    engine.age(key, 7200)
+    before = time.time()
+    sha = key.rsplit("/", 1)[1]
+    assert store.put_file(source, namespace=NS_A, sha256=sha, move=True) == key  # stored: refreshed, file gone
+    assert not source.exists() and (engine.mtime(key) or 0) >= before - 1
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"given away")
+    moved = store.put_file(small, namespace=NS_B, sha256=hashlib.sha256(b"given away").hexdigest(), move=True)
+    assert not small.exists() and store.get(moved) == b"given away" == engine.raw_get(object_path(moved))
+    assert store.put(b"given away", namespace=NS_B) == moved  # the same object as a put of the bytes
+    assert {o.key for o in store.scan()} == {key, moved}
+    with pytest.raises(InvalidRequestError):
+        store.put_file(source, namespace=NS_A, sha256="not-a-sha")
+    with pytest.raises(InvalidRequestError):
+        store.put_file(source, namespace="..", sha256=sha)
+    with pytest.raises(FileNotFoundError):
+        store.put_file(tmp_path / "missing", namespace=NS_A)
 
 
 def test_scan_lists_objects_with_size_and_ignores_everything_else(engine: Engine) -> None:

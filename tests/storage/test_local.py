@@ -64,3 +64,26 @@ def test_store_folders_are_private(tmp_path) -> None:
     os.chmod(mine, 0o755)
     LocalStore(mine)
     assert _mode(mine) == 0o755  # a folder the user made is left as it is
+
+
+def test_a_file_given_away_is_renamed_into_place_or_copied_from_another_filesystem(tmp_path) -> None:
+    import hashlib
+    import tempfile
+
+    store = LocalStore(tmp_path / "files")
+    spooled = tmp_path / "spool.bin"
+    spooled.write_bytes(b"received upload")
+    inode = spooled.stat().st_ino
+    key = store.put_file(spooled, namespace=NS_A, move=True)
+    sha = key[-64:]
+    path = tmp_path / "files" / NS_A / sha[:2] / sha[2:4] / sha
+    assert not spooled.exists() and path.stat().st_ino == inode  # renamed, not copied
+    assert _mode(path) == 0o444 and store.get(key) == b"received upload"
+    other_fs = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with tempfile.TemporaryDirectory(dir=other_fs) as elsewhere:  # tmpfs: another filesystem than tmp_path's
+        far = os.path.join(elsewhere, "far.bin")
+        with open(far, "wb") as f:
+            f.write(b"from far away")
+        moved = store.put_file(far, namespace=NS_B, sha256=hashlib.sha256(b"from far away").hexdigest(), move=True)
+        assert not os.path.exists(far) and store.get(moved) == b"from far away"
+    assert not [p for p in (tmp_path / "files").rglob(".tmp-*")]  # no leftover of the copy

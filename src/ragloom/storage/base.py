@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 
@@ -55,6 +56,19 @@ class ObjectStore(Protocol):
     """
 
     def put(self, data: bytes, *, namespace: str) -> str: ...
+
+    def put_file(self, path: Path, *, namespace: str, sha256: str | None = None, move: bool = False) -> str:
+        """Store the content of the file at ``path`` exactly as :meth:`put` stores bytes (same key, same
+        refresh of a stored object, same exclusion of deletions) without ever holding it whole in memory,
+        and return its key. ``sha256`` is the content's hash when the caller already computed it (an
+        upload hashed while it was received; a wrong one stores the content under a wrong key, so only
+        pass a hash computed from these very bytes), else the file is read to compute it.
+
+        With ``move`` the file is the caller's to give away: afterwards it is gone from ``path``, moved
+        into the store where the engine can (the local engine renames it when ``path`` is on the same
+        filesystem) or deleted once its content is stored. Without ``move`` the file is only read.
+        ``FileNotFoundError`` when there is no file at ``path``."""
+        ...
 
     def get(self, key: str) -> bytes: ...
 

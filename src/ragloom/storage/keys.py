@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
 from ragloom.errors import InvalidRequestError
 
@@ -26,6 +27,20 @@ def content_key(data: bytes, namespace: str) -> str:
     if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
         raise InvalidRequestError(f"not an object namespace: {namespace!r}")
     return f"{namespace}/{hashlib.sha256(data).hexdigest()}"
+
+
+def file_key(path: str | Path, namespace: str, sha256: str | None = None) -> str:
+    """The key of the file at ``path`` in ``namespace``: ``sha256`` when the caller already knows the
+    content hash (a malformed one is an ``InvalidRequestError``), else computed by reading the file in
+    pieces (never whole)."""
+    if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
+        raise InvalidRequestError(f"not an object namespace: {namespace!r}")
+    if sha256 is None:
+        with open(path, "rb") as f:
+            sha256 = hashlib.file_digest(f, "sha256").hexdigest()
+    elif not SHA_RE.fullmatch(sha256):
+        raise InvalidRequestError(f"not a sha256 hex digest: {sha256!r}")
+    return f"{namespace}/{sha256}"
 
 
 def object_path(key: str) -> str:

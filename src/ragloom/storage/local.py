@@ -2,7 +2,9 @@
 
 Layout: ``root/<namespace>/ab/cd/<sha256>`` for a key ``<namespace>/<sha256>``, and
 ``root/ab/cd/<sha256>`` for a legacy bare-sha256 key. Objects are written atomically
-(temporary ``.tmp-*`` file in the target folder, fsync, rename) and made read-only.
+(temporary ``.tmp-*`` file in the target folder, fsync, rename) and made read-only. A file
+given away with ``put_file(..., move=True)`` on the same filesystem is renamed into place
+(fsync'ed first, no copy); from another filesystem it is copied in pieces like a write.
 
 ``put`` and the deletions (``delete``, ``delete_stale``, ``sweep``) exclude each other
 through an advisory lock on ``root/.lock``: a put holds it *shared* around its
@@ -15,11 +17,14 @@ and its rename.
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import BinaryIO
 
 from ragloom.errors import NotFoundError
 from ragloom.filemodes import PRIVATE_DIR, make_private_dir
@@ -27,7 +32,7 @@ from ragloom.storage.base import StoredObject, SweepResult
 from ragloom.storage.keys import FAN_RE as _FAN_RE
 from ragloom.storage.keys import NAMESPACE_RE as _NAMESPACE_RE
 from ragloom.storage.keys import SHA_RE as _SHA_RE
-from ragloom.storage.keys import content_key, object_path
+from ragloom.storage.keys import content_key, file_key, object_path
 
 try:
     import fcntl
@@ -37,6 +42,7 @@ except ImportError:  # Windows: an exclusive lock for puts too (correct, less co
 TEMP_PREFIX = ".tmp-"
 LOCK_NAME = ".lock"
 DELETE_BATCH = 256  # objects deleted per hold of the exclusive lock
+COPY_CHUNK = 1 << 20  # bytes read and written at a time when a file is copied into the store
 
 
 def _entries(path: str | Path) -> list[os.DirEntry[str]]:
@@ -93,14 +99,54 @@ class LocalStore:
             self._write(path, data)
         return key
 
-    def _write(self, path: Path, data: bytes) -> None:
+    def put_file(self, path: Path, *, namespace: str, sha256: str | None = None, move: bool = False) -> str:
+        key = file_key(path, namespace, sha256)
+        target = self._path(key)
+        with self._locked(shared=True):
+            try:
+                os.utime(target)  # already stored: refresh, as put does
+                stored = True
+            except (FileNotFoundError, PermissionError):
+                stored = False
+            if not stored and not (move and self._adopt(Path(path), target)):
+                with open(path, "rb") as src:
+                    self._write(target, src)
+        if move:
+            Path(path).unlink(missing_ok=True)
+        return key
+
+    def _adopt(self, source: Path, target: Path) -> bool:
+        """Rename ``source`` (made durable and read-only first) to ``target``; False when they are on
+        different filesystems (the caller copies instead)."""
+        self._make_dirs(target)
+        with open(source, "rb") as f:
+            os.fsync(f.fileno())
+        os.chmod(source, 0o444)
+        try:
+            os.replace(source, target)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            return False
+        os.utime(target)  # its modification time is now, as a write's would be
+        return True
+
+    @staticmethod
+    def _make_dirs(path: Path) -> None:
         for d in (path.parent.parent.parent, path.parent.parent, path.parent):
             with suppress(FileExistsError):
                 d.mkdir(mode=PRIVATE_DIR)
+
+    def _write(self, path: Path, data: bytes | BinaryIO) -> None:
+        """Write ``data`` (bytes, or a file read in pieces) to a temporary file beside ``path``, fsync, rename."""
+        self._make_dirs(path)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX)
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                if isinstance(data, bytes):
+                    f.write(data)
+                else:
+                    shutil.copyfileobj(data, f, COPY_CHUNK)
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, 0o444)

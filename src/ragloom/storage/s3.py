@@ -21,8 +21,9 @@ of it has passed since it wrote its markers), and :meth:`S3Store.sweep` removes 
 aborts multipart uploads older than its cutoff (what an interrupted large put leaves behind).
 
 Large objects stream: a put of ``multipart_threshold`` bytes or more goes up in parts read
-straight from the caller's bytes, a refresh of a large object is a server-side copy (no upload),
-and ``get`` reads the body once into the bytes it returns.
+straight from the caller's bytes (``put_file``: from the file, a part at a time), a refresh of a
+large object is a server-side copy (no upload), and ``get`` reads the body once into the bytes it
+returns.
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from __future__ import annotations
 import io
 import logging
 import math
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
@@ -48,7 +51,7 @@ from botocore.config import Config
 from ragloom.config import Settings
 from ragloom.errors import ConfigError, NotFoundError, RagloomError, StoreError
 from ragloom.storage.base import StoredObject, SweepResult
-from ragloom.storage.keys import content_key, key_at, object_path
+from ragloom.storage.keys import content_key, file_key, key_at, object_path
 
 log = logging.getLogger(__name__)
 
@@ -198,33 +201,53 @@ class S3Store:
 
     def put(self, data: bytes, *, namespace: str) -> str:
         key = content_key(data, namespace)
-        name = self._name(key)
+        self._put(self._name(key), len(data), partial(self._write_bytes, data))
+        return key
+
+    def put_file(self, path: Path, *, namespace: str, sha256: str | None = None, move: bool = False) -> str:
+        key = file_key(path, namespace, sha256)
+        self._put(self._name(key), os.path.getsize(path), partial(self._write_file, str(path)))
+        if move:
+            Path(path).unlink(missing_ok=True)
+        return key
+
+    def _put(self, name: str, size: int, write: Callable[[str], None]) -> None:
+        """Write or refresh the object ``name`` (``size`` bytes, written by ``write(name)``), again as
+        long as a collection is deleting it (the protocol of the module docstring)."""
         seen: dict[str, float] = {}  # deletion marker -> when this put first saw it (monotonic)
         pause = 0.02
         while True:
-            self._write_or_refresh(name, data)
+            if not (COPY_THRESHOLD <= size <= MAX_COPY and self._refresh(name)):
+                write(name)
             if not self._deletions(name, seen):
-                return key
+                return
             # a collection is deleting this very object: once it is done, write it again
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
 
-    def _write_or_refresh(self, name: str, data: bytes) -> None:
-        """Give the object a fresh LastModified: a copy onto itself when it is large and stored, else
-        a write of ``data`` (which stores it when it was missing)."""
-        if COPY_THRESHOLD <= len(data) <= MAX_COPY:
-            try:
-                self._call("refresh an object", lambda: self._client.copy_object(
-                    Bucket=self.bucket, Key=name, CopySource={"Bucket": self.bucket, "Key": name},
-                    MetadataDirective="REPLACE", Metadata={"refreshed": f"{time.time():.3f}"}))
-                return
-            except _Missing:
-                pass
+    def _refresh(self, name: str) -> bool:
+        """Give a stored object a fresh LastModified by a copy onto itself (no upload); False when it
+        is not stored."""
+        try:
+            self._call("refresh an object", lambda: self._client.copy_object(
+                Bucket=self.bucket, Key=name, CopySource={"Bucket": self.bucket, "Key": name},
+                MetadataDirective="REPLACE", Metadata={"refreshed": f"{time.time():.3f}"}))
+        except _Missing:
+            return False
+        return True
+
+    def _write_bytes(self, data: bytes, name: str) -> None:
         if len(data) >= self.multipart_threshold:
             self._call("upload an object", lambda: self._client.upload_fileobj(
                 io.BytesIO(data), self.bucket, name, Config=self._transfer))  # parts read from `data` itself
         else:
             self._call("write an object", lambda: self._client.put_object(Bucket=self.bucket, Key=name, Body=data))
+
+    def _write_file(self, path: str, name: str) -> None:
+        """Upload a file by its name: boto3 then reads each part from the file as it sends it (from a
+        file object it would read every part into memory first)."""
+        self._call("upload an object", lambda: self._client.upload_file(path, self.bucket, name,
+                                                                        Config=self._transfer))
 
     def _deletions(self, name: str, seen: dict[str, float]) -> list[str]:
         """The live deletion markers of the object ``name``: written less than a lease ago (by the
