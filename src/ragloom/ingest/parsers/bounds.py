@@ -32,8 +32,8 @@ from ragloom.errors import LimitExceededError, ParseError
 from ragloom.ingest.guard import exceeded, limits
 
 __all__ = [
-    "MAX_ZIP_ENTRIES", "XML_MAX_DEPTH", "check_json_depth", "check_zip", "is_depth_error", "render_scale", "too_deep",
-    "xml_too_deep",
+    "MAX_ZIP_ENTRIES", "XML_MAX_DEPTH", "check_json_depth", "check_zip", "is_depth_error", "named", "render_scale",
+    "too_deep", "xml_too_deep",
 ]
 
 XML_MAX_DEPTH = 256  # libxml2 refuses deeper XML ("Excessive depth") unless told huge_tree, which no reader here is
@@ -63,7 +63,7 @@ def check_zip(data: bytes, filename: str, kind: str) -> None:
     total = sum(e.file_size for e in entries)
     limit = limits().max_unzipped_bytes
     if total > limit:
-        raise _named(filename, exceeded("max_unzipped_mb", f"MiB unzipped ({kind})", limits().max_unzipped_mb,
+        raise named(filename, exceeded("max_unzipped_mb", f"MiB unzipped ({kind})", limits().max_unzipped_mb,
                                         math.ceil(total / _MIB)))
 
 
@@ -82,13 +82,13 @@ def render_scale(width: float, height: float, scale: float, max_pixels: int | No
 
 def too_deep(filename: str, found: int | None = None) -> LimitExceededError:
     """The error for a document nested deeper than ``max_nesting``."""
-    return _named(filename, exceeded("max_nesting", "levels of nesting", limits().max_nesting, found))
+    return named(filename, exceeded("max_nesting", "levels of nesting", limits().max_nesting, found))
 
 
 def xml_too_deep(filename: str) -> LimitExceededError:
     """The error for an XML part that libxml2 refused as nested deeper than it reads (``XML_MAX_DEPTH``)."""
     limit = min(limits().max_nesting, XML_MAX_DEPTH)
-    return _named(filename, exceeded("max_nesting", "levels of nesting (XML)", limit))
+    return named(filename, exceeded("max_nesting", "levels of nesting (XML)", limit))
 
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -117,5 +117,6 @@ def is_depth_error(exc: BaseException) -> bool:
     return "Excessive depth" in str(exc)
 
 
-def _named(filename: str, error: LimitExceededError) -> LimitExceededError:
+def named(filename: str, error: LimitExceededError) -> LimitExceededError:
+    """``error`` with its message led by the file's name."""
     return LimitExceededError(f"{filename}: {error.message}")

@@ -42,6 +42,17 @@ class HeadingTracker:
                      boxes=boxes if boxes is not None else [])
 
 
+def small_int(value: str, default: int, cap: int) -> int:
+    """``value`` (ASCII digits, surrounding white space allowed) as an int of at most ``cap``, else
+    ``default``. Never raises: ``"²".isdigit()`` is true but ``int("²")`` fails, and ``int()`` refuses
+    strings of more than 4,300 digits."""
+    value = value.strip()
+    if not value or not value.isascii() or not value.isdigit():
+        return default
+    value = value.lstrip("0") or "0"
+    return cap if len(value) > len(str(cap)) else min(int(value), cap)
+
+
 def clean_cell(text: str) -> str:
     return " ".join(text.split())
 

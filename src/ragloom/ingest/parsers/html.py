@@ -32,23 +32,29 @@ The content root is ``<main>`` (or ``role="main"``) if present, else the largest
 else ``<body>``. The bytes are decoded by :func:`~ragloom.ingest.parsers.text.decode_or_raise`
 (the ``<meta charset>`` or XML declaration first when the bytes fit it). Elements nested deeper
 than ``max_nesting`` fail the parse (:class:`~ragloom.errors.LimitExceededError` naming the
-setting).
+setting) while the tree is being built, before any of it is read.
+
+**Cost** is linear in the size of the page: the tree is built and read in passes that visit each
+element a bounded number of times (no search of a subtree per element: a bs4 attribute lookup
+that misses, like ``tag.decomposed``, is such a search). Table cells, spans expanded, count
+against ``max_sheet_cells`` (all the tables of a page together), and a value a span repeats is
+repeated shortened (:func:`~ragloom.ingest.parsers.tabular.expand_spans`).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from bs4 import BeautifulSoup, Tag
 from bs4.element import CData, NavigableString, PageElement, RubyParenthesisString, RubyTextString
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
-from ragloom.ingest.guard import checkpoint, limits
-from ragloom.ingest.parsers.bounds import too_deep
-from ragloom.ingest.parsers.common import HeadingTracker
+from ragloom.ingest.guard import checkpoint, exceeded, limits
+from ragloom.ingest.parsers.bounds import named, too_deep
+from ragloom.ingest.parsers.common import HeadingTracker, small_int
 from ragloom.ingest.parsers.tabular import expand_spans, table_block
 from ragloom.ingest.parsers.text import decode_or_raise
 
@@ -71,6 +77,7 @@ _DECLARED = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)|<\?xml[^>
                        re.IGNORECASE)
 _LINE = object()  # a line break among inline pieces
 CHECK_EVERY = 2048  # elements between two task checkpoints
+MAX_SPAN = 1000  # largest colspan or rowspan read
 
 Piece = str | object
 
@@ -126,8 +133,10 @@ class _Walker:
         self.headings = HeadingTracker()
         self.inline: list[Piece] = []
         self.max_depth = limits().max_nesting
+        self.max_cells = limits().max_sheet_cells
         self.depth = 0
         self.visited = 0
+        self.cells = 0  # table cells so far, spans expanded
 
     def add(self, text: str, kind: str = BlockKind.TEXT, meta: dict[str, str] | None = None) -> None:
         if text:
@@ -197,9 +206,8 @@ class _Walker:
                 text = inline_text(child, skip=frozenset(_LISTS))
                 if text:
                     lines.append(f"{indent}- {text}")
-                for sub in child.find_all(list(_LISTS)):
-                    if sub.find_parent(list(_LISTS)) is el:  # this item's own sublists
-                        lines += self._list(sub, depth + 1)
+                for sub in _outermost(child, _LISTS):  # this item's own sublists
+                    lines += self._list(sub, depth + 1)
             elif isinstance(child, Tag) or (isinstance(child, NavigableString) and type(child) in _TEXT):
                 text = inline_text(child) if isinstance(child, Tag) else " ".join(child.split())
                 if text:  # stray content between the items
@@ -211,31 +219,74 @@ class _Walker:
         caption_tag = el.find("caption", recursive=False)
         caption = inline_text(caption_tag) if isinstance(caption_tag, Tag) else ""
         self.add(caption, meta={"caption_of": "table"})
-        rows: list[list[tuple[str, int, int]]] = []
         cells_of: list[list[Tag]] = []
         header_rows = 0  # leading rows in <thead> or made only of <th>
-        for tr in el.find_all("tr"):
-            if tr.find_parent("table") is not el:
-                continue
+        for tr, in_head in _table_rows(el):
             cells = tr.find_all(["td", "th"], recursive=False)
             if not cells:
                 continue
-            if header_rows == len(rows) and (tr.find_parent("thead") is not None or all(c.name == "th" for c in cells)):
+            if header_rows == len(cells_of) and (in_head or all(c.name == "th" for c in cells)):
                 header_rows += 1
-            rows.append([(inline_text(c), _span(c, "colspan"), _span(c, "rowspan")) for c in cells])
             cells_of.append(cells)
-        grid = expand_spans(rows)
-        if max((len(r) for r in grid), default=0) <= 1:  # one column: a layout table, read as content
+        spans = [[(_span(c, "colspan"), _span(c, "rowspan")) for c in cells] for cells in cells_of]
+        self._count_cells(spans)
+        layout = expand_spans([[("", colspan, rowspan) for colspan, rowspan in row] for row in spans])
+        if max((len(r) for r in layout), default=0) <= 1:  # one column: a layout table, read as content
             for cell in itertools.chain.from_iterable(cells_of):
                 self.walk(cell)
                 self.flush()
             return
+        grid = expand_spans([[(inline_text(c), *span) for c, span in zip(cells, row_spans, strict=True)]
+                             for cells, row_spans in zip(cells_of, spans, strict=True)])
         header_rows = min(header_rows, max(len(grid) - 1, 0))
         header = _header_names(grid[:header_rows])
         meta = {"caption": caption} if caption else {}
         block = table_block(header, grid[header_rows:], self.headings.path, meta)
         if block:
             self.blocks.append(block)
+
+    def _count_cells(self, spans: list[list[tuple[int, int]]]) -> None:
+        """Count a table's cells, spans expanded (a rowspan ends at the table's last row), against
+        ``max_sheet_cells`` for the whole page."""
+        rows = len(spans)
+        self.cells += sum(colspan * min(rowspan, rows - r) for r, row in enumerate(spans) for colspan, rowspan in row)
+        if self.cells > self.max_cells:
+            raise named(self.filename, exceeded("max_sheet_cells", "table cells (spans expanded)", self.max_cells,
+                                                self.cells))
+
+
+def _table_rows(table: Tag) -> list[tuple[Tag, bool]]:
+    """The rows of ``table`` in order, not those of tables nested in it, each with whether it sits in
+    the table's ``<thead>`` (one pass over the table, nested tables skipped)."""
+    rows: list[tuple[Tag, bool]] = []
+    stack: list[tuple[Iterator[PageElement], bool]] = [(iter(table.children), False)]
+    while stack:
+        children, in_head = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+        elif isinstance(child, Tag) and child.name != "table":
+            if child.name == "tr":
+                rows.append((child, in_head))
+            stack.append((iter(child.children), in_head or child.name == "thead"))
+    return rows
+
+
+def _outermost(node: Tag, names: Collection[str]) -> list[Tag]:
+    """The elements named in ``names`` inside ``node`` that no other such element inside ``node``
+    encloses, in document order (their own content is not searched)."""
+    found: list[Tag] = []
+    stack: list[Iterator[PageElement]] = [iter(node.children)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+        elif isinstance(child, Tag):
+            if child.name in names:
+                found.append(child)
+            else:
+                stack.append(iter(child.children))
+    return found
 
 
 def _header_names(header_rows: list[list[str]]) -> list[str]:
@@ -246,8 +297,8 @@ def _header_names(header_rows: list[list[str]]) -> list[str]:
 
 
 def _span(cell: Tag, attr: str) -> int:
-    value = str(cell.get(attr, "1")).strip()
-    return min(int(value), 1000) if value.isdigit() and int(value) > 0 else 1
+    """A cell's ``colspan`` or ``rowspan``: 1 to 1,000 (browsers cap a colspan there), else 1."""
+    return max(1, small_int(str(cell.get(attr, "1")), 1, MAX_SPAN))
 
 
 def declared_charset(data: bytes) -> str | None:
@@ -268,27 +319,89 @@ def _hidden(el: Tag) -> bool:
     return bool(_HIDDEN_STYLE.search(str(el.get("style", ""))))
 
 
-def _dropped(el: Tag) -> bool:
-    """Hidden, or page chrome by its ARIA role or (outside the content) by its element."""
+def _dropped(el: Tag, in_content: bool) -> bool:
+    """Hidden, or page chrome by its ARIA role or (outside the content: ``in_content`` is whether an
+    ancestor is an article, main or section) by its element."""
+    if el.name in _DROP:
+        return True
     role = str(el.get("role", "")).lower()
     if _hidden(el) or role in _DROP_ROLES:
         return True
-    return (el.name in _SCOPED or role == "complementary") and el.find_parent(_CONTENT) is None
+    return (el.name in _SCOPED or role == "complementary") and not in_content
+
+
+class _Frame:
+    """An element on the stack of :func:`_content_root`'s walk."""
+
+    __slots__ = ("children", "el", "in_content", "order", "text")
+
+    def __init__(self, el: Tag, in_content: bool, order: int) -> None:
+        self.el = el
+        self.children: Iterator[PageElement] = iter(el.children)
+        self.in_content = in_content
+        self.order = order  # elements entered before this one
+        self.text = 0  # characters of text below el, counted for articles
 
 
 def _content_root(soup: BeautifulSoup) -> Tag:
-    for el in soup.find_all(_DROP):
+    """Drop what is not shown or is page chrome, and return the content root: the first ``<main>``,
+    else the first ``role="main"``, else the article with the most text, else ``<body>``.
+
+    One pass over the tree, which keeps for each element whether it sits in content (an ancestor is
+    an article, main or section) and sums the text of each article as its end is passed."""
+    dropped: list[Tag] = []
+    main: Tag | None = None
+    role_main: Tag | None = None
+    articles: list[tuple[int, int, Tag]] = []  # (text length, -order, article)
+    entered = 0
+    stack = [_Frame(soup, False, entered)]
+    while stack:
+        top = stack[-1]
+        child = next(top.children, None)
+        if child is None:
+            stack.pop()
+            if stack:
+                stack[-1].text += top.text
+                if top.el.name == "article":
+                    articles.append((top.text, -top.order, top.el))
+        elif isinstance(child, NavigableString):
+            if type(child) in _TEXT:
+                top.text += len(child)
+        elif isinstance(child, Tag):
+            if _dropped(child, top.in_content):
+                dropped.append(child)
+                continue
+            if child.name == "main" and main is None:
+                main = child
+            elif role_main is None and child.get("role") == "main":
+                role_main = child
+            entered += 1
+            stack.append(_Frame(child, top.in_content or child.name in _CONTENT, entered))
+    for el in dropped:
         el.decompose()
-    for el in soup.find_all(True):
-        if not el.decomposed and _dropped(el):
-            el.decompose()
-    main = soup.find("main") or soup.find(None, attrs={"role": "main"})
-    if isinstance(main, Tag):
+    if main is not None:
         return main
-    articles = soup.find_all("article")
-    if articles:
-        return max(articles, key=lambda a: len(a.get_text()))
+    if role_main is not None:
+        return role_main
+    if articles:  # the longest, the first of equals
+        return max(articles, key=lambda a: a[:2])[2]
     return soup.body or soup
+
+
+class _DepthBoundSoup(BeautifulSoup):
+    """A BeautifulSoup tree (lxml) whose building stops as soon as an element opens deeper than
+    ``max_depth`` levels below the root element (``<body>`` is level 1): a page nested 100,000 deep
+    fails after reading its first few hundred tags."""
+
+    def __init__(self, markup: str, max_depth: int, filename: str) -> None:
+        self.max_depth = max_depth
+        self.filename = filename
+        super().__init__(markup, "lxml")
+
+    def pushTag(self, tag: Tag) -> None:  # noqa: N802 - BeautifulSoup's name
+        super().pushTag(tag)
+        if len(self.tagStack) - 2 > self.max_depth:  # the stack holds the soup object and the root element
+            raise too_deep(self.filename)
 
 
 class HtmlParser:
@@ -296,7 +409,7 @@ class HtmlParser:
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
         text, encoding = decode_or_raise(data, filename, declared_charset(data))
-        soup = BeautifulSoup(text, "lxml")
+        soup = _DepthBoundSoup(text, limits().max_nesting, filename)
         title_tag = soup.find("title")
         title = inline_text(title_tag) if isinstance(title_tag, Tag) else None
         walker = _Walker(filename)

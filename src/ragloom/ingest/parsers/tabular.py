@@ -5,7 +5,9 @@
 ``text`` one ``"header: value; header: value"`` line per row and ``html`` the
 same rows for display. :func:`detect_header` finds the header row of a grid
 that may start with title rows; :func:`expand_spans` fills a grid from cells
-with column and row spans, repeating a merged cell's value in every slot.
+with column and row spans, repeating a merged cell's value in every slot
+(:func:`span_copy`: a long value is repeated shortened, so that what a table
+reads stays linear in what the file holds).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _NUMBER = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,. ]*%?\)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$|^\d{1,2}[/.]\d{1,2}[/.]\d{2,4}$")
 _HEADER_SCAN = 10  # rows looked at for a header
 TITLE_CHARS = 120  # title rows above a header up to this long head their table
+SPAN_COPY_CHARS = 200  # a merged cell's value repeated in the other slots it covers is cut to this length
 
 
 def is_numeric(value: str) -> bool:
@@ -62,28 +65,33 @@ def detect_header(rows: list[list[str]]) -> int | None:
     return None
 
 
+def span_copy(text: str) -> str:
+    """What a merged or spanned cell repeats in the slots it covers beyond its first: its text, cut
+    to :data:`SPAN_COPY_CHARS` characters (and "…") when longer, so that a long value spanning many
+    rows or columns costs its length once, not once per slot."""
+    return text if len(text) <= SPAN_COPY_CHARS else text[:SPAN_COPY_CHARS].rstrip() + "…"
+
+
 def expand_spans(rows: Sequence[Sequence[tuple[str, int, int]]]) -> list[list[str]]:
     """A rectangular grid from ``(text, colspan, rowspan)`` cells, spans repeated.
 
     A cell spanning several columns or rows puts its text in every slot it
-    covers, so each slot stays tied to its own column header.
+    covers (:func:`span_copy` of it beyond the first), so each slot stays tied to its own column
+    header. A row span ends at the last row, as in a browser.
     """
-    grid: list[list[str | None]] = []
+    grid: list[list[str | None]] = [[] for _ in rows]
     for r, row in enumerate(rows):
-        while len(grid) <= r:
-            grid.append([])
         col = 0
         for text, colspan, rowspan in row:
             while col < len(grid[r]) and grid[r][col] is not None:
                 col += 1
-            for dr in range(max(1, rowspan)):
-                while len(grid) <= r + dr:
-                    grid.append([])
+            copy = span_copy(text)
+            for dr in range(min(max(1, rowspan), len(rows) - r)):
                 target = grid[r + dr]
+                if len(target) < col + colspan:
+                    target.extend([None] * (col + colspan - len(target)))
                 for dc in range(max(1, colspan)):
-                    while len(target) <= col + dc:
-                        target.append(None)
-                    target[col + dc] = text
+                    target[col + dc] = text if dr == 0 and dc == 0 else copy
             col += max(1, colspan)
     width = max((len(r) for r in grid), default=0)
     return [[c or "" for c in row] + [""] * (width - len(row)) for row in grid]
