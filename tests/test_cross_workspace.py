@@ -130,7 +130,7 @@ NO_IDS: dict[tuple[str, str], str] = {
 # Routes one way of signing in may not call at all: the other answers the same refusal whatever
 # the ids, so the walks call them only the way that gets to the ids.
 ONLY_VIA: dict[tuple[str, str], str] = {
-    ("POST", f"{API}/auth/workspace"): "session",  # an API key acts in its own workspace: 400
+    ("POST", f"{API}/auth/workspace"): "session",  # an API key acts in its own workspace: 403
     ("POST", f"{API}/dify/retrieval"): "key",  # Dify sends a key: no key is a 403 (error_code 1001)
 }
 

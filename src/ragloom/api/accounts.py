@@ -15,7 +15,7 @@ from ragloom.api.deps import (
 from ragloom.api.responses import CALLER_ERRORS
 from ragloom.api.schemas import LogIn, PasswordChange, SignUp, SignupSetting, WorkspaceSwitch
 from ragloom.context import Caller, Context
-from ragloom.errors import InvalidRequestError
+from ragloom.errors import InvalidRequestError, PermissionDeniedError
 from ragloom.service import signin, workspaces
 from ragloom.service.views import Me, SignedIn, SignupState, WorkspaceView, iso_utc, user_view
 
@@ -26,7 +26,7 @@ def me_view(ctx: Context, caller: Caller) -> Me:
     with ctx.db.session() as s:
         user = signin.user(s, caller.user_id)
         spaces = [WorkspaceView(id=t.id, name=t.name, role=r, current=t.id == caller.tenant_id)
-                  for t, r in workspaces.of_user(s, caller.user_id)]
+                  for t, r in workspaces.visible_to(s, caller)]
         current = next((w for w in spaces if w.current), None)
         return Me(user=user_view(user), workspace=current, workspaces=spaces,
                   via="session" if caller.session_id else "key", csrf_token=caller.csrf_token)
@@ -79,7 +79,8 @@ def log_out(ctx: ContextDep, caller: CallerDep, response: Response) -> None:
 
 @router.get("/auth/me")
 def who_am_i(ctx: ContextDep, caller: CallerDep) -> Me:
-    """The signed-in user, the workspace requests act in, and every workspace they belong to."""
+    """The signed-in user, the workspace requests act in, and every workspace they belong to (an API key:
+    its own only)."""
     return me_view(ctx, caller)
 
 
@@ -96,8 +97,8 @@ def switch_workspace(body: WorkspaceSwitch, ctx: ContextDep, caller: CallerDep) 
     """Make this web session act in another of your workspaces. An API key belongs to one workspace:
     create a key in the other one instead (POST /api/v1/keys with workspace_id)."""
     if caller.session_id is None:
-        raise InvalidRequestError("an API key acts in its own workspace: create a key in the other workspace "
-                                  "(POST /api/v1/keys with workspace_id)")
+        raise PermissionDeniedError("an API key acts only in its own workspace: create a key in the other "
+                                    "workspace (POST /api/v1/keys with workspace_id)")
     with ctx.db.session() as s:
         signin.switch(s, session_id=caller.session_id, user_id=caller.user_id, tenant_id=body.workspace_id)
         role = workspaces.membership(s, user_id=caller.user_id, tenant_id=body.workspace_id).role

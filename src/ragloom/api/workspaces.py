@@ -1,5 +1,9 @@
 """/workspaces: the caller's workspaces — create, rename, leave, transfer ownership; /members: the
-current workspace's people and their roles; /invitations: invite by a one-time token, accept it."""
+current workspace's people and their roles; /invitations: invite by a one-time token, accept it.
+
+A web session acts in any of its user's workspaces on the ``/workspaces/{id}`` routes; an API key
+belongs to the workspace it was made in and acts there only: it lists and changes no other workspace
+of its user (another one is "not found"), and creates or joins none (403: sign in for that)."""
 
 from __future__ import annotations
 
@@ -27,22 +31,25 @@ router = APIRouter(tags=["workspaces"], responses=CALLER_ERRORS)
 
 
 def _in(caller: Caller, session: Session, workspace_id: str) -> Principal:
-    row = workspaces.membership(session, user_id=caller.user_id, tenant_id=workspace_id)
-    return Principal(workspace_id, caller.user_id, Role(row.role), caller.scope)
+    """The caller acting in ``workspace_id``: any of a session's workspaces, only its own for a key."""
+    return workspaces.acting_in(session, caller=caller, tenant_id=workspace_id)
 
 
 @router.get("/workspaces")
 def list_workspaces(ctx: ContextDep, caller: CallerDep) -> WorkspaceList:
-    """Every workspace you belong to, with your role; ``current`` is where this session or key acts."""
+    """Every workspace you belong to, with your role; ``current`` is where this session or key acts. An
+    API key sees only its own workspace."""
     with ctx.db.session() as s:
         rows = [WorkspaceView(id=t.id, name=t.name, role=r, current=t.id == caller.tenant_id)
-                for t, r in workspaces.of_user(s, caller.user_id)]
+                for t, r in workspaces.visible_to(s, caller)]
         return WorkspaceList(workspaces=rows, total=len(rows))
 
 
 @router.post("/workspaces", status_code=201)
 def create_workspace(body: WorkspaceName, ctx: ContextDep, caller: CallerDep) -> WorkspaceView:
-    """A new workspace you own (switch to it with POST /api/v1/auth/workspace, or create a key in it)."""
+    """A new workspace you own (switch to it with POST /api/v1/auth/workspace, or create a key in it). Signed
+    in only: an API key acts in its own workspace."""
+    workspaces.require_session(caller, "create a workspace")
     with ctx.db.session() as s:
         t = workspaces.create(s, user_id=caller.user_id, name=body.name)
         return WorkspaceView(id=t.id, name=t.name, role=Role.OWNER, current=False)
@@ -52,9 +59,9 @@ def create_workspace(body: WorkspaceName, ctx: ContextDep, caller: CallerDep) ->
 def rename_workspace(workspace_id: str, body: WorkspaceName, ctx: ContextDep, caller: CallerDep) -> WorkspaceView:
     """Rename a workspace (its owner or an admin)."""
     with ctx.db.session() as s:
-        t = workspaces.rename(s, caller=caller, tenant_id=workspace_id, name=body.name)
-        role = workspaces.membership(s, user_id=caller.user_id, tenant_id=workspace_id).role
-        return WorkspaceView(id=t.id, name=t.name, role=role, current=t.id == caller.tenant_id)
+        principal = _in(caller, s, workspace_id)
+        t = workspaces.rename(s, principal=principal, name=body.name)
+        return WorkspaceView(id=t.id, name=t.name, role=principal.role, current=t.id == caller.tenant_id)
 
 
 @router.post("/workspaces/{workspace_id}/leave", status_code=204)
@@ -123,7 +130,9 @@ def revoke_invitation(invitation_id: str, ctx: ContextDep, principal: PrincipalD
 
 @router.post("/invitations/accept")
 def accept_invitation(body: InvitationAccept, ctx: ContextDep, caller: CallerDep) -> WorkspaceView:
-    """Join the workspace of an invitation with its role (once; before it expires)."""
+    """Join the workspace of an invitation with its role (once; before it expires). Signed in only: an API
+    key acts in its own workspace."""
+    workspaces.require_session(caller, "accept an invitation")
     with ctx.db.session() as s:
         t = workspaces.accept(s, user_id=caller.user_id, token=body.token)
         role = workspaces.membership(s, user_id=caller.user_id, tenant_id=t.id).role

@@ -8,7 +8,10 @@ Who may do what (the README's roles table says the same):
   the workspace; never act on the owner, never make an owner;
 - the owner: all of that on admins too, and transfer ownership to another member (staying admin).
 
-A workspace someone is not in is "not found" to them, never "forbidden".
+A workspace someone is not in is "not found" to them, never "forbidden". An API key belongs to the
+workspace it was made in: every other workspace of its user is "not found" to it too
+(:func:`acting_in`, :func:`visible_to`), and it neither creates a workspace nor joins one
+(:func:`require_session`). A web session acts in any of its user's workspaces where a route names one.
 """
 
 from __future__ import annotations
@@ -53,6 +56,33 @@ def of_user(session: Session, user_id: str) -> list[tuple[Tenant, Role]]:
     return [(t, Role(r)) for t, r in rows]
 
 
+def bound_to_workspace(caller: Caller) -> bool:
+    """Whether the caller acts in one workspace only: an API key (or the local CLI's principal), not a
+    web session."""
+    return caller.session_id is None
+
+
+def visible_to(session: Session, caller: Caller) -> list[tuple[Tenant, Role]]:
+    """The workspaces a caller may see: all of a session's user's, only its own for an API key."""
+    rows = of_user(session, caller.user_id)
+    return [(t, r) for t, r in rows if t.id == caller.tenant_id] if bound_to_workspace(caller) else rows
+
+
+def acting_in(session: Session, *, caller: Caller, tenant_id: str) -> Principal:
+    """The caller acting in workspace ``tenant_id`` with their role there; ``NotFoundError`` when they are
+    not a member, or when the caller is an API key of another workspace."""
+    if bound_to_workspace(caller) and tenant_id != caller.tenant_id:
+        raise NotFoundError(f"workspace {tenant_id!r} not found (an API key acts only in its own workspace)")
+    row = membership(session, user_id=caller.user_id, tenant_id=tenant_id)
+    return Principal(tenant_id, caller.user_id, Role(row.role), caller.scope)
+
+
+def require_session(caller: Caller, action: str) -> None:
+    """``PermissionDeniedError`` unless the caller is a web session: an API key does not ``action``."""
+    if bound_to_workspace(caller):
+        raise PermissionDeniedError(f"an API key acts only in its own workspace: sign in to {action}")
+
+
 def membership(session: Session, *, user_id: str, tenant_id: str) -> Membership:
     """The user's membership of a workspace; ``NotFoundError`` when they are not in it."""
     row = session.scalar(select(Membership).where(Membership.tenant_id == tenant_id, Membership.user_id == user_id))
@@ -72,14 +102,13 @@ def create(session: Session, *, user_id: str, name: str) -> Tenant:
     return tenant
 
 
-def rename(session: Session, *, caller: Caller, tenant_id: str, name: str) -> Tenant:
-    row = membership(session, user_id=caller.user_id, tenant_id=tenant_id)
-    principal = Principal(tenant_id, caller.user_id, Role(row.role), caller.scope)
+def rename(session: Session, *, principal: Principal, name: str) -> Tenant:
+    """Rename the principal's workspace (its owner or an admin)."""
     _managers(principal, "rename it")
-    tenant = session.get(Tenant, tenant_id)
+    tenant = session.get(Tenant, principal.tenant_id)
     assert tenant is not None
     old, tenant.name = tenant.name, _name(name)
-    audit.record_by(session, principal, "workspace.renamed", target=f"workspace:{tenant_id}",
+    audit.record_by(session, principal, "workspace.renamed", target=f"workspace:{principal.tenant_id}",
                     detail=f"{old!r} -> {tenant.name!r}")
     return tenant
 
