@@ -3,12 +3,10 @@ password, switch the session's workspace; /admin/signup: open or close sign-up (
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from ragloom.api.deps import (
-    CSRF_COOKIE,
     PUBLIC,
-    SESSION_COOKIE,
     CallerDep,
     ContextDep,
 )
@@ -18,6 +16,7 @@ from ragloom.context import Caller, Context
 from ragloom.errors import InvalidRequestError, PermissionDeniedError
 from ragloom.service import signin, workspaces
 from ragloom.service.views import Me, SignedIn, SignupState, WorkspaceView, iso_utc, user_view
+from ragloom.web import cookies
 
 router = APIRouter(tags=["accounts"], responses=CALLER_ERRORS)
 
@@ -32,18 +31,20 @@ def me_view(ctx: Context, caller: Caller) -> Me:
                   via="session" if caller.session_id else "key", csrf_token=caller.csrf_token)
 
 
-def _signed_in(ctx: Context, response: Response, new: signin.NewSession) -> SignedIn:
+def _signed_in(ctx: Context, request: Request, response: Response, new: signin.NewSession) -> SignedIn:
+    """Set the session and CSRF cookies: ``Secure`` and ``__Host-`` prefixed over HTTPS (:mod:`ragloom.web.cookies`)."""
     settings = ctx.settings
     age = int(settings.session_hours * 3600)
-    for name, value, http_only in ((SESSION_COOKIE, new.token, True), (CSRF_COOKIE, new.csrf_token, False)):
-        response.set_cookie(name, value, max_age=age, path="/", httponly=http_only, samesite="lax",
-                            secure=settings.cookie_secure)
+    secure = cookies.is_secure(request.scope, settings.cookie_secure)
+    for base, value, http_only in ((cookies.SESSION, new.token, True), (cookies.CSRF, new.csrf_token, False)):
+        response.set_cookie(cookies.name(base, secure), value, max_age=age, path="/", httponly=http_only,
+                            samesite="lax", secure=secure)
     caller = Caller(new.user.id, new.tenant_id, None, session_id=new.id, csrf_token=new.csrf_token)
     return SignedIn(**me_view(ctx, caller).model_dump(), expires_at=iso_utc(new.expires_at))
 
 
 @router.post("/auth/signup", status_code=201, openapi_extra=PUBLIC)
-def sign_up(body: SignUp, ctx: ContextDep, response: Response) -> SignedIn:
+def sign_up(body: SignUp, ctx: ContextDep, request: Request, response: Response) -> SignedIn:
     """Create an account (with a workspace of its own) and sign in. Closed sign-up still admits the
     holder of an invitation, who also joins its workspace and starts there."""
     with ctx.db.session() as s:
@@ -54,16 +55,16 @@ def sign_up(body: SignUp, ctx: ContextDep, response: Response) -> SignedIn:
                                    invited=invited is not None)
         start = workspaces.accept(s, user_id=user.id, token=body.invitation).id if invited else own.id
         new = signin.open_session(s, ctx.settings, user, start)
-    return _signed_in(ctx, response, new)
+    return _signed_in(ctx, request, response, new)
 
 
 @router.post("/auth/login", openapi_extra=PUBLIC)
-def log_in(body: LogIn, ctx: ContextDep, response: Response) -> SignedIn:
+def log_in(body: LogIn, ctx: ContextDep, request: Request, response: Response) -> SignedIn:
     """Sign in with e-mail address and password: sets the session cookie (HttpOnly) and returns the CSRF
     token to send as ``X-CSRF-Token``. Too many failures answer 429 with ``Retry-After``."""
     with ctx.db.session() as s:
         new = signin.log_in(s, ctx.settings, email=body.email, password=body.password)
-    return _signed_in(ctx, response, new)
+    return _signed_in(ctx, request, response, new)
 
 
 @router.post("/auth/logout", status_code=204)
@@ -73,8 +74,9 @@ def log_out(ctx: ContextDep, caller: CallerDep, response: Response) -> None:
         raise InvalidRequestError("not a web session: an API key signs nothing out; revoke it to stop it")
     with ctx.db.session() as s:
         signin.log_out(s, caller.session_id)
-    for name in (SESSION_COOKIE, CSRF_COOKIE):
-        response.delete_cookie(name, path="/")
+    for base in (cookies.SESSION, cookies.CSRF):
+        response.delete_cookie(base, path="/")
+        response.delete_cookie(cookies.name(base, True), path="/", secure=True)
 
 
 @router.get("/auth/me")

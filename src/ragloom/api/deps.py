@@ -12,6 +12,7 @@ from ragloom.context import Caller, Context, Principal
 from ragloom.errors import AuthenticationError, PermissionDeniedError
 from ragloom.service import accounts, signin
 from ragloom.states import KeyScope
+from ragloom.web import cookies
 
 
 def get_context(request: Request) -> Context:
@@ -30,10 +31,11 @@ api_key_scheme = HTTPBearer(scheme_name="APIKey", auto_error=False,
 BearerDep = Annotated[HTTPAuthorizationCredentials | None, Security(api_key_scheme)]
 
 
-SESSION_COOKIE = "ragloom_session"
-"""The web session's cookie (HttpOnly): a random token, stored only hashed (``service.signin``)."""
-CSRF_COOKIE = "ragloom_csrf"
-"""A readable cookie holding the session's CSRF token, for the web page's scripts."""
+SESSION_COOKIE = cookies.SESSION
+"""The web session's cookie (HttpOnly): a random token, stored only hashed (``service.signin``); named
+``__Host-ragloom_session`` over HTTPS (:mod:`ragloom.web.cookies`)."""
+CSRF_COOKIE = cookies.CSRF
+"""A readable cookie holding the session's CSRF token, for the web page's scripts (``__Host-`` prefixed over HTTPS)."""
 CSRF_HEADER = "X-CSRF-Token"
 """The header a signed-in browser's state-changing request must carry, equal to its CSRF token."""
 
@@ -67,7 +69,8 @@ def current_caller(request: Request, ctx: ContextDep, _bearer: BearerDep, _sessi
     if local is not None and not header:  # the CLI's in-process app (never served on a port)
         p = cast(Principal, local)
         return Caller(p.user_id, p.tenant_id, p.role, p.scope)
-    caller = authenticate(ctx, header, request.cookies.get(SESSION_COOKIE))
+    secure = cookies.is_secure(request.scope, ctx.settings.cookie_secure)
+    caller = authenticate(ctx, header, cookies.session_token(request.cookies, secure=secure))
     if caller.scope == KeyScope.READ and writes(request):
         raise PermissionDeniedError(f"this API key is read-only: {request.method} {request.url.path} changes "
                                     "data; use a read-write key")

@@ -227,12 +227,14 @@ class UploadAuthMiddleware:
                 and scope["app"].state.local_principal is None):
             from starlette.requests import cookie_parser
 
-            from ragloom.api.deps import SESSION_COOKIE, authenticate
+            from ragloom.api.deps import authenticate
             from ragloom.errors import AuthenticationError
+            from ragloom.web import cookies
 
             headers = Headers(scope=scope)
-            cookie = cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE)
             ctx = scope["app"].state.ctx
+            cookie = cookies.session_token(cookie_parser(headers.get("cookie", "")),
+                                           secure=cookies.is_secure(scope, ctx.settings.cookie_secure))
 
             def check() -> None:
                 authenticate(ctx, headers.get("authorization", ""), cookie)

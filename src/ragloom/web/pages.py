@@ -23,12 +23,12 @@ from ragloom import __version__
 from ragloom.context import Caller, Context
 from ragloom.errors import AuthenticationError
 from ragloom.service import knowledgebases, passwords, signin, workspaces
+from ragloom.web import cookies
 from ragloom.web.messages import LANGUAGE_COOKIE, catalogue, language
 
 HERE = Path(__file__).parent
 UI = "/ui"
 STATIC = f"{UI}/static"
-SESSION_COOKIE = "ragloom_session"  # the API's (api/deps.py); the web layer sits below the API and cannot import it
 
 # Pages load only this server's scripts, styles and images: no CDN, no web fonts, no inline script.
 PAGE_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
@@ -59,10 +59,10 @@ def install(app: FastAPI) -> None:
 
 def viewer(request: Request) -> Viewer | None:
     """Who the request's session cookie signs in; None without a valid one."""
-    token = request.cookies.get(SESSION_COOKIE)
+    ctx: Context = request.app.state.ctx
+    token = cookies.session_token(request.cookies, secure=cookies.is_secure(request.scope, ctx.settings.cookie_secure))
     if not token:
         return None
-    ctx: Context = request.app.state.ctx
     try:
         with ctx.db.session() as s:
             caller = signin.session_caller(s, ctx.settings, token)

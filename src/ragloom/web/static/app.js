@@ -22,6 +22,11 @@ const RL = (() => {
     return "";
   }
 
+  /** The session's CSRF token: its cookie is named with the __Host- prefix over HTTPS. */
+  function csrf() {
+    return cookie("__Host-ragloom_csrf") || cookie("ragloom_csrf");
+  }
+
   class ApiError extends Error {
     constructor(status, message) {
       super(message);
@@ -39,7 +44,7 @@ const RL = (() => {
       headers["Content-Type"] = "application/json";
       payload = JSON.stringify(body);
     }
-    if (method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = cookie("ragloom_csrf");
+    if (method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = csrf();
     let response;
     try {
       response = await fetch("/api/v1" + path, { method, headers, body: payload, credentials: "same-origin" });
@@ -180,5 +185,5 @@ const RL = (() => {
 
   document.addEventListener("DOMContentLoaded", setupTopBar);
 
-  return { t, api, el, button, showError, flash, busy, when, formValues, cookie, poller, ApiError, UI };
+  return { t, api, el, button, showError, flash, busy, when, formValues, cookie, csrf, poller, ApiError, UI };
 })();

@@ -318,7 +318,7 @@ document.addEventListener("DOMContentLoaded", () => {
       const response = await fetch(`/api/v1${chatPath()}/completions`, {
         method: "POST", credentials: "same-origin", signal: controller.signal,
         headers: { "Content-Type": "application/json", Accept: "text/event-stream",
-          "X-CSRF-Token": RL.cookie("ragloom_csrf") },
+          "X-CSRF-Token": RL.csrf() },
         body: JSON.stringify({ question: text, session_id: opened, stream: true, variables }),
       });
       if (response.status === 401) {
