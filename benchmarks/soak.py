@@ -200,7 +200,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def start_server(home: Path, port: int, workers: int) -> tuple[subprocess.Popen, str, str]:
-    """Start ``ragloom serve``; returns the process, its URL and the admin API key it printed."""
+    """Start ``ragloom serve``; returns the process, its URL and the admin API key it made (first-admin.txt)."""
     env = {**os.environ, "RAGLOOM_HOME": str(home), "RAGLOOM_PORT": str(port), "RAGLOOM_WORKERS": str(workers),
            "RAGLOOM_RATE_LIMIT_PER_MINUTE": "0", "RAGLOOM_LOG_LEVEL": "WARNING"}
     log = home.parent / "serve.log"
@@ -212,15 +212,17 @@ def start_server(home: Path, port: int, workers: int) -> tuple[subprocess.Popen,
     while True:
         if proc.poll() is not None:
             raise SystemExit(f"the server stopped:\n{log.read_text()}")
-        try:
-            if httpx.get(url + "/api/v1/health", timeout=2).json()["workers"]["alive"] >= workers:
+        try:  # /health shows its workers to a caller with a key: the first administrator's
+            credentials = home / "first-admin.txt"
+            key = next(ln.split("=", 1)[1] for ln in credentials.read_text().splitlines() if ln.startswith("api_key="))
+            health = httpx.get(url + "/api/v1/health", timeout=2, headers={"Authorization": f"Bearer {key}"}).json()
+            if health["workers"]["alive"] >= workers:
                 break
-        except httpx.HTTPError:
+        except (httpx.HTTPError, OSError, StopIteration, KeyError):
             pass
         if time.monotonic() > deadline:
             raise SystemExit(f"the server did not become healthy:\n{log.read_text()}")
         time.sleep(0.3)
-    key = next(ln.rsplit(" ", 1)[-1].strip() for ln in log.read_text().splitlines() if "Admin API key" in ln)
     return proc, url, key
 
 

@@ -70,11 +70,11 @@ def served(home: Path, workers_: int = 2, **env_overrides: str) -> Iterator[tupl
 
     def healthy() -> bool:
         assert proc.poll() is None, log.read_text()
-        try:
-            body = httpx.get(url + "/api/v1/health", timeout=2).json()
+        try:  # the workers are shown to a caller with a key
+            body = httpx.get(url + "/api/v1/health", timeout=2, headers=admin_headers(home)).json()
         except httpx.HTTPError:
             return False
-        return body["workers"]["alive"] == workers_
+        return "workers" in body and body["workers"]["alive"] == workers_
 
     try:
         wait(healthy, 90, "the server and its workers", poll=0.2)
@@ -101,8 +101,13 @@ def is_worker_process(pid: int) -> bool:
     return "spawn_main" in cmdline(pid)
 
 
-def admin_key(home: Path, url: str) -> str:
-    """The admin API key ``serve`` printed at its first start (its log is beside ``home``)."""
-    log = home.parent / f"serve-{url.rsplit(':', 1)[1]}.log"
-    (line,) = [ln for ln in log.read_text().splitlines() if "Admin API key" in ln]
-    return line.rsplit(" ", 1)[-1].strip()
+def admin_key(home: Path, url: str = "") -> str:
+    """The admin API key ``serve`` made at its first start: with its output not a terminal, it is in
+    the data directory's first-admin.txt (never in the log)."""
+    lines = (home / "first-admin.txt").read_text().splitlines()
+    return next(ln.split("=", 1)[1] for ln in lines if ln.startswith("api_key="))
+
+
+def admin_headers(home: Path) -> dict[str, str]:
+    """``Authorization`` with the admin key of a server on ``home``, once it made one."""
+    return {"Authorization": f"Bearer {admin_key(home)}"} if (home / "first-admin.txt").exists() else {}

@@ -127,6 +127,6 @@ def test_hostile_files_end_inside_their_limits_while_another_tenant_is_served(tm
         chunks = mine.get(f"/datasets/hostile/documents/{ids['one-line.txt']}/chunks",
                           params={"page_size": 1000}).json()["chunks"]
         assert len(chunks) > 1 and max(len(c["content"]) for c in chunks) <= 20_000
-        health = httpx.get(url + "/api/v1/health").json()
+        health = mine.get("/health").json()
         assert health["status"] == "ok" and health["workers"]["alive"] == 2, health
     assert 0 < memory.peak < MEMORY_LIMIT_MB, memory.peak

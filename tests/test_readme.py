@@ -331,7 +331,8 @@ def test_readme_commands_run_against_a_server(tmp_path: Path) -> None:
         # `ragloom worker [--processes N]`: more workers on the same data directory, stopped by SIGTERM
         worker_command = re.search(r"`(ragloom worker \[--processes N\])`", prose)
         assert worker_command, "the README no longer shows `ragloom worker [--processes N]`"
-        before = httpx.get(url + "/api/v1/health", timeout=5).json()["workers"]["alive"]
+        shown = {"Authorization": f"Bearer {key}"}  # /health shows its workers to a caller with a key
+        before = httpx.get(url + "/api/v1/health", timeout=5, headers=shown).json()["workers"]["alive"]
         for variant in variants(worker_command.group(1)):
             n = int(PLACEHOLDERS["N"]) if "--processes" in variant else 1
             log = tmp_path / "worker.log"
@@ -339,7 +340,8 @@ def test_readme_commands_run_against_a_server(tmp_path: Path) -> None:
                 worker = subprocess.Popen(["bash", "-c", f"exec {variant}"], cwd=work, stdout=out,
                                           stderr=subprocess.STDOUT, env={**shell.env, "RAGLOOM_HOME": str(home)})
             try:
-                wait(lambda n=n: httpx.get(url + "/api/v1/health", timeout=5).json()["workers"]["alive"] >= before + n,
+                wait(lambda n=n: httpx.get(url + "/api/v1/health", timeout=5,
+                                           headers=shown).json()["workers"]["alive"] >= before + n,
                      60, f"{variant}'s workers in /health")
                 children = descendants(worker.pid)
                 worker.send_signal(signal.SIGTERM)

@@ -112,13 +112,13 @@ def test_a_task_handed_back_on_shutdown_keeps_its_attempts(ctx, principal) -> No
     assert again.id == task.id and again.attempts == 1
 
 
-def test_health_is_503_without_a_live_worker(ctx, principal) -> None:
+def test_health_is_503_without_a_live_worker(ctx, principal, admin) -> None:
     from fastapi.testclient import TestClient
 
     from ragloom.api.app import create_app
 
     upload(ctx, principal, {"a.txt": b"waiting"})
-    with TestClient(create_app(context=ctx)) as client:
+    with TestClient(create_app(context=ctx), headers={"Authorization": f"Bearer {admin.new_key.key}"}) as client:
         res = client.get("/api/v1/health")
         assert res.status_code == 503
         body = res.json()
@@ -238,7 +238,8 @@ def test_a_task_over_the_memory_limit_fails_with_the_limit_named(ctx, principal,
 
 
 @pytestmark_slow
-def test_a_knowledge_build_is_counted_in_health_and_held_to_the_memory_limit(ctx, principal, settings) -> None:
+def test_a_knowledge_build_is_counted_in_health_and_held_to_the_memory_limit(ctx, principal, settings,
+                                                                              admin) -> None:
     from fastapi.testclient import TestClient
 
     from ragloom.api.app import create_app
@@ -250,7 +251,7 @@ def test_a_knowledge_build_is_counted_in_health_and_held_to_the_memory_limit(ctx
     while run_one(ctx, "test"):
         pass
     (build,) = builds.start(ctx, principal=principal, kb_id="kb", request=builds.BuildRequest(kind="graph")).builds
-    with TestClient(create_app(context=ctx)) as client:
+    with TestClient(create_app(context=ctx), headers={"Authorization": f"Bearer {admin.new_key.key}"}) as client:
         queue = client.get("/api/v1/health").json()["queue"]
     assert queue["builds_queued"] == 1 and queue["builds_running"] == 0 and queue["queued"] == 0
 
@@ -301,7 +302,7 @@ def test_kill_9_of_serve_leaves_no_worker_and_a_restart_finishes_the_work(tmp_pa
         assert len([p for p in descendants(proc.pid) if is_worker_process(p)]) == 2
         api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60)
         wait(lambda: api.get(f"/datasets/kb/documents/{doc_id}").json()["status"] == "done", 300, "the document")
-        assert httpx.get(url + "/api/v1/health").json()["workers"]["alive"] == 2  # no extra worker
+        assert api.get("/health").json()["workers"]["alive"] == 2  # no extra worker
 
 
 

@@ -91,7 +91,7 @@ def test_two_machines_share_the_queue_and_one_takes_over_from_the_other(pg: PgSe
                     return not s.scalar(select(func.count()).select_from(Task)
                                         .where(Task.status.in_(("queued", "running"))))
             wait(finished, 240, "every task to finish", poll=0.5)
-            health = httpx.get(f"{api}/api/v1/health", timeout=10).json()
+            health = httpx.get(f"{api}/api/v1/health", timeout=10, headers=headers).json()
             assert health["workers"]["alive"] == 1  # A only; B's row is gone or stale
 
             with db.session() as s:

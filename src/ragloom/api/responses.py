@@ -92,15 +92,16 @@ HealthStatus = Literal["ok", "degraded", "unavailable"]
 
 
 class Health(BaseModel):
-    """Liveness of the API and of the ingestion workers; no tenant data."""
+    """Liveness of the API and of the ingestion workers; no tenant data. Anyone sees the status; the
+    workers and the queue are shown to a caller with an API key or a web session."""
 
     model_config = ConfigDict(extra="forbid")
 
     status: HealthStatus = Field(description="ok; degraded: fewer workers alive than expected; unavailable (HTTP "
                                              "503): none, so uploads wait")
     version: str
-    workers: WorkerState
-    queue: QueueState
+    workers: WorkerState | SkipJsonSchema[None] = absent_unless("the caller sent an API key or is signed in")
+    queue: QueueState | SkipJsonSchema[None] = absent_unless("the caller sent an API key or is signed in")
     message: str | SkipJsonSchema[None] = absent_unless("status is 'unavailable'")
 
 

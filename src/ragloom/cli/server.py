@@ -1,11 +1,21 @@
-"""Server-side commands: ``init``, ``serve`` and ``worker``."""
+"""Server-side commands: ``init``, ``serve`` and ``worker``.
+
+``serve`` shows the first administrator's API key and password once, written straight to the
+terminal (never a log record). When its output is no terminal — a service manager, a container, a
+redirected log — they go to :data:`CREDENTIALS_FILE` in the data directory instead (mode 0600), and
+the output only says where.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -16,7 +26,11 @@ from ragloom.errors import RagloomError
 if TYPE_CHECKING:
     import uvicorn
 
+    from ragloom.service.accounts import Bootstrap
     from ragloom.supervisor import WorkerPool
+
+CREDENTIALS_FILE = "first-admin.txt"
+"""Where ``serve`` leaves the first administrator's key and password when its output is no terminal."""
 
 
 @app.command()
@@ -72,13 +86,13 @@ def serve(
     with ctx.db.session() as s:
         boot = accounts.bootstrap(s)
     if boot.new_key:
-        out.print(f"[bold green]Admin API key (shown once, keep it):[/] {boot.new_key.key}")
-        out.print(sign_in_line(boot.password))
+        show_first_admin(boot, settings.home, terminal=sys.stdout.isatty())
     pool = WorkerPool(settings, settings.workers, ctx=ctx).start()
     api = create_app(context=ctx, pool=pool)
     mount_http(api)  # the MCP tools at /mcp (cli/mcp_server.py)
-    server = uvicorn.Server(uvicorn.Config(api, host=settings.host,
-                                           port=settings.port, log_level="warning", timeout_graceful_shutdown=10))
+    server = uvicorn.Server(uvicorn.Config(api, host=settings.host, port=settings.port, log_level="warning",
+                                           timeout_graceful_shutdown=10,
+                                           http=header_deadline_protocol(settings.header_timeout_seconds)))
     _announce_when_listening(server, f"ragloom serving on http://{settings.host}:{settings.port} "
                              f"(data: {settings.home}, "
                              + (f"{settings.workers} workers" if settings.workers else
@@ -93,6 +107,79 @@ def serve(
             pool.stop()
             ctx.close()
     out.print("stopped")
+
+
+def show_first_admin(boot: Bootstrap, home: Path, *, terminal: bool) -> None:
+    """The first administrator's key and password, once: on the terminal, else in a file only this
+    user may read (see the module's docstring)."""
+    from ragloom.service import accounts
+
+    assert boot.new_key is not None
+    if terminal:
+        out.print(f"[bold green]Admin API key (shown once, keep it):[/] {boot.new_key.key}")
+        out.print(sign_in_line(boot.password))
+        return
+    path = home / CREDENTIALS_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write("# ragloom's first administrator: keep these, then delete this file\n"
+                f"api_key={boot.new_key.key}\nemail={accounts.ADMIN_EMAIL}\npassword={boot.password}\n")
+    out.print(f"The first administrator's API key and password are in {path} (readable by this user only): "
+              "keep them, then delete the file")
+
+
+def header_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol (h11) with a deadline on a request's headers.
+
+    uvicorn bounds an idle kept-alive connection (``timeout_keep_alive``) but not one that has started
+    a request and never finishes its headers: it is held open for good, one socket per slow client. A
+    connection here gets ``seconds`` from its start, and from the first byte of each next request, to
+    complete the request's headers; then it is closed. A body, and the app's time to answer, are not
+    bounded by it."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadline(H11Protocol):
+        deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                if self.deadline is None and self.conn.trailing_data[0]:
+                    self._arm()  # the next request has begun
+            else:
+                self._disarm()  # its headers are in
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._disarm()  # idle between requests: timeout_keep_alive's; armed again by the next byte
+            if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
+                self._arm()  # a pipelined request that is not complete yet
+
+        def _arm(self) -> None:
+            self._disarm()
+            self.deadline = self.loop.call_later(seconds, self._expired)
+
+        def _disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+
+        def _expired(self) -> None:
+            self.deadline = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeaderDeadline
 
 
 def _check_port_free(host: str, port: int) -> None:
