@@ -193,18 +193,22 @@ def test_uploads_are_bounded(world: World) -> None:
     _refused(r, 413, "RAGLOOM_MAX_UPLOAD_FILES", "3", kind="PayloadTooLargeError")
 
     boundary = "hostileboundary"
-    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="stream.txt"\r\n'
-            "Content-Type: text/plain\r\n\r\n").encode()
 
-    def chunked_upload() -> Iterator[bytes]:
-        yield head
-        for _ in range(3 * 16):
-            yield b"c" * 65536
-        yield f"\r\n--{boundary}--\r\n".encode()
+    def chunked_upload(files: int, chunks: int) -> Iterator[bytes]:
+        for i in range(files):
+            yield (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="stream{i}.txt"\r\n'
+                   "Content-Type: text/plain\r\n\r\n").encode()
+            for _ in range(chunks):
+                yield b"c" * 65536
+            yield b"\r\n"
+        yield f"--{boundary}--\r\n".encode()
 
-    r = api.post(url, content=chunked_upload(), headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    multipart = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    r = api.post(url, content=chunked_upload(3, 12), headers=multipart)  # 768 KiB each, 2.25 MiB together
     assert "content-length" not in r.request.headers
     _refused(r, 413, "RAGLOOM_MAX_UPLOAD_REQUEST_MB", kind="PayloadTooLargeError")
+    r = api.post(url, content=chunked_upload(1, 48), headers=multipart)  # one file: refused at its first MiB
+    _refused(r, 413, "stream0.txt", "RAGLOOM_MAX_UPLOAD_MB", kind="PayloadTooLargeError")
     head_only = (f"POST /api/v1{url} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {world.owner_key}\r\n"
                  f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: 50000000000\r\n\r\n")
     status, _, payload = _raw_request(world.live.url, head_only)

@@ -10,6 +10,7 @@ from fastapi import APIRouter, File, Form, Path, Query, Response, UploadFile
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
 from ragloom.api.schemas import ChunkCreate, ChunkUpdate, DocumentIds, DocumentUpdate, MetadataUpdate
+from ragloom.api.uploads import SpoolingRoute, spooled
 from ragloom.errors import NotFoundError, PayloadTooLargeError
 from ragloom.service import chunk_edits, chunks, documents, knowledgebases
 from ragloom.service.views import (
@@ -27,7 +28,9 @@ from ragloom.service.views import (
     version_view,
 )
 
-router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"], responses=CALLER_ERRORS)
+# the upload route's multipart body is received straight to disk (api/uploads.py)
+router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"], responses=CALLER_ERRORS,
+                   route_class=SpoolingRoute)
 RATE_LIMITED = error_responses(429)
 
 MAX_LIST_PAGE = 1_000_000  # listings: page x page_size stays far inside what SQL offsets take
@@ -48,14 +51,10 @@ def upload_documents(
         raise PayloadTooLargeError(f"{len(file)} files in one upload; the limit is {ctx.settings.max_upload_files} "
                                    "files per request (RAGLOOM_MAX_UPLOAD_FILES)")
     config = knowledgebases.parse_config_json(parser_config) if parser_config else None
-    limit = ctx.settings.max_upload_mb * 1024 * 1024
-    uploads = []
-    for f in file:
-        data = f.file.read(limit + 1)
-        if len(data) > limit:
-            raise PayloadTooLargeError(f"{f.filename!r} is larger than the limit of {ctx.settings.max_upload_mb} MiB "
-                                       "per file (RAGLOOM_MAX_UPLOAD_MB)")
-        uploads.append(documents.Upload(filename=f.filename or "", data=data, content_type=f.content_type or ""))
+    # each file was received to disk, hashed and held to RAGLOOM_MAX_UPLOAD_MB as it arrived (api/uploads.py);
+    # the object store takes it from there (a rename on the local engine)
+    uploads = [documents.Upload(filename=f.filename or "", content_type=f.content_type or "",
+                                spooled=spooled(f, ctx.settings)) for f in file]
     with ctx.db.session() as s:
         docs = documents.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads,
                                        chunk_method=chunk_method, parser_config=config)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -15,6 +17,7 @@ from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, ut
 from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from ragloom.service import audit, knowledgebases
+from ragloom.service.uploads import Spooled
 from ragloom.states import DocumentStatus, Role, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -22,9 +25,33 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class Upload:
+    """One file to add: its bytes, or (``spooled``) a file the API received to disk, already hashed,
+    which is moved into the object store as it is (never read into memory)."""
+
     filename: str
-    data: bytes
+    data: bytes = b""
     content_type: str = ""
+    spooled: Spooled | None = None
+
+    @property
+    def size(self) -> int:
+        return self.spooled.size if self.spooled is not None else len(self.data)
+
+    @property
+    def sha256(self) -> str:
+        return self.spooled.sha256 if self.spooled is not None else hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def content(self) -> bytes | Path:
+        """The bytes, or the spooled file's path."""
+        return self.spooled.path if self.spooled is not None else self.data
+
+    def store(self, ctx: Context, namespace: str) -> str:
+        """Put the file into the object store (a spooled one is moved there); its key."""
+        if self.spooled is not None:
+            return ctx.objects.put_file(self.spooled.path, namespace=namespace, sha256=self.spooled.sha256,
+                                        move=True)
+        return ctx.objects.put(self.data, namespace=namespace)
 
 
 def _clean_name(name: str) -> str:
@@ -54,11 +81,10 @@ def add_documents(
     docs = []
     for up in uploads:
         name = _clean_name(up.filename)
-        if len(up.data) > limit:
+        if up.size > limit:
             raise PayloadTooLargeError(f"{name!r} is larger than the limit of {ctx.settings.max_upload_mb} MiB per "
                                        "file (RAGLOOM_MAX_UPLOAD_MB)")
-        key = ctx.objects.put(up.data, namespace=kb.tenant_id)  # "<tenant>/<sha256>": no cross-tenant dedupe
-        content_hash = key.rsplit("/", 1)[-1]
+        content_hash = up.sha256
         doc = session.scalar(select(Document).where(Document.kb_id == kb.id, Document.name == name))
         if doc is None:
             doc = Document(kb_id=kb.id, tenant_id=kb.tenant_id, name=name)
@@ -72,11 +98,11 @@ def add_documents(
             if latest is not None and latest.content_hash == content_hash and latest.status in live:
                 docs.append(doc)
                 continue
-        _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=len(up.data),
-                     content_type=up.content_type,
-                     page_ranges=page_ranges(up.data, name, *_method_and_config(kb, doc),
-                                             max_pages=ctx.settings.max_pages,
-                                             count_pages=isolated_page_count(ctx)))
+        ranges = page_ranges(up.content, name, *_method_and_config(kb, doc), max_pages=ctx.settings.max_pages,
+                             count_pages=isolated_page_count(ctx))  # before a spooled file moves into the store
+        key = up.store(ctx, kb.tenant_id)  # "<tenant>/<sha256>": no cross-tenant dedupe
+        _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=up.size,
+                     content_type=up.content_type, page_ranges=ranges)
         docs.append(doc)
     session.flush()
     return docs
@@ -86,26 +112,31 @@ TASK_PAGE_SIZE = 12  # pages per parsing task of a PDF (REFERENCE §11)
 WHOLE = (0, 100_000_000)  # a task over the whole document
 
 
-def page_ranges(data: bytes, filename: str, method: str, parser_config: dict[str, Any], *,
+def page_ranges(content: bytes | Path, filename: str, method: str, parser_config: dict[str, Any], *,
                 max_pages: int | None = None,
-                count_pages: Callable[[bytes, str], int] | None = None) -> list[tuple[int, int]]:
-    """Page ranges (1-based, inclusive) of the parsing tasks of a file: 12-page slices of a PDF
-    (22 for papers). Non-PDF files, unreadable PDFs (the task reports why), the ``one``
-    method and ``toc_extraction`` (one table of contents per document) give one task; so
-    does a PDF of more than ``max_pages`` pages (default: the ``max_pages`` limit), whose
-    task then fails at once with the limit named instead of filling the queue. ``count_pages``
-    opens the PDF (default: in this process; a server passes :func:`isolated_page_count`)."""
+                count_pages: Callable[[bytes | Path, str], int] | None = None) -> list[tuple[int, int]]:
+    """Page ranges (1-based, inclusive) of the parsing tasks of a file (its bytes, or a file on disk,
+    never read whole here): 12-page slices of a PDF (22 for papers). Non-PDF files, unreadable PDFs
+    (the task reports why), the ``one`` method and ``toc_extraction`` (one table of contents per
+    document) give one task; so does a PDF of more than ``max_pages`` pages (default: the
+    ``max_pages`` limit), whose task then fails at once with the limit named instead of filling the
+    queue. ``count_pages`` opens the PDF (default: in this process; a server passes
+    :func:`isolated_page_count`)."""
     from ragloom.errors import ParseError, RateLimitedError
     from ragloom.ingest.guard import limits
-    from ragloom.ingest.parsers import pdf_page_count
 
     if method == "one" or parser_config.get("toc_extraction"):
         return [WHOLE]
     size = int(parser_config.get("task_page_size") or (22 if method == "paper" else TASK_PAGE_SIZE))
-    if b"%PDF-" not in data[:1024]:  # how a PDF is recognised (parsers.sniff.detect_type): nothing more is read
+    if isinstance(content, bytes):
+        head = content[:1024]
+    else:
+        with content.open("rb") as f:
+            head = f.read(1024)
+    if b"%PDF-" not in head:  # how a PDF is recognised (parsers.sniff.detect_type): nothing more is read
         return [WHOLE]
     try:
-        pages = (count_pages or pdf_page_count)(data, filename)
+        pages = (count_pages or _page_count)(content, filename)
     except (ParseError, RateLimitedError):  # unreadable, over its budget, or no process free: one task says why
         return [WHOLE]
     if pages <= size or pages > (max_pages if max_pages is not None else limits().max_pages):
@@ -113,10 +144,18 @@ def page_ranges(data: bytes, filename: str, method: str, parser_config: dict[str
     return [(p, min(p + size - 1, pages)) for p in range(1, pages + 1, size)]
 
 
+def _page_count(content: bytes | Path, filename: str) -> int:
+    """A PDF's page count in this process. A path is opened by pdfium itself, which reads only what the
+    count needs (``open_pdf`` hands its argument to ``pdfium.PdfDocument``, which takes bytes or a path)."""
+    from ragloom.ingest.parsers import pdf_page_count
+
+    return pdf_page_count(content if isinstance(content, bytes) else cast(bytes, content), filename)
+
+
 PAGE_COUNT_CPU_SECONDS = 5.0  # opening a PDF to count its pages takes milliseconds; a crafted one gets this
 
 
-def isolated_page_count(ctx: Context) -> Callable[[bytes, str], int]:
+def isolated_page_count(ctx: Context) -> Callable[[bytes | Path, str], int]:
     """A PDF's page count read in a child process of ``ctx.sandbox`` (never in the server's process),
     within :data:`PAGE_COUNT_CPU_SECONDS` and the sandbox's memory limit."""
     from dataclasses import replace
@@ -125,7 +164,7 @@ def isolated_page_count(ctx: Context) -> Callable[[bytes, str], int]:
 
     budget = replace(ctx.sandbox_limits(), cpu_seconds=min(PAGE_COUNT_CPU_SECONDS, ctx.settings.sandbox_cpu_seconds))
 
-    def count(data: bytes, filename: str) -> int:
+    def count(data: bytes | Path, filename: str) -> int:  # a path: the child opens the file itself
         return ctx.sandbox.run(pdf_page_count, data, filename, limits=budget)
 
     return count
