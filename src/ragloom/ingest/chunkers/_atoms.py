@@ -45,6 +45,7 @@ class TokenCounter:
     def __init__(self, count_tokens: Callable[[str], int]) -> None:
         self._count = count_tokens
         self._cache: dict[str, int] = {}
+        self._paths: dict[tuple[str, ...], int] = {}
 
     def count(self, text: str) -> int:
         n = self._cache.get(text)
@@ -53,6 +54,15 @@ class TokenCounter:
         return n
 
     word = count
+
+    def path(self, path: tuple[str, ...]) -> int:
+        """Tokens of a heading path shown as ``"A > B"``, cached by the path: every block and chunk of a
+        section has its path, and joining a long heading for each of them would cost its length each time
+        (a tuple of strings hashes by the strings' cached hashes)."""
+        n = self._paths.get(path)
+        if n is None:
+            n = self._paths[path] = self.count(" > ".join(path))
+        return n
 
 
 def segments(text: str, pattern: re.Pattern[str] | None, keep_delims: bool) -> list[tuple[int, int]]:

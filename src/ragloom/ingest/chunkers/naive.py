@@ -180,7 +180,7 @@ class _Packer:
         """The innermost part of ``path`` that fits the reserve (nothing without a heading prefix)."""
         if not self.heading_prefix:
             return ()
-        while path and self.counter.count(" > ".join(path)) > self.reserve:
+        while path and self.counter.path(path) > self.reserve:
             path = path[1:]
         return path
 
@@ -362,5 +362,5 @@ def _prefix_reserve(blocks: Sequence[Block], counter: TokenCounter, budget: int)
     for block in blocks:
         path = block.heading_path + ((block.text,) if block.kind == BlockKind.TITLE else ())
         if path:
-            longest = max(longest, counter.count(" > ".join(path)))
+            longest = max(longest, counter.path(path))
     return min(float(longest), budget / 4)

@@ -91,7 +91,9 @@ def xml_too_deep(filename: str) -> LimitExceededError:
     return named(filename, exceeded("max_nesting", "levels of nesting (XML)", limit))
 
 
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# a string, or an unterminated one up to the end: each quote starts at most one match, so the scan is
+# linear (a pattern that needs the closing quote is tried again from every quote of an unterminated one)
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 

@@ -50,12 +50,15 @@ def clean_counted(text: str) -> tuple[str, int]:
     return _REMOVED.subn("", text)
 
 
-def clean_block(block: Block) -> int:
+def clean_block(block: Block, headings: dict[str, str] | None = None) -> int:
     """Clean a block's text, heading path, table cells, HTML and metadata in place; returns the
-    number of characters removed from its text."""
+    number of characters removed from its text. ``headings`` remembers cleaned headings across the
+    blocks of a document: every block under a heading holds it in its path, and it is cleaned once."""
     block.text, removed = clean_counted(block.text)
     if block.heading_path:
-        block.heading_path = tuple(clean_text(h) for h in block.heading_path)
+        seen = headings if headings is not None else {}
+        block.heading_path = tuple(seen[h] if h in seen else seen.setdefault(h, clean_text(h))
+                                   for h in block.heading_path)
     if block.html is not None:
         block.html = clean_text(block.html)
     if block.table is not None:
@@ -69,7 +72,8 @@ def clean_block(block: Block) -> int:
 def clean_document(doc: ParsedDocument) -> int:
     """Clean every block, the title and the metadata of ``doc`` in place; returns the number of
     characters removed from the blocks' text (control characters, stray BOMs)."""
-    removed = sum(clean_block(b) for b in doc.blocks)
+    headings: dict[str, str] = {}
+    removed = sum(clean_block(b, headings) for b in doc.blocks)
     if doc.title is not None:
         doc.title = clean_text(doc.title)
     doc.metadata = {k: clean_text(v) if isinstance(v, str) else v for k, v in doc.metadata.items()}

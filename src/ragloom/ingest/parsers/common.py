@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from lxml.etree import _Element
 
 
+LABEL_CHARS = 120  # a column name repeated on every row of a table is cut to this length
+
+
 class HeadingTracker:
     """Keeps the stack of open section titles while a parser walks a document.
 
@@ -57,28 +60,37 @@ def clean_cell(text: str) -> str:
     return " ".join(text.split())
 
 
+def column_label(name: str) -> str:
+    """A column name as each row repeats it: cut to :data:`LABEL_CHARS` characters (and "…") when
+    longer, so that a long header cell costs its length once, not once per row."""
+    return name if len(name) <= LABEL_CHARS else name[:LABEL_CHARS].rstrip() + "…"
+
+
 def table_text_and_html(rows: list[list[str]], has_header: bool) -> tuple[str, str]:
     """Render table rows as retrieval text (one line per body row) and as HTML.
 
-    With a header, each body row reads ``"header: value; header: value"``. The
-    HTML has the header in ``<thead>`` and one ``<tr>`` in ``<tbody>`` per text
+    With a header, each body row reads ``"header: value; header: value"``: the first body row
+    names its columns in full, the others by :func:`column_label` (a long header is read once).
+    The HTML has the header (labels) in ``<thead>`` and one ``<tr>`` in ``<tbody>`` per text
     line, in the same order — the chunker relies on this to split big tables.
     """
     rows = [[clean_cell(c) for c in row] for row in rows]
     rows = [row for row in rows if any(row)]
     header = rows[0] if has_header and len(rows) > 1 else None
     body = rows[1:] if header else rows
+    labels = [column_label(h) for h in header] if header else []
     lines = []
-    for row in body:
+    for index, row in enumerate(body):
         if header:
-            pairs = [f"{h}: {v}" if h else v for h, v in zip(header, row, strict=False) if v]
+            names = header if index == 0 else labels
+            pairs = [f"{h}: {v}" if h else v for h, v in zip(names, row, strict=False) if v]
             pairs += [v for v in row[len(header):] if v]
             lines.append("; ".join(pairs))
         else:
             lines.append(" | ".join(v for v in row if v))
     html = ["<table>"]
     if header:
-        html.append("<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead>")
+        html.append("<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in labels) + "</tr></thead>")
     html.append("<tbody>")
     for row in body:
         html.append("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>")

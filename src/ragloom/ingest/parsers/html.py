@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import itertools
 import re
+import warnings
 from collections.abc import Collection, Iterator
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, Tag, XMLParsedAsHTMLWarning
 from bs4.element import CData, NavigableString, PageElement, RubyParenthesisString, RubyTextString
 
 from ragloom.errors import ParseError
@@ -396,7 +397,9 @@ class _DepthBoundSoup(BeautifulSoup):
     def __init__(self, markup: str, max_depth: int, filename: str) -> None:
         self.max_depth = max_depth
         self.filename = filename
-        super().__init__(markup, "lxml")
+        with warnings.catch_warnings():  # XHTML (EPUB chapters) is read as HTML on purpose
+            warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+            super().__init__(markup, "lxml")
 
     def pushTag(self, tag: Tag) -> None:  # noqa: N802 - BeautifulSoup's name
         super().pushTag(tag)
