@@ -229,6 +229,51 @@ def test_a_hung_worker_is_killed_at_the_time_limit(ctx, principal, settings, mon
 
 
 @pytestmark_slow
+def test_a_cancelled_task_stuck_in_one_call_frees_its_worker_within_seconds(ctx, principal, settings) -> None:
+    (doc_id,) = upload(ctx, principal, {"long.txt": long_text(60)}, parser_config={"chunk_token_num": 64})
+    with pool_of(ctx, settings, cancel_grace_seconds=1.0) as pool:
+        _, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start", poll=0.02)  # type: ignore[misc]
+        os.kill(pid, signal.SIGSTOP)  # stuck inside one call: no checkpoint reads the cancel
+        cancelled = time.monotonic()
+        with ctx.db.session() as s:
+            documents.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
+        wait(lambda: pool.pids() and pool.pids()[0] != pid, 30, "the stuck worker to be replaced")
+        assert time.monotonic() - cancelled < 10  # grace 1 s, checked twice a second
+        assert "cancelled task" in pool.status().last_exits[0] and "RAGLOOM_CANCEL_GRACE_SECONDS" in \
+            pool.status().last_exits[0]
+        (note,) = upload(ctx, principal, {"note.txt": b"The next document is not kept waiting."})
+        wait(lambda: doc_state(ctx, note).status == "done", 60, "the next document")
+    assert not alive(pid)
+    doc = doc_state(ctx, doc_id)
+    assert doc.status == "cancelled" and doc.active_version_id is None
+    from ragloom.docstore.base import Filters
+
+    assert ctx.docstore.count(principal.tenant_id, Filters(kb_ids=[doc.kb_id], doc_ids=[doc_id])) == 0  # what it indexed is gone
+
+
+@pytestmark_slow
+def test_one_workspace_stuck_on_every_worker_gives_one_back_to_a_waiting_workspace(ctx, principal, settings) -> None:
+    mine = upload(ctx, principal, {f"long{i}.txt": long_text(60, seed=i) for i in range(2)},
+                  parser_config={"chunk_token_num": 64})
+    with pool_of(ctx, settings, count=2, workspace_fair_wait_seconds=1.0, task_max_retries=5) as pool:
+        pids = set()
+        for doc_id in mine:
+            _, pid = wait(lambda d=doc_id: running_worker(ctx, d), 60, "both tasks to start", poll=0.02)  # type: ignore[misc]
+            pids.add(pid)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)  # both stuck: without fairness the other workspace waits 30 minutes
+        other = second_tenant(ctx)
+        (theirs,) = upload(ctx, other, {"note.txt": b"Another workspace's note is not kept waiting."})
+        wait(lambda: doc_state(ctx, theirs).status == "done", 90, "the other workspace's note")
+        assert pool.status().restarts == 1  # one stuck worker was replaced, the other still holds its task
+        assert "another workspace's task waited" in pool.status().last_exits[0]
+        assert len(pids - set(pool.pids())) == 1
+        for pid in pids & set(pool.pids()):
+            os.kill(pid, signal.SIGCONT)
+        wait(lambda: all(doc_state(ctx, d).status == "done" for d in mine), 180, "the stuck workspace's documents")
+
+
+@pytestmark_slow
 def test_a_task_over_the_memory_limit_fails_with_the_limit_named(ctx, principal, settings) -> None:
     (doc_id,) = upload(ctx, principal, {"a.txt": long_text(5)})
     with pool_of(ctx, settings, task_memory_limit_mb=64) as pool:  # below any worker's footprint

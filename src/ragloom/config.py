@@ -156,7 +156,7 @@ class Settings(BaseSettings):
         "child process is killed and the request fails naming this setting."
     )
     cancel_grace_seconds: float = Field(
-        3.0, gt=0, description="How long a worker may go on with a cancelled task before it is killed and "
+        10.0, gt=0, description="How long a worker may go on with a cancelled task before it is killed and "
         "replaced (it stops by itself at its next checkpoint when it can)."
     )
     workspace_fair_wait_seconds: float = Field(

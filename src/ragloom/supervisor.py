@@ -8,11 +8,23 @@ thread checks every child twice a second:
   reason once it used up ``task_max_retries`` attempts (a file that kills its
   worker is not retried forever). A child that keeps dying right after its start
   is restarted with a growing delay (up to a minute).
-- a child whose task ran past ``task_time_limit_seconds`` (plus a grace for the
-  task to stop by itself at its next checkpoint), or whose resident memory is
-  over ``task_memory_limit_mb``, is killed and replaced; its task fails with the
-  limit named. Workers stop such tasks themselves between pages and batches; the
+- a child whose task ran past ``task_time_limit_seconds`` (plus a grace of a few
+  seconds for the task to stop by itself at its next checkpoint), or whose resident
+  memory is over ``task_memory_limit_mb``, is killed and replaced; its task fails with
+  the limit named. Workers stop such tasks themselves between pages and batches; the
   pool is for a task stuck inside one call.
+- a child still running a task (or build) ``cancel_grace_seconds`` after it was
+  cancelled or its document deleted is killed and replaced: the slot is free again
+  within seconds, whatever the task was doing.
+- fairness between workspaces: when a workspace's task has waited
+  ``workspace_fair_wait_seconds`` while another workspace holds more than its share
+  of the pool's workers (the workers divided among the workspaces that want them),
+  the pool asks one of that workspace's workers — the one whose task started last —
+  to hand its task back (:class:`~ragloom.worker.SlotSignals`); it does at its next
+  checkpoint, and is killed and replaced when it has not within the grace (the task
+  is re-queued with the attempt counted, so a file that hangs its worker fails after
+  ``task_max_retries``). The freed worker claims the waiting workspace's task first
+  (claims take the workspace with the fewest running tasks first).
 
 At start, tasks left running by dead workers of this machine (a previous server
 killed with SIGKILL) are re-queued at once. :meth:`WorkerPool.stop` sends SIGTERM
@@ -33,6 +45,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
@@ -42,6 +55,7 @@ from ragloom.db import builds, tasks, workers
 from ragloom.db.models import KnowledgeBuild, Task, utcnow
 from ragloom.ingest.guard import exceeded
 from ragloom.states import TaskStatus
+from ragloom.worker import SlotSignals, settle_cancelled_job
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +66,12 @@ RECYCLE_FRACTION = 0.6  # a worker above this fraction of the memory limit after
 
 
 def time_limit_grace(limit: float) -> float:
-    """Extra time the pool gives a task over its limit to stop by itself before killing its worker."""
-    return max(15.0, 0.1 * limit)
+    """Extra time the pool gives a task over its limit to stop by itself before killing its worker:
+    a few seconds (5 to 15)."""
+    return min(15.0, max(5.0, 0.01 * limit))
+
+
+YIELD_GRACE_SECONDS = 5.0  # how long a worker asked to hand its task back may take before it is killed
 
 
 @dataclass(slots=True)
@@ -65,12 +83,27 @@ class Slot:
     quick_deaths: int = 0
     next_start: float = 0.0
     last_exit: str = ""
+    signals: SlotSignals | None = None
+    cancel_seen: tuple[str, float] | None = None  # (job, when the pool first saw it cancelled)
+    asked_back: tuple[str, float] | None = None  # (job, when the pool asked for it back)
 
     @property
     def worker_id(self) -> str | None:
         if self.process is None or self.process.pid is None:
             return None
         return f"{socket.gethostname()}:{self.process.pid}:{self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class _JobState:
+    tenant: str
+    cancelled: bool
+    started: datetime | None
+
+
+def _aware(at: datetime | None) -> datetime | None:
+    """A time read from the DB with its zone (SQLite returns them naive, in UTC)."""
+    return at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
 
 
 @dataclass(slots=True)
@@ -81,7 +114,8 @@ class PoolStatus:
     last_exits: list[str] = field(default_factory=list)
 
 
-def _child_main(settings: Settings, index: int, supervisor: str, parent_pid: int) -> None:
+def _child_main(settings: Settings, index: int, supervisor: str, parent_pid: int,
+                signals: SlotSignals | None = None) -> None:
     from ragloom.logs import setup_logging
     from ragloom.worker import die_with_parent, serve_forever
 
@@ -90,7 +124,7 @@ def _child_main(settings: Settings, index: int, supervisor: str, parent_pid: int
         return
     setup_logging(settings.log_level)
     serve_forever(settings, index=index, supervisor=supervisor, parent_pid=parent_pid,
-                  recycle_above_mb=RECYCLE_FRACTION * settings.task_memory_limit_mb)
+                  recycle_above_mb=RECYCLE_FRACTION * settings.task_memory_limit_mb, signals=signals)
 
 
 def describe_exit(code: int | None) -> str:
@@ -134,9 +168,10 @@ class WorkerPool:
         self.settings = settings
         self.ctx = ctx or Context(settings)
         self._own_ctx = ctx is None
-        self.slots = [Slot(i) for i in range(count)]
         self.supervisor_id = f"{socket.gethostname()}:{os.getpid()}"
         self._spawn = mp.get_context("spawn")
+        self.slots = [Slot(i, signals=SlotSignals.create(self._spawn)) for i in range(count)]
+        self._last_yield = time.monotonic()
         self._stopping = threading.Event()
         self._lock = threading.RLock()
         self._monitor: threading.Thread | None = None
@@ -233,6 +268,8 @@ class WorkerPool:
                     self._on_death(slot)
                 else:
                     self._enforce_limits(slot)
+            if not self._stopping.is_set():
+                self._watch_jobs()
         self._maybe_gc()
 
     def _watch(self) -> None:
@@ -243,8 +280,12 @@ class WorkerPool:
                 log.exception("worker pool check failed")
 
     def _start(self, slot: Slot) -> None:
+        if slot.signals is not None:
+            slot.signals.running(None)
+            slot.signals.ask_back(None)
+        slot.cancel_seen = slot.asked_back = None
         proc = self._spawn.Process(target=_child_main, name=f"ragloom-worker-{slot.index}",
-                                   args=(self.settings, slot.index, self.supervisor_id, os.getpid()))
+                                   args=(self.settings, slot.index, self.supervisor_id, os.getpid(), slot.signals))
         proc.start()
         slot.process, slot.started = proc, time.monotonic()
         log.info("worker %s started (pid %s)", slot.index, proc.pid)
@@ -324,6 +365,97 @@ class WorkerPool:
             self._fail_versions([task_id])
         slot.last_exit = f"worker {slot.index} was killed: {reason}"
         self._forget(slot, reason="its worker was killed", count_attempt=True)
+        slot.restarts += 1
+        self._start(slot)
+
+    # -- cancelled tasks and fairness between workspaces ----------------------------------------------
+
+    def _watch_jobs(self) -> None:
+        """Kill the workers that go on with a cancelled job past the grace, and ask one worker of a
+        workspace over its share for its task back when another workspace waits (module docstring)."""
+        busy: dict[str, Slot] = {}
+        for slot in self.slots:
+            job = slot.signals.running_now() if slot.signals is not None and slot.process is not None else None
+            if job is None:
+                slot.cancel_seen = slot.asked_back = None
+            else:
+                busy[job] = slot
+        if not busy:
+            return
+        states = self._job_states(list(busy))
+        now = time.monotonic()
+        for job, slot in busy.items():
+            state = states.get(job)
+            if state is None or state.cancelled:
+                if slot.cancel_seen is None or slot.cancel_seen[0] != job:
+                    slot.cancel_seen = (job, now)
+                elif now - slot.cancel_seen[1] > self.settings.cancel_grace_seconds:
+                    self._kill(slot, f"it went on with a cancelled task for more than "
+                               f"{self.settings.cancel_grace_seconds:g} s (RAGLOOM_CANCEL_GRACE_SECONDS)",
+                               count_attempt=False, settle=job)
+                    continue
+            if slot.asked_back is not None:
+                if slot.asked_back[0] != job:
+                    slot.asked_back = None  # it handed that one back
+                elif now - slot.asked_back[1] > YIELD_GRACE_SECONDS:
+                    self._kill(slot, "it did not hand its task back within "
+                               f"{YIELD_GRACE_SECONDS:g} s while another workspace's task waited", count_attempt=True)
+        self._share_fairly({job: (slot, states[job]) for job, slot in busy.items()
+                            if job in states and not states[job].cancelled and slot.process is not None}, now)
+
+    def _job_states(self, ids: list[str]) -> dict[str, _JobState]:
+        with self.ctx.db.session() as s:
+            rows = list(s.execute(select(Task.id, Task.tenant_id, Task.status, Task.cancel_requested, Task.started_at)
+                                  .where(Task.id.in_(ids))))
+            rows += list(s.execute(select(KnowledgeBuild.id, KnowledgeBuild.tenant_id, KnowledgeBuild.status,
+                                          KnowledgeBuild.cancel_requested, KnowledgeBuild.started_at)
+                                   .where(KnowledgeBuild.id.in_(ids))))
+        return {r[0]: _JobState(tenant=r[1], cancelled=bool(r[3]) or r[2] == TaskStatus.CANCELLED,
+                                started=_aware(r[4])) for r in rows}
+
+    def _share_fairly(self, running: dict[str, tuple[Slot, _JobState]], now: float) -> None:
+        wait = self.settings.workspace_fair_wait_seconds
+        if wait <= 0 or len(self.slots) < 2 or now - self._last_yield < wait:
+            return
+        if any(slot.asked_back is not None for slot, _ in running.values()):
+            return  # one hand-back at a time
+        held: dict[str, list[tuple[Slot, _JobState]]] = {}
+        for slot, state in running.values():
+            held.setdefault(state.tenant, []).append((slot, state))
+        with self.ctx.db.session() as s:
+            waiting = tasks.waiting_since(s)
+        wanting = set(held) | set(waiting)
+        share = max(1, len(self.slots) // max(1, len(wanting)))
+        cutoff = utcnow() - timedelta(seconds=wait)
+        starved = [t for t, since in waiting.items() if since <= cutoff and len(held.get(t, ())) < share]
+        over = [jobs for t, jobs in held.items() if len(jobs) > share]
+        if not starved or not over:
+            return
+        jobs = max(over, key=len)
+        slot, state = max(jobs, key=lambda j: j[1].started or utcnow())  # the one that started last loses least
+        job = slot.signals.running_now() if slot.signals is not None else None
+        if slot.signals is None or job is None:
+            return
+        log.warning("worker %s: asking for task %s of workspace %s back: %d of %d workers are that workspace's "
+                    "while another has waited over %.0f s", slot.worker_id, job, state.tenant, len(jobs),
+                    len(self.slots), wait)
+        slot.signals.ask_back(job)
+        slot.asked_back = (job, now)
+        self._last_yield = now
+
+    def _kill(self, slot: Slot, why: str, *, count_attempt: bool, settle: str | None = None) -> None:
+        """Kill the slot's worker and start another; ``settle``: a cancelled job it ran, marked cancelled
+        before the worker's other tasks are handed back."""
+        proc = slot.process
+        if proc is None:
+            return
+        log.error("worker %s: %s; killing it", slot.worker_id, why)
+        proc.kill()
+        proc.join(10)
+        if settle is not None:
+            settle_cancelled_job(self.ctx, settle)
+        slot.last_exit = f"worker {slot.index} was killed: {why}"
+        self._forget(slot, reason=f"its worker was stopped: {why}", count_attempt=count_attempt)
         slot.restarts += 1
         self._start(slot)
 

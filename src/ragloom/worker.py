@@ -27,6 +27,8 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 
@@ -36,13 +38,44 @@ from ragloom.db import builds, tasks, workers
 from ragloom.db.models import KnowledgeBuild, Task
 from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
 from ragloom.service.builds import run_build
-from ragloom.service.ingestion import fail_version, load_job, run_tasks
+from ragloom.service.ingestion import fail_version, load_job, run_tasks, settle_cancelled
 from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)
 
 ORPHAN_GRACE_SECONDS = 5.0
 """How long a worker whose supervisor died may take to stop by itself before it exits."""
+
+
+JOB_ID_BYTES = 64  # room for a task's or a build's id in :class:`SlotSignals`
+
+
+@dataclass(frozen=True)
+class SlotSignals:
+    """What a worker process shares with the pool that supervises it (shared memory, no database):
+    the task or build it runs now, and the one the pool asks it to hand back (another workspace's task
+    waits). The pool reads ``current`` twice a second; the worker's checkpoints read ``hand_back``."""
+
+    current: Any  # multiprocessing Array("c", JOB_ID_BYTES)
+    hand_back: Any  # multiprocessing Array("c", JOB_ID_BYTES)
+
+    @classmethod
+    def create(cls, mp_context: Any) -> SlotSignals:
+        return cls(mp_context.Array("c", JOB_ID_BYTES), mp_context.Array("c", JOB_ID_BYTES))
+
+    def running(self, job_id: str | None) -> None:
+        self.current.value = (job_id or "").encode()[:JOB_ID_BYTES]
+
+    def running_now(self) -> str | None:
+        return self.current.value.decode() or None
+
+    def ask_back(self, job_id: str | None) -> None:
+        self.hand_back.value = (job_id or "").encode()[:JOB_ID_BYTES]
+
+    def asked_back(self) -> bool:
+        """Whether the pool wants the job running now back."""
+        asked = self.hand_back.value
+        return bool(asked) and asked == self.current.value
 
 
 def worker_id(index: int | str = 0) -> str:
@@ -102,7 +135,8 @@ def _exit_now(wid: str) -> None:
 
 
 def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
-            on_claim: Callable[[str | None], None] | None = None) -> str | None:
+            on_claim: Callable[[str | None], None] | None = None,
+            yielding: Callable[[], bool] | None = None) -> str | None:
     """Claim and run one task — with it, small documents of the same knowledge base waiting
     behind it (``ingest_batch_documents``) — or, when no task waits, one knowledge build; returns the
     first task's (or the build's) id, or ``None`` when both queues are empty."""
@@ -117,7 +151,7 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
                                                      workers=max(s_.workers, len(workers.alive(s, s_))))]
     fail_lost_tasks(ctx, lost)
     if not batch:
-        return run_one_build(ctx, wid, stop=stop, on_claim=on_claim)
+        return run_one_build(ctx, wid, stop=stop, on_claim=on_claim, yielding=yielding)
     task_id = batch[0]
     if on_claim is not None:
         on_claim(task_id)
@@ -125,7 +159,7 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
     guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
                       memory_limit_mb=s_.task_memory_limit_mb,
                       is_cancelled=_cancel_requested(ctx, task_id) if len(batch) == 1 else None,
-                      stopping=stop.is_set if stop is not None else None)
+                      stopping=stop.is_set if stop is not None else None, yielding=yielding)
     try:
         with guarded(guard):
             outcomes = run_tasks(ctx, batch)
@@ -147,7 +181,8 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
 
 
 def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None,
-                  on_claim: Callable[[str | None], None] | None = None) -> str | None:
+                  on_claim: Callable[[str | None], None] | None = None,
+                  yielding: Callable[[], bool] | None = None) -> str | None:
     """Claim and run one knowledge build (:mod:`ragloom.service.builds`) — when no ingestion task waits:
     documents are parsed before knowledge is built over them. Returns its id, or ``None``."""
     s_ = ctx.settings
@@ -161,7 +196,7 @@ def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None
         on_claim(build_id)
     guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
                       memory_limit_mb=s_.task_memory_limit_mb, is_cancelled=_build_cancel_requested(ctx, build_id),
-                      stopping=stop.is_set if stop is not None else None)
+                      stopping=stop.is_set if stop is not None else None, yielding=yielding)
     try:
         with guarded(guard), _BuildBeat(ctx, build_id):
             outcome = run_build(ctx, build_id)
@@ -234,6 +269,14 @@ def fail_lost_tasks(ctx: Context, task_ids: list[str], reason: str | None = None
             continue
 
 
+def settle_cancelled_job(ctx: Context, job_id: str) -> None:
+    """A cancelled task or build whose worker was killed before it stopped by itself: marked cancelled
+    (a task's version too, and what it indexed dropped), so it is never handed back to the queue."""
+    settle_cancelled(ctx, job_id)
+    with ctx.db.session() as s:
+        builds.mark_cancelled(s, job_id, message="cancelled by user; its worker was stopped")
+
+
 def run_until(ctx: Context, done: Callable[[], bool], *, worker_id: str | None = None,
               poll: float | None = None) -> None:
     """Run tasks in this process until ``done()`` is true."""
@@ -246,10 +289,11 @@ def run_until(ctx: Context, done: Callable[[], bool], *, worker_id: str | None =
 
 def serve_forever(settings: Settings, stop: threading.Event | None = None, index: int | str = 0, *,
                   supervisor: str | None = None, parent_pid: int | None = None,
-                  recycle_above_mb: float | None = None) -> None:
+                  recycle_above_mb: float | None = None, signals: SlotSignals | None = None) -> None:
     """The worker loop; returns when ``stop`` is set, on SIGTERM/SIGINT (in a main thread), when the
     process ``parent_pid`` is gone, or — with ``recycle_above_mb`` — after a task that left the
-    process above that much memory (its supervisor starts a fresh one)."""
+    process above that much memory (its supervisor starts a fresh one). ``signals``: shared with the
+    supervising pool (:class:`SlotSignals`)."""
     stop = stop or threading.Event()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -264,10 +308,13 @@ def serve_forever(settings: Settings, stop: threading.Event | None = None, index
 
     def on_claim(task_id: str | None) -> None:
         beat.task_id = task_id
+        if signals is not None:
+            signals.running(task_id)
 
+    yielding = signals.asked_back if signals is not None else None
     try:
         while not stop.is_set():
-            if run_one(ctx, wid, stop=stop, on_claim=on_claim) is None:
+            if run_one(ctx, wid, stop=stop, on_claim=on_claim, yielding=yielding) is None:
                 stop.wait(settings.worker_poll_seconds)
                 continue
             release_memory()

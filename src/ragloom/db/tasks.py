@@ -13,7 +13,7 @@ keeps its reason; the document row mirrors its latest version's task.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, CursorResult, func, or_, select, update
@@ -63,6 +63,20 @@ def fair_documents(session: Session, *, now: datetime | None = None) -> Iterator
         ).all())
         for doc, _ in sorted(docs, key=lambda row: (running_docs.get(row[0], 0), row[1], row[0]))[:MAX_DOCUMENTS]:
             yield doc
+
+
+def waiting_since(session: Session, *, now: datetime | None = None) -> dict[str, datetime]:
+    """Workspaces with runnable tasks, each with the time its longest-waiting one became runnable (its
+    ``not_before`` when set, else its creation), in UTC."""
+    now = now or utcnow()
+    rows = session.execute(select(Task.tenant_id, func.min(func.coalesce(Task.not_before, Task.created_at)))
+                           .where(_runnable(now)).group_by(Task.tenant_id)).all()
+    out: dict[str, datetime] = {}
+    for tenant, since in rows:
+        if isinstance(since, str):  # SQLite gives coalesce()'s datetime back as text
+            since = datetime.fromisoformat(since)
+        out[tenant] = since.replace(tzinfo=UTC) if since.tzinfo is None else since
+    return out
 
 
 def _lock_next(session: Session, where: ColumnElement[bool]) -> str | None:

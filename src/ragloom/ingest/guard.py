@@ -5,8 +5,9 @@ with :func:`limits` and call :func:`checkpoint` between units of work (pages,
 sheets, row batches, embedding batches). The task runner installs a
 :class:`TaskGuard` around a task with :func:`guarded`; a checkpoint then raises
 
-- :class:`~ragloom.errors.TaskInterruptedError` when the worker is stopping (the
-  task goes back to the queue, its attempt not counted),
+- :class:`~ragloom.errors.TaskInterruptedError` when the worker is stopping, or its pool
+  asks for the task back to let another workspace's waiting task run (the task goes back
+  to the queue, its attempt not counted),
 - :class:`~ragloom.errors.LimitExceededError` when the task is over its wall time
   or its worker over its memory limit (the task fails, the limit named),
 - :class:`~ragloom.errors.TaskCancelledError` when a user cancelled the task.
@@ -87,14 +88,19 @@ def rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+STOPPING = "the worker stopped; waiting for another"
+YIELDED = "handed back to the queue to let another workspace's waiting task run; waiting for a worker"
+
+
 class TaskGuard:
     """The checks of one running task. ``is_cancelled`` (a DB read) is asked at most every
     ``cancel_every`` seconds; ``stopping`` (a flag) at every checkpoint."""
 
     def __init__(self, limits: IngestLimits, *, time_limit: float | None = None, memory_limit_mb: float | None = None,
                  is_cancelled: Callable[[], bool] | None = None, stopping: Callable[[], bool] | None = None,
-                 cancel_every: float = 0.5) -> None:
+                 yielding: Callable[[], bool] | None = None, cancel_every: float = 0.5) -> None:
         self.limits = limits
+        self.yielding = yielding
         self.time_limit = time_limit
         self.memory_limit_mb = memory_limit_mb
         self.is_cancelled = is_cancelled
@@ -109,7 +115,9 @@ class TaskGuard:
 
     def checkpoint(self) -> None:
         if self.stopping is not None and self.stopping():
-            raise TaskInterruptedError("the worker is stopping; the task goes back to the queue")
+            raise TaskInterruptedError(STOPPING)
+        if self.yielding is not None and self.yielding():
+            raise TaskInterruptedError(YIELDED)
         if self.time_limit is not None and self.elapsed > self.time_limit:
             raise exceeded("task_time_limit_seconds", "seconds of work", self.time_limit, round(self.elapsed))
         if self.memory_limit_mb is not None:

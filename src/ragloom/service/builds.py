@@ -180,8 +180,7 @@ def _settle(ctx: Context, job: BuildJob, exc: Exception) -> RunOutcome:
         attempts = row.attempts if row is not None else 0
     if isinstance(exc, TaskInterruptedError):
         with ctx.db.session() as s:
-            queue.hand_back(s, job.build_id, message="the worker stopped; waiting for another (resumes from what "
-                                                     "is stored)")
+            queue.hand_back(s, job.build_id, message=f"{exc.message} (resumes from what is stored)")
         return RunOutcome.INTERRUPTED
     if isinstance(exc, TaskCancelledError):
         if kind is not None:

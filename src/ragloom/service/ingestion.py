@@ -169,9 +169,9 @@ def _settle(ctx: Context, job: Job, exc: Exception) -> RunOutcome:
     """What a task becomes after ``exc``: handed back, cancelled, failed, or retried later."""
     task_id = job.task_id
     if isinstance(exc, TaskInterruptedError):
-        log.info("task %s: handed back to the queue (the worker is stopping)", task_id)
+        log.info("task %s: handed back to the queue (%s)", task_id, exc.message)
         with ctx.db.session() as s:
-            tasks.hand_back(s, task_id)
+            tasks.hand_back(s, task_id, message=exc.message)
         return RunOutcome.INTERRUPTED
     if isinstance(exc, TaskCancelledError):
         _discard(ctx, job)
@@ -217,6 +217,21 @@ def fail_version(ctx: Context, job: Job, reason: str) -> None:
 
 def _discard(ctx: Context, job: Job) -> None:
     ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[job.version_id]))
+
+
+def settle_cancelled(ctx: Context, task_id: str) -> None:
+    """A cancelled task whose worker was killed before it stopped by itself: marked cancelled, its
+    version too, and what it indexed dropped (as the worker does when it sees the cancel itself).
+    Nothing when the task is gone or no longer running."""
+    with ctx.db.session() as s:
+        task = s.get(Task, task_id)
+        if task is None or task.status != TaskStatus.RUNNING:
+            return
+        tasks.mark_cancelled(s, task_id)
+        _set_version(s, task.version_id, VersionStatus.CANCELLED, "cancelled by user")
+        whole = s.get(Document, task.document_id) is not None and s.get(KnowledgeBase, task.kb_id) is not None
+    if whole:
+        _discard(ctx, load_job(ctx, task_id))
 
 
 def _set_version(session: Session, version_id: str, status: VersionStatus, error: str) -> None:
