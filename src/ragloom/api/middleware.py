@@ -14,11 +14,17 @@ application parses them, so a ``[[[[...]]]]`` body is a clear 400 instead of a p
 Refusals are the API's JSON errors (``{"error": "PayloadTooLargeError", "message": ...}``) and
 close the connection, so the rest of a huge body is not read.
 
-:class:`SecurityHeadersMiddleware` adds ``X-Content-Type-Options: nosniff`` to every response.
+:class:`SecurityHeadersMiddleware` adds ``X-Content-Type-Options: nosniff`` to every response, and
+to every response without its own ``Content-Security-Policy`` one that forbids framing
+(``frame-ancestors 'none'`` and ``X-Frame-Options: DENY``): ``default-src 'none'`` for anything but
+HTML; for HTML (``/docs``, ``/redoc``, the status page) only this server's scripts and styles, its
+inline scripts by their SHA-256 (:func:`html_policy`).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -188,10 +194,37 @@ class BodyLimitMiddleware:
             await _send_error(send, too_large)
 
 
+NOT_HTML_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+"""The policy of a response that is not HTML and sets none of its own (JSON, images, ...)."""
+_INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc\s*=)[^>]*>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def html_policy(body: bytes) -> str:
+    """The policy of an HTML page that sets none of its own (Swagger UI at ``/docs``, ReDoc at ``/redoc``,
+    the status page): scripts, styles, images and fonts from this server only, each inline script of the
+    page allowed by its hash (never ``'unsafe-inline'`` for scripts), inline styles allowed (ReDoc and
+    Swagger UI write their own), no plugins, no framing, forms to this server only."""
+    hashes = sorted({"'sha256-" + base64.b64encode(hashlib.sha256(m.group(1)).digest()).decode() + "'"
+                     for m in _INLINE_SCRIPT.finditer(body)})
+    scripts = " ".join(["'self'", *hashes])
+    return (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; "
+            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+def _no_framing(headers: MutableHeaders) -> None:
+    """``X-Frame-Options`` agreeing with the response's ``frame-ancestors``: SAMEORIGIN where the
+    response lets this server frame it, else DENY."""
+    own = headers.get("content-security-policy", "")
+    headers.setdefault("x-frame-options", "SAMEORIGIN" if "frame-ancestors 'self'" in own else "DENY")
+
+
 class SecurityHeadersMiddleware:
-    """``X-Content-Type-Options: nosniff`` on every response (a browser never guesses a type); the
-    caller's address becomes the request's :data:`ragloom.context.request_origin` (the audit log's
-    "from where")."""
+    """``X-Content-Type-Options: nosniff`` on every response (a browser never guesses a type); a
+    ``Content-Security-Policy`` and ``X-Frame-Options`` on every response that sets none (see the
+    module's docstring; an HTML body is held until its end to hash its inline scripts — this app's HTML
+    pages are small); the caller's address becomes the request's :data:`ragloom.context.request_origin`
+    (the audit log's "from where")."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -202,10 +235,30 @@ class SecurityHeadersMiddleware:
             return
         client = scope.get("client")
         request_origin.set(str(client[0]) if client else "")
+        held: Message | None = None  # an HTML response's start, sent once its body is hashed
+        parts: list[bytes] = []
 
         async def with_headers(message: Message) -> None:
+            nonlocal held
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).setdefault("x-content-type-options", "nosniff")
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("x-content-type-options", "nosniff")
+                if "content-security-policy" not in headers:
+                    if headers.get("content-type", "").lower().startswith("text/html"):
+                        held = message
+                        return
+                    headers["content-security-policy"] = NOT_HTML_POLICY
+                _no_framing(headers)
+            elif held is not None and message["type"] == "http.response.body":
+                parts.append(message.get("body", b""))
+                if message.get("more_body", False):
+                    return
+                body, start, held = b"".join(parts), held, None
+                headers = MutableHeaders(scope=start)
+                headers["content-security-policy"] = html_policy(body)
+                _no_framing(headers)
+                await send(start)
+                message = {"type": "http.response.body", "body": body, "more_body": False}
             await send(message)
 
         await self.app(scope, receive, with_headers)
