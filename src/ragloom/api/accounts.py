@@ -51,7 +51,7 @@ def sign_up(body: SignUp, ctx: ContextDep, request: Request, response: Response)
         invited = None
         if body.invitation:
             invited = workspaces.check_invitation(s, body.invitation, signin.normalize_email(body.email))
-        user, own = signin.sign_up(s, email=body.email, password=body.password, name=body.name,
+        user, own = signin.sign_up(s, ctx.settings, email=body.email, password=body.password, name=body.name,
                                    invited=invited is not None)
         start = workspaces.accept(s, user_id=user.id, token=body.invitation).id if invited else own.id
         new = signin.open_session(s, ctx.settings, user, start)

@@ -10,6 +10,7 @@ from datetime import datetime
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from ragloom.retrieval.options import MAX_DOCUMENT_IDS, EvidenceOptions, RetrievalOptions
+from ragloom.service.filenames import DisplayName, OptionalName
 from ragloom.states import KeyScope
 
 MAX_DATASETS = 100  # knowledge bases searched by one request
@@ -75,7 +76,7 @@ class ChunkCreate(_Strict):
 class KeyCreate(_Strict):
     """A new API key: a label, what it may do, and when it stops working (never, by default)."""
 
-    name: str = Field("", max_length=128)
+    name: OptionalName = Field("", max_length=128)
     scope: KeyScope = Field(KeyScope.READ_WRITE, description="read: list, search and ask only")
     expires_at: AwareDatetime | None = Field(None, description="ISO 8601 with a time zone")
     expires_in_days: int | None = Field(None, ge=1, le=3650)
@@ -101,7 +102,7 @@ class SignUp(_Strict):
 
     email: str = Field(min_length=3, max_length=255)
     password: str = Field(min_length=1, max_length=1024)
-    name: str = Field("", max_length=128)
+    name: OptionalName = Field("", max_length=128)
     invitation: str = Field("", max_length=200, description="an invitation token: lets you sign up when "
                             "sign-up is closed, and joins its workspace")
 
@@ -121,7 +122,7 @@ class WorkspaceSwitch(_Strict):
 
 
 class WorkspaceName(_Strict):
-    name: str = Field(min_length=1, max_length=128)
+    name: DisplayName = Field(min_length=1, max_length=128)
 
 
 class RoleChange(_Strict):

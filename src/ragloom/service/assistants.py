@@ -22,6 +22,7 @@ from ragloom.db.models import Assistant, KnowledgeBase
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.retrieval.options import RetrievalOptions
 from ragloom.service import knowledgebases, sharing, workspace_models
+from ragloom.service.filenames import DisplayName
 from ragloom.service.search import check_documents, check_result_window
 from ragloom.states import Role
 
@@ -116,7 +117,7 @@ class AssistantCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=128)
+    name: DisplayName = Field(min_length=1, max_length=128)
     description: str = Field("", max_length=4000)
     dataset_ids: list[str] = Field(min_length=1, max_length=MAX_DATASETS,
                                    description="knowledge bases (ids or names) the caller can read")
@@ -140,7 +141,7 @@ class AssistantUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(None, min_length=1, max_length=128)
+    name: DisplayName | None = Field(None, min_length=1, max_length=128)
     description: str | None = Field(None, max_length=4000)
     dataset_ids: list[str] | None = Field(None, min_length=1, max_length=MAX_DATASETS)
     llm: dict[str, Any] | None = Field(None, description="LLMSettings keys to change")

@@ -1,4 +1,5 @@
-"""Upload file names made safe to store, list and send back: one function decides.
+"""Upload file names, and every other name a person gives (knowledge bases, workspaces, assistants,
+chat sessions, API keys, people), made safe to store, list and send back.
 
 :func:`normalize_filename` keeps the last path component, applies Unicode NFC, turns
 whitespace controls (tab, newline, ...) into spaces, removes every other control or
@@ -6,12 +7,20 @@ format character (categories Cc and Cf: NUL, bidi overrides and isolates, zero-w
 characters, the BOM; also lone surrogates), collapses runs of whitespace, strips
 leading and trailing dots and spaces, and bounds the length (keeping the extension).
 A name with nothing left is an :class:`InvalidRequestError`.
+
+:func:`clean_name` cleans any other name the same way (NFC; whitespace controls become spaces; NUL,
+the other controls, bidi overrides and isolates, zero-width characters and the BOM are removed;
+whitespace runs collapse; the ends are trimmed), without the path and dot rules of a file name; a
+request body's name field is :data:`DisplayName`, cleaned while it is validated.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from ragloom.errors import InvalidRequestError
 
@@ -21,11 +30,34 @@ _REMOVED_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 _UNSAFE_ASCII = re.compile(r"[^A-Za-z0-9._()+ -]+")
 
 
+def _visible(name: str) -> str:
+    """NFC, whitespace controls as spaces, every other control or format character removed."""
+    text = unicodedata.normalize("NFC", name)
+    return "".join(" " if ch.isspace() else ch for ch in text
+                   if ch.isspace() or unicodedata.category(ch) not in _REMOVED_CATEGORIES)
+
+
+def clean_name(name: str) -> str:
+    """A person-given name as stored and shown (see the module docstring); ``""`` when nothing is left."""
+    return unicodedata.normalize("NFC", " ".join(_visible(name).split()))
+
+
+def _display_name(value: str) -> str:
+    cleaned = clean_name(value)
+    if not cleaned:
+        raise ValueError("a name needs a visible character (control and format characters are removed)")
+    return cleaned
+
+
+DisplayName = Annotated[str, AfterValidator(_display_name)]
+"""A request's name field: cleaned by :func:`clean_name`, refused (422) when nothing visible is left."""
+OptionalName = Annotated[str, AfterValidator(clean_name)]
+"""A request's name field that may be empty: cleaned by :func:`clean_name`."""
+
+
 def normalize_filename(name: str, max_chars: int = MAX_FILENAME_CHARS) -> str:
     """The stored form of an uploaded file's name (see the module docstring)."""
-    text = unicodedata.normalize("NFC", name)
-    text = "".join(" " if ch.isspace() else ch for ch in text
-                   if ch.isspace() or unicodedata.category(ch) not in _REMOVED_CATEGORIES)
+    text = _visible(name)
     base = text.replace("\\", "/").rsplit("/", 1)[-1]
     base = unicodedata.normalize("NFC", " ".join(base.split())).strip(". ")
     if len(base) > max_chars:

@@ -17,6 +17,7 @@ from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, Pe
 from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.nlp.synonyms import validate_groups
 from ragloom.service import audit, sharing, workspace_models
+from ragloom.service.filenames import DisplayName
 from ragloom.service.graph_settings import GraphSettings
 
 LANGUAGES = ("en", "zh")
@@ -28,7 +29,7 @@ class KBCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=128)
+    name: DisplayName = Field(min_length=1, max_length=128)
     description: str = ""
     language: str = "en"
     permission: str = "me"
@@ -179,7 +180,7 @@ class KBUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(None, min_length=1, max_length=128)
+    name: DisplayName | None = Field(None, min_length=1, max_length=128)
     description: str | None = None
     permission: str | None = None
     chunk_method: str | None = None

@@ -15,6 +15,7 @@ from ragloom.context import Principal
 from ragloom.db.models import Assistant, ChatMessage, ChatSession, Document, KnowledgeBase, utcnow
 from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.service import assistants
+from ragloom.service.filenames import DisplayName
 from ragloom.states import MessageRole
 
 NAME_CHARS = 255
@@ -24,13 +25,13 @@ DEFAULT_NAME = "New session"
 class SessionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(None, min_length=1, max_length=NAME_CHARS, description="default: 'New session'")
+    name: DisplayName | None = Field(None, min_length=1, max_length=NAME_CHARS, description="default: 'New session'")
 
 
 class SessionRename(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=NAME_CHARS)
+    name: DisplayName = Field(min_length=1, max_length=NAME_CHARS)
 
 
 class FeedbackSet(BaseModel):

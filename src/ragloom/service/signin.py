@@ -5,6 +5,11 @@ token the session's state-changing requests must echo (``X-CSRF-Token``) and the
 in. Failed sign-ins are audit events (``auth.failed``); they are also what throttles: more than
 ``settings.login_attempts`` for one e-mail address in :data:`THROTTLE_WINDOW` (or four times as
 many from one client address) and sign-in answers 429 until the oldest falls out of the window.
+
+Sign-up signs the new account in at once, so a sign-up with an address that has an account cannot
+look like a success: it is refused (409, "sign in instead") — and counted as a failed sign-in of
+that address and of the caller's address, under the same throttle, so that trying addresses to learn
+which have accounts is as slow as guessing passwords.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from ragloom.errors import (
 )
 from ragloom.service import audit, passwords
 from ragloom.service.accounts import aware, hash_key
+from ragloom.service.filenames import clean_name
 from ragloom.states import Role
 
 THROTTLE_WINDOW = timedelta(minutes=15)
@@ -40,7 +46,7 @@ _TOUCH_EVERY = timedelta(minutes=1)  # a session's expiry slides forward at most
 
 def normalize_email(email: str) -> str:
     value = email.strip().lower()
-    if not _EMAIL.match(value) or len(value) > 255:
+    if not _EMAIL.match(value) or len(value) > 255 or value != clean_name(value):
         raise InvalidRequestError("email: not an e-mail address")
     return value
 
@@ -62,18 +68,22 @@ def set_signup(session: Session, *, open_: bool, user_id: str | None = None) -> 
     audit.record(session, "signup.opened" if open_ else "signup.closed", tenant_id=None, user_id=user_id)
 
 
-def sign_up(session: Session, *, email: str, password: str, name: str = "",
+def sign_up(session: Session, settings: Settings, *, email: str, password: str, name: str = "",
             invited: bool = False) -> tuple[User, Tenant]:
     """A new account with a workspace of its own (owner). Refused when sign-up is closed, unless
-    the person holds an invitation (``invited``: the caller accepts it next)."""
+    the person holds an invitation (``invited``: the caller accepts it next); refused (409) for an
+    address that has an account, which counts as a failed sign-in (see the module's docstring)."""
     email = normalize_email(email)
     if not invited and not signup_open(session):
         raise PermissionDeniedError("sign-up is closed on this server: ask an administrator for an invitation")
+    _throttle(session, settings, email)
     hashed = passwords.hash_password(password)
-    if session.scalar(select(User.id).where(User.email == email)) is not None:
+    existing = session.scalar(select(User).where(User.email == email))
+    if existing is not None:
+        _failed(session, email, existing, detail="sign-up with the address of an account")
         raise ConflictError("an account with this e-mail address exists: sign in, or ask an administrator to "
                             "reset its password")
-    user = User(email=email, name=(name.strip() or email.split("@")[0])[:128], password_hash=hashed)
+    user = User(email=email, name=(clean_name(name) or email.split("@")[0])[:128], password_hash=hashed)
     session.add(user)
     session.flush()
     tenant = Tenant(name=f"{user.name}'s workspace"[:128])
@@ -130,11 +140,12 @@ def _throttle(session: Session, settings: Settings, email: str) -> None:
                                    retry_after=max(1.0, wait))
 
 
-def _failed(session: Session, email: str, user: User | None) -> None:
+def _failed(session: Session, email: str, user: User | None, detail: str | None = None) -> None:
     """Log a failed sign-in in its own transaction (the caller's is rolled back by the refusal)."""
     with Session(session.get_bind()) as own, own.begin():
         audit.record(own, "auth.failed", tenant_id=None, user_id=user.id if user else None,
-                     target=f"email:{email}", detail="wrong password" if user else "unknown e-mail address")
+                     target=f"email:{email}",
+                     detail=detail or ("wrong password" if user else "unknown e-mail address"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from ragloom.db.models import ApiKey, Invitation, Membership, Tenant, User, utcn
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.service import audit
 from ragloom.service.accounts import aware, hash_key
+from ragloom.service.filenames import clean_name
 from ragloom.service.signin import normalize_email
 from ragloom.states import Role
 
@@ -37,9 +38,9 @@ MAX_INVITE_HOURS = 24 * 30
 
 
 def _name(name: str) -> str:
-    value = name.strip()
+    value = clean_name(name)
     if not value or len(value) > 128:
-        raise InvalidRequestError("name: 1 to 128 characters")
+        raise InvalidRequestError("name: 1 to 128 visible characters")
     return value
 
 
