@@ -140,7 +140,7 @@ class HttpClient:
         return _dump(self.api.dataset_tags(kb))
 
     def kb_list(self) -> list[dict[str, Any]]:
-        return [_dump(d) for d in self.api.list_datasets().datasets]
+        return [_dump(d) for d in self.api.iter_datasets()]
 
     def kb_delete(self, kb: str) -> None:
         self.api.delete_dataset(kb)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Response
+from fastapi import APIRouter, Body, Query, Response
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, error_responses
@@ -22,15 +22,23 @@ def create_dataset(body: knowledgebases.KBCreate, ctx: ContextDep, principal: Pr
         return kb_view(kb, 0, fusion=ctx.settings.fusion)
 
 
+MAX_LIST_PAGE = 1_000_000  # as the documents listing's
+PageQuery = Annotated[int, Query(ge=1, le=MAX_LIST_PAGE)]
+PageSizeQuery = Annotated[int, Query(ge=1, le=1000)]
+
+
 @router.get("")
-def list_datasets(ctx: ContextDep, principal: PrincipalDep) -> DatasetList:
+def list_datasets(ctx: ContextDep, principal: PrincipalDep, page: PageQuery = 1,
+                  page_size: PageSizeQuery = 100) -> DatasetList:
+    """The knowledge bases you can read, by name, one page at a time; ``total`` counts them all."""
     with ctx.db.session() as s:
-        kbs = knowledgebases.list_visible(s, principal=principal)
+        every = knowledgebases.list_visible(s, principal=principal)
+        kbs = every[(page - 1) * page_size:page * page_size]
         counts = knowledgebases.document_counts(s, [kb.id for kb in kbs])
         current = workspace_models.default_embedding_model(ctx, s, principal.tenant_id)
         views = [kb_view(kb, counts.get(kb.id, 0), fusion=ctx.settings.fusion, workspace_embedding_model=current)
                  for kb in kbs]
-        return DatasetList(datasets=views, total=len(kbs))
+        return DatasetList(datasets=views, total=len(every))
 
 
 @router.get("/{dataset_id}")

@@ -129,9 +129,20 @@ class KnowledgeAPI(Base):
     # --- datasets ---
 
     @operation("GET", "/datasets")
-    def list_datasets(self, op: Route, /) -> DatasetList:
-        """The knowledge bases you may read."""
-        return self._model(DatasetList, op)
+    def list_datasets(self, op: Route, /, *, page: int = 1, page_size: int = 100) -> DatasetList:
+        """One page of the knowledge bases you may read, by name (``total`` counts them all)."""
+        return self._model(DatasetList, op, params={"page": page, "page_size": page_size})
+
+    def iter_datasets(self, *, page_size: int = 1000) -> Iterator[Dataset]:
+        """Every knowledge base you may read, page after page."""
+        page, seen = 1, 0
+        while True:
+            listed = self.list_datasets(page=page, page_size=page_size)
+            yield from listed.datasets
+            seen += len(listed.datasets)
+            if not listed.datasets or seen >= listed.total:
+                return
+            page += 1
 
     @operation("POST", "/datasets")
     def create_dataset(self, op: Route, /, name: str, **fields: Unpack[DatasetFields]) -> Dataset:

@@ -33,7 +33,7 @@ document.addEventListener("DOMContentLoaded", () => {
   // --- knowledge bases and the reranker in use -------------------------------------------------------
   async function loadDatasets() {
     try {
-      const { datasets } = await api("GET", "/datasets");
+      const { datasets } = await api("GET", "/datasets?page_size=1000");
       const wanted = new URLSearchParams(location.search).getAll("kb");
       kbList.replaceChildren(...datasets.map((kb, i) => {
         const id = `bench-kb-${i}`;

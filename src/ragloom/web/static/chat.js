@@ -610,7 +610,7 @@ document.addEventListener("DOMContentLoaded", () => {
     save.disabled = true;
     box.replaceChildren(el("p", { class: "hint" }, t("chat.loading")));
     try {
-      const { datasets } = await api("GET", "/datasets");
+      const { datasets } = await api("GET", "/datasets?page_size=1000");
       const chosen = new Set(a.dataset_ids || []);
       const gone = (a.datasets || []).filter((d) => d.state !== "ok");
       box.replaceChildren(...datasets.map((kb) => el("label", { class: "check" },

@@ -8,7 +8,7 @@ document.addEventListener("DOMContentLoaded", () => {
   async function load() {
     RL.showError("kb-list-error", "");
     try {
-      const { datasets } = await api("GET", "/datasets");
+      const { datasets } = await api("GET", "/datasets?page_size=1000");
       tbody.replaceChildren(...datasets.map((kb) => el("tr", { dataset: { kbId: kb.id } },
         el("td", {}, el("a", { href: `${RL.UI}/kb/${encodeURIComponent(kb.id)}` }, kb.name),
           kb.description ? el("div", { class: "hint" }, kb.description) : null),

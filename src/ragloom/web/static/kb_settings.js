@@ -108,7 +108,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   }
 
   async function loadTagSets() {
-    const { datasets } = await api("GET", "/datasets");
+    const { datasets } = await api("GET", "/datasets?page_size=1000");
     const sets = datasets.filter((d) => d.chunk_method === "tag" && d.id !== kbId);
     form.tag_kb_ids.replaceChildren(...sets.map((d) => el("option", { value: d.id }, d.name)));
     form.tag_kb_ids.disabled = sets.length === 0;
