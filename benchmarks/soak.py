@@ -17,6 +17,15 @@ process every few seconds and prints:
 
 Per-key rate limits are switched off for the run (``RAGLOOM_RATE_LIMIT_PER_MINUTE=0``)
 so that the figures measure the server, not the limiter.
+
+``--attacker`` runs the soak twice in one server, side by side: first as above, then with one more
+user — signed up on their own, in a workspace of their own — who sends the worst inputs found by the
+security probe while the others work: chunking previews and uploads of HTML nested 100,000 levels
+deep, previews of a multi-megabyte one-line text, bursts of malformed ``/retrieval`` requests (422),
+provider tests aimed at the cloud metadata address and loopback, and uploads of 100 MiB files. The
+report shows both phases and the ratio of the others' latencies (attack / baseline), with what the
+attacker's calls were answered (status codes), and the server's peak memory in each phase. Per-key
+rate limits stay off for the others; the attacker is limited like any user (per principal).
 """
 
 from __future__ import annotations
@@ -148,6 +157,53 @@ def searcher(api: httpx.Client, stats: Stats, stop: threading.Event, seed: int) 
                  json={"question": q, "dataset_ids": ["soak"], "page_size": rng.choice([3, 6, 10])})
 
 
+NESTED_HTML = b"<html><body>" + b"<div>" * 100_000 + b"x"
+ONE_LINE = " ".join(f"w{i % 9973}" for i in range(1_200_000)).encode()  # ~8 MB without a line break
+BIG_UPLOAD = b"A" * (100 * 1024 * 1024)
+
+
+def sign_up_attacker(url: str) -> httpx.Client:
+    """A user of their own workspace (open sign-up), with an API key made through their web session."""
+    web = httpx.Client(base_url=url + "/api/v1", timeout=120)
+    res = web.post("/auth/signup", json={"email": "mallory@example.test", "password": "correct horse battery",
+                                         "name": "Mallory"})
+    res.raise_for_status()
+    csrf = res.json()["csrf_token"]
+    key = web.post("/keys", json={"name": "attack"}, headers={"X-CSRF-Token": csrf})
+    key.raise_for_status()
+    api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {key.json()['key']}"},
+                       timeout=300)
+    api.post("/datasets", json={"name": "evil"}).raise_for_status()
+    return api
+
+
+def attacker(api: httpx.Client, stats: Stats, stop: threading.Event) -> None:
+    """The worst inputs, one after another, as fast as the server answers them (status codes counted)."""
+    steps = [
+        ("attack: preview nested html", "POST", "/datasets/evil/chunking-preview",
+         {"files": [("file", ("n.html", NESTED_HTML, "text/html"))]}),
+        ("attack: preview one-line text", "POST", "/datasets/evil/chunking-preview",
+         {"files": [("file", ("line.txt", ONE_LINE, "text/plain"))]}),
+        ("attack: upload nested html", "POST", "/datasets/evil/documents",
+         {"files": [("file", ("n.html", NESTED_HTML, "text/html"))]}),
+        ("attack: provider test to metadata", "PUT", "/providers/chat",
+         {"json": {"base_url": "http://169.254.169.254/latest", "model": "x"}}),
+        ("attack: provider test to loopback", "PUT", "/providers/chat",
+         {"json": {"base_url": "http://127.0.0.1:22/v1", "model": "x"}}),
+        ("attack: upload 100 MiB", "POST", "/datasets/evil/documents",
+         {"files": [("file", ("big.txt", BIG_UPLOAD, "text/plain"))]}),
+    ]
+    while not stop.is_set():
+        for op, method, path, kwargs in steps:
+            if stop.is_set():
+                return
+            call(stats, op, api, method, path, **kwargs)
+            if "provider" in op:
+                call(stats, op.replace("test to", "probe of"), api, "POST", "/providers/chat/test")
+            for _ in range(50):  # a burst of malformed searches between the heavy calls
+                call(stats, "attack: malformed retrieval", api, "POST", "/retrieval", json={"question": ""})
+
+
 def descendants(pid: int) -> list[int]:
     children: dict[int, list[int]] = defaultdict(list)
     for entry in os.listdir("/proc"):
@@ -235,6 +291,8 @@ def main() -> None:
     ap.add_argument("--seed-docs", type=int, default=30, help="documents ingested before the clock starts")
     ap.add_argument("--upload-pause", type=float, default=1.0, help="seconds each uploader waits between files")
     ap.add_argument("--sample-every", type=float, default=5.0)
+    ap.add_argument("--attacker", action="store_true",
+                    help="run the soak twice, the second time with one more user sending the worst inputs")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="ragloom-soak-") as tmp:
@@ -243,7 +301,7 @@ def main() -> None:
         api = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=120,
                            limits=httpx.Limits(max_connections=args.uploaders + args.searchers + 4))
         try:
-            run(api, proc, args)
+            run(api, proc, args, url)
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
@@ -252,7 +310,7 @@ def main() -> None:
                 proc.kill()
 
 
-def run(api: httpx.Client, proc: subprocess.Popen, args: argparse.Namespace) -> None:
+def run(api: httpx.Client, proc: subprocess.Popen, args: argparse.Namespace, url: str) -> None:
     res = api.post("/datasets", json={"name": "soak", "parser_config": {"chunk_token_num": 128}})
     res.raise_for_status()
     rng = random.Random(0)
@@ -261,6 +319,21 @@ def run(api: httpx.Client, proc: subprocess.Popen, args: argparse.Namespace) -> 
             name, data, mime = make_file(rng, i)
             api.post("/datasets/soak/documents", files=[("file", (name, data, mime))]).raise_for_status()
         wait_ingested(api, timeout=600)
+    phases = [("baseline", None)]
+    if args.attacker:
+        phases.append(("attack", sign_up_attacker(url)))
+    results = []
+    for label, evil in phases:
+        stats, samples, elapsed = soak(api, proc, args, label, evil)
+        backlog_s = wait_ingested(api, timeout=600)
+        report(stats, samples, elapsed, api, backlog_s, args, label)
+        results.append((label, stats, samples))
+    if args.attacker:
+        compare(results)
+
+
+def soak(api: httpx.Client, proc: subprocess.Popen, args: argparse.Namespace, label: str,
+         evil: httpx.Client | None) -> tuple[Stats, list[tuple[float, float, float, int]], float]:
     stats = Stats()
     stop = threading.Event()
     samples: list[tuple[float, float, float, int]] = []
@@ -269,21 +342,38 @@ def run(api: httpx.Client, proc: subprocess.Popen, args: argparse.Namespace) -> 
     threads += [threading.Thread(target=uploader, args=(api, stats, stop, 1000 + i, args.upload_pause))
                 for i in range(args.uploaders)]
     threads += [threading.Thread(target=searcher, args=(api, stats, stop, 2000 + i)) for i in range(args.searchers)]
+    if evil is not None:
+        threads.append(threading.Thread(target=attacker, args=(evil, stats, stop)))
     for t in threads:
         t.start()
     duration = args.minutes * 60
-    with console.status("soaking") as status:
+    with console.status(label) as status:
         while (elapsed := time.monotonic() - start) < duration:
             calls = sum(len(v) for v in stats.latencies.values())
             errors = sum(len(v) for v in stats.errors.values())
-            status.update(f"soaking: {elapsed:.0f}/{duration:.0f} s, {calls} calls, {errors} errors")
+            status.update(f"{label}: {elapsed:.0f}/{duration:.0f} s, {calls} calls, {errors} errors")
             time.sleep(1)
     stop.set()
     for t in threads:
         t.join(180)
-    elapsed = time.monotonic() - start
-    backlog_s = wait_ingested(api, timeout=600)
-    report(stats, samples, elapsed, api, backlog_s, args)
+    return stats, samples, time.monotonic() - start
+
+
+def compare(results: list[tuple[str, Stats, list[tuple[float, float, float, int]]]]) -> None:
+    """The others' latencies without and with the attacker, and the ratio."""
+    (_, base, base_mem), (_, attack, attack_mem) = results
+    table = Table(title="the other users, without and with the attacker")
+    for col in ("operation", "p50 ms", "p50 ms attacked", "p50 x", "p95 ms", "p95 ms attacked", "p95 x",
+                "errors attacked"):
+        table.add_column(col, justify="left" if col == "operation" else "right")
+    for op in sorted(o for o in base.latencies if not o.startswith("attack")):
+        a, b = base.latencies[op], attack.latencies.get(op, [])
+        p = [percentile(x, q) * 1000 for x in (a, b) for q in (0.5, 0.95)]
+        table.add_row(op, f"{p[0]:.0f}", f"{p[2]:.0f}", f"{p[2] / p[0]:.2f}", f"{p[1]:.0f}", f"{p[3]:.0f}",
+                      f"{p[3] / p[1]:.2f}", str(len(attack.errors.get(op, []))))
+    console.print(table)
+    peak = [max((s[1] for s in m), default=0.0) for m in (base_mem, attack_mem)]
+    console.print(f"server peak resident memory: {peak[0]:.0f} MiB without, {peak[1]:.0f} MiB with the attacker")
 
 
 def wait_ingested(api: httpx.Client, timeout: float) -> float:
@@ -297,8 +387,8 @@ def wait_ingested(api: httpx.Client, timeout: float) -> float:
 
 
 def report(stats: Stats, samples: list[tuple[float, float, float, int]], elapsed: float, api: httpx.Client,
-           backlog_s: float, args: argparse.Namespace) -> None:
-    table = Table(title=f"soak: {elapsed:.0f} s, {args.uploaders} uploaders, {args.searchers} searchers, "
+           backlog_s: float, args: argparse.Namespace, label: str = "soak") -> None:
+    table = Table(title=f"{label}: {elapsed:.0f} s, {args.uploaders} uploaders, {args.searchers} searchers, "
                         f"{args.workers} workers")
     for col in ("operation", "calls", "calls/s", "p50 ms", "p95 ms", "p99 ms", "errors"):
         table.add_column(col, justify="left" if col == "operation" else "right")
@@ -308,6 +398,12 @@ def report(stats: Stats, samples: list[tuple[float, float, float, int]], elapsed
                       for q in (0.5, 0.95, 0.99)), str(len(stats.errors.get(op, []))))
     console.print(table)
     for op, errs in stats.errors.items():
+        if op.startswith("attack"):  # refused on purpose: how, counted by status
+            codes: dict[str, int] = defaultdict(int)
+            for e in errs:
+                codes[e.split(":", 1)[0]] += 1
+            console.print(f"{op}: " + ", ".join(f"{n} x {c}" for c, n in sorted(codes.items())))
+            continue
         for e in sorted(set(errs))[:5]:
             console.print(f"[red]{op}[/]: {e}")
     mem = Table(title="resident memory (MiB)")
