@@ -44,6 +44,7 @@ _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%Y.%m.%d", "%Y年%m月%d日", "%d.%m.%
 _TIME_FORMATS = ("", " %H:%M", " %H:%M:%S", "T%H:%M", "T%H:%M:%S", "T%H:%M:%S.%f")
 TYPE_PRIORITY = ("text", "datetime", "float", "int", "bool")  # tie order
 CHECK_ROWS = 2000  # rows between two task checkpoints
+LABEL_CHARS = 120  # a column name repeated in each row's chunk is cut to this length (as parsers.common does)
 
 
 def parse_datetime(text: str) -> datetime | None:
@@ -138,6 +139,12 @@ def typed_rows(table: Table) -> tuple[list[str], list[str], list[list[tuple[str,
     return names, types, typed
 
 
+def _label(name: str) -> str:
+    """A column name as the chunks after the first repeat it: a long one (a header cell holding a paragraph)
+    is cut, so that it costs its length once, not once per row."""
+    return name if len(name) <= LABEL_CHARS else name[:LABEL_CHARS].rstrip() + "…"
+
+
 def _row_html(names: list[str], row: list[str]) -> str:
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
     cells = "".join(f"<td>{escape(v)}</td>" for v in row)
@@ -169,12 +176,15 @@ def table_rows_chunk(blocks: Sequence[Block], config: object, count_tokens: Call
         table = block_table(block) or (text_table(block) if block.kind == BlockKind.TEXT else None)
         if table is None or not table.rows:
             continue
-        names, _types, typed = typed_rows(table)
+        full_names, _types, typed = typed_rows(table)
+        labels = [_label(n) for n in full_names]
         sheet = block.meta.get("sheet")
         path = block.heading_path + ((sheet,) if sheet and sheet not in block.heading_path else ())
         for index, (raw, row) in enumerate(zip(table.rows, typed, strict=True)):
             if index % CHECK_ROWS == CHECK_ROWS - 1:
                 checkpoint()
+            names = full_names if index == 0 else labels  # the first row names its columns in full
+            row = [(names[i], value) for i, (_, value) in enumerate(row)]
             cells = [(f"- {name}: {value}", i) for i, ((name, _), value) in enumerate(zip(row, raw, strict=False))
                      if value.strip()]
             parts = _row_parts(cells, max_chars)

@@ -51,11 +51,11 @@ from lxml.etree import XMLSyntaxError, _Element
 
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
-from ragloom.ingest.guard import checkpoint
-from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
-from ragloom.ingest.parsers.common import HeadingTracker, chosen_branch, xml_name
+from ragloom.ingest.guard import checkpoint, exceeded, limits
+from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, named, xml_too_deep
+from ragloom.ingest.parsers.common import HeadingTracker, chosen_branch, small_int, xml_name
 from ragloom.ingest.parsers.docx_lists import ListNumbering, paragraph_style, property_chain
-from ragloom.ingest.parsers.tabular import table_block
+from ragloom.ingest.parsers.tabular import span_copy, table_block
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def _open(data: bytes, filename: str) -> DocxDocument:
 def _int(props: _Element | None, child: str, default: int = 0) -> int:
     node = props.find(qn(child)) if props is not None else None
     value = node.get(qn("w:val"), "") if node is not None else ""
-    return min(int(value), MAX_SPAN) if value.isdigit() else default
+    return small_int(value, default, MAX_SPAN)
 
 
 def _children(parent: _Element, wanted: str) -> Iterator[_Element]:
@@ -179,8 +179,8 @@ def _outline_level(par: Paragraph) -> int:
     for ppr in property_chain(par):
         node = ppr.find(qn("w:outlineLvl")) if ppr is not None else None
         if node is not None:
-            value = node.get(qn("w:val"), "9")
-            return int(value) + 1 if value.isdigit() and int(value) < 9 else 0
+            value = small_int(node.get(qn("w:val"), "9"), 9, 9)
+            return value + 1 if value < 9 else 0
     return 0
 
 
@@ -218,8 +218,12 @@ def _part_root(part: Part) -> _Element:
 
 
 class _Walker:
-    def __init__(self, document: DocxDocument, has_title: bool, notes: dict[tuple[str, str], _Element]) -> None:
+    def __init__(self, document: DocxDocument, has_title: bool, notes: dict[tuple[str, str], _Element],
+                 filename: str) -> None:
         self.document = document
+        self.filename = filename
+        self.cells = 0  # table cells so far (merged cells counted in every slot they cover)
+        self.max_cells = limits().max_sheet_cells
         self.numbering = ListNumbering(document)
         self.has_title = has_title
         self.headings = HeadingTracker()
@@ -256,7 +260,9 @@ class _Walker:
         return "\n".join(line for line in lines if line.strip())
 
     def grid(self, tbl: _Element) -> list[list[str]]:
-        """Rows of cell texts on the layout grid; merged cells repeat their text in each slot."""
+        """Rows of cell texts on the layout grid; merged cells repeat their text in each slot (shortened
+        by :func:`~ragloom.ingest.parsers.tabular.span_copy` beyond the first). The slots count against
+        ``max_sheet_cells`` for the whole document."""
         rows = []
         above: dict[int, str] = {}  # the text of the cell a vertical merge continues, by column
         for tr in _children(tbl, "tr"):
@@ -268,12 +274,18 @@ class _Walker:
                 hmerge = props.find(qn("w:hMerge")) if props is not None else None
                 text = self.container_text(tc)
                 if vmerge is not None and vmerge.get(qn("w:val"), "continue") == "continue":
-                    text = "\n".join(t for t in (above.get(len(row), ""), text) if t)  # Word shows both
+                    # Word shows both; what the merge repeats from above is shortened, or a long merged cell
+                    # continued over many rows would be read once per row
+                    text = "\n".join(t for t in (span_copy(above.get(len(row), "")), text) if t)
                 elif hmerge is not None and hmerge.get(qn("w:val"), "continue") == "continue" and row:
-                    text = "\n".join(t for t in (row[-1], text) if t)
+                    text = "\n".join(t for t in (span_copy(row[-1]), text) if t)
                 for k in range(span):
                     above[len(row) + k] = text
-                row += [text] * span
+                row += [text] + [span_copy(text)] * (span - 1)
+            self.cells += len(row)
+            if self.cells > self.max_cells:
+                raise named(self.filename, exceeded("max_sheet_cells", "table cells (merges expanded)", self.max_cells,
+                                                    self.cells))
             rows.append(row)
         return rows
 
@@ -434,7 +446,7 @@ class DocxParser:
         items = list(_children(document.element.body, "block"))
         has_title = any(xml_name(it) == "p" and _style_name(Paragraph(it, document)).lower() == "title"
                         and _paragraph_text(it).strip() for it in items)
-        walker = _Walker(document, has_title, notes)
+        walker = _Walker(document, has_title, notes, filename)
         walker.walk(items)
         walker.headings = HeadingTracker()  # notes never cited: at the end, outside any section
         for (kind, _), note in list(walker.notes.items()):

@@ -18,7 +18,11 @@ from docx.styles.style import ParagraphStyle
 from docx.text.paragraph import Paragraph
 from lxml.etree import _Element
 
+from ragloom.ingest.parsers.common import small_int
+
 MAX_LEVEL = 8  # list levels are 0..8
+MAX_LEVEL_TEXT = 64  # characters of a level's label template (Word's are a few: "%1.%2."); more is a hostile file
+MAX_START = 32767  # Word's largest start value; beyond it a counter is a damaged (or hostile) file's
 _BULLETS = {"\uf0b7": "•", "\uf0a7": "▪", "\uf0d8": "➢", "\uf0fc": "✓", "o": "◦", "": "•"}
 
 
@@ -38,7 +42,17 @@ def _val(el: _Element | None, child: str) -> str | None:
 
 def _level_number(value: str | None) -> int:
     """A list level (``w:ilvl``) in Word's range 0..8; anything else (damaged files) counts as 0 or 8."""
-    return min(int(value), MAX_LEVEL) if value and value.isdigit() else 0
+    return small_int(value or "", 0, MAX_LEVEL)
+
+
+def _start(value: str | None) -> int | None:
+    """A start value (``w:start``, ``w:startOverride``) in 0..``MAX_START`` (negative values count as 0),
+    or None when it is no number."""
+    if not value:
+        return None
+    negative = value.startswith("-")
+    number = small_int(value[1:] if negative else value, -1, MAX_START)
+    return None if number < 0 else 0 if negative else number
 
 
 def _roman(n: int) -> str:
@@ -52,12 +66,16 @@ def _roman(n: int) -> str:
 
 
 def _letters(n: int) -> str:
-    # Word repeats the letter: a..z, aa..zz, aaa...
-    return chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)
+    # Word repeats the letter: a..z, aa..zz, aaa...; past 30 letters (item 780) the number is written in
+    # digits, or each label of a long list would be longer than the one before
+    return chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1) if 1 <= n <= 780 else str(n)
 
 
 def format_number(n: int, fmt: str) -> str:
-    """``n`` in a Word number format; unknown formats fall back to decimal."""
+    """``n`` in a Word number format; unknown formats fall back to decimal, and so do counts no start value
+    can reach (a label never grows with a number a file makes up)."""
+    if n > 2 * MAX_START:
+        return str(n)
     if fmt == "lowerLetter":
         return _letters(n)
     if fmt == "upperLetter":
@@ -124,10 +142,10 @@ class ListNumbering:
         for node in numbering.findall(qn("w:abstractNum")):
             levels = {}
             for lvl in node.findall(qn("w:lvl")):
-                start = _val(lvl, "w:start")
+                start = _start(_val(lvl, "w:start"))
                 levels[_level_number(lvl.get(qn("w:ilvl"), "0"))] = _Level(
-                    fmt=_val(lvl, "w:numFmt") or "decimal", text=_val(lvl, "w:lvlText") or "",
-                    start=int(start) if start and start.lstrip("-").isdigit() else 1,
+                    fmt=_val(lvl, "w:numFmt") or "decimal", text=(_val(lvl, "w:lvlText") or "")[:MAX_LEVEL_TEXT],
+                    start=start if start is not None else 1,
                 )
             abstract_id = node.get(qn("w:abstractNumId"), "")
             abstract[abstract_id] = levels
@@ -142,10 +160,10 @@ class ListNumbering:
             levels = dict(abstract.get(_val(num, "w:abstractNumId") or "", {}))
             for override in num.findall(qn("w:lvlOverride")):
                 ilvl = _level_number(override.get(qn("w:ilvl"), "0"))
-                start = _val(override, "w:startOverride")
-                if ilvl in levels and start and start.isdigit():
+                start = _start(_val(override, "w:startOverride"))
+                if ilvl in levels and start is not None:
                     old = levels[ilvl]
-                    levels[ilvl] = _Level(old.fmt, old.text, int(start))
+                    levels[ilvl] = _Level(old.fmt, old.text, start)
             self._levels[num.get(qn("w:numId"), "")] = levels
 
     def reference(self, par: Paragraph) -> tuple[str, int] | None:

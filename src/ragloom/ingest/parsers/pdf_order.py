@@ -234,7 +234,8 @@ def _key(line: Line) -> str:
 
 
 def _numbers(line: Line) -> tuple[int, ...]:
-    return tuple(int(d) for d in _DIGITS.findall(line.text))
+    # at most 18 digits of each: int() refuses strings of over 4,300 digits
+    return tuple(int(d[:18]) for d in _DIGITS.findall(line.text))
 
 
 @dataclass(slots=True)

@@ -442,10 +442,11 @@ def _contents(table: Table) -> bool:
     """A table of contents (numbering, title, ascending page numbers) is left as text for the
     chunkers that recognise one."""
     rows = [r for r in table.rows if any(r)]
-    if len(table.header or rows[0]) != 3 or not rows:
+    if not rows or len(table.header or rows[0]) != 3:
         return False
     pages = [r[-1] for r in rows]
-    if not all(p.isdigit() for p in pages) or any(int(a) > int(b) for a, b in zip(pages, pages[1:], strict=False)):
+    if not all(p.isascii() and p.isdigit() and len(p) <= 6 for p in pages) \
+            or any(int(a) > int(b) for a, b in zip(pages, pages[1:], strict=False)):
         return False
     return all(not r[0] or _NUMBERING.match(r[0]) for r in rows)
 

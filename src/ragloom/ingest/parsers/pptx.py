@@ -35,7 +35,7 @@ from ragloom.ingest.blocks import BBox, Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
 from ragloom.ingest.parsers.common import chosen_branch, xml_name
-from ragloom.ingest.parsers.tabular import table_block
+from ragloom.ingest.parsers.tabular import span_copy, table_block
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -104,8 +104,7 @@ def _frame_text(frame: TextFrame) -> str:
     return "\n".join(lines)
 
 
-def _cell_text(cell: object) -> str:
-    tc: _Element = cell._tc  # type: ignore[attr-defined]  # python-pptx's _Cell keeps its a:tc here
+def _cell_text(tc: _Element) -> str:
     return "\n".join(_paragraph_text(p) for p in tc.iter(f"{_A}p")).strip()
 
 
@@ -138,17 +137,27 @@ def _furniture(shape: BaseShape) -> str | None:
 
 
 def _table_grid(table: Table) -> list[list[str]]:
-    rows = list(table.rows)
-    width = len(table.columns)
-    grid = [[_cell_text(row.cells[c]) if c < len(row.cells) else "" for c in range(width)] for row in rows]
-    for r, row in enumerate(rows):
-        for c in range(width):
-            cell = row.cells[c]
-            if cell.is_merge_origin:
-                for dr in range(cell.span_height):
-                    for dc in range(cell.span_width):
-                        if r + dr < len(grid) and c + dc < width:
-                            grid[r + dr][c + dc] = grid[r][c]
+    """The cell texts of a table, a merged cell's value repeated in every slot it covers.
+
+    Read from the XML in one pass (python-pptx's ``table.rows[i]`` and ``row.cells[j]`` look their
+    element up in a fresh list each time: quadratic over a table). A slot a merge covers is marked
+    ``hMerge`` (it takes the value on its left) or ``vMerge`` (the value above), so each slot is filled
+    once, whatever spans the file claims; repeated values are shortened by
+    :func:`~ragloom.ingest.parsers.tabular.span_copy`.
+    """
+    tbl = table._tbl
+    width = len(tbl.tblGrid.gridCol_lst)
+    grid: list[list[str]] = []
+    for r, tr in enumerate(tbl.tr_lst):
+        cells = tr.tc_lst
+        row = [_cell_text(tc) for tc in cells[:width]]
+        row += [""] * (width - len(row))
+        for c, tc in enumerate(cells[:width]):
+            if tc.hMerge and c > 0:
+                row[c] = span_copy(row[c - 1])
+            elif tc.vMerge and r > 0:
+                row[c] = span_copy(grid[r - 1][c])
+        grid.append(row)
     return grid
 
 

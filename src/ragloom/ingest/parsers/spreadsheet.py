@@ -33,7 +33,7 @@ from ragloom.errors import LimitExceededError, MissingDependencyError, ParseErro
 from ragloom.ingest.blocks import Block, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.parsers.bounds import check_zip
-from ragloom.ingest.parsers.tabular import grid_blocks
+from ragloom.ingest.parsers.tabular import grid_blocks, span_copy
 from ragloom.ingest.parsers.text import decode_or_raise
 
 if TYPE_CHECKING:  # untyped libraries: these names are Any to the checker
@@ -67,18 +67,21 @@ def _sheet_blocks(name: str, grid: list[list[str]], meta: dict[str, str]) -> lis
 
 
 def _fill_merges(grid: list[list[str]], ranges: Iterable[tuple[int, int, int, int]]) -> None:
-    """Repeat each merged range's top-left value over the range (0-based, end-exclusive)."""
+    """Repeat each merged range's top-left value over the range (0-based, end-exclusive), shortened
+    by :func:`~ragloom.ingest.parsers.tabular.span_copy` beyond the top-left cell."""
     for r0, r1, c0, c1 in ranges:
         if r0 >= len(grid):
             continue
         value = grid[r0][c0] if c0 < len(grid[r0]) else ""
         if not value:
             continue  # an empty range adds nothing
+        copy = span_copy(value)
         for r in range(r0, min(r1, len(grid))):
             row = grid[r]
             row.extend([""] * (c1 - len(row)))
             for c in range(c0, c1):
-                row[c] = value
+                row[c] = copy
+        grid[r0][c0] = value
 
 
 class _Budget:
