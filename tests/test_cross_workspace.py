@@ -36,7 +36,7 @@ from sqlalchemy import select
 from ragloom.api.deps import CSRF_HEADER, SESSION_COOKIE
 from ragloom.config import Settings
 from ragloom.db.models import Task, User
-from ragloom.service import accounts, signin
+from ragloom.service import accounts, signin, workspaces
 from ragloom.worker import run_one
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.ingest.docgen import make_pdf
@@ -185,10 +185,15 @@ def _ok(res: Any) -> Any:
     return res.json()
 
 
-def _populate(client: TestClient, ctx: Any, ws: Workspace, tmp: Path, llm_url: str) -> None:
+def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, owner_id: str | None = None) -> None:
+    """Workspace ``ws`` with one of every resource, owned by a new person, or by ``owner_id`` (another
+    workspace of the same person); ``client`` is a TestClient or an httpx client of a live server."""
     m = ws.mark
     with ctx.db.session() as s:
-        tenant, owner = accounts.create_tenant(s, name=f"{m} works", owner_email=f"owner@{m}.test")
+        if owner_id is None:
+            tenant, owner = accounts.create_tenant(s, name=f"{m} works", owner_email=f"owner@{m}.test")
+        else:
+            tenant, owner = workspaces.create(s, user_id=owner_id, name=f"{m} works"), s.get(User, owner_id)
         ws.key = accounts.create_api_key(s, tenant_id=tenant.id, user_id=owner.id, name=f"{m}-owner").key
         member = accounts.add_member(s, tenant_id=tenant.id, email=f"member@{m}.test")
         ws.tenant_id, ws.user_id, member_id = tenant.id, owner.id, member.id
@@ -636,8 +641,13 @@ def test_every_id_in_a_body_or_query_of_another_workspace_is_not_found(world: Wo
 
 
 def _a_is_intact(world: World) -> None:
-    """Nothing of A changed: its documents, settings, assistant, messages, key, members, invitation."""
-    a, client = world.a, world.client
+    _intact(world, world.a)
+
+
+def _intact(world: World, a: Workspace) -> None:
+    """Nothing of workspace ``a`` changed: its documents, settings, assistant, messages, key, members,
+    invitation, name."""
+    client = world.client
     h = world.auth(a, "key")
     docs = _ok(client.get(f"{API}/datasets/{a.ids['kb']}/documents", headers=h))["documents"]
     assert {d["id"] for d in docs} == {a.ids["pdf"], a.ids["markdown"]}
@@ -656,5 +666,5 @@ def _a_is_intact(world: World) -> None:
     assert members == {a.user_id: "owner", a.ids["member"]: "member"}
     invitations = _ok(client.get(f"{API}/invitations", headers=h))["invitations"]
     assert [(i["id"], i["state"]) for i in invitations] == [(a.ids["invitation"], "pending")]
-    workspaces = _ok(client.get(f"{API}/workspaces", headers=h))["workspaces"]
-    assert [(w["id"], w["name"]) for w in workspaces] == [(a.tenant_id, f"{a.mark} works")]
+    spaces = _ok(client.get(f"{API}/workspaces", headers=h))["workspaces"]  # a key sees its own only
+    assert [(w["id"], w["name"]) for w in spaces] == [(a.tenant_id, f"{a.mark} works")]

@@ -68,7 +68,9 @@ class FakeOpenAIServer:
         responder: Callable[[dict[str, Any]], str] | None = None,
         default_reply: str = "I could not find that in the documents.",
         embedding_dim: int = 64,
+        host: str = "127.0.0.1",
     ) -> None:
+        self.host = host  # any loopback address (all of 127/8 is loopback on Linux)
         self._replies: deque[str] = deque(replies)
         self.responder = responder
         self.default_reply = default_reply
@@ -110,15 +112,15 @@ class FakeOpenAIServer:
     # -- lifecycle -------------------------------------------------------
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>/v1`` (the OpenAI-style base URL)."""
+        """``http://<host>:<port>/v1`` (the OpenAI-style base URL)."""
         if self._httpd is None:
             raise RuntimeError("the fake server is not running")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> FakeOpenAIServer:
         server = self
         handler = type("Handler", (_Handler,), {"fake": server})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer((self.host, 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
