@@ -112,8 +112,21 @@ class Settings(BaseSettings):
         1024, ge=1, description="Deepest result a search may page to: page x page_size must not exceed it."
     )
     rate_limit_per_minute: int = Field(
-        600, ge=0, description="Calls per minute each API key may make to each expensive route (retrieval, "
-        "answer, upload, re-parse); bursts up to the same number. 0 = no limit."
+        600, ge=0, description="Calls per minute each API key, and each signed-in user in each workspace, may make "
+        "to each expensive route (retrieval, answer, upload, re-parse); bursts up to the same number. A request "
+        "refused as malformed (422) gives its call back. 0 = no limit."
+    )
+    rate_limit_public_per_minute: int = Field(
+        60, ge=0, description="Calls per minute each client address (an IPv6 one by its /64) may make to each "
+        "public route (sign-up, sign-in); bursts up to the same number. 0 = no limit."
+    )
+    max_upload_inflight_mb: int = Field(
+        2048, ge=0, description="Most upload bytes, in MiB, this server receives and stores at once (all callers "
+        "together); an upload beyond is refused with 429 and Retry-After. 0 = no limit."
+    )
+    max_upload_inflight_per_principal_mb: int = Field(
+        1024, ge=0, description="Most upload bytes, in MiB, one caller (an API key, or a signed-in user in a "
+        "workspace) has in flight at once; an upload beyond is refused with 429 and Retry-After. 0 = no limit."
     )
     max_pages: int = Field(5000, ge=1, description="Most pages of one document (PDF, TIFF); more fails its task.")
     max_page_pixels: int = Field(

@@ -80,6 +80,7 @@ def test_an_app_on_s3_ingests_serves_pages_and_originals_and_collects(s3: S3Serv
         assert f"ragloom/{object_path(f'{tenant}/' + hashlib.sha256(pdf).hexdigest())}" in stored
         files = settings.files_dir
         assert not files.exists() or not any(p.is_file() for p in files.rglob("*"))  # nothing on local disk
+        assert not list((settings.home / "uploads").iterdir())  # the spooled upload went up and was deleted
 
         assert collect_garbage(ctx, grace_seconds=0).deleted == 0  # all referenced
         gone = client.request("DELETE", f"{api}/{ds}/documents", json={"ids": [doc]}, headers=auth)

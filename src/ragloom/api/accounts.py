@@ -9,8 +9,9 @@ from ragloom.api.deps import (
     PUBLIC,
     CallerDep,
     ContextDep,
+    limited_per_address,
 )
-from ragloom.api.responses import CALLER_ERRORS
+from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.api.schemas import LogIn, PasswordChange, SignUp, SignupSetting, WorkspaceSwitch
 from ragloom.context import Caller, Context
 from ragloom.errors import InvalidRequestError, PermissionDeniedError
@@ -43,7 +44,8 @@ def _signed_in(ctx: Context, request: Request, response: Response, new: signin.N
     return SignedIn(**me_view(ctx, caller).model_dump(), expires_at=iso_utc(new.expires_at))
 
 
-@router.post("/auth/signup", status_code=201, openapi_extra=PUBLIC)
+@router.post("/auth/signup", status_code=201, openapi_extra=PUBLIC, dependencies=[limited_per_address("signup")],
+             responses=error_responses(429))
 def sign_up(body: SignUp, ctx: ContextDep, request: Request, response: Response) -> SignedIn:
     """Create an account (with a workspace of its own) and sign in. Closed sign-up still admits the
     holder of an invitation, who also joins its workspace and starts there."""
@@ -58,7 +60,8 @@ def sign_up(body: SignUp, ctx: ContextDep, request: Request, response: Response)
     return _signed_in(ctx, request, response, new)
 
 
-@router.post("/auth/login", openapi_extra=PUBLIC)
+@router.post("/auth/login", openapi_extra=PUBLIC, dependencies=[limited_per_address("login")],
+             responses=error_responses(429))
 def log_in(body: LogIn, ctx: ContextDep, request: Request, response: Response) -> SignedIn:
     """Sign in with e-mail address and password: sets the session cookie (HttpOnly) and returns the CSRF
     token to send as ``X-CSRF-Token``. Too many failures answer 429 with ``Retry-After``."""

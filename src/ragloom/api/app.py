@@ -28,10 +28,11 @@ from ragloom.api import (
     workspaces,
 )
 from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware, UploadAuthMiddleware
-from ragloom.api.ratelimit import RateLimiter
+from ragloom.api.ratelimit import InflightBudget, RateLimiter
 from ragloom.api.responses import COMMON_ERRORS
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
+from ragloom.service import uploads
 from ragloom.web import pages, status
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ctx.init_storage()
+        uploads.sweep_spool(uploads.spool_dir(ctx.settings))  # what a killed server was receiving
         yield
         if context is None:
             ctx.close()
@@ -62,7 +64,12 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.state.ctx = ctx
     app.state.pool = pool
     app.state.local_principal = local_principal
-    app.state.rate_limiter = RateLimiter(0 if local_principal else ctx.settings.rate_limit_per_minute)
+    limits = ctx.settings
+    app.state.rate_limiter = RateLimiter(0 if local_principal else limits.rate_limit_per_minute)
+    app.state.public_rate_limiter = RateLimiter(0 if local_principal else limits.rate_limit_public_per_minute,
+                                                setting="RAGLOOM_RATE_LIMIT_PUBLIC_PER_MINUTE", per="address")
+    app.state.upload_budget = InflightBudget(total_mb=limits.max_upload_inflight_mb,
+                                             share_mb=limits.max_upload_inflight_per_principal_mb)
     errors.install(app)
     app.add_middleware(UploadAuthMiddleware)  # inside the body limit: a too-large Content-Length is refused first
     app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)

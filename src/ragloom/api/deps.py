@@ -8,6 +8,7 @@ from typing import Annotated, Any, cast
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
+from ragloom.api.ratelimit import RateLimiter, address_key, charge, charged
 from ragloom.context import Caller, Context, Principal
 from ragloom.errors import AuthenticationError, PermissionDeniedError
 from ragloom.service import accounts, signin
@@ -92,7 +93,8 @@ def current_principal(caller: CallerDep) -> Principal:
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 PUBLIC: dict[str, Any] = {"x-ragloom-public": True}
-"""``openapi_extra`` of a route anyone may call without signing in (sign-up, sign-in, health)."""
+"""``openapi_extra`` of a route anyone may call without signing in (sign-up, sign-in); such a route is
+also rate limited per client address (:func:`limited_per_address`, checked by a test for every one)."""
 
 READS: dict[str, Any] = {"x-ragloom-reads": True}
 """``openapi_extra`` of a POST route that changes nothing (a search, a question): read-only keys may call it."""
@@ -109,13 +111,42 @@ def writes(request: Request) -> bool:
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
 
 
-def rate_limited(group: str) -> Any:
-    """A route dependency (``dependencies=[rate_limited("retrieval")]``): the caller's API key may
-    call the routes of ``group`` at most ``settings.rate_limit_per_minute`` times a minute, else
-    429 with ``Retry-After`` (:class:`ragloom.api.ratelimit.RateLimiter`, in ``app.state``)."""
+def rate_bucket(caller: Caller, authorization: str) -> tuple[str, str]:
+    """The rate-limit bucket of a caller and what it is per: its API key (by the key's hash), or for
+    a web session the user in the workspace they act in (:mod:`ragloom.api.ratelimit`)."""
+    if caller.session_id is None:
+        return "key:" + accounts.hash_key(authorization.partition(" ")[2].strip()), "API key"
+    return f"user:{caller.user_id}:{caller.tenant_id}", "user in a workspace"
 
-    def check(request: Request, principal: PrincipalDep) -> None:  # principal: authenticated first
-        key = request.headers.get("authorization", "").partition(" ")[2].strip()
-        request.app.state.rate_limiter.check(accounts.hash_key(key), group)
+
+def rate_limited(group: str) -> Any:
+    """A route dependency (``dependencies=[rate_limited("retrieval")]``): each caller (an API key, or a
+    signed-in user in a workspace, :func:`rate_bucket`) may call the routes of ``group`` at most
+    ``settings.rate_limit_per_minute`` times a minute, else 429 with ``Retry-After``
+    (:class:`ragloom.api.ratelimit.RateLimiter`, in ``app.state``). The token is kept in the request
+    (:func:`ragloom.api.ratelimit.charge`): a call then refused as malformed (422) gets it back, and a
+    token the upload middleware took before the body was read is not taken twice."""
+
+    def check(request: Request, caller: CallerDep, _principal: PrincipalDep) -> None:
+        if charged(request.scope, group):
+            return
+        limiter: RateLimiter = request.app.state.rate_limiter
+        key, per = rate_bucket(caller, request.headers.get("authorization", ""))
+        charge(request.scope, limiter, key, group, per=per)
+
+    return Depends(check)
+
+
+def limited_per_address(group: str) -> Any:
+    """A dependency of a :data:`PUBLIC` route (``dependencies=[limited_per_address("login")]``): each
+    client address may call it at most ``settings.rate_limit_public_per_minute`` times a minute, else
+    429 with ``Retry-After``; a call refused as malformed (422) gets its token back. Behind a reverse
+    proxy the address is the one the proxy forwards (uvicorn trusts ``X-Forwarded-For`` from
+    ``FORWARDED_ALLOW_IPS``, 127.0.0.1 by default)."""
+
+    def check(request: Request) -> None:
+        limiter: RateLimiter = request.app.state.public_rate_limiter
+        charge(request.scope, limiter, address_key(request.client.host if request.client else ""), group,
+               per="address")
 
     return Depends(check)

@@ -29,9 +29,10 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragloom.api.deps import READS, BearerDep, ContextDep
+from ragloom.api.deps import READS, BearerDep, ContextDep, rate_bucket
+from ragloom.api.ratelimit import charge, refund_charge
 from ragloom.api.responses import ErrorBody
-from ragloom.context import Principal
+from ragloom.context import Caller, Principal
 from ragloom.errors import (
     AuthenticationError,
     InvalidRequestError,
@@ -176,6 +177,7 @@ class DifyRoute(APIRoute):
                     log.error("%s: %s", type(exc).__name__, exc.message)
                 return _reply(status, status, exc.message)
             except RequestValidationError as exc:
+                refund_charge(request.scope)
                 parts = []
                 for err in exc.errors():
                     loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
@@ -192,7 +194,8 @@ router = APIRouter(prefix="/dify", tags=["dify"], route_class=DifyRoute, respons
 
 def dify_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> Principal:
     """The caller of a Dify request (Dify sends the key configured for the external knowledge API as a
-    Bearer token); its key's retrieval calls are rate limited as ``POST /retrieval``'s are."""
+    Bearer token); its key's retrieval calls are rate limited as ``POST /retrieval``'s are (the same
+    bucket), and a call refused as malformed (422) gives its token back."""
     header = request.headers.get("authorization", "")
     local = getattr(request.app.state, "local_principal", None)
     if local is not None and not header:  # the CLI's in-process app (never served on a port)
@@ -207,7 +210,8 @@ def dify_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> Pri
             principal = accounts.authenticate(s, key)
     except AuthenticationError as exc:
         raise DifyFailure(AUTHORIZATION_FAILED, 403, f"Authorization failed: {exc.message}") from exc
-    request.app.state.rate_limiter.check(accounts.hash_key(key), "retrieval")
+    bucket, per = rate_bucket(Caller(principal.user_id, principal.tenant_id, principal.role), header)
+    charge(request.scope, request.app.state.rate_limiter, bucket, "retrieval", per=per)
     return principal
 
 

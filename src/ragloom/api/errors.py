@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ragloom.api.ratelimit import refund_charge
 from ragloom.api.responses import error_body
 from ragloom.errors import RagloomError, RateLimitedError, http_status
 
@@ -28,7 +29,8 @@ def install(app: FastAPI) -> None:
         return JSONResponse(error_body(type(exc).__name__, exc.message), status_code=status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        refund_charge(request.scope)  # refused before any work: the rate-limit token goes back
         parts = []
         for err in exc.errors():
             loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")

@@ -26,7 +26,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
@@ -36,7 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ragloom.api.responses import error_body
 from ragloom.config import Settings
 from ragloom.context import request_origin
-from ragloom.errors import InvalidRequestError, PayloadTooLargeError, RagloomError, http_status
+from ragloom.errors import InvalidRequestError, PayloadTooLargeError, RagloomError, RateLimitedError, http_status
 
 MAX_JSON_DEPTH = 64  # deepest nesting of arrays and objects in a JSON request body
 UPLOAD_ROUTE = re.compile(r"^/api/v1/datasets/[^/]+/documents/?$")
@@ -76,10 +78,6 @@ class _Limit:
     text: str  # how the limit is named in an error message
 
 
-class _BodyTooLarge(Exception):
-    """Raised from ``receive`` when the body goes over its limit; answered with 413."""
-
-
 def _is_json(headers: Headers) -> bool:
     media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     return media == "application/json" or media.endswith("+json")
@@ -87,10 +85,11 @@ def _is_json(headers: Headers) -> bool:
 
 async def _send_error(send: Send, exc: RagloomError) -> None:
     body = json.dumps(error_body(type(exc).__name__, exc.message)).encode()
-    await send({"type": "http.response.start", "status": http_status(exc), "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),
-    ]})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"connection", b"close")]
+    if isinstance(exc, RateLimitedError):  # as the app's handler (api/errors.py) sends it
+        headers.append((b"retry-after", str(max(1, math.ceil(exc.retry_after))).encode()))
+    await send({"type": "http.response.start", "status": http_status(exc), "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -157,41 +156,59 @@ class BodyLimitMiddleware:
 
     async def _streamed(self, scope: Scope, receive: Receive, send: Send, limit: _Limit,
                         too_large: PayloadTooLargeError) -> None:
-        """Pass the body through as it arrives, counting; over the limit, the app's own answer (it
-        sees a failed read) is dropped and a 413 sent instead."""
+        """Pass the body through as it arrives, counting; over the limit, 413."""
         size = 0
-        exceeded = started = False
 
-        async def counted() -> Message:
-            nonlocal size, exceeded
-            if exceeded:
-                raise _BodyTooLarge
-            message = await receive()
-            if message["type"] == "http.request":
-                size += len(message.get("body", b""))
-                if size > limit.size:
-                    exceeded = True
-                    raise _BodyTooLarge
-            return message
+        def count(n: int) -> RagloomError | None:
+            nonlocal size
+            size += n
+            return too_large if size > limit.size else None
 
-        async def guarded(message: Message) -> None:
-            nonlocal started
-            if exceeded and not started:
-                return
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        await _counted(self.app, scope, receive, send, count)
 
-        try:
-            await self.app(scope, counted, guarded)
-        except _BodyTooLarge:
-            if started:
-                raise
-        except Exception:
-            if not exceeded or started:
-                raise
-        if exceeded and not started:
-            await _send_error(send, too_large)
+
+class _BodyRefused(Exception):
+    """Raised from ``receive`` when a piece of the body is refused by its counter; answered with its error."""
+
+
+async def _counted(app: ASGIApp, scope: Scope, receive: Receive, send: Send,
+                   count: Callable[[int], RagloomError | None]) -> None:
+    """Run ``app`` with its body passed through as it arrives, ``count`` called with the size of each
+    piece; when it returns an error, the app's own answer (it sees a failed read) is dropped and that
+    error sent instead (the rest of the body unread)."""
+    refused: RagloomError | None = None
+    started = False
+    stop = _BodyRefused()  # this call's own (an outer counter's passes through)
+
+    async def counted() -> Message:
+        nonlocal refused
+        if refused is not None:
+            raise stop
+        message = await receive()
+        if message["type"] == "http.request":
+            refused = count(len(message.get("body", b"")))
+            if refused is not None:
+                raise stop
+        return message
+
+    async def guarded(message: Message) -> None:
+        nonlocal started
+        if refused is not None and not started:
+            return
+        if message["type"] == "http.response.start":
+            started = True
+        await send(message)
+
+    try:
+        await app(scope, counted, guarded)
+    except _BodyRefused as exc:
+        if exc is not stop or started:
+            raise
+    except Exception:
+        if refused is None or started:
+            raise
+    if refused is not None and not started:
+        await _send_error(send, refused)
 
 
 NOT_HTML_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
@@ -265,36 +282,74 @@ class SecurityHeadersMiddleware:
 
 
 class UploadAuthMiddleware:
-    """Authenticate an upload before its body is read.
+    """Authenticate an upload, take its rate-limit token and count its bytes in flight, all before its
+    body is read.
 
-    FastAPI reads (and spools to disk) a multipart body before it resolves the route's
+    FastAPI reads a form body (the upload route spools it to disk) before it resolves the route's
     dependencies, so without this an unknown caller could make the server receive up to
-    ``max_upload_request_mb`` before hearing 401. The key is checked again by the route.
+    ``max_upload_request_mb`` before hearing 401, and a caller over its rate limit before hearing
+    429. The caller is checked as the route checks it (key or session, read-only keys, CSRF), and
+    again by the route, which finds the upload's token taken (:func:`ragloom.api.ratelimit.charged`).
+
+    Bytes in flight (:class:`ragloom.api.ratelimit.InflightBudget`, ``app.state.upload_budget``): an
+    upload's ``Content-Length`` is counted before a byte of its body is read, one without it
+    (chunked) as its bytes arrive; over the server's cap (``max_upload_inflight_mb``) or the
+    caller's (``max_upload_inflight_per_principal_mb``) it is refused with 429 and ``Retry-After``
+    (before its body, or at the piece that goes over, the rest unread) and its rate-limit token given
+    back. Its bytes count until its response is sent.
     """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (scope["type"] == "http" and scope["method"] == "POST" and UPLOAD_ROUTE.match(scope["path"])
+        if not (scope["type"] == "http" and scope["method"] == "POST" and UPLOAD_ROUTE.match(scope["path"])
                 and scope["app"].state.local_principal is None):
-            from starlette.requests import cookie_parser
+            await self.app(scope, receive, send)
+            return
+        from starlette.requests import Request
 
-            from ragloom.api.deps import authenticate
-            from ragloom.errors import AuthenticationError
-            from ragloom.web import cookies
+        from ragloom.api.deps import current_caller, rate_bucket
+        from ragloom.api.ratelimit import InflightBudget, charge, refund_charge
 
-            headers = Headers(scope=scope)
-            ctx = scope["app"].state.ctx
-            cookie = cookies.session_token(cookie_parser(headers.get("cookie", "")),
-                                           secure=cookies.is_secure(scope, ctx.settings.cookie_secure))
+        state = scope["app"].state
+        request = Request(scope)  # headers and cookies only: the body is not read here
 
-            def check() -> None:
-                authenticate(ctx, headers.get("authorization", ""), cookie)
+        def gate() -> tuple[str, str]:
+            caller = current_caller(request, state.ctx, None, None)
+            who, per = rate_bucket(caller, request.headers.get("authorization", ""))
+            charge(scope, state.rate_limiter, who, "upload", per=per)
+            return who, per
 
+        try:
+            who, per = await anyio.to_thread.run_sync(gate)
+        except RagloomError as exc:
+            await _send_error(send, exc)
+            return
+        budget: InflightBudget = state.upload_budget
+        length = request.headers.get("content-length", "").strip()
+        counted = int(length) if length.isdigit() else 0
+        try:
+            budget.reserve(who, counted, per=per)
+        except RagloomError as exc:
+            refund_charge(scope)  # refused before any work: the token goes back
+            await _send_error(send, exc)
+            return
+
+        def count(n: int) -> RagloomError | None:  # a chunked body: its bytes as they arrive
+            nonlocal counted
             try:
-                await anyio.to_thread.run_sync(check)
-            except AuthenticationError as exc:
-                await _send_error(send, exc)
-                return
-        await self.app(scope, receive, send)
+                budget.reserve(who, n, per=per, reserved=counted)
+            except RagloomError as exc:
+                refund_charge(scope)
+                return exc
+            counted += n
+            return None
+
+        try:
+            if length.isdigit():
+                await self.app(scope, receive, send)
+            else:
+                await _counted(self.app, scope, receive, send, count)
+        finally:
+            budget.release(who, counted)

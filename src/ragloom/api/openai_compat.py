@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragloom.api.deps import READS, ContextDep, PrincipalDep, rate_limited
+from ragloom.api.ratelimit import refund_charge
 from ragloom.api.responses import REF, ErrorBody
 from ragloom.context import Context
 from ragloom.errors import (
@@ -255,6 +256,7 @@ class OpenAIRoute(APIRoute):
                 status, body, headers = _failure(exc)
                 return JSONResponse(body, status_code=status, headers=headers)
             except RequestValidationError as exc:
+                refund_charge(request.scope)
                 parts, param = [], None
                 for err in exc.errors():
                     loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
