@@ -12,7 +12,9 @@ vector paths is found from the caption that names it (:func:`vector_figures`).
 
 from __future__ import annotations
 
+import heapq
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
@@ -269,12 +271,7 @@ def drop_running(pages: dict[int, list[Line]], heights: dict[int, float],
         for ln in lines:
             if _in_margin(ln, heights[number]) and ln.size <= limit and not is_page_number(ln.text):
                 seen.setdefault(_key(ln), []).append((number, ln.top, _numbers(ln)))
-    repeated: set[tuple[str, int]] = set()
-    for key, places in seen.items():
-        for _, top, _ in places:
-            near = [(p, nums) for p, t, nums in places if abs(t - top) <= 4]
-            if _recurs(key, near):
-                repeated.add((key, round(top)))
+    repeated = {(key, top) for key, places in seen.items() for top in _recurring_tops(key, places)}
     out = Running({})
     for number, lines in pages.items():
         kept = []
@@ -288,16 +285,83 @@ def drop_running(pages: dict[int, list[Line]], heights: dict[int, float],
     return out
 
 
-def _recurs(key: str, near: list[tuple[int, tuple[int, ...]]]) -> bool:
-    pages = sorted({p for p, _ in near})
-    if len(pages) < 2 or len(pages) < MIN_DENSITY * (pages[-1] - pages[0] + 1):
-        return False
-    width = len(near[0][1])
-    varying = [i for i in range(width) if len({nums[i] for _, nums in near}) > 1]
-    follows = [i for i in varying if len({nums[i] - p for p, nums in near}) == 1]  # a page number
-    if not any(c.isalpha() for c in key):  # figures only: a page number ("47699"), a date, not a row of a table
-        return not varying or width == 1 and bool(follows)
-    return not varying or bool(follows)
+class _Near:
+    """The places of one text within a band of heights, as :func:`_recurring_tops` slides the band down
+    the page: the pages they are on and, for each of their numbers, the values it takes and its offsets
+    from the page number (each a counter, so a place enters and leaves in time proportional to its
+    numbers, and the question "does it recur?" is answered without going through the band)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.pages: Counter[int] = Counter()
+        self.values: list[Counter[int]] = [Counter() for _ in range(width)]
+        self.offsets: list[Counter[int]] = [Counter() for _ in range(width)]
+        self._low: list[int] = []  # heaps of the pages, stale entries popped when looked at
+        self._high: list[int] = []
+
+    def add(self, page: int, nums: tuple[int, ...]) -> None:
+        if not self.pages[page]:
+            heapq.heappush(self._low, page)
+            heapq.heappush(self._high, -page)
+        self.pages[page] += 1
+        for i, value in enumerate(nums[: self.width]):
+            self.values[i][value] += 1
+            self.offsets[i][value - page] += 1
+
+    def remove(self, page: int, nums: tuple[int, ...]) -> None:
+        _drop(self.pages, page)
+        for i, value in enumerate(nums[: self.width]):
+            _drop(self.values[i], value)
+            _drop(self.offsets[i], value - page)
+
+    def span(self) -> int:
+        """Pages from the first to the last page in the band."""
+        while not self.pages[self._low[0]]:
+            heapq.heappop(self._low)
+        while not self.pages[-self._high[0]]:
+            heapq.heappop(self._high)
+        return -self._high[0] - self._low[0] + 1
+
+    def recurs(self, key: str) -> bool:
+        """On at least two pages, on ``MIN_DENSITY`` of the pages from the first to the last, its numbers
+        the same everywhere or one of them following the page (a lone number: a page number)."""
+        if len(self.pages) < 2 or len(self.pages) < MIN_DENSITY * self.span():
+            return False
+        varying = [i for i in range(self.width) if len(self.values[i]) > 1]
+        follows = [i for i in varying if len(self.offsets[i]) == 1]  # a page number
+        if not any(c.isalpha() for c in key):  # figures only: a page number ("47699"), a date, not a row of a table
+            return not varying or self.width == 1 and bool(follows)
+        return not varying or bool(follows)
+
+
+def _drop(counter: Counter[int], key: int) -> None:
+    counter[key] -= 1
+    if not counter[key]:
+        del counter[key]
+
+
+def _recurring_tops(key: str, places: list[tuple[int, float, tuple[int, ...]]]) -> set[int]:
+    """The rounded heights of the places of a margin text that recur: the places within 4 points of
+    its height recur (:meth:`_Near.recurs`). A band slides over the places sorted by height, so
+    the cost is linear in the places (times a logarithm), however many share a height."""
+    order = sorted(places, key=lambda place: place[1])
+    near = _Near(min(len(nums) for _, _, nums in order))
+    found: set[int] = set()
+    lo = hi = 0
+    band: tuple[int, int] | None = None
+    answer = False
+    for _, top, _ in order:
+        while hi < len(order) and order[hi][1] <= top + 4:
+            near.add(order[hi][0], order[hi][2])
+            hi += 1
+        while order[lo][1] < top - 4:
+            near.remove(order[lo][0], order[lo][2])
+            lo += 1
+        if band != (lo, hi):  # the same places as the last band: the same answer
+            band, answer = (lo, hi), near.recurs(key)
+        if answer:
+            found.add(round(top))
+    return found
 
 
 def _running_reason(ln: Line, height: float, limit: float, repeated: set[tuple[str, int]]) -> str | None:
