@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -196,8 +197,6 @@ def _multipart(name: str, size: int, boundary: str = "inflightboundary") -> tupl
 
 def _headers_only(url: str, path: str, key: str, length: int) -> tuple[int, dict[str, str], str]:
     """Send an upload's headers and not a byte of its body; the server's answer (it closes)."""
-    import socket
-
     parts = urlsplit(url)
     head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
             f"Content-Type: multipart/form-data; boundary=inflightboundary\r\nContent-Length: {length}\r\n\r\n")
@@ -276,9 +275,32 @@ def test_upload_bytes_in_flight_are_capped_per_server_and_per_caller(tmp_path: P
             go_on.set()
             sender.join(60)
         assert held and held[0].status_code == 201, held and held[0].text
-        r = a.post(f"/datasets/{ds_a}/documents", files=[("file", ("after.bin", os.urandom(40 * MIB)))])
-        assert r.status_code == 201, r.text  # the held bytes were released with its response
+        # a client that goes away mid-body: its spool file is deleted and its bytes released
+        head, _, length = _multipart("gone.bin", 40 * MIB)
+        parts = urlsplit(live.url)
+        with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+            sock.sendall(f"POST {path_a} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {mine}\r\nContent-Type: "
+                         f"multipart/form-data; boundary=inflightboundary\r\nContent-Length: {length}\r\n\r\n"
+                         .encode() + head + os.urandom(2 * MIB))
+            wait(lambda: any(p.stat().st_size for p in (home / "uploads").glob(".upload-*")), 30, "the upload")
+        wait(lambda: not list((home / "uploads").iterdir()), 30, "the abandoned upload's spool file to go")
+        r = a.post(f"/datasets/{ds_a}/documents", files=[("file", ("after.bin", os.urandom(60 * MIB)))])
+        assert r.status_code == 201, r.text  # the held and the abandoned bytes were released
         assert not list((home / "uploads").iterdir())  # every spool file moved into the store or deleted
+
+
+def test_spool_files_left_by_a_killed_server_are_swept_at_start(tmp_path: Path) -> None:
+    from ragloom.service.uploads import SPOOL_PREFIX, spool_dir, sweep_spool
+
+    folder = spool_dir(Settings(home=tmp_path / "home", _env_file=None))
+    old, young, other = folder / f"{SPOOL_PREFIX}old", folder / f"{SPOOL_PREFIX}young", folder / "keep.txt"
+    for f in (old, young, other):
+        f.write_bytes(b"x")
+    then = time.time() - 2 * 24 * 3600
+    os.utime(old, (then, then))
+    os.utime(other, (then, then))
+    assert sweep_spool(folder) == 1
+    assert not old.exists() and young.exists() and other.exists()
 
 
 # ---------------------------------------------------------------- large uploads in parallel
