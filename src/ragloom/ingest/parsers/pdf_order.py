@@ -13,6 +13,7 @@ vector paths is found from the caption that names it (:func:`vector_figures`).
 from __future__ import annotations
 
 import heapq
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -21,6 +22,8 @@ from typing import Protocol, TypeVar
 
 from ragloom.ingest.blocks import BlockKind, Table
 from ragloom.ingest.parsers.pdf_layout import Line
+
+log = logging.getLogger(__name__)
 
 _PAGE_NUMBER = re.compile(
     r"^(page\s*|p\.\s*|第\s*)?[-–—(\[]?\s*(\d{1,4}|[ivxlc]{1,6})\s*[-–—)\]]?\s*(页|頁)?"
@@ -36,6 +39,7 @@ CAPTION_START = re.compile(
 MIN_FIGURE_SIDE = 36.0  # points; smaller pictures and drawings are icons, bullets and rules
 MARGIN = 0.12  # share of the page height that counts as header / footer zone
 MIN_DENSITY = 0.4  # share of the pages from a running line's first to last occurrence that hold it
+FIGURE_WORK = 4_000_000  # drawing objects looked at per page in the search for vector figures
 
 
 class _Boxed(Protocol):
@@ -177,9 +181,14 @@ def vector_figures(paths: Sequence[tuple[float, float, float, float]], lines: Se
     just below it) are gathered with every object touching them, up to the caption; the
     result is a figure when it is at least ``MIN_FIGURE_SIDE`` wide and tall. Objects
     inside ``taken`` (tables, pictures) and page-sized frames are left out.
+
+    Each caption looks at every drawing object of the page, so a page of many captions and many
+    objects (a hostile one: thousands of each) stops looking once :data:`FIGURE_WORK` objects have
+    been looked at; the captions left are read as text without a drawn figure (a page of a real
+    document uses a few thousand).
     """
     captions = [ln for ln in lines if caption_kind(ln.text) == "figure"]
-    if not captions or not paths:
+    if not captions or not paths or len(paths) * (len(taken) + 1) > FIGURE_WORK:
         return []
     width, height = size
 
@@ -191,14 +200,21 @@ def vector_figures(paths: Sequence[tuple[float, float, float, float]], lines: Se
 
     boxes = [b for b in paths if free(b)]
     out: list[Region] = []
+    work = len(paths) * (len(taken) + 1)
     for cap in captions:
         for above in (True, False):
+            if work > FIGURE_WORK:
+                log.info("page %d: %d figure captions over %d drawing objects; the rest not searched for figures",
+                         cap.page, len(captions), len(boxes))
+                return out
             side = [b for b in boxes if (b[3] <= cap.top + 2 if above else b[1] >= cap.bottom - 2)]
             seeds = [b for b in side if (cap.top - b[3] if above else b[1] - cap.bottom) <= 3 * cap.size
                      and b[0] < cap.right + 2 * cap.size and b[2] > cap.left - 2 * cap.size]
+            work += 2 * len(boxes)
             if not seeds:
                 continue
-            box = _grow(seeds, side)
+            box, looked = _grow(seeds, side)
+            work += looked
             if box[2] - box[0] >= MIN_FIGURE_SIDE and box[3] - box[1] >= MIN_FIGURE_SIDE \
                     and not any(isinstance(r, Region) and _overlaps(box, r) for r in out):
                 out.append(Region(BlockKind.FIGURE, cap.page, max(0.0, box[0]), max(0.0, box[1]),
@@ -208,19 +224,29 @@ def vector_figures(paths: Sequence[tuple[float, float, float, float]], lines: Se
 
 
 def _grow(seeds: list[tuple[float, float, float, float]],
-          side: list[tuple[float, float, float, float]]) -> tuple[float, float, float, float]:
+          side: list[tuple[float, float, float, float]]) -> tuple[tuple[float, float, float, float], int]:
+    """The box of ``seeds`` grown by the objects of ``side`` touching it, until none is left (at most
+    50 rounds), and how many objects were looked at. An object taken stays inside the box: later
+    rounds look only at those left."""
     left, top, right, bottom = (min(b[0] for b in seeds), min(b[1] for b in seeds),
                                 max(b[2] for b in seeds), max(b[3] for b in seeds))
     touch = 6.0
+    left_over = side
+    looked = 0
     for _ in range(50):
-        near = [b for b in side if b[0] <= right + touch and b[2] >= left - touch
-                and b[1] <= bottom + touch and b[3] >= top - touch]
+        looked += len(left_over)
+        near: list[tuple[float, float, float, float]] = []
+        far: list[tuple[float, float, float, float]] = []
+        for b in left_over:
+            touching = b[0] <= right + touch and b[2] >= left - touch and b[1] <= bottom + touch and b[3] >= top - touch
+            (near if touching else far).append(b)
         grown = (min([left, *(b[0] for b in near)]), min([top, *(b[1] for b in near)]),
                  max([right, *(b[2] for b in near)]), max([bottom, *(b[3] for b in near)]))
         if grown == (left, top, right, bottom):
             break
         left, top, right, bottom = grown
-    return left, top, right, bottom
+        left_over = far
+    return (left, top, right, bottom), looked
 
 
 def _overlaps(box: tuple[float, float, float, float], r: Region) -> bool:

@@ -167,12 +167,13 @@ def group(stream: Sequence[Item]) -> list[Paragraph | Region | Block]:
     gap_limit = max(0.5, 1.5 * _typical_gap(lines) + 0.15)
     out: list[Paragraph | Region | Block] = []
     target: Paragraph | None = None  # the paragraph the next line may continue
+    kept = -1  # index in out of the last item that is not a figure, table or caption (they are passed over)
     for it in stream:
         if isinstance(it, Line):
             if target is not None and _continues(target, it, gap_limit):
                 target.lines.append(it)
                 continue
-            held = _held_open(out)
+            held = _held_open(out, kept)
             if held is not None and _resumes(held, it):
                 held.lines.append(it)
                 target = held
@@ -182,16 +183,15 @@ def group(stream: Sequence[Item]) -> list[Paragraph | Region | Block]:
         else:
             out.append(it)
             target = None
+        if not _passed_over(out[-1]):  # whether an item is passed over is decided by its first line
+            kept = len(out) - 1
     return out
 
 
-def _held_open(out: list[Paragraph | Region | Block]) -> Paragraph | None:
-    """The paragraph before the trailing figures, tables and captions of ``out`` when its
-    sentence is left open (None when nothing trails it)."""
-    i = len(out) - 1
-    while i >= 0 and _passed_over(out[i]):
-        i -= 1
-    para = out[i] if 0 <= i < len(out) - 1 else None
+def _held_open(out: list[Paragraph | Region | Block], kept: int) -> Paragraph | None:
+    """The paragraph before the trailing figures, tables and captions of ``out`` (``out[kept]``, the
+    last item that is none of them) when its sentence is left open (None when nothing trails it)."""
+    para = out[kept] if 0 <= kept < len(out) - 1 else None
     if isinstance(para, Paragraph) and not is_caption(para) and not _SENTENCE_END.search(para.lines[-1].text):
         return para
     return None
@@ -215,21 +215,25 @@ def attach_captions(items: list[Paragraph | Region | Block]) -> dict[int, Paragr
     in ``items``, beside its table, as a block of its own.
     """
     captions: dict[int, Paragraph] = {}
-    i = 0
-    while i < len(items):
-        region = items[i]
+    taken: set[int] = set()  # ids of the captions paired
+    removed: set[int] = set()  # indices of the figure captions taken out (items is compacted at the end)
+    before = -1  # index of the item before items[i] once the captions taken out are gone
+    for i, region in enumerate(items):
+        if i in removed:  # the caption below the figure before it: the next region's neighbour is that figure
+            continue
         if isinstance(region, Region) and region.kind in (BlockKind.FIGURE, BlockKind.TABLE):
             figure = region.kind == BlockKind.FIGURE
-            for j in (i + 1, i - 1) if figure else (i - 1, i + 1):
+            for j in (i + 1, before) if figure else (before, i + 1):
                 cand = items[j] if 0 <= j < len(items) else None
-                if isinstance(cand, Paragraph) and id(cand) not in {id(c) for c in captions.values()} \
-                        and _is_caption_of(cand, region):
+                if isinstance(cand, Paragraph) and id(cand) not in taken and _is_caption_of(cand, region):
                     captions[id(region)] = cand
+                    taken.add(id(cand))
                     if figure:
-                        del items[j]
-                        i -= j < i
+                        removed.add(j)
                     break
-        i += 1
+        before = i
+    if removed:
+        items[:] = [it for k, it in enumerate(items) if k not in removed]
     return captions
 
 

@@ -405,10 +405,13 @@ def _unruled_table(rows: list[_Row], first: int, last: int, words: list[Word], p
     cuts = [(lo + hi) / 2 for lo, hi in rivers]
     n_cols = len(cuts) + 1
 
-    def column(w: Word) -> int:
-        return sum(1 for x in cuts if (w.left + w.right) / 2 > x)
+    def column(w: Word) -> int:  # the cuts are in order: the number of them left of the word's centre
+        return bisect.bisect_left(cuts, (w.left + w.right) / 2)
 
-    grid = [[sum(1 for w in r.words if column(w) == c) for c in range(n_cols)] for r in run]
+    grid = [[0] * n_cols for _ in run]
+    for cells, r in zip(grid, run, strict=True):
+        for w in r.words:
+            cells[column(w)] += 1
     if statistics.median(n for cells in grid for n in cells if n) > MAX_CELL_WORDS:
         return None  # columns of prose
     if any(sum(1 for cells in grid if cells[c]) < 2 for c in range(n_cols)):
@@ -432,10 +435,15 @@ def _unruled_table(rows: list[_Row], first: int, last: int, words: list[Word], p
     table = _grid(inside, n_cols, column)
     if _contents(table):
         return None
+    lefts = [box[0]] * n_cols
+    seen = [False] * n_cols
+    for w in inside:
+        c = column(w)
+        lefts[c] = w.left if not seen[c] else min(lefts[c], w.left)
+        seen[c] = True
     return Region(BlockKind.TABLE, page, min(w.left for w in inside), min(w.top for w in inside),
                   max(w.right for w in inside), max(w.bottom for w in inside), table=table,
-                  columns=[round(min((w.left for w in inside if column(w) == c), default=box[0]), 1)
-                           for c in range(n_cols)])
+                  columns=[round(x, 1) for x in lefts])
 
 
 def _contents(table: Table) -> bool:
@@ -463,19 +471,27 @@ def _grid(words: list[Word], n_cols: int, column: Callable[[Word], int]) -> Tabl
         else:
             bands.append([w])
             bottom = w.bottom
-    rows: list[list[str]] = []
+    pieces: list[list[list[str]]] = []  # per row, per cell: its lines (joined once the row is complete)
     tops: list[float] = []
     for band in bands:
-        texts = [_cell_text([w for w in band if column(w) == c]) for c in range(n_cols)]
+        by_column: list[list[Word]] = [[] for _ in range(n_cols)]
+        for w in band:
+            c = column(w)
+            if 0 <= c < n_cols:
+                by_column[c].append(w)
+        texts = [_cell_text(cell) for cell in by_column]
         filled = [t for t in texts if t]
         top = min(w.top for w in band)
         size = max(w.bottom - w.top for w in band)
         lone = len(filled) == 1 and not any(texts[2:]) and filled[0][:1].islower()  # a text cell's next line
         wrapped = (not texts[0] and 2 * len(filled) < n_cols) or lone
-        if rows and wrapped and top - tops[-1] < 2.5 * size:
-            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], texts, strict=True)]
+        if pieces and wrapped and top - tops[-1] < 2.5 * size:
+            for cell, text in zip(pieces[-1], texts, strict=True):
+                if text:
+                    cell.append(text)
         else:
-            rows.append(texts)
+            pieces.append([[text] if text else [] for text in texts])
         tops.append(top)
+    rows = [[" ".join(cell) for cell in row] for row in pieces]
     header = rows[0] if len(rows) > 1 and _is_header(rows[0], rows[1:]) else []
     return Table(header=header, rows=rows[1:] if header else rows)
