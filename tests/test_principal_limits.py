@@ -376,3 +376,28 @@ def test_parallel_large_uploads_leave_the_servers_memory_flat(tmp_path: Path) ->
             digest = hashlib.file_digest(f, "sha256").hexdigest()
         assert versions[0]["size"] == some.stat().st_size and versions[0]["content_hash"] == digest
         assert not list((home / "uploads").iterdir())  # every spool file became a stored object
+
+
+def test_a_pdf_is_split_into_page_ranges_from_its_spool_file_and_again_on_reparse(tmp_path: Path) -> None:
+    """The page count is read from the spooled upload (and, on a re-parse, from a copy out of the
+    store), never from bytes held by the server."""
+    from sqlalchemy import select
+
+    from ragloom.db.models import Task
+    from tests.ingest.hostile import many_pages_pdf
+    from tests.live import app_client
+
+    home = tmp_path / "home"
+    with app_client(Settings(home=home, workers=0, _env_file=None)) as (client, ctx, auth):
+        client.post("/api/v1/datasets", json={"name": "kb"}, headers=auth)
+        up = client.post("/api/v1/datasets/kb/documents", files=[("file", ("p.pdf", many_pages_pdf(30)))],
+                         headers=auth)
+        assert up.status_code == 201, up.text
+        doc = up.json()["documents"][0]["id"]
+        again = client.post(f"/api/v1/datasets/kb/documents/{doc}/reparse", headers=auth)
+        assert again.status_code == 202, again.text
+        with ctx.db.session() as s:
+            ranges = sorted((t.version_id, t.from_page, t.to_page) for t in s.scalars(select(Task)))
+        assert len({v for v, _, _ in ranges}) == 2  # two versions, each split the same way
+        assert sorted((a, b) for _, a, b in ranges) == sorted([(1, 12), (13, 24), (25, 30)] * 2)
+    assert not list((home / "uploads").iterdir())

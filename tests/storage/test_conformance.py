@@ -144,6 +144,26 @@ def test_put_file_stores_a_file_as_put_stores_its_bytes(engine: Engine, tmp_path
         store.put_file(tmp_path / "missing", namespace=NS_A)
 
 
+def test_head_and_get_file_read_an_object_without_holding_it_whole(engine: Engine, tmp_path: Path) -> None:
+    store = engine.store
+    data = random.Random(12).randbytes(6 << 20)
+    key = store.put(data, namespace=NS_A)
+    assert store.head(key, 1024) == data[:1024] and store.head(key, 0) == b""
+    store.get_file(key, tmp_path / "copy.bin")
+    assert (tmp_path / "copy.bin").read_bytes() == data
+    short = store.put(b"%PDF-1.7", namespace=NS_A)
+    assert store.head(short, 1024) == b"%PDF-1.7"
+    empty = store.put(b"", namespace=NS_A)
+    assert store.head(empty, 1024) == b""
+    store.get_file(empty, tmp_path / "empty.bin")
+    assert (tmp_path / "empty.bin").read_bytes() == b""
+    missing = f"{NS_A}/{'0' * 64}"
+    with pytest.raises(NotFoundError):
+        store.head(missing, 10)
+    with pytest.raises(NotFoundError):
+        store.get_file(missing, tmp_path / "missing.bin")
+
+
 def test_scan_lists_objects_with_size_and_ignores_everything_else(engine: Engine) -> None:
     store = engine.store
     k1 = store.put(b"one", namespace=NS_A)

@@ -129,11 +129,11 @@ def page_ranges(content: bytes | Path, filename: str, method: str, parser_config
         return [WHOLE]
     size = int(parser_config.get("task_page_size") or (22 if method == "paper" else TASK_PAGE_SIZE))
     if isinstance(content, bytes):
-        head = content[:1024]
+        head = content[:PDF_HEAD_BYTES]
     else:
         with content.open("rb") as f:
-            head = f.read(1024)
-    if b"%PDF-" not in head:  # how a PDF is recognised (parsers.sniff.detect_type): nothing more is read
+            head = f.read(PDF_HEAD_BYTES)
+    if not _is_pdf(head):  # nothing more is read
         return [WHOLE]
     try:
         pages = (count_pages or _page_count)(content, filename)
@@ -142,6 +142,14 @@ def page_ranges(content: bytes | Path, filename: str, method: str, parser_config
     if pages <= size or pages > (max_pages if max_pages is not None else limits().max_pages):
         return [WHOLE]
     return [(p, min(p + size - 1, pages)) for p in range(1, pages + 1, size)]
+
+
+PDF_HEAD_BYTES = 1024
+
+
+def _is_pdf(head: bytes) -> bool:
+    """How a PDF is recognised (parsers.sniff.detect_type): its header in the first KiB."""
+    return b"%PDF-" in head[:PDF_HEAD_BYTES]
 
 
 def _page_count(content: bytes | Path, filename: str) -> int:
@@ -223,13 +231,27 @@ def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
     latest = session.get(DocumentVersion, doc.latest_version_id)
     assert latest is not None
     _cancel_open_tasks(session, doc)
-    data = ctx.objects.get(latest.file_key)  # a legacy version (no object_key) keeps its bare-hash key
     _new_version(session, kb=kb, doc=doc, content_hash=latest.content_hash, object_key=latest.object_key,
                  size=latest.size,
                  content_type=latest.content_type,
-                 page_ranges=page_ranges(data, doc.name, *_method_and_config(kb, doc),
-                                         max_pages=ctx.settings.max_pages, count_pages=isolated_page_count(ctx)))
+                 page_ranges=_stored_page_ranges(ctx, latest.file_key, doc.name, *_method_and_config(kb, doc)))
     return doc
+
+
+def _stored_page_ranges(ctx: Context, key: str, filename: str, method: str,
+                        parser_config: dict[str, Any]) -> list[tuple[int, int]]:
+    """:func:`page_ranges` of a stored file (a legacy version, no object_key, keeps its bare-hash key):
+    its first KiB tells a PDF; only a PDF is copied out of the store, to a spool file, for its pages to
+    be counted. Nothing of it is held whole in memory."""
+    from ragloom.service.uploads import scratch_file
+
+    head = ctx.objects.head(key, PDF_HEAD_BYTES)
+    if not _is_pdf(head):
+        return page_ranges(head, filename, method, parser_config, max_pages=ctx.settings.max_pages)
+    with scratch_file(ctx.settings) as copy:
+        ctx.objects.get_file(key, copy)
+        return page_ranges(copy, filename, method, parser_config, max_pages=ctx.settings.max_pages,
+                           count_pages=isolated_page_count(ctx))
 
 
 def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,

@@ -19,6 +19,8 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -31,7 +33,6 @@ from ragloom.filemodes import make_private_dir
 log = logging.getLogger(__name__)
 
 SPOOL_PREFIX = ".upload-"
-HEAD_BYTES = 4096  # what sniffing a spooled file reads of it
 COPY_CHUNK = 1 << 20
 
 
@@ -50,11 +51,6 @@ class Spooled:
     path: Path
     size: int
     sha256: str
-
-    def head(self, n: int = HEAD_BYTES) -> bytes:
-        """The file's first ``n`` bytes (what sniffing needs)."""
-        with self.path.open("rb") as f:
-            return f.read(n)
 
 
 class SpoolFile:
@@ -132,6 +128,18 @@ def spool_copy(source: BinaryIO, folder: Path, *, limit: int, too_large: str) ->
     return spool
 
 
+@contextmanager
+def scratch_file(settings: Settings) -> Iterator[Path]:
+    """A new empty file in the spool folder, for a copy of a stored object (counted as a spool file by
+    :func:`sweep_spool`), deleted afterwards."""
+    fd, name = tempfile.mkstemp(dir=spool_dir(settings), prefix=SPOOL_PREFIX)
+    os.close(fd)
+    try:
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
 def sweep_spool(folder: Path, *, older_than_seconds: float = 24 * 3600.0) -> int:
     """Delete spool files older than ``older_than_seconds`` (left by a server that was killed while
     receiving); returns how many were deleted. Younger ones may belong to a server receiving now."""
@@ -151,4 +159,4 @@ def sweep_spool(folder: Path, *, older_than_seconds: float = 24 * 3600.0) -> int
     return removed
 
 
-__all__ = ["HEAD_BYTES", "SpoolFile", "Spooled", "spool_copy", "spool_dir", "sweep_spool"]
+__all__ = ["SpoolFile", "Spooled", "scratch_file", "spool_copy", "spool_dir", "sweep_spool"]

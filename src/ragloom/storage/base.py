@@ -72,6 +72,16 @@ class ObjectStore(Protocol):
 
     def get(self, key: str) -> bytes: ...
 
+    def head(self, key: str, size: int) -> bytes:
+        """The first ``size`` bytes of the object (all of it when it is shorter), without reading the
+        rest; ``NotFoundError`` for an unknown key."""
+        ...
+
+    def get_file(self, key: str, dest: Path) -> None:
+        """Write the object to a new file at ``dest`` a piece at a time (never whole in memory);
+        ``NotFoundError`` for an unknown key."""
+        ...
+
     def exists(self, key: str) -> bool: ...
 
     def delete(self, key: str) -> None: ...

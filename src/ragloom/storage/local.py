@@ -162,6 +162,19 @@ class LocalStore:
         except FileNotFoundError:
             raise NotFoundError(f"object {key} not found") from None
 
+    def head(self, key: str, size: int) -> bytes:
+        try:
+            with self._path(key).open("rb") as f:
+                return f.read(size)
+        except FileNotFoundError:
+            raise NotFoundError(f"object {key} not found") from None
+
+    def get_file(self, key: str, dest: Path) -> None:
+        try:
+            shutil.copyfile(self._path(key), dest)  # copy_file_range/sendfile: in the kernel
+        except FileNotFoundError:
+            raise NotFoundError(f"object {key} not found") from None
+
     def exists(self, key: str) -> bool:
         return self._path(key).exists()
 

@@ -281,6 +281,36 @@ class S3Store:
             body.close()
         return data
 
+    def head(self, key: str, size: int) -> bytes:
+        name = self._name(key)
+        if size <= 0:
+            return b""
+        try:
+            resp = self._call("read an object", lambda: self._client.get_object(
+                Bucket=self.bucket, Key=name, Range=f"bytes=0-{size - 1}"))
+        except _Missing:
+            raise NotFoundError(f"object {key} not found") from None
+        except StoreError:
+            if self.exists(key):  # an empty object has no byte 0: S3 answers 416 to the range
+                return b""
+            raise
+        body = resp["Body"]
+        try:
+            data: bytes = body.read()
+        except (bex.BotoCoreError, OSError) as exc:
+            raise self._error(exc, "read an object") from None
+        finally:
+            body.close()
+        return data[:size]
+
+    def get_file(self, key: str, dest: Path) -> None:
+        name = self._name(key)
+        try:
+            self._call("download an object", lambda: self._client.download_file(
+                self.bucket, name, str(dest), Config=self._transfer))
+        except _Missing:
+            raise NotFoundError(f"object {key} not found") from None
+
     def exists(self, key: str) -> bool:
         name = self._name(key)
         try:
