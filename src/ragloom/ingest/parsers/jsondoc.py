@@ -36,25 +36,27 @@ def _scalar(value: object) -> str:
     return str(value)
 
 
-def flatten(value: object, prefix: str = "") -> list[str]:
-    """``key.path: value`` lines of a JSON value, in document order."""
+def flatten(value: object, prefix: str = "", lines: list[str] | None = None) -> list[str]:
+    """``key.path: value`` lines of a JSON value, in document order (appended to ``lines`` when given:
+    each line is made once, not copied up through every level above it)."""
+    out = [] if lines is None else lines
     if isinstance(value, dict):
-        lines = []
         for key, item in value.items():
-            lines += flatten(item, f"{prefix}.{key}" if prefix else str(key))
-        return lines
-    if isinstance(value, list):
+            flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list):
         if not value:
-            return [f"{prefix}: []"] if prefix else []
-        if len(value) <= _MAX_SCALAR_LIST and not any(isinstance(v, (dict, list)) for v in value):
+            if prefix:
+                out.append(f"{prefix}: []")
+        elif len(value) <= _MAX_SCALAR_LIST and not any(isinstance(v, (dict, list)) for v in value):
             joined = ", ".join(_scalar(v) for v in value)
-            return [f"{prefix}: {joined}" if prefix else joined]
-        lines = []
-        for i, item in enumerate(value):
-            lines += flatten(item, f"{prefix}[{i}]")
-        return lines
-    text = _scalar(value)
-    return [f"{prefix}: {text}" if prefix else text]
+            out.append(f"{prefix}: {joined}" if prefix else joined)
+        else:
+            for i, item in enumerate(value):
+                flatten(item, f"{prefix}[{i}]", out)
+    else:
+        text = _scalar(value)
+        out.append(f"{prefix}: {text}" if prefix else text)
+    return out
 
 
 def _error(filename: str, exc: json.JSONDecodeError, line: int | None = None) -> ParseError:
@@ -85,6 +87,8 @@ class JsonParser:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise _error(filename, exc) from exc
+        except ValueError as exc:  # a number of more than 4,300 digits
+            raise ParseError(f"{filename}: invalid JSON: {exc}") from exc
         except RecursionError as exc:
             raise too_deep(filename) from exc
         if isinstance(value, list):
@@ -116,6 +120,8 @@ class JsonLinesParser:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise _error(filename, exc, number) from exc
+            except ValueError as exc:  # a number of more than 4,300 digits
+                raise ParseError(f"{filename}: invalid JSON at line {number}: {exc}") from exc
             except RecursionError as exc:
                 raise too_deep(f"{filename}, line {number}") from exc
             block = _block(flatten(value), {"record": str(number)})

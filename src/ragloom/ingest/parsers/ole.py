@@ -21,19 +21,26 @@ def _sector(data: bytes, size: int, index: int) -> bytes:
 
 
 def _fat(data: bytes, size: int) -> list[int]:
-    """The file allocation table, from the header's DIFAT and any DIFAT sectors."""
+    """The file allocation table, from the header's DIFAT and any DIFAT sectors.
+
+    Only sectors inside the file are read, each once: a chain of DIFAT sectors that loops, or a
+    header claiming a million of them, costs what the file holds (the table is at most a quarter
+    of the file's size), not what it claims."""
+    in_file = (len(data) - size) // size  # sectors after the header
     header_difat = struct.unpack_from("<109I", data, 0x4C)
-    fat_sectors = [s for s in header_difat if s < _END_OF_CHAIN]
+    fat_sectors = [s for s in header_difat if s < in_file]
     next_difat, count = struct.unpack_from("<II", data, 0x44)
     per_sector = size // 4 - 1
-    for _ in range(min(count, _MAX_SECTORS)):
-        if next_difat >= _END_OF_CHAIN:
+    visited: set[int] = set()
+    for _ in range(min(count, in_file)):
+        if next_difat >= in_file or next_difat in visited:
             break
+        visited.add(next_difat)
         entries = struct.unpack(f"<{per_sector + 1}I", _sector(data, size, next_difat).ljust(size, b"\xff"))
-        fat_sectors += [s for s in entries[:-1] if s < _END_OF_CHAIN]
+        fat_sectors += [s for s in entries[:-1] if s < in_file]
         next_difat = entries[-1]
     fat: list[int] = []
-    for s in fat_sectors:
+    for s in dict.fromkeys(fat_sectors):
         fat += struct.unpack(f"<{size // 4}I", _sector(data, size, s).ljust(size, b"\xff"))
     return fat
 

@@ -356,12 +356,16 @@ def _json_flavour(data: bytes) -> str | None:
     try:
         json.loads(decoded[0])
         return JSON
+    except RecursionError:  # nested too deeply to read here: the JSON parser says so, naming the limit
+        return JSON
     except ValueError:
         pass
     lines = [line for line in decoded[0].splitlines()[:20] if line.strip()]
     try:
         for line in lines:
             json.loads(line)
+    except RecursionError:
+        return JSONL if len(lines) > 1 else JSON
     except ValueError:
         return None
     return JSONL if len(lines) > 1 else None
