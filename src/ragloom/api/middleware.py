@@ -14,6 +14,9 @@ application parses them, so a ``[[[[...]]]]`` body is a clear 400 instead of a p
 Refusals are the API's JSON errors (``{"error": "PayloadTooLargeError", "message": ...}``) and
 close the connection, so the rest of a huge body is not read.
 
+:class:`UploadAuthMiddleware` settles an upload's caller, its rate-limit token and its bytes in
+flight (per server and per caller) before its body is read.
+
 :class:`SecurityHeadersMiddleware` adds ``X-Content-Type-Options: nosniff`` to every response, and
 to every response without its own ``Content-Security-Policy`` one that forbids framing
 (``frame-ancestors 'none'`` and ``X-Frame-Options: DENY``): ``default-src 'none'`` for anything but

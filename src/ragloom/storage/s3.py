@@ -285,15 +285,23 @@ class S3Store:
         name = self._name(key)
         if size <= 0:
             return b""
+
+        def first_bytes() -> dict[str, Any] | None:
+            try:
+                got: dict[str, Any] = self._client.get_object(Bucket=self.bucket, Key=name,
+                                                              Range=f"bytes=0-{size - 1}")
+            except bex.ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") == "InvalidRange":  # an empty object has no byte 0
+                    return None
+                raise
+            return got
+
         try:
-            resp = self._call("read an object", lambda: self._client.get_object(
-                Bucket=self.bucket, Key=name, Range=f"bytes=0-{size - 1}"))
+            resp = self._call("read an object", first_bytes)
         except _Missing:
             raise NotFoundError(f"object {key} not found") from None
-        except StoreError:
-            if self.exists(key):  # an empty object has no byte 0: S3 answers 416 to the range
-                return b""
-            raise
+        if resp is None:
+            return b""
         body = resp["Body"]
         try:
             data: bytes = body.read()
