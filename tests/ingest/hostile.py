@@ -152,3 +152,60 @@ def huge_png(width: int, height: int) -> bytes:
     out = io.BytesIO()
     Image.new("1", (width, height), 1).save(out, format="PNG")
     return out.getvalue()
+
+
+_W_NS = b'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def docx_with_body(body: bytes) -> bytes:
+    """A valid DOCX (python-docx's template) whose ``<w:body>`` holds ``body`` (WordprocessingML, prefix ``w:``):
+    large or hostile documents are written as XML directly, in time linear in their size."""
+    from docx import Document
+
+    base = io.BytesIO()
+    Document().save(base)
+    out = io.BytesIO()
+    with zipfile.ZipFile(base) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename == "word/document.xml":
+                data = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ' + _W_NS
+                        + b"><w:body>" + body + b"</w:body></w:document>")
+            dst.writestr(info, data)
+    return out.getvalue()
+
+
+def docx_paragraph(text: str) -> bytes:
+    return b"<w:p><w:r><w:t xml:space=\"preserve\">" + text.encode() + b"</w:t></w:r></w:p>"
+
+
+def pptx_with_table(rows: list[list[str]]) -> bytes:
+    """A one-slide PPTX holding a table of ``rows`` (the first is the header), its XML written directly
+    (python-pptx finds a cell by scanning the rows: building a big table through it is quadratic)."""
+    from pptx import Presentation
+    from pptx.util import Pt
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Table"
+    width = len(rows[0])
+    slide.shapes.add_table(1, width, Pt(40), Pt(100), Pt(600), Pt(300))
+    base = io.BytesIO()
+    deck.save(base)
+    row_xml = b"".join(
+        b'<a:tr h="370840">' + b"".join(b"<a:tc><a:txBody><a:bodyPr/><a:p><a:r><a:t>" + cell.encode()
+                                        + b"</a:t></a:r></a:p></a:txBody><a:tcPr/></a:tc>" for cell in row)
+        + b"</a:tr>" for row in rows)
+    out = io.BytesIO()
+    with zipfile.ZipFile(base) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename == "ppt/slides/slide1.xml":
+                start, end = data.index(b"<a:tr "), data.rindex(b"</a:tr>") + len(b"</a:tr>")
+                data = data[:start] + row_xml + data[end:]
+            dst.writestr(info, data)
+    return out.getvalue()
+
+
+def words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(n))
