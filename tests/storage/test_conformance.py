@@ -144,7 +144,7 @@ def test_put_file_stores_a_file_as_put_stores_its_bytes(engine: Engine, tmp_path
         store.put_file(tmp_path / "missing", namespace=NS_A)
 
 
-def test_head_and_get_file_read_an_object_without_holding_it_whole(engine: Engine, tmp_path: Path) -> None:
+def test_head_get_file_and_stream_read_an_object_without_holding_it_whole(engine: Engine, tmp_path: Path) -> None:
     store = engine.store
     data = random.Random(12).randbytes(6 << 20)
     key = store.put(data, namespace=NS_A)
@@ -157,7 +157,12 @@ def test_head_and_get_file_read_an_object_without_holding_it_whole(engine: Engin
     assert store.head(empty, 1024) == b""
     store.get_file(empty, tmp_path / "empty.bin")
     assert (tmp_path / "empty.bin").read_bytes() == b""
+    assert b"".join(store.stream(key, chunk_size=1 << 20)) == data
+    assert all(len(piece) <= 1 << 20 for piece in store.stream(key, chunk_size=1 << 20))
+    assert list(store.stream(empty)) in ([], [b""])
     missing = f"{NS_A}/{'0' * 64}"
+    with pytest.raises(NotFoundError):
+        store.stream(missing)  # before the first piece: a route can still answer 404
     with pytest.raises(NotFoundError):
         store.head(missing, 10)
     with pytest.raises(NotFoundError):

@@ -6,6 +6,7 @@ from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, File, Form, Path, Query, Response, UploadFile
+from fastapi.responses import StreamingResponse
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
@@ -168,13 +169,16 @@ def download_file(dataset_id: str, document_id: str, ctx: ContextDep, principal:
     from ragloom.service.filenames import ascii_filename
 
     with ctx.db.session() as s:
-        name, data = documents.original_file(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
-                                             version_id=version_id)
-    media = documents.media_type(name, data)
+        stored = documents.open_original(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                         version_id=version_id)
     # an attachment in a sandbox: an uploaded HTML or SVG file never runs as this site's page
+    name = stored.name
     disposition = f"attachment; filename=\"{ascii_filename(name)}\"; filename*=UTF-8''{quote(name, safe='')}"
-    return Response(data, media_type=media, headers={"Content-Disposition": disposition,
-                                                     "Content-Security-Policy": "sandbox"})
+    # served a piece at a time: a 128 MiB original never sits whole in the server's memory
+    headers = {"Content-Disposition": disposition, "Content-Security-Policy": "sandbox"}
+    if stored.size > 0:
+        headers["Content-Length"] = str(stored.size)
+    return StreamingResponse(stored.pieces, media_type=stored.media_type, headers=headers)
 
 
 @router.get("/{document_id}/pages")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -422,6 +422,31 @@ def original_file(ctx: Context, session: Session, *, principal: Principal, kb_id
                   version_id: str | None = None) -> tuple[str, bytes]:
     """(file name, bytes) of the document as uploaded — of a given version when asked,
     so an old answer's citation opens exactly the file it cited."""
+    doc, version = _version_of(session, principal=principal, kb_id=kb_id, doc_id=doc_id, version_id=version_id)
+    return doc.name, ctx.objects.get(version.file_key)
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A document's original file as it is served: its name, media type, size and its bytes in pieces
+    (never whole in the server's memory)."""
+
+    name: str
+    media_type: str
+    size: int
+    pieces: Iterator[bytes]
+
+
+def open_original(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                  version_id: str | None = None) -> StoredFile:
+    """The original file of a document (of ``version_id`` when given) to serve a piece at a time."""
+    doc, version = _version_of(session, principal=principal, kb_id=kb_id, doc_id=doc_id, version_id=version_id)
+    head = ctx.objects.head(version.file_key, SNIFF_BYTES)
+    return StoredFile(doc.name, media_type(doc.name, head), version.size, ctx.objects.stream(version.file_key))
+
+
+def _version_of(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                version_id: str | None) -> tuple[Document, DocumentVersion]:
     doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     if version_id is not None:
         version = session.get(DocumentVersion, version_id)
@@ -429,14 +454,15 @@ def original_file(ctx: Context, session: Session, *, principal: Principal, kb_id
             raise NotFoundError(f"version {version_id!r} of {doc.name!r} not found")
     else:
         version = _shown_version(session, doc)
-    return doc.name, ctx.objects.get(version.file_key)
+    return doc, version
 
 
 SNIFF_BYTES = 64 * 1024  # of a stored file read to name its media type
 
 
 def media_type(name: str, data: bytes) -> str:
-    """The media type a stored file is served with, from its first :data:`SNIFF_BYTES` and its name:
+    """The media type a stored file is served with, from its first :data:`SNIFF_BYTES` (``data``: the
+    file or its beginning) and its name:
     the server's own process reads no further into an uploaded file (a zip or OLE container, whose
     directory is at its end, takes the type its name claims)."""
     from ragloom.errors import ParseError

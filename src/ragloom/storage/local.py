@@ -169,6 +169,13 @@ class LocalStore:
         except FileNotFoundError:
             raise NotFoundError(f"object {key} not found") from None
 
+    def stream(self, key: str, *, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        try:
+            f = self._path(key).open("rb")
+        except FileNotFoundError:
+            raise NotFoundError(f"object {key} not found") from None
+        return _pieces(f, chunk_size)
+
     def get_file(self, key: str, dest: Path) -> None:
         try:
             shutil.copyfile(self._path(key), dest)  # copy_file_range/sendfile: in the kernel
@@ -285,3 +292,9 @@ class LocalStore:
 
         visit(self.root)  # the root itself always stays
         return temps, dirs
+
+
+def _pieces(f: BinaryIO, chunk_size: int) -> Iterator[bytes]:
+    with f:
+        while piece := f.read(chunk_size):
+            yield piece

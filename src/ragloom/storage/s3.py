@@ -311,6 +311,22 @@ class S3Store:
             body.close()
         return data[:size]
 
+    def stream(self, key: str, *, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        name = self._name(key)
+        try:
+            resp = self._call("read an object", lambda: self._client.get_object(Bucket=self.bucket, Key=name))
+        except _Missing:
+            raise NotFoundError(f"object {key} not found") from None
+        return self._pieces(resp["Body"], chunk_size)
+
+    def _pieces(self, body: Any, chunk_size: int) -> Iterator[bytes]:
+        try:
+            yield from body.iter_chunks(chunk_size)
+        except (bex.BotoCoreError, OSError) as exc:
+            raise self._error(exc, "read an object") from None
+        finally:
+            body.close()
+
     def get_file(self, key: str, dest: Path) -> None:
         name = self._name(key)
         try:
