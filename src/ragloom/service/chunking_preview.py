@@ -159,18 +159,20 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
     method = chunk_method or kb.chunk_method
     config = kb.parser_config if parser_config is None else parser_config
     knowledgebases.validate_chunking(method, config)
-    if sample.document_id:
-        filename, data = documents.original_file(ctx, session, principal=principal, kb_id=kb.id,
-                                                  doc_id=sample.document_id)
+    data: bytes | None = None
+    file_key = None
+    if sample.document_id:  # read by the child from the object store, not by this process
+        filename, file_key = documents.original_key(session, principal=principal, kb_id=kb.id,
+                                                     doc_id=sample.document_id)
     elif sample.data is not None:
         filename, data = sample.filename or "sample", sample.data
+        if not data:
+            raise ParseError(f"{filename!r} is empty")
     else:
         raise InvalidRequestError("send a sample file (field 'file') or a document of the knowledge base "
                                   "('document_id')")
-    if not data:
-        raise ParseError(f"{filename!r} is empty")
     workspace_models.embedder(ctx, kb.embedding_model)  # the model still resolves (else a clear 409)
-    job = _Job(data=data, filename=filename, method=method, config=config,
+    job = _Job(data=data, file_key=file_key, filename=filename, method=method, config=config,
                limits=IngestLimits.from_settings(ctx.settings), embedding_model=kb.embedding_model,
                settings=ctx.settings)
     outcome = ctx.sandbox.run(chunk_sample, job, limits=ctx.sandbox_limits(), key=f"user:{principal.user_id}")
@@ -181,7 +183,8 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
 class _Job:
     """What the child process needs to chunk a sample (it pickles)."""
 
-    data: bytes
+    data: bytes | None  # the sample, or None: the stored file ``file_key``
+    file_key: str | None
     filename: str
     method: str
     config: dict[str, Any]
@@ -199,7 +202,10 @@ def chunk_sample(job: _Job) -> dict[str, Any]:
     count_tokens = _token_counter(job.embedding_model, job.settings)
     guard = TaskGuard(job.limits, time_limit=PREVIEW_SECONDS, memory_limit_mb=job.settings.sandbox_memory_mb)
     with guarded(guard):
-        parsed, pages_total = _parse(job.data, job.filename)
+        data = job.data if job.data is not None else _stored(job)
+        if not data:
+            raise ParseError(f"{job.filename!r} is empty")
+        parsed, pages_total = _parse(data, job.filename)
         chunks = pipeline.chunk_parsed(parsed, job.method, job.config, count_tokens)
     shown = []
     for c in chunks[:PREVIEW_CHUNKS]:
@@ -208,6 +214,13 @@ def chunk_sample(job: _Job) -> dict[str, Any]:
                                   pages=pages, truncated=len(c.text) > PREVIEW_CHARS))
     return {"pages_parsed": len(parsed.page_sizes) or None, "pages_total": pages_total,
             "blocks": len(parsed.blocks), "chunk_count": len(chunks), "chunks": shown}
+
+
+def _stored(job: _Job) -> bytes:
+    from ragloom.storage import open_object_store
+
+    assert job.file_key is not None
+    return open_object_store(job.settings).get(job.file_key)
 
 
 _COUNTERS: dict[str, Callable[[str], int]] = {}  # per child process: the embedding models' token counters

@@ -426,6 +426,13 @@ def original_file(ctx: Context, session: Session, *, principal: Principal, kb_id
     return doc.name, ctx.objects.get(version.file_key)
 
 
+def original_key(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                 version_id: str | None = None) -> tuple[str, str]:
+    """(file name, object-store key) of the document as uploaded (of ``version_id`` when given)."""
+    doc, version = _version_of(session, principal=principal, kb_id=kb_id, doc_id=doc_id, version_id=version_id)
+    return doc.name, version.file_key
+
+
 @dataclass(frozen=True)
 class StoredFile:
     """A document's original file as it is served: its name, media type, size and its bytes in pieces
