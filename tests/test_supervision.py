@@ -248,7 +248,8 @@ def test_a_cancelled_task_stuck_in_one_call_frees_its_worker_within_seconds(ctx,
     assert doc.status == "cancelled" and doc.active_version_id is None
     from ragloom.docstore.base import Filters
 
-    assert ctx.docstore.count(principal.tenant_id, Filters(kb_ids=[doc.kb_id], doc_ids=[doc_id])) == 0  # what it indexed is gone
+    # what it indexed is gone
+    assert ctx.docstore.count(principal.tenant_id, Filters(kb_ids=[doc.kb_id], doc_ids=[doc_id])) == 0
 
 
 @pytestmark_slow
