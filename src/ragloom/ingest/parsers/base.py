@@ -10,6 +10,8 @@ Parsers are looked up by the MIME type :func:`detect_type` finds in the
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from typing import Protocol, runtime_checkable
 
 from lxml.etree import XMLSyntaxError
@@ -78,7 +80,8 @@ def parse_document(data: bytes, filename: str, registry: Registry[[], Parser] | 
     :class:`UnsupportedFormatError` (a type no parser handles) or
     :class:`~ragloom.errors.LimitExceededError` (over an ingestion limit, named);
     nesting too deep for Python's recursion or libxml2 is reported as over
-    ``max_nesting``, malformed XML as a ``ParseError``. Every text of the result is cleaned
+    ``max_nesting``, malformed XML and a zip container part that does not read back (bad CRC,
+    bad header, corrupt deflate data) as a ``ParseError``. Every text of the result is cleaned
     (:mod:`~ragloom.ingest.parsers.clean`: lone surrogates, control characters, stray BOMs), so any
     Unicode a file holds is kept or cleaned, never fatal later; removed characters are counted in
     ``removed["control_characters"]``.
@@ -98,6 +101,8 @@ def parse_document(data: bytes, filename: str, registry: Registry[[], Parser] | 
         if is_depth_error(exc):
             raise xml_too_deep(filename) from exc
         raise ParseError(f"{filename}: malformed XML ({exc})") from exc
+    except (zipfile.BadZipFile, zlib.error) as exc:  # a part of a zip container that does not read back
+        raise ParseError(f"{filename}: the zip container is damaged ({exc})") from exc
     clean_parsed(doc)
     if not any(b.text.strip() for b in doc.blocks):
         raise ParseError(f"{filename}: the document contains no text")

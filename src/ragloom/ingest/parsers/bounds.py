@@ -6,7 +6,8 @@ message names the ``RAGLOOM_*`` setting.
 
 * :func:`check_zip` — a zip-based file (DOCX, XLSX, PPTX, EPUB) is refused
   from its central directory when its entries would expand past
-  ``max_unzipped_mb``. The stdlib ``zipfile`` (which python-docx, python-pptx
+  ``max_unzipped_mb``, or are encrypted, or need a zip version or method
+  that is not read. The stdlib ``zipfile`` (which python-docx, python-pptx
   and openpyxl read through) never returns more bytes for an entry than the
   directory declares, so the declared sum also bounds what is actually read;
   entries compressed with anything but deflate (bzip2, lzma: one read may
@@ -60,6 +61,13 @@ def check_zip(data: bytes, filename: str, kind: str) -> None:
     if odd is not None:
         raise ParseError(f"{filename}: not a valid {kind}: {odd.filename} is compressed with method "
                          f"{odd.compress_type} (only stored and deflated entries are read)")
+    locked = next((e for e in entries if e.flag_bits & 0x41), None)  # encrypted, or strongly encrypted
+    if locked is not None:
+        raise ParseError(f"{filename}: the {kind} is encrypted ({locked.filename} needs a password)")
+    newer = next((e for e in entries if e.extract_version > zipfile.MAX_EXTRACT_VERSION), None)
+    if newer is not None:
+        raise ParseError(f"{filename}: not a valid {kind}: {newer.filename} needs zip version "
+                         f"{newer.extract_version / 10:.1f} (damaged, or not a document)")
     total = sum(e.file_size for e in entries)
     limit = limits().max_unzipped_bytes
     if total > limit:

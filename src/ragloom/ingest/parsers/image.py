@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import logging
+import struct
 import warnings
 
 from PIL import Image, ImageSequence, UnidentifiedImageError
@@ -33,6 +34,10 @@ JPEG = "image/jpeg"
 TIFF = "image/tiff"
 DECODE_FACTOR = 4  # a non-JPEG page of up to this many times max_page_pixels is decoded, then reduced
 _SWAPPING_ORIENTATIONS = {5, 6, 7, 8}  # EXIF orientations that turn the picture by 90 degrees
+# what Pillow's format plugins raise on damaged data, besides their own errors (a TIFF without its size tags
+# raises TypeError, a bad tag table KeyError or struct.error, ...)
+_CORRUPT = (OSError, ValueError, EOFError, SyntaxError, TypeError, KeyError, IndexError, struct.error,
+            ZeroDivisionError)
 
 
 def _default_reader() -> PageReader:
@@ -67,17 +72,29 @@ class ImageParser:
         max_pages = limits().max_pages
         try:
             count = getattr(image, "n_frames", 1)
-            if count > max_pages:
-                raise LimitExceededError(f"{filename}: {exceeded('max_pages', 'pages', max_pages, count).message}")
-            for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
-                checkpoint()
-                if number > max_pages:  # n_frames said fewer
-                    raise LimitExceededError(f"{filename}: {exceeded('max_pages', 'pages', max_pages).message}")
-                page, size, scale = _decoded(frame, filename, number)
-                sizes[number] = size
+        except _CORRUPT as exc:
+            raise ParseError(f"{filename}: corrupt image: its pages cannot be counted ({exc})") from exc
+        if count > max_pages:
+            raise LimitExceededError(f"{filename}: {exceeded('max_pages', 'pages', max_pages, count).message}")
+        frames = ImageSequence.Iterator(image)
+        number = 0
+        while True:
+            checkpoint()
+            try:
+                frame = next(frames)
+            except StopIteration:
+                break
+            except _CORRUPT as exc:
+                raise ParseError(f"{filename}: corrupt image: page {number + 1} cannot be read ({exc})") from exc
+            number += 1
+            if number > max_pages:  # n_frames said fewer
+                raise LimitExceededError(f"{filename}: {exceeded('max_pages', 'pages', max_pages).message}")
+            page, size, scale = _decoded(frame, filename, number)
+            sizes[number] = size
+            try:
                 blocks.extend(self.reader.read_page(page, page=number, scale=scale))
-        except (OSError, ValueError, EOFError) as exc:
-            raise ParseError(f"{filename}: corrupt image: a page cannot be read ({exc})") from exc
+            except (OSError, ValueError, EOFError) as exc:
+                raise ParseError(f"{filename}: corrupt image: page {number} cannot be read ({exc})") from exc
         if not any(b.text.strip() for b in blocks):
             raise ParseError(f"{filename}: no text was found in the image (OCR read nothing)")
         _heading_paths(blocks)
@@ -94,7 +111,7 @@ def _open(data: bytes, filename: str) -> Image.Image:
     except Image.DecompressionBombError as exc:  # over Pillow's own hard limit
         raise LimitExceededError(f"{filename}: the image is too large to decode ({exc}; RAGLOOM_MAX_PAGE_PIXELS "
                                  "lowers the resolution only of images Pillow agrees to open)") from exc
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
+    except (UnidentifiedImageError, *_CORRUPT) as exc:
         raise ParseError(f"{filename}: corrupt image: it cannot be decoded ({exc})") from exc
 
 
@@ -118,7 +135,7 @@ def _decoded(frame: Image.Image, filename: str, number: int) -> tuple[Image.Imag
         frame.load()
         page = _fit(frame, limit)
         page = ImageOps.exif_transpose(page) or page
-    except (OSError, ValueError, SyntaxError) as exc:
+    except _CORRUPT as exc:
         raise ParseError(f"{filename}: corrupt image: page {number} cannot be decoded ({exc})") from exc
     size = (float(height), float(width)) if turned else (float(width), float(height))
     return page, size, page.width / size[0]

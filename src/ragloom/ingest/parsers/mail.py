@@ -25,6 +25,7 @@ import email
 import io
 import logging
 import re
+import struct
 import zipfile
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -52,6 +53,8 @@ HEADER_PARSE_CHARS = 4096  # longer header values are cut to this before the ema
 _ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([qQbB])\?([^?\s]*)\?=")
 _BETWEEN_WORDS = re.compile(r"[ \t]+")
 _FOLD = re.compile(r"\r?\n(?=[ \t])")
+# what the email package's structured header parsers raise on some hostile values instead of recording a defect
+_HEADER_BUGS = (OverflowError, ValueError, IndexError, TypeError, AttributeError, KeyError)
 
 
 if TYPE_CHECKING:  # generic in the stubs only
@@ -67,7 +70,10 @@ class _BoundedPolicy(_Policy):
     def header_fetch_parse(self, name: str, value: str) -> Any:
         if isinstance(value, str) and len(value) > HEADER_PARSE_CHARS:
             value = value[:HEADER_PARSE_CHARS]
-        return super().header_fetch_parse(name, value)
+        try:
+            return super().header_fetch_parse(name, value)
+        except _HEADER_BUGS:  # the stdlib's parser fails on some values (a Date in the year 10^20): kept as text
+            return super().header_fetch_parse(f"X-Unparsed-{name}", value)
 
 
 _POLICY = _BoundedPolicy()
@@ -247,27 +253,38 @@ def _msg(data: bytes, filename: str) -> Mail:
         from extract_msg.msg_classes import MessageBase
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise MissingDependencyError("extract-msg") from exc
+    # what extract-msg and olefile raise on a damaged container (a FAT pointing outside the file, a stream
+    # shorter than its property says, text in no encoding), whenever a field is first read
+    damaged = (ExMsgBaseException, OSError, ValueError, KeyError, IndexError, EOFError, struct.error)
     try:
         msg = extract_msg.openMsg(io.BytesIO(data), delayAttachments=False)
-    except (ExMsgBaseException, OSError, ValueError) as exc:
+    except damaged as exc:
         raise ParseError(f"{filename}: not a readable Outlook message ({exc})") from exc
     with msg:
         if not isinstance(msg, MessageBase):  # class "IPM" opens as a bare MSGFile, without message fields
             raise ParseError(f"{filename}: the Outlook item is not a message (class {msg.classType!r})")
-        values = (msg.sender, msg.to, msg.cc, msg.date or msg.header.get("Date"), msg.subject)
-        headers = {h: _clean(v) for h, v in zip(HEADERS, values, strict=True)}
-        mail = Mail(headers=headers, body=(msg.body or "").replace("\x00", ""))
-        if not mail.body.strip():
-            html = msg.htmlBody
-            mail.html = html.decode("utf-8", errors="replace") if isinstance(html, bytes) else (html or "")
-        for att in msg.attachments:
-            name = _clean(att.longFilename or att.shortFilename or att.name)
-            payload = att.data
-            if hasattr(payload, "exportBytes"):  # an attached message
-                payload = payload.exportBytes()
-                name = name if name.lower().endswith(".msg") else f"{name or 'message'}.msg"
-            if isinstance(payload, bytes):
-                mail.attachments.append((name, payload))
+        try:
+            return _msg_fields(msg)
+        except damaged as exc:
+            raise ParseError(f"{filename}: not a readable Outlook message ({exc})") from exc
+
+
+def _msg_fields(msg: Any) -> Mail:
+    """Headers, body and attachments of an open Outlook message (extract-msg's ``MessageBase``)."""
+    values = (msg.sender, msg.to, msg.cc, msg.date or msg.header.get("Date"), msg.subject)
+    headers = {h: _clean(v) for h, v in zip(HEADERS, values, strict=True)}
+    mail = Mail(headers=headers, body=(msg.body or "").replace("\x00", ""))
+    if not mail.body.strip():
+        html = msg.htmlBody
+        mail.html = html.decode("utf-8", errors="replace") if isinstance(html, bytes) else (html or "")
+    for att in msg.attachments:
+        name = _clean(att.longFilename or att.shortFilename or att.name)
+        payload = att.data
+        if hasattr(payload, "exportBytes"):  # an attached message
+            payload = payload.exportBytes()
+            name = name if name.lower().endswith(".msg") else f"{name or 'message'}.msg"
+        if isinstance(payload, bytes):
+            mail.attachments.append((name, payload))
     return mail
 
 

@@ -17,6 +17,7 @@ import json
 import logging
 import re
 import zipfile
+import zlib
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -297,15 +298,19 @@ def decode_text(data: bytes, declared: str | None = None) -> tuple[str, str] | N
     return decoded
 
 
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, OSError, EOFError, ValueError)
+
+
 def _zip_type(data: bytes, filename: str) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             names = set(zf.namelist())
-    except zipfile.BadZipFile as exc:
+        epub = "META-INF/container.xml" in names and ("mimetype" not in names or _zip_mimetype(data) == EPUB)
+    except _ZIP_ERRORS as exc:  # a damaged directory, or a mimetype entry that does not read back
         claimed = extension_type(filename)
         kind = "DOCX" if claimed == DOCX else "zip"
         raise ParseError(f"{filename}: not a valid {kind} file: the zip container is damaged ({exc})") from exc
-    if "META-INF/container.xml" in names and ("mimetype" not in names or _zip_mimetype(data) == EPUB):
+    if epub:
         return EPUB
     if "word/document.xml" in names:
         return DOCX
