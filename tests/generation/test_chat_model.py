@@ -68,7 +68,7 @@ def test_a_server_error_becomes_a_model_error(fake_openai: FakeOpenAIServer, str
 
 def test_an_unexpected_body_becomes_a_model_error(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.fail_next(200, '{"unexpected": true}')
-    with pytest.raises(ModelError, match="unexpected body"):
+    with pytest.raises(ModelError, match="answered 200 .*not an OpenAI-compatible reply"):
         OpenAIChatModel(fake_openai.base_url, "fake-chat").chat(MESSAGES)
 
 
