@@ -13,6 +13,7 @@ from __future__ import annotations
 import zipfile
 import zlib
 from typing import Protocol, runtime_checkable
+from xml.etree import ElementTree
 
 from lxml.etree import XMLSyntaxError
 
@@ -100,6 +101,8 @@ def parse_document(data: bytes, filename: str, registry: Registry[[], Parser] | 
     except XMLSyntaxError as exc:
         if is_depth_error(exc):
             raise xml_too_deep(filename) from exc
+        raise ParseError(f"{filename}: malformed XML ({exc})") from exc
+    except ElementTree.ParseError as exc:  # openpyxl streams sheets through the stdlib's parser
         raise ParseError(f"{filename}: malformed XML ({exc})") from exc
     except (zipfile.BadZipFile, zlib.error) as exc:  # a part of a zip container that does not read back
         raise ParseError(f"{filename}: the zip container is damaged ({exc})") from exc

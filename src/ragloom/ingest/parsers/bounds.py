@@ -7,7 +7,8 @@ message names the ``RAGLOOM_*`` setting.
 * :func:`check_zip` — a zip-based file (DOCX, XLSX, PPTX, EPUB) is refused
   from its central directory when its entries would expand past
   ``max_unzipped_mb``, or are encrypted, or need a zip version or method
-  that is not read. The stdlib ``zipfile`` (which python-docx, python-pptx
+  that is not read, or are not where the directory says (a damaged
+  container). The stdlib ``zipfile`` (which python-docx, python-pptx
   and openpyxl read through) never returns more bytes for an entry than the
   directory declares, so the declared sum also bounds what is actually read;
   entries compressed with anything but deflate (bzip2, lzma: one read may
@@ -28,13 +29,14 @@ import re
 import zipfile
 
 import numpy as np
+from lxml import etree
 
 from ragloom.errors import LimitExceededError, ParseError
 from ragloom.ingest.guard import exceeded, limits
 
 __all__ = [
-    "MAX_ZIP_ENTRIES", "XML_MAX_DEPTH", "check_json_depth", "check_zip", "is_depth_error", "named", "render_scale",
-    "too_deep", "xml_too_deep",
+    "MAX_ZIP_ENTRIES", "XML_MAX_DEPTH", "check_json_depth", "check_zip", "is_depth_error", "malformed_part", "named",
+    "render_scale", "too_deep", "xml_too_deep",
 ]
 
 XML_MAX_DEPTH = 256  # libxml2 refuses deeper XML ("Excessive depth") unless told huge_tree, which no reader here is
@@ -68,6 +70,12 @@ def check_zip(data: bytes, filename: str, kind: str) -> None:
     if newer is not None:
         raise ParseError(f"{filename}: not a valid {kind}: {newer.filename} needs zip version "
                          f"{newer.extract_version / 10:.1f} (damaged, or not a document)")
+    for e in entries:  # where the directory says each entry is: inside the file, at a local header
+        end = e.header_offset + e.compress_size
+        if not 0 <= e.header_offset <= len(data) - 30 or end > len(data) \
+                or data[e.header_offset : e.header_offset + 4] != b"PK\x03\x04":
+            raise ParseError(f"{filename}: not a valid {kind}: the zip container is damaged ({e.filename} is not "
+                             "where its directory says)")
     total = sum(e.file_size for e in entries)
     limit = limits().max_unzipped_bytes
     if total > limit:
@@ -120,6 +128,13 @@ def check_json_depth(text: str, filename: str) -> None:
     depth = int(np.cumsum(steps).max()) if len(steps) else 0
     if depth > limit:
         raise too_deep(filename, depth)
+
+
+def malformed_part(exc: AttributeError) -> bool:
+    """Whether python-docx or python-pptx met a plain XML element where a part of the format was expected
+    (a root element of the wrong name: ``'lxml.etree._Element' object has no attribute 'relationship_lst'``),
+    which is a damaged file, not a fault of the parser."""
+    return isinstance(getattr(exc, "obj", None), etree._Element)
 
 
 def is_depth_error(exc: BaseException) -> bool:

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import docx
 from docx.document import Document as DocxDocument
+from docx.exceptions import InvalidXmlError
 from docx.opc.exceptions import PackageNotFoundError
 from docx.opc.part import Part
 from docx.oxml.ns import qn
@@ -52,7 +53,7 @@ from lxml.etree import XMLSyntaxError, _Element
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
-from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, named, xml_too_deep
+from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, malformed_part, named, xml_too_deep
 from ragloom.ingest.parsers.common import HeadingTracker, chosen_branch, small_int, xml_name
 from ragloom.ingest.parsers.docx_lists import ListNumbering, paragraph_style, property_chain
 from ragloom.ingest.parsers.tabular import span_copy, table_block
@@ -83,7 +84,7 @@ def _open(data: bytes, filename: str) -> DocxDocument:
     check_zip(data, filename, "DOCX")
     try:
         return docx.Document(io.BytesIO(data))
-    except (zipfile.BadZipFile, PackageNotFoundError) as exc:
+    except (zipfile.BadZipFile, PackageNotFoundError, EOFError, ValueError) as exc:
         raise ParseError(f"{filename}: not a valid DOCX: the zip container is damaged ({exc})") from exc
     except KeyError as exc:
         raise ParseError(f"{filename}: not a valid DOCX: a required part is missing ({exc})") from exc
@@ -436,6 +437,16 @@ class DocxParser:
     """Blocks of a Word document in body order."""
 
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
+        try:
+            return self._parse(data, filename)
+        except InvalidXmlError as exc:
+            raise ParseError(f"{filename}: not a valid DOCX: {exc}") from exc
+        except AttributeError as exc:
+            if not malformed_part(exc):
+                raise
+            raise ParseError(f"{filename}: not a valid DOCX: a part is malformed ({exc})") from exc
+
+    def _parse(self, data: bytes, filename: str) -> ParsedDocument:
         document = _open(data, filename)
         try:
             notes, omitted = _related(document)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
+import zlib
 from urllib.parse import unquote
 
 from lxml import etree
@@ -29,11 +30,20 @@ _NS = {
 }
 _XHTML = {"application/xhtml+xml", "text/html", "application/xml"}
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, recover=True)
+_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError, OSError)
+
+
+def _read(zf: zipfile.ZipFile, name: str, filename: str) -> bytes:
+    """An entry of the book; a damaged one (bad CRC, corrupt or cut-off data) is a ParseError."""
+    try:
+        return zf.read(name)
+    except _DAMAGED as exc:
+        raise ParseError(f"{filename}: not a valid EPUB: {name} cannot be read ({exc})") from exc
 
 
 def _xml(zf: zipfile.ZipFile, name: str, filename: str) -> etree._Element:
     try:
-        root = etree.fromstring(zf.read(name), _PARSER)
+        root = etree.fromstring(_read(zf, name, filename), _PARSER)
     except KeyError as exc:
         raise ParseError(f"{filename}: not a valid EPUB: {name} is missing") from exc
     if root is None:
@@ -80,17 +90,19 @@ class EpubParser:
             blocks: list[Block] = []
             for chapter, path in enumerate(paths, start=1):
                 checkpoint()
-                blocks += self._chapter(zf, path, chapter)
+                blocks += self._chapter(zf, path, chapter, filename)
         if not blocks:
             raise ParseError(f"{filename}: the EPUB has no chapter with text")
         return ParsedDocument(blocks=blocks, title=title, metadata={"chapters": str(len(paths))})
 
     @staticmethod
-    def _chapter(zf: zipfile.ZipFile, path: str, chapter: int) -> list[Block]:
+    def _chapter(zf: zipfile.ZipFile, path: str, chapter: int, filename: str) -> list[Block]:
         try:
             content = zf.read(path)
         except KeyError:
             return []
+        except _DAMAGED as exc:
+            raise ParseError(f"{filename}: not a valid EPUB: {path} cannot be read ({exc})") from exc
         try:
             doc = HtmlParser().parse(content, posixpath.basename(path))
         except LimitExceededError:

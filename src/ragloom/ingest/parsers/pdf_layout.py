@@ -175,9 +175,10 @@ def page_lines(textpage: pdfium.PdfTextPage, text: str, page: int, frame: Frame)
         chars.append((ch, left, top, right, bottom, i))
     lines.extend(_make_lines(chars, page))
     width, height = frame.size
-    for line in lines:  # keep boxes inside the page
-        line.left, line.right = max(line.left, 0.0), min(line.right, width)
-        line.top, line.bottom = max(line.top, 0.0), min(line.bottom, height)
+    for line in lines:  # keep boxes inside the page (a line set off the page keeps an empty box at its edge)
+        line.left, line.right = min(max(line.left, 0.0), width), max(min(line.right, width), 0.0)
+        line.top, line.bottom = min(max(line.top, 0.0), height), max(min(line.bottom, height), 0.0)
+        line.right, line.bottom = max(line.right, line.left), max(line.bottom, line.top)
     _mark_bold(textpage, lines)
     return lines
 

@@ -93,7 +93,7 @@ def find_gutters(lines: Sequence[_Boxed], width: float) -> list[tuple[float, flo
     bins = int(span // 2) + 2
     counts = [0] * (bins + 1)
     for ln in narrow:
-        counts[int((ln.left - text_left) // 2)] += 1
+        counts[min(bins, int((ln.left - text_left) // 2))] += 1
         counts[min(bins, int((ln.right - text_left) // 2) + 1)] -= 1
     allowed = max(1, len(narrow) // 25)
     gutters: list[tuple[float, float]] = []

@@ -33,7 +33,7 @@ from lxml.etree import XMLSyntaxError
 from ragloom.errors import MissingDependencyError, ParseError
 from ragloom.ingest.blocks import BBox, Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint
-from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, xml_too_deep
+from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, malformed_part, xml_too_deep
 from ragloom.ingest.parsers.common import chosen_branch, xml_name
 from ragloom.ingest.parsers.tabular import span_copy, table_block
 
@@ -248,7 +248,7 @@ class PptxParser:
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
         try:
             import pptx
-            from pptx.exc import PackageNotFoundError
+            from pptx.exc import InvalidXmlError, PackageNotFoundError
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise MissingDependencyError("python-pptx") from exc
         check_zip(data, filename, "PPTX")
@@ -263,8 +263,12 @@ class PptxParser:
                 blocks += section.blocks
                 for reason, chars in section.removed.items():
                     removed[reason] = removed.get(reason, 0) + chars
-        except (zipfile.BadZipFile, PackageNotFoundError, KeyError) as exc:
+        except (zipfile.BadZipFile, PackageNotFoundError, KeyError, InvalidXmlError) as exc:
             raise ParseError(f"{filename}: not a valid PPTX presentation ({exc})") from exc
+        except AttributeError as exc:
+            if not malformed_part(exc):
+                raise
+            raise ParseError(f"{filename}: not a valid PPTX presentation: a part is malformed ({exc})") from exc
         except XMLSyntaxError as exc:
             if is_depth_error(exc):
                 raise xml_too_deep(filename) from exc
