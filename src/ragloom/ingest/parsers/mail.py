@@ -196,7 +196,7 @@ def mail_document(mail: Mail, filename: str, parse_attachment: ParseFn) -> Parse
 def _part_text(part: MIMEPart) -> str:
     try:
         return str(part.get_content())
-    except (LookupError, UnicodeDecodeError):  # an unknown or wrong charset label: detect it
+    except (LookupError, ValueError):  # an unknown or wrong charset label (a NUL in it is a ValueError): detect it
         payload = part.get_payload(decode=True)
         if not isinstance(payload, bytes):
             return ""

@@ -263,6 +263,8 @@ class PptxParser:
                 blocks += section.blocks
                 for reason, chars in section.removed.items():
                     removed[reason] = removed.get(reason, 0) + chars
+            count = len(deck.slides)
+            core_title = deck.core_properties.title
         except (zipfile.BadZipFile, PackageNotFoundError, KeyError, InvalidXmlError) as exc:
             raise ParseError(f"{filename}: not a valid PPTX presentation ({exc})") from exc
         except AttributeError as exc:
@@ -275,8 +277,7 @@ class PptxParser:
             raise ParseError(f"{filename}: not a valid PPTX presentation: malformed XML ({exc})") from exc
         if not any(b.text.strip() for b in blocks):
             raise ParseError(f"{filename}: the presentation contains no text")
-        count = len(deck.slides)
-        title = deck.core_properties.title or next((b.text for b in blocks if b.kind == BlockKind.TITLE), None)
+        title = core_title or next((b.text for b in blocks if b.kind == BlockKind.TITLE), None)
         return ParsedDocument(blocks=blocks, title=title, page_count=count,
                               page_sizes={n: size for n in range(1, count + 1)}, removed=removed)
 

@@ -249,7 +249,7 @@ def charset_label(label: str | None) -> str | None:
     label = _LABELS.get(label, label)
     try:
         name = codecs.lookup(label).name
-    except LookupError:
+    except (LookupError, ValueError):  # an unknown label, or one holding a NUL
         return None
     return None if name.startswith(("utf-16", "utf-32")) else name
 
