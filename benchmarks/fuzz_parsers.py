@@ -82,7 +82,10 @@ def main() -> int:
     for kind in (fuzz.PARSED, fuzz.FAILED, fuzz.UNEXPECTED, fuzz.KILLED):
         summary.add_row(kind, f"{kinds[kind]:,}")
     summary.add_row("wall time", f"{wall:,.0f} s ({len(outcomes) / wall:.1f} files/s)")
-    summary.add_row("median time per file", f"{sorted(o.seconds for o in outcomes)[len(outcomes) // 2]:.2f} s")
+    times = sorted(o.seconds for o in outcomes)
+    summary.add_row("time per file: median / p95 / max",
+                    f"{times[len(times) // 2] * 1000:.0f} / {times[int(len(times) * 0.95)] * 1000:.0f} / "
+                    f"{times[-1] * 1000:,.0f} ms")
     summary.add_row("peak memory growth of a child", f"{peak.memory_mb:,.0f} MiB ({peak.name})")
     console.print(summary)
 

@@ -439,7 +439,7 @@ class DocxParser:
     def parse(self, data: bytes, filename: str) -> ParsedDocument:
         try:
             return self._parse(data, filename)
-        except InvalidXmlError as exc:
+        except (InvalidXmlError, ValueError) as exc:  # python-docx reads an attribute that does not hold its type
             raise ParseError(f"{filename}: not a valid DOCX: {exc}") from exc
         except AttributeError as exc:
             if not malformed_part(exc):

@@ -265,7 +265,8 @@ class PptxParser:
                     removed[reason] = removed.get(reason, 0) + chars
             count = len(deck.slides)
             core_title = deck.core_properties.title
-        except (zipfile.BadZipFile, PackageNotFoundError, KeyError, InvalidXmlError) as exc:
+        except (zipfile.BadZipFile, PackageNotFoundError, KeyError, InvalidXmlError, ValueError) as exc:
+            # ValueError: python-pptx reads an attribute that does not hold its type (an EMU of "1e308")
             raise ParseError(f"{filename}: not a valid PPTX presentation ({exc})") from exc
         except AttributeError as exc:
             if not malformed_part(exc):

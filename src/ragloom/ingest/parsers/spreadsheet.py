@@ -226,7 +226,10 @@ class XlsxParser:
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise MissingDependencyError("openpyxl") from exc
         check_zip(data, filename, "XLSX")
-        errors = (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError, TypeError)
+        # what openpyxl raises on a damaged workbook: a missing part, a value of the wrong type, a style index
+        # past any list (IndexError, OverflowError)
+        errors = (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError, TypeError, IndexError,
+                  OverflowError)
         try:
             book = _Workbook(data)
         except errors as exc:
