@@ -104,7 +104,7 @@ def parse_document(data: bytes, filename: str, registry: Registry[[], Parser] | 
         raise ParseError(f"{filename}: malformed XML ({exc})") from exc
     except ElementTree.ParseError as exc:  # openpyxl streams sheets through the stdlib's parser
         raise ParseError(f"{filename}: malformed XML ({exc})") from exc
-    except (zipfile.BadZipFile, zlib.error) as exc:  # a part of a zip container that does not read back
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a part of a zip container that does not read back
         raise ParseError(f"{filename}: the zip container is damaged ({exc})") from exc
     clean_parsed(doc)
     if not any(b.text.strip() for b in doc.blocks):

@@ -88,6 +88,8 @@ def _open(data: bytes, filename: str) -> DocxDocument:
         raise ParseError(f"{filename}: not a valid DOCX: the zip container is damaged ({exc})") from exc
     except KeyError as exc:
         raise ParseError(f"{filename}: not a valid DOCX: a required part is missing ({exc})") from exc
+    except TypeError as exc:  # python-docx follows a relationship without a target
+        raise ParseError(f"{filename}: not a valid DOCX: a relationship is malformed ({exc})") from exc
     except XMLSyntaxError as exc:
         if is_depth_error(exc):
             raise xml_too_deep(filename) from exc

@@ -254,7 +254,11 @@ class PptxParser:
         check_zip(data, filename, "PPTX")
         removed: dict[str, int] = {}
         try:
-            deck = pptx.Presentation(io.BytesIO(data))
+            try:
+                deck = pptx.Presentation(io.BytesIO(data))
+            except TypeError as exc:  # python-pptx follows a relationship without a target
+                raise ParseError(f"{filename}: not a valid PPTX presentation: a relationship is malformed ({exc})"
+                                 ) from exc
             size = ((deck.slide_width or 0) / _EMU_PER_POINT, (deck.slide_height or 0) / _EMU_PER_POINT)
             blocks: list[Block] = []
             for number, slide in enumerate(deck.slides, start=1):
