@@ -132,9 +132,11 @@ def check_json_depth(text: str, filename: str) -> None:
 
 def malformed_part(exc: AttributeError) -> bool:
     """Whether python-docx or python-pptx met a plain XML element where a part of the format was expected
-    (a root element of the wrong name: ``'lxml.etree._Element' object has no attribute 'relationship_lst'``),
-    which is a damaged file, not a fault of the parser."""
-    return isinstance(getattr(exc, "obj", None), etree._Element)
+    (a root element of the wrong name: ``'lxml.etree._Element' object has no attribute 'relationship_lst'``)
+    or a generic package part where a typed one was (a content type changed in ``[Content_Types].xml``:
+    ``'Part' object has no attribute 'notes_slide'``) — a damaged file, not a fault of the parser."""
+    obj = getattr(exc, "obj", None)
+    return isinstance(obj, etree._Element) or type(obj).__module__.startswith(("pptx.opc.", "docx.opc."))
 
 
 def is_depth_error(exc: BaseException) -> bool:
