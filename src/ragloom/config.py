@@ -137,7 +137,8 @@ class Settings(BaseSettings):
         256, ge=1, description="Most bytes, in MiB, a zip-based file (DOCX, XLSX, PPTX, EPUB) may expand to."
     )
     max_sheet_cells: int = Field(
-        1_000_000, ge=1, description="Most non-empty cells of one spreadsheet or CSV file (all sheets)."
+        1_000_000, ge=1, description="Most non-empty cells of one spreadsheet or CSV file (all sheets), and most "
+        "table cells (spans expanded) of one HTML page or Word document."
     )
     max_sheet_columns: int = Field(4096, ge=1, description="Most columns of one sheet or CSV file.")
     max_chunk_chars: int = Field(
