@@ -62,19 +62,45 @@ class BBox:
     bottom: float
 
 
+PATH_SEP = " › "
+"""Joins a column's header path into one name ("Pre-Pawn › Handgun")."""
+
+
 @dataclass(slots=True)
 class Table:
-    """A table's structure: ``header`` names the columns (may be empty when none was
-    found); every row has one cell per column (merged cells repeat their value)."""
+    """A table's structure, the same whatever format it came from.
+
+    ``rows`` are the body rows, one cell per column: a cell that spans several rows or columns
+    repeats its value in every slot it covers, so each value stays under its own header.
+    ``header_paths`` names each column by the header cells above it, outermost first (a grouped
+    header gives ``("Pre-Pawn", "Handgun")``; a column without a header ``()``), and ``header`` holds
+    the same paths joined by :data:`PATH_SEP`. ``header_rows`` is the header as it is shown (its
+    rows, spans repeated). The first ``stub_columns`` columns name their row (a state, a model, a
+    year). ``row_boxes`` gives each body row its regions ``(page, box)`` — the union of its cells on
+    each page it lies on — where the format has positions (PDF, scans), else it is empty.
+    ``caption`` is the table's title, ``notes`` the footnotes and source lines printed with it (never
+    rows). ``spans`` lists the merged cells ``(row, column, rowspan, colspan)`` of the whole grid,
+    header rows first."""
 
     header: list[str]
     rows: list[list[str]]
+    header_paths: list[tuple[str, ...]] = field(default_factory=list)
+    header_rows: list[list[str]] = field(default_factory=list)
+    stub_columns: int = 0
+    row_boxes: list[list[tuple[int, BBox]]] = field(default_factory=list)
+    caption: str = ""
+    notes: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+    def paths(self) -> list[tuple[str, ...]]:
+        """Each column's header path: ``header_paths`` where given, else its ``header`` name."""
+        width = max([len(self.header), len(self.header_paths), *(len(r) for r in self.rows)])
+        given = list(self.header_paths) or [(h,) if h else () for h in self.header]
+        return given + [()] * (width - len(given))
 
     def records(self) -> list[list[tuple[str, str]]]:
         """Each row as (column name, value) pairs; unnamed columns are called ``column N``."""
-        names = [h or f"column {i + 1}" for i, h in enumerate(self.header)]
-        width = max([len(names), *(len(r) for r in self.rows)]) if self.rows else len(names)
-        names += [f"column {i + 1}" for i in range(len(names), width)]
+        names = [PATH_SEP.join(p) or f"column {i + 1}" for i, p in enumerate(self.paths())]
         return [list(zip(names, r, strict=False)) for r in self.rows]
 
 

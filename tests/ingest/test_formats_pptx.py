@@ -28,7 +28,7 @@ def test_slides_are_sections_with_text_tables_notes_and_positions(tmp_path: Path
         (2, "text", "Left box"),  # same row as "Right box": left to right
         (2, "text", "Right box"),
         (2, "figure", "Bar chart of revenue"),
-        (2, "table", "Region: North; Q1: 10; Q2: 12"),
+        (2, "table", "Region: North — Q1: 10; Q2: 12"),
         (3, "text", "Slide without a title"),
     ]
     bullets, notes = doc.blocks[1], doc.blocks[2]
@@ -37,7 +37,7 @@ def test_slides_are_sections_with_text_tables_notes_and_positions(tmp_path: Path
     assert notes.meta["role"] == "notes" and "notes" not in bullets.meta
     table = doc.blocks[7]
     assert table.table.rows == [["North", "10", "12"], ["South", "7", "7"]]  # merged cell repeated
-    assert table.text.split("\n")[1] == "Region: South; Q1: 7; Q2: 7"
+    assert table.text.split("\n")[1] == "Region: South — Q1: 7; Q2: 7"
     assert table.positions() == [(2, 40.0, 640.0, 300.0, 450.0)]  # shape box in points
     assert doc.blocks[4].positions() == [(2, 40.0, 240.0, 122.0, 152.0)]
     assert doc.blocks[8].heading_path == ("Slide 3",)

@@ -44,7 +44,7 @@ def test_markdown_tables_fill_the_table_and_code_keeps_its_language() -> None:
     doc = parse_document(text.encode(), "ports.md")
     title, table, code = doc.blocks
     assert table.table.header == ["Service", "Port"] and table.table.rows == [["web", "80"], ["db", "5432"]]
-    assert table.text == "Service: web; Port: 80\nService: db; Port: 5432"
+    assert table.text == "Service: web — Port: 80\nService: db — Port: 5432"
     assert code.kind == "code" and code.meta["language"] == "yaml" and "port: 80" in code.text
     assert code.heading_path == ("Ports",)
 

@@ -148,7 +148,7 @@ def test_table_cells_tied_to_headers(report: tuple[Page, list[Block]]) -> None:
     assert table.table is not None and table.html is not None
     assert table.table.header == TABLE[0]
     assert table.table.rows == TABLE[1:]
-    assert "Component: Valve; Status: Worn; Hours: 3400" in table.text.splitlines()
+    assert "Component: Valve — Status: Worn; Hours: 3400" in table.text.splitlines()
     assert "<th>Status</th>" in table.html and "<td>Replaced</td>" in table.html
     box = table.boxes[0][1]
     assert abs(box.left - 150 / SCALE) < 10 and abs(box.top - 440 / SCALE) < 10

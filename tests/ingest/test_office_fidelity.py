@@ -316,7 +316,7 @@ def test_issue_file_gives_text_list_and_table_blocks(tmp_path: Path) -> None:
         ("text", "Some text before"),
         ("list", "Apples are red"),
         ("text", "A paragraph between the list and the table."),
-        ("table", "Fruit: apple; Colour: red; Price: 1.20"),
+        ("table", "Fruit: apple — Colour: red; Price: 1.20"),
         ("text", "Some text after"),
     ]
     assert blocks[1].text.split("\n") == ["Apples are red", "Bananas are yellow", "Cherries are dark"]
@@ -329,7 +329,7 @@ def test_tracked_insertions_are_read_as_list_and_table(tmp_path: Path) -> None:
     assert [(b.kind, b.text.split("\n")[0]) for b in blocks] == [
         ("text", "Some text before"),
         ("list", "Inserted item one"),
-        ("table", "H1: x1; H2: x2; H3: x3"),
+        ("table", "H1: x1 — H2: x2; H3: x3"),
         ("text", "Some text after"),
     ]
 
@@ -359,7 +359,7 @@ def test_nested_tables_stay_in_their_cell_and_one_cell_tables_are_read_as_body(t
     assert outer.table.rows == [["Valve", "See inner: Seal | Viton Spring | Steel"]]
     items, _ = DOCX_CASES["one-row and one-cell tables"]
     solo, heading, body = _blocks(build_docx(tmp_path / "b.docx", items))
-    assert solo.kind == "table" and solo.text == "column 1: Solo; column 2: row; column 3: table"
+    assert solo.kind == "table" and solo.text == "Solo | row | table"
     assert (heading.kind, heading.text) == ("title", "Boxed heading")
     assert (body.kind, body.text, body.heading_path) == ("text", "Framed body text", ("Boxed heading",))
 
@@ -448,7 +448,7 @@ def test_each_sheet_is_table_blocks_headed_by_its_name_and_empty_sheets_are_skip
     assert all(b.kind == "table" for b in doc.blocks)
     sales = next(b for b in doc.blocks if b.meta["sheet"] == "Sales")
     assert sales.heading_path == ("Sales", "Sales report 2024")
-    assert sales.text.split("\n")[2] == "Region: All regions; Q1: All regions; Q2: All regions; Total: 38.5"
+    assert sales.text.split("\n")[2] == "Region: All regions — Q1: All regions; Q2: All regions; Total: 38.5"
 
 
 @pytest.mark.parametrize("method", ["naive", "title"])
@@ -595,8 +595,8 @@ def test_deck_blocks_fields_groups_alternate_content_notes_and_one_row_tables(tm
         (1, "text", "Speaker says the valve is ordered"),
         (1, "text", "Ask maintenance about spares"),
         (2, "title", "Tables"),
-        (2, "table", "column 1: Lone; column 2: row; column 3: cells"),
-        (2, "table", "Unit: P1; Hours: 1200\nUnit: P2; Hours: 800"),
+        (2, "table", "Lone | row | cells"),
+        (2, "table", "Unit: P1 — Hours: 1200\nUnit: P2 — Hours: 800"),
     ]
     assert [b.meta.get("role") for b in doc.blocks[5:7]] == ["notes", "notes"]
     assert doc.removed == {"running_footer": len("Acme confidential"), "page_number": 1}

@@ -29,14 +29,14 @@ def test_docx_headings_paragraphs_and_tables_in_body_order(tmp_path: Path) -> No
         ("title", 1, "Staff Handbook"),
         ("title", 2, "Leave"),
         ("text", 0, "Employees get twenty days of leave."),
-        ("table", 0, "Grade: Junior; Days: 20"),
+        ("table", 0, "Grade: Junior — Days: 20"),
         ("title", 3, "Sick leave"),
         ("list", 0, "Tell your manager before ten."),
         ("title", 2, "Travel"),
         ("text", 0, "Book trains in advance."),
     ]
     table = doc.blocks[3]
-    assert table.text == "Grade: Junior; Days: 20\nGrade: Senior; Days: 25"
+    assert table.text == "Grade: Junior — Days: 20\nGrade: Senior — Days: 25"
     assert table.html.startswith("<table><thead><tr><th>Grade</th><th>Days</th></tr></thead>")
     assert table.html.count("<tr>") == 3
     assert doc.blocks[5].heading_path == ("Staff Handbook", "Leave", "Sick leave")
@@ -89,7 +89,7 @@ def test_markdown_heading_paths_lists_tables_and_whole_code(tmp_path: Path) -> N
     assert code.text == '```python\ndef hello():\n\n    return "world"\n```'  # blank line kept: one block
     assert code.heading_path == ("Guide", "Install")
     table = by_kind["table"]
-    assert table.text == "Name: web; Port: 80\nName: db; Port: 5432" and "<th>Port</th>" in table.html
+    assert table.text == "Name: web — Port: 80\nName: db — Port: 5432" and "<th>Port</th>" in table.html
     use = [b for b in doc.blocks if b.text == "Run it."][0]
     assert use.heading_path == ("Guide", "Use")
 

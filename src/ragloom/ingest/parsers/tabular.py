@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
 
-from ragloom.ingest.blocks import Block, BlockKind, Table
-from ragloom.ingest.parsers.common import clean_cell, table_text_and_html
+from ragloom.dataflow import PATH_SEP
+from ragloom.ingest.blocks import BBox, Block, BlockKind, Table
+from ragloom.ingest.parsers.common import clean_cell, column_label
 
 _NUMBER = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,. ]*%?\)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$|^\d{1,2}[/.]\d{1,2}[/.]\d{2,4}$")
@@ -103,29 +106,12 @@ def table_block(
     heading_path: tuple[str, ...] = (),
     meta: dict[str, str] | None = None,
 ) -> Block | None:
-    """A ``table`` block for ``header`` and body ``rows``; None when it holds no text.
-
-    An empty ``header`` means the table has none: the columns are then named
-    ``column 1``, ``column 2``... so every value still reads as ``name: value``.
-    A header without body rows (a one-row table) is read as the table's only row.
-    """
-    header = [clean_cell(h) for h in header]
-    body = [[clean_cell(c) for c in row] for row in rows]
-    body = [row for row in body if any(row)]
-    if not body:
-        if not any(header):
-            return None
-        header, body = [], [header]
-    width = max(len(header), *(len(r) for r in body))
-    if not any(header):
-        header = [f"column {i + 1}" for i in range(width)]
-    header = header + [f"column {i + 1}" for i in range(len(header), width)]
-    body = [row + [""] * (width - len(row)) for row in body]
-    text, html = table_text_and_html([header, *body], True)
-    return Block(
-        text=text, kind=BlockKind.TABLE, heading_path=heading_path, html=html,
-        table=Table(header=header, rows=body), meta=dict(meta or {}),
-    )
+    """A ``table`` block for one ``header`` row and body ``rows`` (:func:`table_from_cells`); None when
+    it holds no text. An empty ``header`` means the table has none. A header without body rows (a
+    one-row table) is read as the table's only row."""
+    grid = [header, *rows] if any(h.strip() for h in header) else list(rows)
+    return table_from_cells(cells_of(grid), header_rows=1 if grid is not rows else 0, heading_path=heading_path,
+                            meta=meta)
 
 
 def grid_blocks(
@@ -150,11 +136,286 @@ def grid_blocks(
             heading_path = (*heading_path, title)
         else:
             blocks.append(Block(text="\n".join(lines), heading_path=heading_path, meta=dict(meta or {})))
-    header = rows[header_at] if header_at is not None else []
-    body = rows[header_at + 1:] if header_at is not None else rows
-    block = table_block(header, body, heading_path, meta)
+    table = rows[header_at:] if header_at is not None else rows
+    block = table_from_cells(cells_of(table), header_rows=None if header_at is not None else 0,
+                             heading_path=heading_path, meta=meta)
     if block is not None:
         if header_at is None:
-            block.meta["header"] = "none found: columns are named column 1, column 2, ..."
+            block.meta["header"] = "none found"
         blocks.append(block)
     return blocks
+
+
+# -- one table structure from any format ------------------------------------------------------------
+
+@dataclass(slots=True)
+class Cell:
+    """One cell as a format gives it: its text, the rows and columns it spans, whether the file marks
+    it as a header cell (HTML ``<th>``, Word's repeated header row, a PDF structure tree's ``TH``), and
+    where it stands (page, box) when the format has positions."""
+
+    text: str
+    colspan: int = 1
+    rowspan: int = 1
+    header: bool = False
+    box: tuple[int, BBox] | None = None
+
+
+HEADER_ROWS_MAX = 4  # header rows a table may have (grouped headers rarely nest deeper)
+MAX_SPAN = 1000  # a span larger than this is read as this (a hostile colspan must not build a huge grid)
+_NOTE_MARK = re.compile(r"^\s*(?:[*†‡§¶#¹²³⁴⁵⁶⁷⁸⁹⁰]|\(\d+\)|\d\)|(?:notes?|sources?|footnotes?)\b"
+                        r"|注|资料来源|数据来源)", re.IGNORECASE)
+NOTE_CHARS = 40  # a lone cell at least this long under a table's rows is a note, not a row
+STUB_DISTINCT = 0.7  # a first column whose values are this distinct (and not numbers) names its rows
+
+
+@dataclass(slots=True)
+class _Slot:
+    text: str
+    origin: int  # the cell it comes from (same number for every slot a span covers)
+    header: bool
+    box: tuple[int, BBox] | None
+    rowspan: int
+
+
+def _expand(rows: Sequence[Sequence[Cell]]) -> tuple[list[list[_Slot | None]], list[tuple[int, int, int, int]]]:
+    """The grid of slots, spans filled in (a row span ends at the last row, as in a browser), and the
+    spans ``(row, column, rowspan, colspan)``."""
+    grid: list[list[_Slot | None]] = [[] for _ in rows]
+    spans: list[tuple[int, int, int, int]] = []
+    origin = 0
+    for r, row in enumerate(rows):
+        col = 0
+        for cell in row:
+            while col < len(grid[r]) and grid[r][col] is not None:
+                col += 1
+            colspan = min(max(1, cell.colspan), MAX_SPAN)
+            rowspan = min(max(1, cell.rowspan), len(rows) - r)
+            text = clean_cell(cell.text)
+            copy = span_copy(text)
+            if colspan > 1 or rowspan > 1:
+                spans.append((r, col, rowspan, colspan))
+            for dr in range(rowspan):
+                target = grid[r + dr]
+                if len(target) < col + colspan:
+                    target.extend([None] * (col + colspan - len(target)))
+                for dc in range(colspan):
+                    target[col + dc] = _Slot(text if dr == 0 and dc == 0 else copy, origin, cell.header,
+                                             cell.box, rowspan)
+            origin += 1
+            col += colspan
+    return grid, spans
+
+
+def _texts(row: Sequence[_Slot | None]) -> list[str]:
+    return [s.text if s is not None else "" for s in row]
+
+
+def _header_ish(row: Sequence[_Slot | None]) -> bool:
+    """Cells that read like a header: some text, mostly not numbers or dates."""
+    values = [s.text for s in row if s is not None and s.text]
+    return bool(values) and sum(not is_numeric(v) for v in values) >= 0.8 * len(values)
+
+
+def _grouped(row: Sequence[_Slot | None]) -> bool:
+    """A header row that groups columns: a cell spans several of them, or some stand empty."""
+    origins = [s.origin for s in row if s is not None and s.text]
+    return len(set(origins)) < len(row)
+
+
+def _count_header_rows(grid: list[list[_Slot | None]], width: int) -> int:
+    """Header rows at the top: the leading rows the file marks as header, else the first row when it
+    reads like one (:func:`_header_like`), with the rows under a grouping row while they read like
+    headers too — always leaving a body row."""
+    marked = 0
+    for row in grid[:HEADER_ROWS_MAX]:
+        cells = [s for s in row if s is not None and s.text]
+        if not cells or not all(s.header for s in cells):
+            break
+        marked += 1
+    if marked:
+        return min(marked, len(grid) - 1)
+    if len(grid) < 2 or not _header_like(_distinct_texts(grid[0]), width):
+        return 0
+    count = 1
+    while (count < min(HEADER_ROWS_MAX, len(grid) - 1) and _grouped(grid[count - 1])
+           and _header_ish(grid[count]) and count + 1 < len(grid)):
+        count += 1
+    return count
+
+
+def _distinct_texts(row: Sequence[_Slot | None]) -> list[str]:
+    """A row's texts with a span's repeats left out (a header spanning columns is one value)."""
+    seen: set[int] = set()
+    out = []
+    for s in row:
+        if s is None or s.origin in seen:
+            out.append("")
+            continue
+        seen.add(s.origin)
+        out.append(s.text)
+    return out
+
+
+def _paths(grid: list[list[_Slot | None]], header_rows: int, width: int) -> list[tuple[str, ...]]:
+    paths = []
+    for c in range(width):
+        path: list[str] = []
+        last_origin = -1
+        for r in range(header_rows):
+            slot = grid[r][c] if c < len(grid[r]) else None
+            if slot is None or not slot.text or slot.origin == last_origin:
+                continue
+            if path and path[-1] == slot.text:
+                continue
+            path.append(slot.text)
+            last_origin = slot.origin
+        paths.append(tuple(path))
+    return paths
+
+
+def _stub_columns(body: list[list[_Slot | None]], width: int) -> int:
+    """Leading columns that name their row: marked as header cells in the body, else a first column of
+    distinct words (not numbers) beside other columns."""
+    marked = 0
+    for c in range(min(width - 1, 3)):
+        cells = [s for s in (row[c] for row in body) if s is not None and s.text]
+        if cells and all(s.header for s in cells):
+            marked += 1
+        else:
+            break
+    if marked or width < 2 or len(body) < 2:
+        return marked
+    values = [row[0].text for row in body if row and row[0] is not None and row[0].text]
+    if len(values) < 0.8 * len(body) or any(is_numeric(v) for v in values):
+        return 0
+    return 1 if len(set(values)) >= STUB_DISTINCT * len(values) else 0
+
+
+def _is_note(row: Sequence[_Slot | None]) -> bool:
+    origins = {s.origin for s in row if s is not None and s.text}
+    if len(origins) != 1:
+        return False
+    text = next(s.text for s in row if s is not None and s.text)
+    return bool(_NOTE_MARK.match(text)) or len(text) >= NOTE_CHARS
+
+
+def _union(boxes: Sequence[tuple[int, BBox]]) -> list[tuple[int, BBox]]:
+    """One box per page: the union of ``boxes`` on it, pages in order."""
+    by_page: dict[int, BBox] = {}
+    for page, b in boxes:
+        got = by_page.get(page)
+        by_page[page] = b if got is None else BBox(min(got.left, b.left), min(got.top, b.top),
+                                                   max(got.right, b.right), max(got.bottom, b.bottom))
+    return sorted(by_page.items())
+
+
+def _row_boxes(row: Sequence[_Slot | None]) -> list[tuple[int, BBox]]:
+    """A row's regions: its own cells' boxes (a cell spanning several rows only when the row has no
+    other)."""
+    own = [s.box for s in row if s is not None and s.box is not None and s.rowspan == 1]
+    return _union(own or [s.box for s in row if s is not None and s.box is not None])
+
+
+def row_line(values: Sequence[str], labels: Sequence[str], stub_columns: int) -> str:
+    """A body row as retrieval reads it: ``"State: Kentucky — Permit: 264,140; Handgun: 12,155"`` — the
+    stub cells name the row, every other value is labelled by its column's header path (``labels``:
+    joined and cut, :func:`~ragloom.ingest.parsers.common.column_label`); without any header,
+    ``a | b``."""
+
+    def pairs(columns: range) -> list[tuple[str, str]]:
+        return [(labels[i] if i < len(labels) else "", values[i]) for i in columns if values[i]]
+
+    stub = pairs(range(min(stub_columns, len(values))))
+    rest = pairs(range(min(stub_columns, len(values)), len(values)))
+    if not any(label for label, _ in stub + rest):
+        return " | ".join(v for _, v in stub + rest)
+    named = "; ".join(f"{label}: {v}" if label else v for label, v in rest)
+    if not stub:
+        return named
+    head = "; ".join(f"{label}: {v}" if label else v for label, v in stub)
+    return f"{head} — {named}" if named else head
+
+
+def _html(grid: list[list[_Slot | None]], header_rows: int, stub_columns: int, caption: str,
+          rows: list[list[str]]) -> str:
+    """The table for display: the header rows with their spans, one ``<tr>`` per body row (values
+    repeated: the chunker cuts the body between rows), stub cells as row headers."""
+    out = ["<table>"]
+    if caption:
+        out.append(f"<caption>{escape(caption)}</caption>")
+    if header_rows:
+        out.append("<thead>")
+        placed: set[int] = set()
+        for r in range(header_rows):
+            out.append("<tr>")
+            row = grid[r]
+            for c, slot in enumerate(row):
+                if slot is None:
+                    out.append("<th></th>")
+                    continue
+                if slot.origin in placed:
+                    continue
+                placed.add(slot.origin)
+                colspan = sum(1 for s in row[c:] if s is not None and s.origin == slot.origin)
+                below = [grid[rr][c] for rr in range(r, header_rows)]
+                rowspan = sum(1 for s in below if s is not None and s.origin == slot.origin)
+                attrs = (f' colspan="{colspan}"' if colspan > 1 else "") + (f' rowspan="{rowspan}"' if rowspan > 1
+                                                                           else "")
+                out.append(f"<th{attrs}>{escape(slot.text)}</th>")
+            out.append("</tr>")
+        out.append("</thead>")
+    out.append("<tbody>")
+    for values in rows:
+        cells = [f'<th scope="row">{escape(v)}</th>' if i < stub_columns else f"<td>{escape(v)}</td>"
+                 for i, v in enumerate(values)]
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def table_from_cells(
+    rows: Sequence[Sequence[Cell]], *, header_rows: int | None = None, caption: str = "",
+    notes: Sequence[str] = (), heading_path: tuple[str, ...] = (), meta: dict[str, str] | None = None,
+) -> Block | None:
+    """The ``table`` block of a grid of cells, whatever the format: spans assigned to every slot they
+    cover, the header rows (``header_rows``, else those the file marks, else found by how they read),
+    each column's header path, the stub columns, footnote rows moved to ``notes``, each body row's
+    boxes; its text one :func:`row_line` per body row and its HTML the same rows. None when it holds
+    no text."""
+    grid, spans = _expand(rows)
+    keep = [i for i, row in enumerate(grid) if any(s is not None and s.text for s in row)]
+    grid = [grid[i] for i in keep]
+    if not grid:
+        return None
+    width = max((max((c + 1 for c, s in enumerate(row) if s is not None and s.text), default=0) for row in grid),
+                default=0)
+    grid = [row[:width] + [None] * (width - len(row)) for row in grid]
+    h = _count_header_rows(grid, width) if header_rows is None else max(0, min(header_rows, len(grid) - 1))
+    body = grid[h:]
+    found_notes = list(notes)
+    while len(body) > 1 and _is_note(body[-1]):
+        found_notes.insert(len(notes), next(s.text for s in body[-1] if s is not None and s.text))
+        body = body[:-1]
+    paths = _paths(grid, h, width)
+    stubs = _stub_columns(body, width)
+    values = [_texts(row) for row in body]
+    labels = [column_label(PATH_SEP.join(p)) for p in paths]
+    text = "\n".join(row_line(v, labels, stubs) for v in values)
+    if not text.strip():
+        return None
+    all_boxes = [s.box for row in grid for s in row if s is not None and s.box is not None]
+    table = Table(header=[PATH_SEP.join(p) for p in paths], rows=values, header_paths=paths,
+                  header_rows=[_texts(row) for row in grid[:h]], stub_columns=stubs,
+                  row_boxes=[_row_boxes(row) for row in body] if all_boxes else [],
+                  caption=caption, notes=found_notes,
+                  spans=[sp for sp in spans if sp[0] in keep])
+    boxes = _union(all_boxes)
+    return Block(text=text, kind=BlockKind.TABLE, heading_path=heading_path,
+                 html=_html(grid, h, stubs, caption, values), table=table, meta=dict(meta or {}),
+                 page=boxes[0][0] if boxes else None, boxes=boxes)
+
+
+def cells_of(grid: Sequence[Sequence[str]]) -> list[list[Cell]]:
+    """Plain strings as cells (no spans, no header marks, no boxes)."""
+    return [[Cell(text) for text in row] for row in grid]
