@@ -31,10 +31,11 @@ def test_html_table_spans_are_expanded_under_their_headers(tmp_path: Path) -> No
     assert [b.kind for b in doc.blocks] == ["title", "text", "table"]
     assert doc.blocks[1].text == "Prices per year" and doc.blocks[1].meta == {"caption_of": "table"}
     table = doc.blocks[2]
-    assert table.table.header == ["Item", "Price / 2023", "Price / 2024"]
+    assert table.table.header == ["Item", "Price › 2023", "Price › 2024"]
+    assert table.table.header_paths == [("Item",), ("Price", "2023"), ("Price", "2024")]
     assert table.table.rows == [["Tea", "1.10", "1.20"], ["Tea", "1.50", "1.50"], ["Coffee", "2.00", "2.40"]]
-    assert table.text.split("\n")[1] == "Item: Tea; Price / 2023: 1.50; Price / 2024: 1.50"
-    assert table.meta["caption"] == "Prices per year"
+    assert table.text.split("\n")[1] == "Item: Tea — Price › 2023: 1.50; Price › 2024: 1.50"
+    assert table.meta["caption"] == table.table.caption == "Prices per year"
     assert table.heading_path == ("Price list",)
     assert "Home" not in " ".join(b.text for b in doc.blocks)
 

@@ -173,7 +173,7 @@ def test_article_structure_survives(tmp_path: Path) -> None:
     tables = [b for b in doc.blocks if b.kind == "table"]
     pairs = next(t for t in tables if t.meta.get("caption") == "Breeding pairs by country")
     assert pairs.table is not None
-    assert pairs.table.header == ["Country", "Pairs / minimum", "Pairs / maximum", "Trend"]
+    assert pairs.table.header == ["Country", "Pairs › minimum", "Pairs › maximum", "Trend"]
     assert pairs.table.rows[1] == ["France", "1,700", "2,300", "rising"]
     assert "Breeding pairs by country" in texts  # the caption is text too, just before its table
     assert texts.index("Breeding pairs by country") == doc.blocks.index(pairs) - 1

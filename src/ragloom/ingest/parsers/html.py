@@ -10,9 +10,13 @@ show them.
 
 **Structure**: headings are ``title`` blocks (and the heading path of what follows); a list is one
 ``list`` block, one ``- item`` line per item, nested items indented by two spaces; a table is one
-``table`` block (spans expanded, header rows named), its ``<caption>`` a text block just before it
-(``meta["caption_of"] = "table"``) and in the table's ``meta["caption"]``; a one-column table
-(layout) is read as ordinary content. Definition terms and definitions, figure captions, block
+``table`` block (:func:`~ragloom.ingest.parsers.tabular.table_from_cells`: spans assigned to every
+slot, ``<th>`` cells marked as headers, the ``<thead>`` rows or leading rows of ``<th>`` as the
+header with a path per column, ``<th>`` down the first columns as stub columns naming their rows,
+a one-cell ``<tfoot>`` row as a note), its ``<caption>`` the table's caption and also a text block
+just before it (``meta["caption_of"] = "table"``; and ``meta["caption"]``); a table nested in a
+cell is a table block of its own after it (``meta["nested"]``), not text of the cell; a
+one-column table (layout) is read as ordinary content. Definition terms and definitions, figure captions, block
 quotes, addresses and ``<details>`` are blocks: the content of a closed ``<details>`` is kept,
 although a browser shows it only once opened, since a reader can open it.
 
@@ -38,7 +42,7 @@ setting) while the tree is being built, before any of it is read.
 element a bounded number of times (no search of a subtree per element: a bs4 attribute lookup
 that misses, like ``tag.decomposed``, is such a search). Table cells, spans expanded, count
 against ``max_sheet_cells`` (all the tables of a page together), and a value a span repeats is
-repeated shortened (:func:`~ragloom.ingest.parsers.tabular.expand_spans`).
+repeated shortened (:func:`~ragloom.ingest.parsers.tabular.span_copy`).
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.parsers.bounds import named, too_deep
 from ragloom.ingest.parsers.common import HeadingTracker, small_int
-from ragloom.ingest.parsers.tabular import expand_spans, table_block
+from ragloom.ingest.parsers.tabular import Cell, expand_spans, table_from_cells
 from ragloom.ingest.parsers.text import decode_or_raise
 
 _DROP = ["script", "style", "noscript", "template", "svg", "iframe", "form", "nav", "button"]
@@ -217,34 +221,52 @@ class _Walker:
         return lines
 
     def _table(self, el: Tag) -> None:
+        """A table block: ``<th>`` cells marked as headers, the leading header rows (those of
+        ``<thead>``, else leading rows of ``<th>`` that span the columns — not a row of ``<th>`` down
+        the first columns alone, which names the rows below: a stub), spans, the ``<caption>``, a
+        ``<tfoot>`` row of one cell as a note (other ``<tfoot>`` rows, totals, are the last rows).
+        A table nested in a cell with rows and columns of its own is a table block of its own after
+        this one (``meta["nested"]``), not text of its cell; a one-column table is read as content."""
         caption_tag = el.find("caption", recursive=False)
         caption = inline_text(caption_tag) if isinstance(caption_tag, Tag) else ""
         self.add(caption, meta={"caption_of": "table"})
-        cells_of: list[list[Tag]] = []
-        header_rows = 0  # leading rows in <thead> or made only of <th>
-        for tr, in_head in _table_rows(el):
+        head: list[list[Tag]] = []
+        body: list[list[Tag]] = []
+        foot: list[list[Tag]] = []
+        for tr, section in _table_rows(el):
             cells = tr.find_all(["td", "th"], recursive=False)
-            if not cells:
-                continue
-            if header_rows == len(cells_of) and (in_head or all(c.name == "th" for c in cells)):
-                header_rows += 1
-            cells_of.append(cells)
-        spans = [[(_span(c, "colspan"), _span(c, "rowspan")) for c in cells] for cells in cells_of]
+            if cells:
+                {"thead": head, "tfoot": foot}.get(section, body).append(cells)
+        notes = [inline_text(cells[0]) for cells in foot if len(cells) == 1]
+        rows = head + body + [cells for cells in foot if len(cells) > 1]
+        spans = [[(_span(c, "colspan"), _span(c, "rowspan")) for c in cells] for cells in rows]
         self._count_cells(spans)
-        layout = expand_spans([[("", colspan, rowspan) for colspan, rowspan in row] for row in spans])
-        if max((len(r) for r in layout), default=0) <= 1:  # one column: a layout table, read as content
-            for cell in itertools.chain.from_iterable(cells_of):
+        kinds = expand_spans([[("h" if c.name == "th" else "d", *span) for c, span in zip(cells, row_spans,
+                                                                                             strict=True)]
+                              for cells, row_spans in zip(rows, spans, strict=True)])
+        if max((len(r) for r in kinds), default=0) <= 1:  # one column: a layout table, read as content
+            for cell in itertools.chain.from_iterable(rows):
                 self.walk(cell)
                 self.flush()
             return
-        grid = expand_spans([[(inline_text(c), *span) for c, span in zip(cells, row_spans, strict=True)]
-                             for cells, row_spans in zip(cells_of, spans, strict=True)])
-        header_rows = min(header_rows, max(len(grid) - 1, 0))
-        header = _header_names(grid[:header_rows])
+        nested = [table for cells in rows for cell in cells for table in _outermost(cell, ("table",))
+                  if _is_data_table(table)]
+        for table in nested:
+            table.extract()  # read as a table of its own, below
+        grid = [[Cell(inline_text(c), colspan, rowspan, c.name == "th") for c, (colspan, rowspan)
+                 in zip(cells, row_spans, strict=True)] for cells, row_spans in zip(rows, spans, strict=True)]
         meta = {"caption": caption} if caption else {}
-        block = table_block(header, grid[header_rows:], self.headings.path, meta)
+        block = table_from_cells(grid, header_rows=_header_rows(kinds, len(head)), caption=caption, notes=notes,
+                                 heading_path=self.headings.path, meta=meta, lone_notes=False)
         if block:
             self.blocks.append(block)
+        elif notes:
+            self.add("\n".join(notes))
+        for table in nested:
+            before = len(self.blocks)
+            self._table(table)
+            for added in self.blocks[before:]:
+                added.meta.setdefault("nested", "true")
 
     def _count_cells(self, spans: list[list[tuple[int, int]]]) -> None:
         """Count a table's cells, spans expanded (a rowspan ends at the table's last row), against
@@ -256,21 +278,49 @@ class _Walker:
                                                 self.cells))
 
 
-def _table_rows(table: Tag) -> list[tuple[Tag, bool]]:
-    """The rows of ``table`` in order, not those of tables nested in it, each with whether it sits in
-    the table's ``<thead>`` (one pass over the table, nested tables skipped)."""
-    rows: list[tuple[Tag, bool]] = []
-    stack: list[tuple[Iterator[PageElement], bool]] = [(iter(table.children), False)]
+def _table_rows(table: Tag) -> list[tuple[Tag, str]]:
+    """The rows of ``table`` in order, not those of tables nested in it, each with the section it sits
+    in (``thead``, ``tfoot``, else ``""``; one pass over the table, nested tables skipped)."""
+    rows: list[tuple[Tag, str]] = []
+    stack: list[tuple[Iterator[PageElement], str]] = [(iter(table.children), "")]
     while stack:
-        children, in_head = stack[-1]
+        children, section = stack[-1]
         child = next(children, None)
         if child is None:
             stack.pop()
         elif isinstance(child, Tag) and child.name != "table":
             if child.name == "tr":
-                rows.append((child, in_head))
-            stack.append((iter(child.children), in_head or child.name == "thead"))
+                rows.append((child, section))
+            stack.append((iter(child.children), child.name if child.name in ("thead", "tfoot") else section))
     return rows
+
+
+def _is_data_table(table: Tag) -> bool:
+    """A table with at least two rows and two columns (a nested table that is a table, not a frame)."""
+    widths = [sum(_span(c, "colspan") for c in tr.find_all(["td", "th"], recursive=False))
+              for tr, _ in _table_rows(table)]
+    return len([w for w in widths if w]) >= 2 and max(widths, default=0) >= 2
+
+
+def _header_rows(kinds: list[list[str]], in_head: int) -> int | None:
+    """Header rows of a table whose slots read ``"h"`` (a ``<th>`` covers it), ``"d"`` or ``""``: the rows
+    of its ``<thead>``; else the leading rows covered by ``<th>`` cells but for a stub row (``<th>``
+    down the first columns, nothing after them); None (found by how the rows read) for a table
+    without any ``<th>``."""
+    if in_head:
+        return in_head
+    if not any("h" in row for row in kinds):
+        return None
+    count = 0
+    for row in kinds:
+        if not row or "d" in row:
+            break
+        last_h = max(i for i, k in enumerate(row) if k == "h") if "h" in row else -1
+        leading = row[: last_h + 1].count("h") == last_h + 1
+        if leading and last_h + 1 < len(row) and not any(row[last_h + 1:]):
+            break  # <th> down the first columns alone: a stub row
+        count += 1
+    return count
 
 
 def _outermost(node: Tag, names: Collection[str]) -> list[Tag]:
@@ -288,13 +338,6 @@ def _outermost(node: Tag, names: Collection[str]) -> list[Tag]:
             else:
                 stack.append(iter(child.children))
     return found
-
-
-def _header_names(header_rows: list[list[str]]) -> list[str]:
-    """One name per column; several header rows (spanning groups) join as ``group / name``."""
-    if not header_rows:
-        return []
-    return [" / ".join(dict.fromkeys(r[i] for r in header_rows if r[i])) for i in range(len(header_rows[0]))]
 
 
 def _span(cell: Tag, attr: str) -> int:

@@ -218,9 +218,20 @@ def _header_ish(row: Sequence[_Slot | None]) -> bool:
 
 
 def _grouped(row: Sequence[_Slot | None]) -> bool:
-    """A header row that groups columns: a cell spans several of them, or some stand empty."""
-    origins = [s.origin for s in row if s is not None and s.text]
-    return len(set(origins)) < len(row)
+    """A header row that groups columns: a cell spans several of them, or a cell stands empty to the
+    right of a label (the group's other columns, unmerged). Empty cells before the first label (a
+    blank corner, a missing first header) group nothing."""
+    seen_label = False
+    previous = -1
+    for s in row:
+        if s is None or not s.text:
+            if seen_label:
+                return True
+            continue
+        if s.origin == previous:
+            return True
+        seen_label, previous = True, s.origin
+    return False
 
 
 def _count_header_rows(grid: list[list[_Slot | None]], width: int) -> int:
@@ -276,7 +287,7 @@ def _paths(grid: list[list[_Slot | None]], header_rows: int, width: int) -> list
 
 def _stub_columns(body: list[list[_Slot | None]], width: int) -> int:
     """Leading columns that name their row: marked as header cells in the body, else a first column of
-    distinct words (not numbers) beside other columns."""
+    distinct words (not numbers) beside other columns (a cell spanning rows counted once)."""
     marked = 0
     for c in range(min(width - 1, 3)):
         cells = [s for s in (row[c] for row in body) if s is not None and s.text]
@@ -286,18 +297,63 @@ def _stub_columns(body: list[list[_Slot | None]], width: int) -> int:
             break
     if marked or width < 2 or len(body) < 2:
         return marked
-    values = [row[0].text for row in body if row and row[0] is not None and row[0].text]
-    if len(values) < 0.8 * len(body) or any(is_numeric(v) for v in values):
+    firsts = [row[0] for row in body if row and row[0] is not None and row[0].text]
+    if len(firsts) < 0.8 * len(body) or any(is_numeric(s.text) for s in firsts):
         return 0
-    return 1 if len(set(values)) >= STUB_DISTINCT * len(values) else 0
+    by_origin = {s.origin: s.text for s in firsts}
+    return 1 if len(set(by_origin.values())) >= STUB_DISTINCT * len(by_origin) else 0
 
 
-def _is_note(row: Sequence[_Slot | None]) -> bool:
+def _is_note(row: Sequence[_Slot | None], lone_notes: bool) -> bool:
+    """A row of a single cell that is a footnote: marked as one (``*``, ``Note:``, ``Source:``...), or
+    long — where the format draws its cells (``lone_notes`` false: Word, HTML, sheets) only when that
+    cell spans the row, since a long value beside empty cells is an ordinary row there."""
     origins = {s.origin for s in row if s is not None and s.text}
     if len(origins) != 1:
         return False
     text = next(s.text for s in row if s is not None and s.text)
-    return bool(_NOTE_MARK.match(text)) or len(text) >= NOTE_CHARS
+    if _NOTE_MARK.match(text):
+        return True
+    if len(text) < NOTE_CHARS:
+        return False
+    return lone_notes or all(s is None or s.origin in origins for s in row)
+
+
+def _own_content(grid: list[list[_Slot | None]], start: int) -> list[int]:
+    """Indexes of the rows from ``start`` on that hold something of their own: a row whose every value
+    comes from a cell spanning down into the next row (a row-spanning stub alone on its row, as
+    ``<tr><th rowspan=6>2025</th></tr>``) repeats in that row and is left out."""
+    keep = []
+    for r in range(start, len(grid)):
+        origins = {s.origin for s in grid[r] if s is not None and s.text}
+        below = {s.origin for s in grid[r + 1] if s is not None} if r + 1 < len(grid) else set()
+        if not origins or not origins <= below:
+            keep.append(r)
+    return keep
+
+
+def _remap_spans(spans: Sequence[tuple[int, int, int, int]], kept: Sequence[int]) -> list[tuple[int, int, int, int]]:
+    """Spans ``(row, column, rowspan, colspan)`` of the full grid on the rows ``kept`` (sorted)."""
+    index = {r: i for i, r in enumerate(kept)}
+    out = []
+    for r, c, rs, cs in spans:
+        rows = [index[x] for x in range(r, r + rs) if x in index]
+        if rows and (len(rows) > 1 or cs > 1):
+            out.append((rows[0], c, len(rows), cs))
+    return out
+
+
+def _shown_once(row: Sequence[_Slot | None], labels: Sequence[str]) -> list[str]:
+    """A row's values for its text line: a cell spanning columns under one label (or with no labels)
+    is read once, not once per column it covers."""
+    out = []
+    for c, s in enumerate(row):
+        prev = row[c - 1] if c else None
+        label = labels[c] if c < len(labels) else ""
+        prev_label = labels[c - 1] if 0 < c <= len(labels) else ""
+        repeat = s is not None and prev is not None and s.origin == prev.origin and label == prev_label
+        out.append("" if s is None or repeat else s.text)
+    return out
 
 
 def _union(boxes: Sequence[tuple[int, BBox]]) -> list[tuple[int, BBox]]:
@@ -377,12 +433,15 @@ def _html(grid: list[list[_Slot | None]], header_rows: int, stub_columns: int, c
 def table_from_cells(
     rows: Sequence[Sequence[Cell]], *, header_rows: int | None = None, caption: str = "",
     notes: Sequence[str] = (), heading_path: tuple[str, ...] = (), meta: dict[str, str] | None = None,
+    lone_notes: bool = True,
 ) -> Block | None:
     """The ``table`` block of a grid of cells, whatever the format: spans assigned to every slot they
     cover, the header rows (``header_rows``, else those the file marks, else found by how they read),
-    each column's header path, the stub columns, footnote rows moved to ``notes``, each body row's
-    boxes; its text one :func:`row_line` per body row and its HTML the same rows. None when it holds
-    no text."""
+    each column's header path, the stub columns, footnote rows moved to ``notes`` (``lone_notes``: a
+    long value alone on the last row is one even when its cell spans nothing — for formats whose cells
+    are inferred, as PDF's), each body row's boxes; its text one :func:`row_line` per body row (a
+    value spanning columns under one label read once) and its HTML the same rows. A body row whose
+    values all continue into the next row is left out. None when it holds no text."""
     grid, spans = _expand(rows)
     keep = [i for i, row in enumerate(grid) if any(s is not None and s.text for s in row)]
     grid = [grid[i] for i in keep]
@@ -392,16 +451,18 @@ def table_from_cells(
                 default=0)
     grid = [row[:width] + [None] * (width - len(row)) for row in grid]
     h = _count_header_rows(grid, width) if header_rows is None else max(0, min(header_rows, len(grid) - 1))
+    kept = list(range(h)) + _own_content(grid, h)
+    grid = [grid[i] for i in kept]
     body = grid[h:]
     found_notes = list(notes)
-    while len(body) > 1 and _is_note(body[-1]):
+    while len(body) > 1 and _is_note(body[-1], lone_notes):
         found_notes.insert(len(notes), next(s.text for s in body[-1] if s is not None and s.text))
         body = body[:-1]
     paths = _paths(grid, h, width)
     stubs = _stub_columns(body, width)
     values = [_texts(row) for row in body]
     labels = [column_label(PATH_SEP.join(p)) for p in paths]
-    text = "\n".join(row_line(v, labels, stubs) for v in values)
+    text = "\n".join(row_line(_shown_once(row, labels), labels, stubs) for row in body)
     if not text.strip():
         return None
     all_boxes = [s.box for row in grid for s in row if s is not None and s.box is not None]
@@ -409,7 +470,7 @@ def table_from_cells(
                   header_rows=[_texts(row) for row in grid[:h]], stub_columns=stubs,
                   row_boxes=[_row_boxes(row) for row in body] if all_boxes else [],
                   caption=caption, notes=found_notes,
-                  spans=[sp for sp in spans if sp[0] in keep])
+                  spans=_remap_spans(spans, [keep[i] for i in kept[:h + len(body)]]))
     boxes = _union(all_boxes)
     return Block(text=text, kind=BlockKind.TABLE, heading_path=heading_path,
                  html=_html(grid, h, stubs, caption, values), table=table, meta=dict(meta or {}),
