@@ -1,11 +1,13 @@
 """PDF parser: text layer with pypdfium2, tables with pdfplumber and by alignment, scans through an OCR reader.
 
 Per page (``pdf_pages``): lines with word boxes in the page's reading frame,
-images, vector path boxes, a hint of ruled tables, and whether the text layer
-is usable. Across the task's pages: running headers/footers and page numbers
-are removed (``pdf_order.drop_running``, looking at neighbouring pages too) and
-counted in ``ParsedDocument.removed`` (characters by reason: ``running_header``,
-``running_footer``, ``page_number``). On each page ruled tables are found
+without the page's furniture (``pdf_furniture``: ``rotated_margin_text``,
+``watermark``, ``line_number``, ``vertical_stamp``), images, vector path boxes,
+a hint of ruled tables, and whether the text layer is usable. Across the task's
+pages: running headers/footers and page numbers are removed
+(``pdf_order.drop_running``, looking at neighbouring pages too). What is left
+out is counted in ``ParsedDocument.removed`` (characters by reason: the above and
+``running_header``, ``running_footer``, ``page_number``). On each page ruled tables are found
 (``pdf_tables.TableFinder``, widened to their rules), then unruled ones in the
 text left (``pdf_tables.find_unruled``); a word inside a table belongs to the
 table only, so no text is lost or repeated. Figures are pictures, or vector
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 
 import pypdfium2 as pdfium
 
@@ -135,7 +138,11 @@ class PdfParser:
         captions = attach_captions(items)
         merge_split_tables(items, heights)
         frames: dict[int, Frame] = {p.number: p.frame for p in pages}
-        return make_blocks(items, frames, outline, captions), running.removed
+        removed = Counter(running.removed)
+        for page in pages:
+            if page.number not in ocr_blocks:  # a page read by OCR: its text layer is not read
+                removed.update(page.removed)
+        return make_blocks(items, frames, outline, captions), dict(removed)
 
 
 def check_page_count(count: int, filename: str) -> None:

@@ -7,6 +7,12 @@ for a page with ``/Rotate`` or with text set sideways it is the displayed page
 turned so the text stands upright. Lines are built and ordered in the reading
 frame; :meth:`Frame.to_display` maps their boxes back to the displayed page
 (PDF points, top-left origin), which is what blocks carry.
+
+Characters set at an angle to the page's text (more than :data:`OFF_AXIS` degrees off it: a
+word turned up the margin, a diagonal watermark, a turned table header) never join its lines:
+each run of them is a :class:`Turned` of its own, for :mod:`.pdf_furniture` to judge. A line is
+bold when every word on it with a letter is set bold (a run-in "SUMMARY:" does not make its line
+bold).
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ from ragloom.ingest.blocks import BBox
 Box = tuple[float, float, float, float]  # left, top, right, bottom
 _Char = tuple[str, float, float, float, float, int]  # ch, l, t, r, b (reading frame), char index
 _GARBAGE_RANGES = ((0xE000, 0xF8FF), (0xFFFD, 0xFFFD), (0x0000, 0x0008), (0x000B, 0x001F))
+OFF_AXIS = 8.0  # degrees between a character's direction and the page's text beyond which it is turned
+LOOSE = 1.17  # a glyph's loose box height per point of font size (Helvetica; near enough for others)
+LIGHT = 0.75  # a fill this light (0 black .. 1 white), or this transparent, is light
 
 
 @dataclass(slots=True)
@@ -51,6 +60,38 @@ class Line:
     bold: bool = False
     words: list[Word] = field(default_factory=list)
     col: int = 0  # column index set by reading order (-1: spans the columns)
+
+
+@dataclass(slots=True)
+class Turned:
+    """A run of characters set at an angle to the page's text (one line of a turned text object).
+
+    The box is in the reading frame (the axis-aligned box of the turned glyphs); ``angle`` is
+    how far the run is turned from the page's text (degrees clockwise, 0..360); ``size`` is its
+    glyphs' height measured as :attr:`Line.size` is (loose box); ``light`` a light or
+    transparent fill.
+    """
+
+    page: int
+    text: str
+    left: float
+    top: float
+    right: float
+    bottom: float
+    angle: float
+    size: float
+    light: bool = False
+    words: list[Word] = field(default_factory=list)
+
+    @property
+    def diagonal(self) -> bool:
+        """Turned by an angle that is not a multiple of 90 degrees (give or take 10)."""
+        return 10.0 < self.angle % 90.0 < 80.0
+
+    def as_line(self) -> Line:
+        """The run read as a line of its own, in its own direction (turned text inside the page's text)."""
+        return Line(page=self.page, text=self.text, left=self.left, top=self.top, right=self.right,
+                    bottom=self.bottom, size=round(self.size, 1), words=list(self.words))
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,50 +197,127 @@ def dominant_angle(textpage: pdfium.PdfTextPage, text: str) -> int:
     return votes.most_common(1)[0][0] if votes else 0
 
 
-def page_lines(textpage: pdfium.PdfTextPage, text: str, page: int, frame: Frame) -> list[Line]:
-    """Lines of one page in the reading frame (unordered: the caller orders them)."""
-    lines: list[Line] = []
+def page_lines(textpage: pdfium.PdfTextPage, text: str, page: int, frame: Frame) -> tuple[list[Line], list[Turned]]:
+    """Lines of one page in the reading frame (unordered: the caller orders them), and the runs of
+    characters set at an angle to them."""
+    lines: list[tuple[Line, list[int]]] = []
+    runs: list[list[_Char]] = []
     chars: list[_Char] = []
+    run: list[_Char] | None = None  # the turned run being read, if any
+    run_angle = 0.0
+    base = (frame.turn - frame.rotation) % 360  # the page's text direction in user space (clockwise)
     for i, ch in enumerate(text):
         if ch in "\r\n":
             if ch == "\n":
                 lines.extend(_make_lines(chars, page))
                 chars = []
+            run = None
             continue
         if ch == "\x02":  # pdfium's soft-hyphen marker at a line end
             ch = "-"
         if ch.isspace() or ch == "\x00":
-            chars.append((" ", 0.0, 0.0, 0.0, 0.0, i))
+            (chars if run is None else run).append((" ", 0.0, 0.0, 0.0, 0.0, i))
             continue
         left, top, right, bottom = frame.map_box(*textpage.get_charbox(i, loose=True))
-        chars.append((ch, left, top, right, bottom, i))
+        angle = _turned_by(textpage, i, base)
+        if angle is None:
+            run = None
+            chars.append((ch, left, top, right, bottom, i))
+            continue
+        if run is None or _angle_apart(angle, run_angle) > 2.0:
+            run, run_angle = [], angle
+            runs.append(run)
+        run.append((ch, left, top, right, bottom, i))
     lines.extend(_make_lines(chars, page))
-    width, height = frame.size
-    for line in lines:  # keep boxes inside the page (a line set off the page keeps an empty box at its edge)
-        line.left, line.right = min(max(line.left, 0.0), width), max(min(line.right, width), 0.0)
-        line.top, line.bottom = min(max(line.top, 0.0), height), max(min(line.bottom, height), 0.0)
-        line.right, line.bottom = max(line.right, line.left), max(line.bottom, line.top)
     _mark_bold(textpage, lines)
-    return lines
+    turned = [t for r in runs if (t := _turned(textpage, r, page, base)) is not None]
+    out = [line for line, _ in lines]
+    width, height = frame.size
+    items: list[Line | Turned] = [*out, *turned]
+    for item in items:  # boxes inside the page (a line set off the page keeps an empty box at its edge)
+        _clamp(item, width, height)
+    return out, turned
 
 
-def _make_lines(chars: list[_Char], page: int) -> list[Line]:
-    """Split one pdfium line at wide horizontal gaps (columns, cells) and measure each part."""
+def _clamp(item: Line | Turned, width: float, height: float) -> None:
+    item.left, item.right = min(max(item.left, 0.0), width), max(min(item.right, width), 0.0)
+    item.top, item.bottom = min(max(item.top, 0.0), height), max(min(item.bottom, height), 0.0)
+    item.right, item.bottom = max(item.right, item.left), max(item.bottom, item.top)
+
+
+def _angle_apart(a: float, b: float) -> float:
+    d = abs(a - b) % 360.0
+    return min(d, 360.0 - d)
+
+
+def _turned_by(textpage: pdfium.PdfTextPage, index: int, base: int) -> float | None:
+    """How far character ``index`` is turned from the page's text (degrees clockwise), or None when
+    it runs with it (within :data:`OFF_AXIS`, or its angle is unknown)."""
+    radians = pdfium_c.FPDFText_GetCharAngle(textpage, index)
+    if radians < 0:
+        return None
+    angle = (math.degrees(radians) - base) % 360.0
+    return None if _angle_apart(angle, 0.0) <= OFF_AXIS else angle
+
+
+def _turned(textpage: pdfium.PdfTextPage, run: list[_Char], page: int, base: int) -> Turned | None:
+    """A :class:`Turned` from a run of turned characters (None when it holds only spaces)."""
+    glyphs = [c for c in run if c[0] != " "]
+    if not glyphs:
+        return None
+    words: list[Word] = []
+    current: list[_Char] = []
+    for c in [*run, (" ", 0.0, 0.0, 0.0, 0.0, -1)]:  # words cut at spaces only (their boxes are turned)
+        if c[0] != " ":
+            current.append(c)
+        elif current:
+            words.append(_word(current))
+            current = []
+    index = glyphs[len(glyphs) // 2][5]
+    angle = (math.degrees(pdfium_c.FPDFText_GetCharAngle(textpage, index)) - base) % 360.0
+    matrix = pdfium_c.FS_MATRIX()
+    scale = 1.0
+    if pdfium_c.FPDFText_GetMatrix(textpage, index, ctypes.byref(matrix)):
+        scale = math.hypot(matrix.c, matrix.d) or 1.0
+    size = pdfium_c.FPDFText_GetFontSize(textpage, index) * scale * LOOSE
+    return Turned(page=page, text=" ".join(w.text for w in words), left=min(w.left for w in words),
+                  top=min(w.top for w in words), right=max(w.right for w in words),
+                  bottom=max(w.bottom for w in words), angle=round(angle, 1), size=round(size, 1),
+                  light=_light(textpage, index), words=words)
+
+
+def _light(textpage: pdfium.PdfTextPage, index: int) -> bool:
+    """Whether character ``index`` is filled with a light colour or mostly transparent."""
+    r, g, b, a = (ctypes.c_uint(0) for _ in range(4))
+    if not pdfium_c.FPDFText_GetFillColor(textpage, index, ctypes.byref(r), ctypes.byref(g), ctypes.byref(b),
+                                          ctypes.byref(a)):
+        return False
+    luminance = (0.299 * r.value + 0.587 * g.value + 0.114 * b.value) / 255
+    return luminance >= LIGHT or a.value / 255 <= 1 - LIGHT
+
+
+def _make_lines(chars: list[_Char], page: int) -> list[tuple[Line, list[int]]]:
+    """Split one pdfium line at wide horizontal gaps (columns, cells) and where a glyph is set under
+    the one before (letters stacked down a margin), and measure each part; each
+    line comes with a character of each of its words with a letter (of each word when none has
+    one), for the font facts."""
     parts: list[list[_Char]] = [[]]
     prev = None
     for c in chars:
         if c[0] != " " and prev is not None:
             gap, height = c[1] - prev[3], prev[4] - prev[2]
-            if gap > 2 * height or c[1] < prev[1] - height or abs(c[2] - prev[2]) > height:
-                parts.append([])
+            stacked = c[2] - prev[2] > 0.5 * height and c[1] < prev[3] - 0.25 * (prev[3] - prev[1])
+            if gap > 2 * height or c[1] < prev[1] - height or abs(c[2] - prev[2]) > height or stacked:
+                parts.append([])  # a wide gap, a new line, or a glyph set under the last (stacked letters)
         parts[-1].append(c)
         if c[0] != " ":
             prev = c
     out = []
     for part in parts:
-        words = _words(part)
-        if not words:
+        groups = _word_groups(part)
+        if not groups:
             continue
+        words = [_word(g) for g in groups]
         glyphs = [c for c in part if c[0] != " "]
         line = Line(
             page=page, text=" ".join(w.text for w in words),
@@ -207,36 +325,44 @@ def _make_lines(chars: list[_Char], page: int) -> list[Line]:
             right=max(w.right for w in words), bottom=max(w.bottom for w in words),
             size=round(statistics.median(c[4] - c[2] for c in glyphs), 1), words=words,
         )
-        line.col = glyphs[len(glyphs) // 2][5]  # temporarily: a sample char index for font facts
-        out.append(line)
+        samples = [g[len(g) // 2][5] for g in groups if any(c[0].isalpha() for c in g)]
+        out.append((line, samples or [g[len(g) // 2][5] for g in groups]))
     return out
 
 
-def _words(part: list[_Char]) -> list[Word]:
-    words: list[Word] = []
+def _word_groups(part: list[_Char]) -> list[list[_Char]]:
+    """The characters of each word of a line part: cut at spaces and at gaps wider than 0.4 of a glyph."""
+    groups: list[list[_Char]] = []
     current: list[_Char] = []
     for c in [*part, (" ", 0.0, 0.0, 0.0, 0.0, -1)]:
         if c[0] == " " or (current and c[1] - current[-1][3] > 0.4 * (c[4] - c[2])):
             if current:
-                words.append(Word("".join(x[0] for x in current), min(x[1] for x in current),
-                                  min(x[2] for x in current), max(x[3] for x in current),
-                                  max(x[4] for x in current)))
+                groups.append(current)
             current = [] if c[0] == " " else [c]
         else:
             current.append(c)
-    return words
+    return groups
 
 
-def _mark_bold(textpage: pdfium.PdfTextPage, lines: list[Line]) -> None:
+def _word(chars: list[_Char]) -> Word:
+    return Word("".join(c[0] for c in chars), min(c[1] for c in chars), min(c[2] for c in chars),
+                max(c[3] for c in chars), max(c[4] for c in chars))
+
+
+def _mark_bold(textpage: pdfium.PdfTextPage, lines: list[tuple[Line, list[int]]]) -> None:
+    """A line is bold when each of its sampled words is (a bold run-in head leaves its line regular)."""
     cache: dict[bytes, bool] = {}
     buffer = ctypes.create_string_buffer(128)
     flags = ctypes.c_int(0)
-    for line in lines:
-        index, line.col = line.col, 0
+
+    def bold(index: int) -> bool:
         weight = pdfium_c.FPDFText_GetFontWeight(textpage, index)
         n = pdfium_c.FPDFText_GetFontInfo(textpage, index, buffer, len(buffer), ctypes.byref(flags))
         name = buffer.raw[: max(0, min(n, len(buffer)) - 1)]
         if name not in cache:
             lowered = name.lower()
             cache[name] = any(k in lowered for k in (b"bold", b"black", b"heavy", b"semibold"))
-        line.bold = weight >= 600 or cache[name] or bool(flags.value & 0x40000)
+        return weight >= 600 or cache[name] or bool(flags.value & 0x40000)
+
+    for line, samples in lines:
+        line.bold = all(bold(i) for i in samples)

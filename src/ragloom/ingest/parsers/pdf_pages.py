@@ -1,8 +1,10 @@
 """Everything the parser learns from one PDF page in a single pass with pdfium.
 
-Lines (reading frame), the frame itself (size, ``/Rotate``, text direction),
-image boxes, the number of vector path objects (a hint of ruled tables) and
-how usable the text layer is (a scan has none, or only garbage).
+Lines (reading frame) without the page's furniture (turned margin text,
+watermarks, line numbers, vertical stamps: :mod:`.pdf_furniture`, counted in
+``removed``), the frame itself (size, ``/Rotate``, text direction), image boxes,
+the number of vector path objects (a hint of ruled tables) and how usable the
+text layer is (a scan has none, or only garbage).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from ragloom.errors import ParseError
+from ragloom.ingest.parsers.pdf_furniture import remove_furniture
 from ragloom.ingest.parsers.pdf_layout import (
     Box,
     Frame,
@@ -39,6 +42,7 @@ class PageData:
     paths: list[Box] = field(default_factory=list)  # path object boxes (reading frame), the first MAX_PATHS
     usable: int = 0  # glyphs of real text
     garbage: int = 0  # private-use / replacement / control glyphs
+    removed: dict[str, int] = field(default_factory=dict)  # furniture characters left out of ``lines``, by reason
 
     @property
     def image_cover(self) -> float:
@@ -67,12 +71,13 @@ def read_page(doc: pdfium.PdfDocument, number: int, filename: str) -> PageData:
         text = char_text(textpage, textpage.count_chars())
         usable, garbage = text_quality(text)
         frame = make_frame(crop, rotation, dominant_angle(textpage, text))
-        lines = page_lines(textpage, text, number, frame)
+        lines, turned = page_lines(textpage, text, number, frame)
         images, paths, n_paths = _objects(page, frame)
     finally:
         textpage.close()
         page.close()
-    return PageData(number, frame, lines, images, n_paths, paths, usable, garbage)
+    furniture = remove_furniture(lines, turned)
+    return PageData(number, frame, furniture.lines, images, n_paths, paths, usable, garbage, furniture.removed)
 
 
 def _objects(page: pdfium.PdfPage, frame: Frame) -> tuple[list[Box], list[Box], int]:
