@@ -46,7 +46,7 @@ def test_each_cell_is_tied_to_its_column_header(tmp_path: Path) -> None:
     records = table.table.records()
     assert records[7] == [("Code", "C7"), ("Item", "copper lantern 7"), ("Place", "shelf 3")]
     lines = table.text.split("\n")
-    assert len(lines) == 10 and lines[7] == "Code: C7; Item: copper lantern 7; Place: shelf 3"
+    assert len(lines) == 10 and lines[7] == "Code: C7 — Item: copper lantern 7; Place: shelf 3"  # codes name rows
     assert table.html is not None and table.html.startswith("<table><thead><tr><th>Code</th><th>Item</th>")
     assert table.html.count("<tr>") == 11 and "<td>copper lantern 9</td>" in table.html
     assert table.meta["pages"] == "1,2"

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 
-from ragloom.ingest.blocks import BBox, Block, BlockKind, Table
-from ragloom.ingest.parsers.common import HeadingTracker, table_text_and_html
+from ragloom.ingest.blocks import BBox, Block, BlockKind
+from ragloom.ingest.parsers.common import HeadingTracker
+from ragloom.ingest.parsers.pdf_cells import table_block
 from ragloom.ingest.parsers.pdf_layout import Frame
 from ragloom.ingest.parsers.pdf_order import Region
 from ragloom.ingest.parsers.pdf_paragraphs import BULLET, Paragraph, is_caption, union
@@ -212,10 +213,5 @@ def _region_block(region: Region, frames: dict[int, Frame], caption: Paragraph |
             (_, cap), = caption.boxes(frames)[:1]
             boxes = [(page, _bbox_union(box, cap))]
         return Block(text=text, kind=BlockKind.FIGURE, heading_path=path, page=boxes[0][0], boxes=boxes, meta=meta)
-    table = region.table or Table(header=[], rows=[])
-    text, html = table_text_and_html([table.header, *table.rows], has_header=bool(table.header))
-    meta = {"pages": ",".join(str(p) for p, _ in boxes)}
-    if caption is not None:
-        meta["caption"] = caption.text
-    return Block(text=text, kind=BlockKind.TABLE, heading_path=path, page=boxes[0][0], boxes=boxes,
-                 html=html, table=table, meta=meta)
+    title = caption.text if caption is not None else region.title[0] if region.title is not None else ""
+    return table_block(region, frames, title, path)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ragloom.ingest.blocks import BBox, Block, BlockKind
+from ragloom.ingest.parsers.pdf_cells import PdfTable
 from ragloom.ingest.parsers.pdf_layout import Box, Frame, Line
 from ragloom.ingest.parsers.pdf_order import Region, caption_kind
 
@@ -251,19 +252,17 @@ def _is_caption_of(para: Paragraph, region: Region) -> bool:
 
 
 def merge_split_tables(items: list[Paragraph | Region | Block], heights: dict[int, float]) -> None:
-    """Join a table ending page N with one starting page N+1 that has the same columns.
-
-    The second part's first row is dropped when it repeats the header. The merged
-    table keeps one box per page (``Region.columns`` of the parts are compared
-    within 8 pt).
+    """Join a table ending page N with one starting page N+1 that has the same columns
+    (``Region.columns`` of the parts are compared within 8 pt): one table whose continuation rows come
+    under its header, each cell keeping its own page and box (:meth:`PdfTable.join`: the continuation's
+    leading rows that repeat the table's header are left out). The merged table keeps one box per page.
     """
     i = 0
     while i + 1 < len(items):
         a, b = items[i], items[i + 1]
         if isinstance(a, Region) and isinstance(b, Region) and _continues_table(a, b, heights):
-            if a.table and b.table:  # b's first row was taken for a header only if it reads like one
-                rows = ([b.table.header] if b.table.header else []) + b.table.rows
-                a.table.rows.extend(rows[1:] if rows and rows[0] == a.table.header else rows)
+            if isinstance(a.table, PdfTable) and isinstance(b.table, PdfTable):
+                a.table.join(b.table)
             a.continued.append(b)
             del items[i + 1]
             continue

@@ -1,25 +1,29 @@
-"""Tables of a PDF page as :class:`Region` objects: ruled tables with pdfplumber, unruled ones by alignment.
+"""Ruled tables of a PDF page as :class:`Region` objects holding their cells (:class:`PdfTable`).
 
-**Ruled tables.** pdfplumber is slow (a few pages per second), so it only looks at pages
-that look like they hold a table: enough vector path objects (rules, cell borders) and
-text upright on the displayed page. A table whose frame misses ruled columns — a paper's
-table with horizontal rules across the whole table but vertical rules only *between*
-columns, so that pdfplumber's grid stops at the first and last vertical rule — is widened
-to the ends of its horizontal rules. Cells are read from the characters whose centre they
-hold; a row between two rules that holds several lines of values (rules only under the
-header and at the bottom) is split into one row per line when most of its cells have that
-many lines; characters inside the table's frame that no cell holds become a row of their
-own, so nothing inside a table is lost. Merged cells repeat the merged cell's value.
+pdfplumber finds the grid (it is slow, a few pages per second, so it only looks at pages that look
+like they hold a table: enough vector path objects). A page whose text runs sideways (a table printed
+rotated 90°) is searched in its reading frame: pdfplumber's characters and rules are turned first
+(:class:`_TurnedPage`), so its rows are rows. A table whose frame misses ruled columns — a paper's
+table with horizontal rules across the whole table but vertical rules only *between* columns, so
+that pdfplumber's grid stops at the first and last vertical rule — is widened to the ends of its
+horizontal rules.
 
-**Unruled tables** (:func:`find_unruled`) are found on every text page from the lines'
-words: a run of at least ``MIN_ROWS`` consecutive lines cut by wide gaps, whose words
-leave at least two vertical "rivers" of white across the whole run (three columns or
-more), holding short cells (a few words each, unlike a column of prose). On a page with
-text columns each column is searched on its own.
+**Cells.** Each grid cell keeps its box and its spans, read from its rectangle (the columns and rows
+of the grid it covers), so a merged cell is one cell spanning its slots. A cell's text is read from
+the characters whose centre it holds, in their own direction (``pdf_cells``). Two cases need more than
+the rules:
 
-Each table keeps its rows, the first row as header when it reads like one, and its column
-left edges so a table split by a page break can be recognised and joined (see
-``pdf_paragraphs``).
+- a row between two rules holding several lines of values (rules only under the header and at the
+  bottom) is split into one row per line when most of its cells have that many lines;
+- a cell spanning columns whose text lines up with the columns under it (no rule between them) is cut
+  into those columns: its lines above the first line that lines up are a group label over them, on a
+  row of its own ("Pre-Pawn" over "Handgun", "Long Gun", "*Other"), the rest one cell per column.
+
+Characters inside the table's frame that no cell holds become a row of their own, so nothing inside
+a table is lost; columns without any text of their own (a widened frame's edge) are dropped. A first
+row holding one value across the table is its title, not its header.
+
+Unruled tables are found by alignment in ``pdf_unruled``.
 """
 
 from __future__ import annotations
@@ -29,42 +33,50 @@ import io
 import logging
 import re
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import pdfplumber
 from pdfminer.pdfparser import PDFSyntaxError
 from pdfminer.psparser import PSException
+from pdfplumber.page import DerivedPage, Page
 from pdfplumber.pdf import PDF
 from pdfplumber.utils.exceptions import PdfminerException
-from pdfplumber.utils.text import extract_text
 
-from ragloom.ingest.blocks import BlockKind, Table
-from ragloom.ingest.parsers.common import clean_cell
-from ragloom.ingest.parsers.pdf_layout import Line, Word
-from ragloom.ingest.parsers.pdf_order import Region, find_gutters
+from ragloom.ingest.blocks import BBox, BlockKind
+from ragloom.ingest.parsers.pdf_cells import (
+    DIRECTIONS,
+    Char,
+    PdfTable,
+    TextWord,
+    cell_text,
+    direction,
+    main_direction,
+    text_lines,
+)
+from ragloom.ingest.parsers.pdf_order import Region
+from ragloom.ingest.parsers.pdf_unruled import find_unruled
+from ragloom.ingest.parsers.tabular import Cell
+
+__all__ = ["TableFinder", "find_unruled", "looks_tabular"]
 
 log = logging.getLogger(__name__)
 
 MIN_PATHS = 4  # path objects a page needs before it is searched for tables
 WIDEN_SLACK = 2.0  # points a table's rules must reach past its frame before it is widened
-MIN_ROWS = 3  # unruled tables: rows
-MIN_COLUMNS = 3  # unruled tables: columns (two aligned columns are a form or a list, not a table)
-CELL_GAP = 0.8  # unruled tables: a gap between cells is at least this many line sizes wide
-RIVER = 0.5  # unruled tables: a column gap is at least this many line sizes wide over the whole run
-MAX_HEADER_LINES = 3  # unruled tables: lines above the aligned rows that may join as a header
-MAX_CELL_WORDS = 3.0  # unruled tables: median words per filled cell (prose columns hold many more)
-_NUMBERING = re.compile(r"^([\dIVXivx]+|[A-Z])(\.\d+)*\.?$")
+PHRASE_GAP = 0.8  # type sizes: words closer than this are one phrase (one cell's value)
 _NUMBER = re.compile(r"^[-+]?[\d.,%$€£¥ ]+$")
+_END = 0.5  # points: a cell ends this far above its bottom rule (the next row starts on that rule)
+_ONE = 0.005  # a piece on one row as read ends this far below its start (rows as read start 0.01 apart)
 
-_Obj = dict[str, Any]
 _Box = tuple[float, float, float, float]
 
 
-def looks_tabular(n_paths: int, turn: int) -> bool:
-    """Whether a page is worth a ruled-table search (ruled tables on upright pages)."""
-    return n_paths >= MIN_PATHS and turn == 0
+def looks_tabular(n_paths: int, turn: int = 0) -> bool:
+    """Whether a page is worth a ruled-table search (a page turned any quarter is read in its frame)."""
+    return n_paths >= MIN_PATHS and turn % 90 == 0
 
 
 class TableFinder:
@@ -82,68 +94,134 @@ class TableFinder:
             self._pdf.close()
 
     def find(self, number: int) -> list[Region]:
-        """Ruled tables on page ``number`` (1-based), boxes in displayed-page points (top-left origin)."""
+        """Ruled tables on page ``number`` (1-based), boxes in the page's reading frame (top-left origin):
+        the displayed page, turned back when most of its text runs down or up it (as ``pdf_layout``'s
+        frame turns it)."""
         try:
             if self._pdf is None:
                 self._pdf = pdfplumber.open(io.BytesIO(self._data))
-            page = self._pdf.pages[number - 1]
+            page: Page = self._pdf.pages[number - 1]
+            turn = 90 * DIRECTIONS.index(main_direction(page.chars))
+            if turn:
+                page = _TurnedPage(page, turn)
             found = page.find_tables()
             if not found:
                 return []
             grids = [t.bbox for t in found if max((len(r.cells) for r in t.rows), default=0) >= 2]
-            extra = _widening_edges(page.horizontal_edges, grids)
+            extra = _widening_edges(page.horizontal_edges, page.vertical_edges, grids)
             if extra:
                 log.debug("page %d: table frames closed at the ends of their rules (%d edges)", number, len(extra))
                 found = page.find_tables({"explicit_vertical_lines": extra})
             x0, y0 = page.bbox[0], page.bbox[1]
             chars = page.chars
+            for i, c in enumerate(chars):
+                c["seq"] = i  # drawing order: which space glyphs were drawn between two characters
             return [r for t in found if (r := _region(t, chars, number, x0, y0)) is not None]
         except (PdfminerException, PDFSyntaxError, PSException, ValueError, KeyError) as exc:
             log.warning("table search failed on page %d: %s", number, exc)
             return []
 
 
-def _widening_edges(h_edges: Sequence[_Obj], boxes: Sequence[_Box]) -> list[_Obj]:
-    """Vertical edges at the ends of horizontal rules that run past a table's frame (of a table
-    of two columns or more: a column of underlined lines is no table).
+class _TurnedPage(DerivedPage):
+    """A pdfplumber page seen in its reading frame: every character, rule and curve turned back by
+    ``turn`` degrees, so that text running down (or up) the displayed page runs left to right; each
+    character's ``dir`` is the way it runs in that frame."""
 
-    At least two rules of the table (say its top and bottom rules) must reach past the
-    frame on a side; the frame is then closed there, from its top to its bottom.
+    def __init__(self, parent: Page, turn: int) -> None:
+        left, top, right, bottom = parent.bbox
+        self.turn, self.origin, self.display = turn, (left, top), (right - left, bottom - top)
+        w, h = self.display
+        self.bbox = (0, 0, h, w) if turn in (90, 270) else (0, 0, w, h)
+        super().__init__(parent)
+        self._turned: dict[str, list[dict[str, Any]]] | None = None
+
+    def _point(self, x: float, y: float) -> tuple[float, float]:
+        x, y = x - self.origin[0], y - self.origin[1]
+        w, h = self.display
+        if self.turn == 90:
+            return y, w - x
+        if self.turn == 180:
+            return w - x, h - y
+        return h - y, x
+
+    def _object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        (ax, ay), (bx, by) = self._point(obj["x0"], obj["top"]), self._point(obj["x1"], obj["bottom"])
+        x0, x1, top, bottom = min(ax, bx), max(ax, bx), min(ay, by), max(ay, by)
+        height = self.bbox[3]
+        out = {**obj, "x0": x0, "x1": x1, "top": top, "bottom": bottom, "doctop": top, "y0": height - bottom,
+               "y1": height - top, "width": x1 - x0, "height": bottom - top}
+        if "pts" in obj:
+            out["pts"] = [self._point(x, y) for x, y in obj["pts"]]
+        if obj.get("object_type") == "char":
+            way = DIRECTIONS[(DIRECTIONS.index(direction(obj)) - self.turn // 90) % 4]
+            out["dir"], out["upright"] = way, way == "ltr"
+        return out
+
+    @property
+    def objects(self) -> dict[str, list[dict[str, Any]]]:
+        if self._turned is None:
+            kinds = ("char", "rect", "line", "curve")
+            self._turned = {k: [self._object(o) for o in v] for k, v in self.parent_page.objects.items()
+                            if k in kinds}
+        return self._turned
+
+
+def _widening_edges(h_edges: Sequence[dict[str, Any]], v_edges: Sequence[dict[str, Any]],
+                    boxes: Sequence[_Box]) -> list[dict[str, Any]]:
+    """Vertical edges closing a table's frame at the ends of its horizontal rules (of a table of two
+    columns or more: a column of underlined lines is no table).
+
+    At least two rules of the table (say its top and bottom rules) must reach its frame's side or run
+    past it, and no vertical rule must already close that side from the table's top to its bottom
+    (rules drawn only *between* columns); the frame is then closed there, at the farthest rule end.
     """
-    extra: list[_Obj] = []
+    extra: list[dict[str, Any]] = []
     for left, top, right, bottom in boxes:
         rules = [e for e in h_edges
                  if top - 1 <= e["top"] <= bottom + 1 and e["x0"] < right and e["x1"] > left]
-        past_left = [e["x0"] for e in rules if e["x0"] < left - WIDEN_SLACK]
-        past_right = [e["x1"] for e in rules if e["x1"] > right + WIDEN_SLACK]
-        ends = ([min(past_left)] if len(past_left) >= 2 else []) + ([max(past_right)] if len(past_right) >= 2 else [])
+        to_left = [e["x0"] for e in rules if e["x0"] <= left + WIDEN_SLACK]
+        to_right = [e["x1"] for e in rules if e["x1"] >= right - WIDEN_SLACK]
+        ends = ([min(to_left)] if len(to_left) >= 2 else []) + ([max(to_right)] if len(to_right) >= 2 else [])
         extra += [{"x0": x, "x1": x, "top": top, "bottom": bottom, "width": 0.0, "height": bottom - top,
-                   "orientation": "v", "object_type": "explicit_edge"} for x in ends]
+                   "orientation": "v", "object_type": "explicit_edge"} for x in ends
+                  if not _closed(v_edges, x, top, bottom)]
     return extra
 
 
-class _Placed:
-    """The characters of a table's frame, sorted by vertical centre, for quick box queries."""
+def _closed(v_edges: Sequence[dict[str, Any]], x: float, top: float, bottom: float) -> bool:
+    """Whether vertical rules at ``x`` cover (nearly all of) the height from ``top`` to ``bottom``."""
+    spans = sorted((max(top, e["top"]), min(bottom, e["bottom"])) for e in v_edges
+                   if abs(e["x0"] - x) <= WIDEN_SLACK and e["bottom"] > top and e["top"] < bottom)
+    covered, reach = 0.0, top
+    for a, b in spans:
+        if b > reach:
+            covered += b - max(a, reach)
+            reach = b
+    return covered >= 0.95 * (bottom - top)
 
-    def __init__(self, chars: list[_Obj]) -> None:
+
+class _Placed:
+    """Characters sorted by vertical centre, for quick box queries."""
+
+    def __init__(self, chars: list[Char]) -> None:
         keyed = sorted((((c["top"] + c["bottom"]) / 2, (c["x0"] + c["x1"]) / 2, c) for c in chars),
                        key=lambda k: k[0])
         self.ys = [k[0] for k in keyed]
         self.keyed = keyed
 
-    def within(self, box: _Box) -> list[_Obj]:
+    def within(self, box: _Box) -> list[Char]:
         """Characters whose centre is inside ``box`` (left/top inclusive, right/bottom exclusive)."""
         lo, hi = bisect.bisect_left(self.ys, box[1]), bisect.bisect_left(self.ys, box[3])
         return [c for _, cx, c in self.keyed[lo:hi] if box[0] <= cx < box[2]]
 
 
-def _line_groups(chars: list[_Obj]) -> list[list[_Obj]]:
+def _line_groups(chars: list[Char]) -> list[list[Char]]:
     """Characters grouped into text lines by their vertical centres, top to bottom."""
     if not chars:
         return []
     ordered = sorted(chars, key=lambda c: (c["top"] + c["bottom"]) / 2)
     height = statistics.median(c["bottom"] - c["top"] for c in ordered) or 1.0
-    groups: list[list[_Obj]] = [[ordered[0]]]
+    groups: list[list[Char]] = [[ordered[0]]]
     for c in ordered[1:]:
         prev = groups[-1][-1]
         if (c["top"] + c["bottom"]) / 2 - (prev["top"] + prev["bottom"]) / 2 > 0.5 * height:
@@ -152,346 +230,270 @@ def _line_groups(chars: list[_Obj]) -> list[list[_Obj]]:
     return groups
 
 
-def _text(chars: list[_Obj]) -> str:
-    return clean_cell(extract_text(chars)) if chars else ""
+# --- a grid of placed cells --------------------------------------------------------------------------
 
 
-def _row_lines(held: list[list[_Obj] | None], first: bool) -> list[list[str | None]]:
-    """One table row (between two rules; ``held``: the characters of each cell, None for a cell
-    covered by a merged one) as one or more rows of cell texts.
+@dataclass(slots=True)
+class _Piece:
+    """A cell placed on the table's rows as read: it starts at the first row at or below ``start`` and
+    covers every row above ``end``; ``col``/``span``: the grid columns it covers."""
 
-    The row is split into one row per text line when at least two cells, and most of its
-    filled cells, hold exactly as many lines as the row (values stacked under one rule): three
-    lines or more, or two lines of figures; a wrapped header or wrapped text is kept whole.
-    """
-    lines = _line_groups([ch for h in held if h for ch in h])
-    if len(lines) >= 2 and not (first and len(lines) == 2):
-        bands = [(min(ch["top"] for ch in g), max(ch["bottom"] for ch in g)) for g in lines]
-        per_cell = [_line_groups(h) for h in held if h]
-        full = [cell for cell in per_cell if len(cell) == len(lines)]
-        numeric = sum(1 for cell in full for g in cell if _NUMBER.match(_text(g)))
-        stacked = len(lines) >= 3 or numeric >= 0.6 * len(lines) * len(full)  # two lines: values, not wrapped text
-        if stacked and len(full) >= max(2, 0.6 * len(per_cell)):
-            out: list[list[str | None]] = []
-            for top, bottom in bands:
-                out.append([None if h is None else _text([ch for ch in h if top <= (ch["top"] + ch["bottom"]) / 2
-                                                          <= bottom]) for h in held])
-            return out
-    return [[None if h is None else _text(h) for h in held]]
+    start: float
+    end: float
+    col: int
+    span: int
+    text: str
+    box: _Box
 
 
-def _region(found: Any, chars: list[_Obj], number: int, x0: float, y0: float) -> Region | None:
+@dataclass(slots=True)
+class _Grid:
+    """The ruled grid: column left edges (and the right edge of the last), the rows' tops."""
+
+    edges: list[float]
+    tops: list[float]
+
+    def columns(self, left: float, right: float) -> tuple[int, int]:
+        """First column and number of columns of a cell from ``left`` to ``right``."""
+        first = max(0, bisect.bisect_right(self.edges, left + 1) - 1)
+        last = max(first, bisect.bisect_left(self.edges, right - 1) - 1)
+        return first, min(last, len(self.edges) - 2) - first + 1
+
+
+def _region(found: Any, chars: list[Char], number: int, x0: float, y0: float) -> Region | None:
     left, top, right, bottom = found.bbox
     frame = _Placed(chars).within(found.bbox)
     inside = _Placed(frame)
-    placed: list[tuple[float, list[str | None]]] = []  # (top of the row, cells)
+    edges = sorted({c[0] for row in found.rows for c in row.cells if c is not None})
+    grid = _Grid([*edges, max(right, *(c[2] for row in found.rows for c in row.cells if c is not None))],
+                 [row.bbox[1] for row in found.rows])
+    pieces: list[_Piece] = []
+    rows: list[float] = []  # the start of each row as read
     claimed: set[int] = set()
-    for r, row in enumerate(found.rows):
-        held: list[list[_Obj] | None] = [None if c is None else inside.within(c) for c in row.cells]
-        claimed.update(id(ch) for h in held if h for ch in h)
-        for i, texts in enumerate(_row_lines(held, r == 0)):
-            placed.append((row.bbox[1] + i * 0.01, texts))
+    for row in found.rows:
+        held = [(c, inside.within(c)) for c in row.cells if c is not None]
+        claimed.update(id(ch) for _, chars_in in held for ch in chars_in)
+        starts, placed = _row_pieces(row.bbox, held, grid)
+        rows += starts
+        pieces += placed
     stray = [c for c in frame if id(c) not in claimed and c["text"].strip()]
-    cell_rows = _drop_empty(_fill_merged([t for _, t in placed]))
-    if len(cell_rows) < 2 or max((len(r) for r in cell_rows), default=0) < 2 \
-            or len(stray) > sum(1 for c in frame if id(c) in claimed and c["text"].strip()):
+    if len(stray) > sum(1 for c in frame if id(c) in claimed and c["text"].strip()):
         return None  # not a grid of text (its text stays on the page)
-    width = max((len(t) for _, t in placed), default=0)
     for group in _line_groups(stray):  # text inside the frame that no cell holds: a row of its own
-        log.debug("page %d: table text outside its cells kept as a row: %r", number, _text(group))
-        stray_row: list[str | None] = [_text(group), *[""] * (width - 1)]
-        placed.append((float(min(c["top"] for c in group)), stray_row))
-    placed.sort(key=lambda p: p[0])
-    rows = _drop_empty(_fill_merged([t for _, t in placed]))
-    title = ""
-    if len(rows) > 2 and len({c for c in rows[0] if c}) == 1 and len(rows[0]) >= 2:
-        title = next(c for c in rows[0] if c)  # a title across the table's columns, not its header
-        rows = rows[1:]
-        tl, tt, tr, tb = found.rows[0].bbox
-    columns = sorted({round(c[0] - x0, 1) for row in found.rows for c in row.cells if c is not None})
-    columns = [x for i, x in enumerate(columns) if i == 0 or x - columns[i - 1] > 2]
-    header = rows[0] if _is_header(rows[0], rows[1:]) else []
-    table = Table(header=header, rows=rows[1:] if header else rows)
-    region = Region(BlockKind.TABLE, number, left - x0, top - y0, right - x0, bottom - y0, table=table,
-                    columns=columns)
-    if title:
-        region.title = (title, (tl - x0, tt - y0, tr - x0, tb - y0))
+        y = float(min(c["top"] for c in group))
+        log.debug("page %d: table text outside its cells kept as a row: %r", number, cell_text(group))
+        rows.append(y)
+        box = (min(c["x0"] for c in group), y, max(c["x1"] for c in group), max(c["bottom"] for c in group))
+        pieces.append(_Piece(y, y + _ONE, 0, 1, cell_text(group), box))
+    pieces, kept = _drop_empty_columns(pieces, len(grid.edges) - 1)
+    title, pieces = _title(pieces, kept)
+    cells = _assemble(pieces, sorted(rows), kept, number, (x0, y0))
+    filled = [row for row in cells if any(c.text for c in row)]
+    if len(filled) < 2 or kept < 2:
+        return None
+    region = Region(BlockKind.TABLE, number, left - x0, top - y0, right - x0, bottom - y0,
+                    table=PdfTable.of(cells), columns=_column_lefts(pieces, grid, x0))
+    if title is not None:
+        tl, tt, tr, tb = title.box
+        region.title = (title.text, (tl - x0, tt - y0, tr - x0, tb - y0))
     return region
 
 
-def _drop_empty(rows: list[list[str]]) -> list[list[str]]:
-    """Rows and columns without any text go (a widened frame may add an empty edge column)."""
-    rows = [r for r in rows if any(r)]
-    width = max((len(r) for r in rows), default=0)
-    keep = [c for c in range(width) if any(c < len(r) and r[c] for r in rows)]
-    return [[r[c] if c < len(r) else "" for c in keep] for r in rows]
-
-
-def _fill_merged(rows: list[list[str | None]]) -> list[list[str]]:
-    out: list[list[str]] = []
-    for r, row in enumerate(rows):
-        cells: list[str] = []
-        for c, cell in enumerate(row):
-            if cell is None:
-                cell = cells[c - 1] if c > 0 else (out[r - 1][c] if r > 0 and c < len(out[r - 1]) else "")
-            cells.append(clean_cell(cell))
-        out.append(cells)
-    return out
-
-
-def _is_header(first: list[str], body: list[list[str]]) -> bool:
-    filled = [c for c in first if c]
-    if not body or len(filled) * 2 < len(first):
-        return False
-    return not any(_NUMBER.match(c) for c in filled)
-
-
-# --- unruled tables ---------------------------------------------------------------------------------
-
-
-class _Row:
-    """The words of one visual line of a page (all its :class:`Line` parts), or of a few lines."""
-
-    def __init__(self, words: list[Word], top: float, bottom: float, size: float) -> None:
-        self.words = sorted(words, key=lambda w: w.left)
-        self.top, self.bottom, self.size = top, bottom, size
-
-    @classmethod
-    def of(cls, parts: Sequence[_Row | Line]) -> _Row:
-        words = [w for p in parts for w in p.words]
-        return cls(words, min(p.top for p in parts), max(p.bottom for p in parts),
-                   statistics.median(p.size for p in parts))
-
-    def segments(self) -> int:
-        gap = CELL_GAP * self.size
-        gaps = sum(1 for a, b in zip(self.words, self.words[1:], strict=False) if b.left - a.right >= gap)
-        return gaps + 1 if self.words else 0
-
-
-def _cell_text(words: list[Word]) -> str:
-    """Words of one cell in reading order: line by line, left to right."""
-    lines: list[list[Word]] = []
-    for w in sorted(words, key=lambda w: (w.top + w.bottom) / 2):
-        if lines and (w.top + w.bottom) / 2 - (lines[-1][-1].top + lines[-1][-1].bottom) / 2 \
-                < 0.5 * (w.bottom - w.top):
-            lines[-1].append(w)
-        else:
-            lines.append([w])
-    return " ".join(w.text for line in lines for w in sorted(line, key=lambda w: w.left))
-
-
-def _visual_rows(lines: Sequence[Line]) -> list[_Row]:
-    """The visual rows of ``lines``, top to bottom, leaving out glyphs far smaller than the text
-    around them (a line set sideways in the margin reads as a column of tiny "lines")."""
-    if not lines:
-        return []
-    typical = statistics.median(ln.size for ln in lines)
-    ordered = sorted((ln for ln in lines if ln.words and ln.size >= 0.6 * typical),
-                     key=lambda ln: (ln.top + ln.bottom) / 2)
-    groups: list[list[Line]] = []
-    for ln in ordered:
-        if groups:
-            last = groups[-1][-1]
-            if abs((ln.top + ln.bottom) / 2 - (last.top + last.bottom) / 2) < 0.4 * min(ln.size, last.size):
-                groups[-1].append(ln)
+def _row_pieces(bbox: _Box, cells: list[tuple[_Box, list[Char]]],
+                grid: _Grid) -> tuple[list[float], list[_Piece]]:
+    """One ruled row as read: the starts of its rows (one, or one per line of values stacked under
+    one rule, or two when a cell spanning columns holds a group label over them) and its pieces."""
+    top, bottom = bbox[1], bbox[3]
+    spans = [(box, held, *grid.columns(box[0], box[2])) for box, held in cells]
+    single = [(box, held, col, span) for box, held, col, span in spans if box[3] <= bottom + 1]
+    bands = _stacked_bands([held for _, held, _, _ in single])
+    if bands:
+        starts = [top + i * 0.01 for i in range(len(bands))]
+        pieces = []
+        for box, held, col, span in spans:
+            if box[3] > bottom + 1:  # a cell spanning rows below: whole, over all of them
+                pieces.append(_Piece(top, box[3] - _END, col, span, cell_text(held), box))
                 continue
-        groups.append([ln])
-    return [_Row.of(g) for g in groups]
+            for start, (b_top, b_bottom) in zip(starts, bands, strict=True):
+                part = [ch for ch in held if b_top <= (ch["top"] + ch["bottom"]) / 2 <= b_bottom]
+                pieces.append(_Piece(start, start + _ONE, col, span, cell_text(part),
+                                     (box[0], b_top, box[2], b_bottom)))
+        return starts, pieces
+    cut = [(box, held, col, span, _column_split(held, grid, col, span) if span > 1 and box[3] <= bottom + 1
+            else None) for box, held, col, span in spans]
+    labelled = any(split is not None and split.label for *_, split in cut)
+    count = int(labelled) + max((len(split.rows) for *_, split in cut if split is not None), default=1)
+    starts = [top + i * 0.01 for i in range(count)]
+    pieces = []
+    for box, held, col, span, split in cut:
+        if split is None:
+            pieces.append(_Piece(top, box[3] - _END, col, span, cell_text(held), box))
+            continue
+        if split.label:
+            pieces.append(_Piece(top, top + _ONE, col, span, split.label, (box[0], box[1], box[2], split.rows[0][0])))
+        first = int(labelled) if split.label or len(split.rows) > 1 else 0
+        for i, (line_top, line_bottom, columns) in enumerate(split.rows):
+            last = i == len(split.rows) - 1
+            start = starts[first + i]
+            end = box[3] - _END if last else start + _ONE
+            for c, text in columns.items():
+                where = (grid.edges[c], line_top, grid.edges[c + 1], box[3] if last else line_bottom)
+                pieces.append(_Piece(start, end, c, 1, text, where))
+    return starts, pieces
 
 
-def find_unruled(lines: Sequence[Line], width: float, page: int) -> list[Region]:
-    """Whitespace-aligned tables among one page's ``lines`` (reading frame), as table regions.
-
-    The page is searched whole, then (on a page with text columns) column by column for
-    what is left. Every word whose centre lies in a table's box is one of its cells.
-    """
-    if len(lines) < MIN_ROWS:
+def _stacked_bands(held: list[list[Char]]) -> list[tuple[float, float]]:
+    """The text lines of a ruled row holding values stacked under one rule (each a row of its own), or
+    nothing: at least two cells, and most of its filled cells, hold exactly as many lines as the row —
+    three lines or more, or two lines of figures; a wrapped header or wrapped text is kept whole."""
+    chars = [ch for h in held for ch in h]
+    if main_direction(chars) != "ltr":
         return []
-    passes: list[list[Line]] = [list(lines)]
-    if gutters := find_gutters(lines, width):
-        columns: list[list[Line]] = [[] for _ in range(len(gutters) + 1)]
-        for ln in lines:
-            if not any(ln.left < lo - 2 and ln.right > hi + 2 for lo, hi in gutters):
-                columns[sum(1 for lo, _ in gutters if (ln.left + ln.right) / 2 > lo)].append(ln)
-        passes += columns
-    words = [w for ln in lines for w in ln.words]
-    found: list[Region] = []
-    for group in passes:
-        rows = _visual_rows([ln for ln in group if not any(_inside(ln, r) for r in found)])
-        for first, last in _runs(rows):
-            region = _unruled_table(rows, first, last, words, page)
-            if region is not None and not any(_overlap(region, r) for r in found):
-                found.append(region)
-    return found
+    lines = _line_groups(chars)
+    if len(lines) < 2:
+        return []
+    per_cell = [_line_groups(h) for h in held if h]
+    full = [cell for cell in per_cell if len(cell) == len(lines)]
+    numeric = sum(1 for cell in full for g in cell if _NUMBER.match(cell_text(g)))
+    stacked = len(lines) >= 3 or numeric >= 0.6 * len(lines) * len(full)
+    if not stacked or len(full) < max(2, 0.6 * len(per_cell)):
+        return []
+    return [(min(ch["top"] for ch in g), max(ch["bottom"] for ch in g)) for g in lines]
 
 
-def _inside(ln: Line, r: Region) -> bool:
-    cx, cy = (ln.left + ln.right) / 2, (ln.top + ln.bottom) / 2
-    return r.left - 2 <= cx <= r.right + 2 and r.top - 2 <= cy <= r.bottom + 2
+@dataclass(slots=True)
+class _Split:
+    """A cell spanning columns cut into them: its group ``label`` (the lines above its first line that
+    lines up with the columns) and its rows, each ``(top, bottom, {column: text})``."""
+
+    label: str
+    rows: list[tuple[float, float, dict[int, str]]]
 
 
-def _overlap(a: Region, b: Region) -> bool:
-    return a.left < b.right and b.left < a.right and a.top < b.bottom and b.top < a.bottom
+def _column_split(held: list[Char], grid: _Grid, col: int, span: int) -> _Split | None:
+    """A cell spanning ``span`` columns whose text lines up with them, or None (a title, a sentence
+    across the columns). Each line whose phrases fall into two columns or more starts a row; a line
+    after it that does not (a wrapped value) joins that row, in the column it starts in; the lines
+    before the first such line are the label over the columns ("Pre-Pawn" over "Handgun", "Long
+    Gun", "*Other")."""
+    if main_direction(held) != "ltr":
+        return None
+    label: list[str] = []
+    rows: list[tuple[float, float, dict[int, list[str]]]] = []
+    for line in text_lines(held):
+        placed = _placed_phrases(line, grid, col, span)
+        line_top, line_bottom = min(w.top for w in line), max(w.bottom for w in line)
+        if len({c for c, _ in placed}) >= 2:
+            rows.append((line_top, line_bottom, {}))
+        elif not rows:
+            label += [w.text for w in line]
+            continue
+        row_top, _, columns = rows[-1]
+        rows[-1] = (row_top, line_bottom, columns)
+        for c, text in placed:
+            columns.setdefault(c, []).append(text)
+    if not rows:
+        return None
+    return _Split(" ".join(label), [(t, b, {c: " ".join(v) for c, v in sorted(cs.items())}) for t, b, cs in rows])
 
 
-def _runs(rows: list[_Row]) -> list[tuple[int, int]]:
-    """Maximal runs (first, last index) of consecutive rows cut into two or more segments, close together."""
-    runs: list[tuple[int, int]] = []
-    start: int | None = None
-    for i, row in enumerate(rows):
-        if row.segments() >= 2:
-            if start is not None and not _close(rows[i - 1], row, 1.5):
-                runs.append((start, i - 1))
-                start = None
-            if start is None:
-                start = i
-        elif start is not None:
-            runs.append((start, i - 1))
-            start = None
-    if start is not None:
-        runs.append((start, len(rows) - 1))
-    return [(a, b) for a, b in runs if b - a + 1 >= MIN_ROWS]
-
-
-def _close(upper: _Row, lower: _Row, lines: float) -> bool:
-    return lower.top - upper.bottom <= lines * upper.size and abs(lower.size - upper.size) <= 0.25 * upper.size
-
-
-def _rivers(run: Sequence[_Row]) -> list[tuple[float, float]]:
-    """Vertical strips inside the run that (almost) no word touches, left to right."""
-    left = min(w.left for r in run for w in r.words)
-    right = max(w.right for r in run for w in r.words)
-    bins = int(right - left) + 2
-    cover = [0] * (bins + 1)
-    for row in run:
-        for w in row.words:
-            cover[max(0, int(w.left - left))] += 1
-            cover[min(bins, int(w.right - left) + 1)] -= 1
-    allowed = len(run) // 7  # a title row spanning columns is allowed in a longer table
-    size = statistics.median(r.size for r in run)
-    out: list[tuple[float, float]] = []
-    running, start = 0, None
-    for i in range(bins):
-        running += cover[i]
-        if running <= allowed and start is None:
-            start = i
-        elif running > allowed and start is not None:
-            if i - start >= RIVER * size:
-                out.append((left + start, left + i))
-            start = None
+def _placed_phrases(line: Sequence[TextWord], grid: _Grid, col: int, span: int) -> list[tuple[int, str]]:
+    """The phrases of a line (words closer than :data:`PHRASE_GAP` type sizes), each with the column
+    (of the ``span`` from ``col``) it starts in."""
+    size = statistics.median(w.bottom - w.top for w in line) or 1.0
+    phrases: list[list[TextWord]] = [[line[0]]]
+    for a, b in zip(line, line[1:], strict=False):
+        if b.x0 - a.x1 > PHRASE_GAP * size:
+            phrases.append([])
+        phrases[-1].append(b)
+    out = []
+    for phrase in phrases:
+        c = min(max(bisect.bisect_right(grid.edges, phrase[0].x0 + 1) - 1, col), col + span - 1)
+        out.append((c, " ".join(w.text for w in phrase)))
     return out
 
 
-def _fits(row: _Row, left: float, right: float, rivers: list[tuple[float, float]]) -> bool:
-    """A row (a header, a wrapped cell) lies about within the table and crosses no column gap."""
-    return all(left - 8 * row.size <= w.left and w.right <= right + 8 * row.size
-               and not any(w.left < hi and w.right > lo for lo, hi in rivers) for w in row.words)
+def _drop_empty_columns(pieces: list[_Piece], width: int) -> tuple[list[_Piece], int]:
+    """The pieces without the columns that hold no text of their own (a widened frame's empty edge):
+    a column stays when a one-column piece in it has text, or when it is the first of a spanning
+    piece with text none of whose columns stays. Spans shrink to the columns kept."""
+    keep = [False] * width
+    for p in pieces:
+        if p.text and p.span == 1:
+            keep[p.col] = True
+    for p in pieces:
+        if p.text and not any(keep[p.col: p.col + p.span]):
+            keep[p.col] = True
+    index = [0] * (width + 1)
+    for c in range(width):
+        index[c + 1] = index[c] + keep[c]
+    out = []
+    for p in pieces:
+        span = index[p.col + p.span] - index[p.col]
+        if span:
+            out.append(_Piece(p.start, p.end, index[p.col], span, p.text, p.box))
+    return out, index[width]
 
 
-def _header_band(rows: list[_Row], first: int) -> int:
-    """Index of the first of the rows just above ``rows[first]`` that overlap one another
-    vertically (the lines of a header whose cells have one, two or three lines)."""
-    k = first - 1
-    while k > 0 and rows[k - 1].bottom > rows[k].top + 0.3 * rows[k].size and first - k < MAX_HEADER_LINES:
-        k -= 1
-    return k
+def _title(pieces: list[_Piece], width: int) -> tuple[_Piece | None, list[_Piece]]:
+    """The table's title — the one value of its first row, across the table, with two rows or more
+    under it — and the other pieces."""
+    if not pieces or width < 2:
+        return None, pieces
+    first = min(p.start for p in pieces)
+    head = [p for p in pieces if p.start == first]
+    texts = [p for p in head if p.text]
+    rest = {p.start for p in pieces if p.start != first and p.text}
+    if len(texts) != 1 or len(rest) < 2 or any(p.end > min(rest) for p in head):
+        return None, pieces
+    return texts[0], [p for p in pieces if p.start != first]
 
 
-def _unruled_table(rows: list[_Row], first: int, last: int, words: list[Word], page: int) -> Region | None:
-    run = rows[first:last + 1]
-    rivers = _rivers(run)
-    if len(rivers) + 1 < MIN_COLUMNS:
-        return None
-    cuts = [(lo + hi) / 2 for lo, hi in rivers]
-    n_cols = len(cuts) + 1
-
-    def column(w: Word) -> int:  # the cuts are in order: the number of them left of the word's centre
-        return bisect.bisect_left(cuts, (w.left + w.right) / 2)
-
-    grid = [[0] * n_cols for _ in run]
-    for cells, r in zip(grid, run, strict=True):
-        for w in r.words:
-            cells[column(w)] += 1
-    if statistics.median(n for cells in grid for n in cells if n) > MAX_CELL_WORDS:
-        return None  # columns of prose
-    if any(sum(1 for cells in grid if cells[c]) < 2 for c in range(n_cols)):
-        return None  # a "column" holding one stray word
-    left = min(w.left for r in run for w in r.words)
-    right = max(w.right for r in run for w in r.words)
-    # header lines above the run and wrapped cells below it that stay within the columns
-    if first > 0:
-        top = _header_band(rows, first)
-        band = _Row.of(rows[top:first])
-        if _close(band, rows[first], 2.2) and _fits(band, left, right, rivers) and band.segments() >= 2:
-            first = top
-    while last + 1 < len(rows) and _close(rows[last], rows[last + 1], 0.5) \
-            and _fits(rows[last + 1], left, right, rivers) and rows[last + 1].segments() == 1:
-        last += 1
-    run = rows[first:last + 1]
-    box = (min(w.left for r in run for w in r.words), min(r.top for r in run),
-           max(w.right for r in run for w in r.words), max(r.bottom for r in run))
-    inside = [w for w in words if box[0] - 2 <= (w.left + w.right) / 2 <= box[2] + 2
-              and box[1] - 2 <= (w.top + w.bottom) / 2 <= box[3] + 2]
-    table = _grid(inside, n_cols, column)
-    if _contents(table):
-        return None
-    lefts = [box[0]] * n_cols
-    seen = [False] * n_cols
-    for w in inside:
-        c = column(w)
-        lefts[c] = w.left if not seen[c] else min(lefts[c], w.left)
-        seen[c] = True
-    return Region(BlockKind.TABLE, page, min(w.left for w in inside), min(w.top for w in inside),
-                  max(w.right for w in inside), max(w.bottom for w in inside), table=table,
-                  columns=[round(x, 1) for x in lefts])
+def _assemble(pieces: list[_Piece], starts: list[float], width: int, page: int,
+              origin: tuple[float, float]) -> list[list[Cell]]:
+    """The rows of cells, in the order :func:`~ragloom.ingest.parsers.tabular.table_from_cells` reads them
+    (left to right, a slot covered by a row span above skipped): each piece at the first row at or below
+    its start, spanning the rows up to its end; a slot no piece covers gets an empty cell. A piece
+    whose slot is taken moves to the next free one (or is dropped when its row has none)."""
+    starts = sorted(set(starts))
+    taken = [[False] * width for _ in starts]
+    at: list[list[_Piece]] = [[] for _ in starts]
+    for p in pieces:
+        r = bisect.bisect_left(starts, p.start - 1e-6)
+        if r < len(starts):
+            at[r].append(p)
+    rows: list[list[Cell]] = []
+    ox, oy = origin
+    for r, placed in enumerate(at):
+        queue = sorted(placed, key=lambda p: (p.col, -p.span))
+        row: list[Cell] = []
+        for c in range(width):
+            if taken[r][c]:
+                continue
+            if not queue or queue[0].col > c:
+                row.append(Cell(""))
+                taken[r][c] = True
+                continue
+            p = queue.pop(0)
+            span = 1
+            while span < p.span and c + span < width and not taken[r][c + span]:
+                span += 1
+            down = max(1, bisect.bisect_left(starts, p.end) - r)
+            for rr in range(r, min(len(starts), r + down)):
+                for cc in range(c, c + span):
+                    taken[rr][cc] = True
+            box = BBox(p.box[0] - ox, p.box[1] - oy, p.box[2] - ox, p.box[3] - oy)
+            row.append(Cell(p.text, span, down, box=(page, box)))
+        if queue:
+            log.debug("page %d: %d table cells without a free slot left out", page, len(queue))
+        rows.append(row)
+    return rows
 
 
-def _contents(table: Table) -> bool:
-    """A table of contents (numbering, title, ascending page numbers) is left as text for the
-    chunkers that recognise one."""
-    rows = [r for r in table.rows if any(r)]
-    if not rows or len(table.header or rows[0]) != 3:
-        return False
-    pages = [r[-1] for r in rows]
-    if not all(p.isascii() and p.isdigit() and len(p) <= 6 for p in pages) \
-            or any(int(a) > int(b) for a, b in zip(pages, pages[1:], strict=False)):
-        return False
-    return all(not r[0] or _NUMBERING.match(r[0]) for r in rows)
-
-
-def _grid(words: list[Word], n_cols: int, column: Callable[[Word], int]) -> Table:
-    """The table of ``words``: a row per band of vertically overlapping words, a cell per column;
-    the second line of a wrapped cell joins the row above."""
-    bands: list[list[Word]] = []
-    bottom = 0.0
-    for w in sorted(words, key=lambda w: (w.top + w.bottom) / 2):
-        if bands and w.top < bottom - 0.3 * (w.bottom - w.top):
-            bands[-1].append(w)
-            bottom = max(bottom, w.bottom)
-        else:
-            bands.append([w])
-            bottom = w.bottom
-    pieces: list[list[list[str]]] = []  # per row, per cell: its lines (joined once the row is complete)
-    tops: list[float] = []
-    for band in bands:
-        by_column: list[list[Word]] = [[] for _ in range(n_cols)]
-        for w in band:
-            c = column(w)
-            if 0 <= c < n_cols:
-                by_column[c].append(w)
-        texts = [_cell_text(cell) for cell in by_column]
-        filled = [t for t in texts if t]
-        top = min(w.top for w in band)
-        size = max(w.bottom - w.top for w in band)
-        lone = len(filled) == 1 and not any(texts[2:]) and filled[0][:1].islower()  # a text cell's next line
-        wrapped = (not texts[0] and 2 * len(filled) < n_cols) or lone
-        if pieces and wrapped and top - tops[-1] < 2.5 * size:
-            for cell, text in zip(pieces[-1], texts, strict=True):
-                if text:
-                    cell.append(text)
-        else:
-            pieces.append([[text] if text else [] for text in texts])
-        tops.append(top)
-    rows = [[" ".join(cell) for cell in row] for row in pieces]
-    header = rows[0] if len(rows) > 1 and _is_header(rows[0], rows[1:]) else []
-    return Table(header=header, rows=rows[1:] if header else rows)
+def _column_lefts(pieces: list[_Piece], grid: _Grid, x0: float) -> list[float]:
+    """The left edges of the columns kept (a continued table's columns are compared by them)."""
+    lefts: dict[int, float] = {}
+    for p in pieces:
+        if p.span == 1:
+            lefts[p.col] = min(lefts.get(p.col, p.box[0]), p.box[0])
+    return [round(lefts[c] - x0, 1) for c in sorted(lefts)]
