@@ -422,8 +422,8 @@ WORKBOOK: dict[str, list[list[object]]] = {
 }
 WORKBOOK_MERGES = {"Sales": ["A1:D1", "A6:C6"]}
 WORKBOOK_CACHED = {"Sales": {"D4": 22, "D5": 16.5, "D6": 38.5}}
-SHOWN = {dt.date(2024, 1, 5): "2024-01-05", dt.time(14, 30): "14:30:00", dt.time(8, 0): "08:00:00",
-         dt.datetime(2024, 2, 1, 9, 15): "2024-02-01 09:15:00",
+SHOWN = {dt.date(2024, 1, 5): "2024-01-05", dt.time(14, 30): "14:30:00", dt.time(8, 0): "8:00:00",  # h:mm:ss
+         dt.datetime(2024, 2, 1, 9, 15): "2024-02-01 9:15:00",  # openpyxl's yyyy-mm-dd h:mm:ss
          "=B4+C4": "22", "=B5+C5": "16.5", "=SUM(D4:D5)": "38.5"}
 
 

@@ -1,15 +1,24 @@
 """Spreadsheets: XLSX (openpyxl), XLS (xlrd), CSV/TSV (stdlib ``csv``).
 
-Every sheet with a value becomes a ``table`` block whose lines read ``header: value;
-header: value``, headed by the sheet name (``heading_path``, and ``meta["sheet"]``) and by
-its title rows above the header, if any (see :func:`~ragloom.ingest.parsers.tabular.grid_blocks`
-for header detection and long titles). Neither is a block of its own: a chunker would make
-it a chunk holding nothing but a name; every chunk of the table shows them as its heading.
-Empty sheets give nothing. Merged cells repeat their value in every cell they
-cover. Formulas give their *cached* value; a workbook saved without cached
+Every table of a sheet becomes a ``table`` block
+(:func:`~ragloom.ingest.parsers.sheet_tables.sheet_blocks`): a sheet holding several tables side
+by side or one above the other (separated by empty rows or columns) gives one block each. Each is
+headed by the sheet name (``heading_path``, and ``meta["sheet"]``) and by its title rows above the
+header, if any. Neither is a block of its own: a chunker would make it a chunk holding nothing but
+a name; every chunk of the table shows them as its heading. Empty sheets give nothing. A merged
+range is one cell spanning its rows and columns (its value under each column it covers; a two-row
+header with merged group cells gives header paths such as ``header › second``). Hidden rows and
+columns are left out, named in the blocks' ``meta["hidden_rows"]`` / ``meta["hidden_columns"]``
+and counted in ``ParsedDocument.removed["hidden_cells"]``; a hidden sheet is read, marked
+``meta["hidden"]``.
+
+Values read as the sheet shows them: numbers, dates and times in their cell's number format
+(:mod:`~ragloom.ingest.parsers.numfmt`: ``#,##0.00``, ``0%``, ``yyyy-mm-dd h:mm``, currencies...).
+Formulas give their *cached* value, formatted the same way; a workbook saved without cached
 values (by a program that does not calculate) is not recalculated: such cells
 read ``=FORMULA [not calculated]`` and the blocks say how many there are in
-``meta["uncalculated_formulas"]``.
+``meta["uncalculated_formulas"]``. A CSV's first row is its header when it reads like one, or
+when its cells are of another kind (words, numbers) than those under them.
 
 Limits: rows are read one by one (XLSX sheets streamed, CSV rows as they are
 split, XLS sheet by sheet) and the parse fails at the first row that takes the
@@ -34,11 +43,13 @@ from ragloom.errors import LimitExceededError, MissingDependencyError, ParseErro
 from ragloom.ingest.blocks import Block, ParsedDocument
 from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.parsers.bounds import check_zip
-from ragloom.ingest.parsers.tabular import grid_blocks, span_copy
+from ragloom.ingest.parsers.numfmt import number_format_code, render
+from ragloom.ingest.parsers.sheet_tables import Sheet, sheet_blocks
 from ragloom.ingest.parsers.text import decode_or_raise
 
 if TYPE_CHECKING:  # untyped libraries: these names are Any to the checker
     from lxml.etree import _Element
+    from xlrd.book import Book
     from xlrd.sheet import Cell
 
 log = logging.getLogger(__name__)
@@ -64,26 +75,18 @@ def cell_text(value: object) -> str:
     return str(value).strip()
 
 
-def _sheet_blocks(name: str, grid: list[list[str]], meta: dict[str, str]) -> list[Block]:
-    return grid_blocks(grid, (name,), {"sheet": name, **meta})
+def shown(value: object, code: str) -> str:
+    """A cell value as its number format ``code`` shows it (:func:`~ragloom.ingest.parsers.numfmt.render`),
+    else as :func:`cell_text` reads it."""
+    text = render(value, code) if value is not None else None
+    return text if text is not None else cell_text(value)
 
 
-def _fill_merges(grid: list[list[str]], ranges: Iterable[tuple[int, int, int, int]]) -> None:
-    """Repeat each merged range's top-left value over the range (0-based, end-exclusive), shortened
-    by :func:`~ragloom.ingest.parsers.tabular.span_copy` beyond the top-left cell."""
-    for r0, r1, c0, c1 in ranges:
-        if r0 >= len(grid):
-            continue
-        value = grid[r0][c0] if c0 < len(grid[r0]) else ""
-        if not value:
-            continue  # an empty range adds nothing
-        copy = span_copy(value)
-        for r in range(r0, min(r1, len(grid))):
-            row = grid[r]
-            row.extend([""] * (c1 - len(row)))
-            for c in range(c0, c1):
-                row[c] = copy
-        grid[r0][c0] = value
+def _sheet_blocks(name: str, sheet: Sheet, meta: dict[str, str], removed: dict[str, int]) -> list[Block]:
+    blocks, hidden = sheet_blocks(sheet, (name,), {"sheet": name, **meta})
+    if hidden:
+        removed["hidden_cells"] = removed.get("hidden_cells", 0) + hidden
+    return blocks
 
 
 class _Budget:
@@ -116,7 +119,7 @@ class _Budget:
             self._fail(exceeded("max_sheet_cells", "cells", self.max_cells))
 
     def merges(self, sheet: str, grid: list[list[str]], ranges: Iterable[tuple[int, int, int, int]]) -> None:
-        """Count the cells merged ranges will fill (clipped to the grid as :func:`_fill_merges` does)."""
+        """Count the cells merged ranges with a value cover (rows clipped to the grid)."""
         for r0, r1, c0, c1 in ranges:
             if r0 < len(grid) and c0 < len(grid[r0]) and grid[r0][c0]:
                 self.columns(sheet, c1)
@@ -175,13 +178,32 @@ class _Workbook:
             self.close()
             raise
         self.title: str | None = reader.wb.properties.title or None
+        self._formats: dict[int, str] = {}
 
     def close(self) -> None:
         self._reader.archive.close()
 
-    def grid(self, name: str, path: str, budget: _Budget) -> tuple[list[list[str]], int]:
-        """The sheet's rows of cell texts (merged ranges filled) and its count of uncalculated formulas."""
-        from openpyxl.utils.cell import range_boundaries
+    def number_format(self, style_id: int) -> str:
+        """The number format code of a cell style (``General`` for a style the file does not hold)."""
+        code = self._formats.get(style_id)
+        if code is None:
+            from openpyxl.styles.numbers import BUILTIN_FORMATS, BUILTIN_FORMATS_MAX_SIZE
+
+            wb = self._reader.wb
+            try:
+                fmt_id = int(wb._cell_styles[style_id].numFmtId)
+                code = (BUILTIN_FORMATS.get(fmt_id, "General") if fmt_id < BUILTIN_FORMATS_MAX_SIZE
+                        else wb._number_formats[fmt_id - BUILTIN_FORMATS_MAX_SIZE])
+                code = number_format_code(fmt_id, str(code))
+            except (IndexError, KeyError, TypeError, ValueError, AttributeError):
+                code = "General"
+            self._formats[style_id] = code
+        return code
+
+    def sheet(self, name: str, path: str, budget: _Budget) -> tuple[Sheet, int]:
+        """The sheet's shown texts (cached values in their number formats), merged ranges and hidden rows
+        and columns, and its count of uncalculated formulas."""
+        from openpyxl.utils.cell import column_index_from_string, range_boundaries
 
         wb = self._reader.wb
         rows: dict[int, list[str]] = {}
@@ -192,7 +214,7 @@ class _Workbook:
             for number, cells in cells_reader.parse():
                 if not 1 <= number <= XLSX_MAX_ROWS:
                     raise ValueError(f"row number {number} in sheet {name!r} is outside 1..{XLSX_MAX_ROWS:,}")
-                values = {c["column"]: cell_text(c["value"]) for c in cells if c["value"] is not None}
+                values = {c["column"]: self._text(c) for c in cells if c["value"] is not None}
                 values = {col: v for col, v in values.items() if v}
                 missing += sum(1 for c in cells if c.get("uncalculated"))
                 width = max(values, default=0)
@@ -203,14 +225,32 @@ class _Workbook:
                         row[col - 1] = value
                     rows[number - 1] = row
             merged = cells_reader.merged_cells.mergeCell if cells_reader.merged_cells else []
+            hidden_rows = {int(r) - 1 for r, attrs in cells_reader.row_dimensions.items()
+                           if _flag(attrs.get("hidden")) and str(r).isdigit()}
+            hidden_cols: set[int] = set()
+            for letter, attrs in cells_reader.column_dimensions.items():
+                if _flag(attrs.get("hidden")):
+                    first = column_index_from_string(letter)
+                    last = min(int(attrs.get("max", first)), budget.max_columns)
+                    hidden_cols.update(range(first - 1, last))
         grid = [rows.get(r, []) for r in range(max(rows, default=-1) + 1)]
         ranges = []
         for m in merged:
             min_col, min_row, max_col, max_row = range_boundaries(m.ref)
             ranges.append((min_row - 1, max_row, min_col - 1, max_col))
         budget.merges(name, grid, ranges)
-        _fill_merges(grid, ranges)
-        return grid, missing
+        return Sheet(grid, ranges, hidden_rows, hidden_cols), missing
+
+    def _text(self, cell: dict[str, object]) -> str:
+        value = cell["value"]
+        if cell.get("uncalculated") or cell.get("data_type") in ("s", "e", "str", "inlineStr"):
+            return cell_text(value)
+        style = cell.get("style_id") or 0
+        return shown(value, self.number_format(style if isinstance(style, int) else 0))
+
+
+def _flag(value: object) -> bool:
+    return str(value).strip().lower() in ("1", "true")
 
 
 class XlsxParser:
@@ -235,16 +275,17 @@ class XlsxParser:
         except errors as exc:
             raise ParseError(f"{filename}: not a valid XLSX workbook ({exc})") from exc
         blocks: list[Block] = []
+        removed: dict[str, int] = {}
         missing_total = 0
         budget = _Budget(filename)
         try:
             for name, state, path in book.sheets:
                 checkpoint()
-                grid, missing = book.grid(name, path, budget)
+                sheet, missing = book.sheet(name, path, budget)
                 meta = {"uncalculated_formulas": str(missing)} if missing else {}
                 if state != "visible":
                     meta["hidden"] = "true"
-                blocks += _sheet_blocks(name, grid, meta)
+                blocks += _sheet_blocks(name, sheet, meta, removed)
                 missing_total += missing
         except errors as exc:
             raise ParseError(f"{filename}: not a valid XLSX workbook ({exc})") from exc
@@ -260,7 +301,7 @@ class XlsxParser:
                 f"they are shown as the formula followed by {_NOT_CALCULATED}"
             )
             log.warning("%s: %s", filename, metadata["warning"])
-        return ParsedDocument(blocks=blocks, title=title, metadata=metadata)
+        return ParsedDocument(blocks=blocks, title=title, metadata=metadata, removed=removed)
 
 
 class XlsParser:
@@ -281,20 +322,25 @@ class XlsParser:
         except errors as exc:
             raise ParseError(f"{filename}: not a readable XLS workbook ({exc})") from exc
         blocks: list[Block] = []
+        removed: dict[str, int] = {}
         budget = _Budget(filename)
+        formats: dict[int, str] = {}
         try:
             for index in range(book.nsheets):
                 checkpoint()
                 sheet = book.sheet_by_index(index)
                 grid = []
                 for r in range(sheet.nrows):
-                    row = [self._cell(cell, book.datemode) for cell in sheet.row(r)]
+                    row = [self._cell(cell, book, formats) for cell in sheet.row(r)]
                     width = max((c + 1 for c, v in enumerate(row) if v), default=0)
                     budget.row(sheet.name, sum(1 for v in row if v), width)
                     grid.append(row)
                 budget.merges(sheet.name, grid, sheet.merged_cells)
-                _fill_merges(grid, sheet.merged_cells)
-                blocks += _sheet_blocks(sheet.name, grid, {})
+                hidden_rows = {r for r, info in sheet.rowinfo_map.items() if getattr(info, "hidden", 0)}
+                hidden_cols = {c for c, info in sheet.colinfo_map.items() if getattr(info, "hidden", 0)}
+                meta = {"hidden": "true"} if getattr(sheet, "visibility", 0) else {}
+                blocks += _sheet_blocks(sheet.name, Sheet(grid, list(sheet.merged_cells), hidden_rows, hidden_cols),
+                                        meta, removed)
                 book.unload_sheet(index)
         except errors as exc:
             raise ParseError(f"{filename}: not a readable XLS workbook ({exc})") from exc
@@ -302,23 +348,41 @@ class XlsParser:
             book.release_resources()
         if not blocks:
             raise ParseError(f"{filename}: the workbook has no cell with a value")
-        return ParsedDocument(blocks=blocks, metadata={"sheets": str(book.nsheets)})
+        return ParsedDocument(blocks=blocks, metadata={"sheets": str(book.nsheets)}, removed=removed)
 
     @staticmethod
-    def _cell(cell: Cell, datemode: int) -> str:
+    def _format(cell: Cell, book: Book, formats: dict[int, str]) -> str:
+        """The number format code of a cell (cached by its XF index)."""
+        key = cell.xf_index
+        code = formats.get(key) if key is not None else "General"
+        if code is None:
+            try:
+                fmt_key = book.xf_list[key].format_key
+                code = number_format_code(fmt_key, book.format_map[fmt_key].format_str or "General")
+            except (IndexError, KeyError, AttributeError, TypeError):
+                code = "General"
+            formats[key] = code
+        return code
+
+    @staticmethod
+    def _cell(cell: Cell, book: Book, formats: dict[int, str]) -> str:
         import xlrd
 
         ctype, value = cell.ctype, cell.value
         if ctype == xlrd.XL_CELL_DATE:
             try:
-                return cell_text(xlrd.xldate_as_datetime(value, datemode))
-            except (xlrd.xldate.XLDateError, OverflowError):
+                moment = xlrd.xldate_as_datetime(value, book.datemode)
+            except (xlrd.xldate.XLDateError, OverflowError, ValueError):
                 return cell_text(value)
+            when = moment.time() if 0 <= value < 1 else moment
+            return shown(when, XlsParser._format(cell, book, formats))
         if ctype == xlrd.XL_CELL_BOOLEAN:
             return cell_text(bool(value))
         if ctype == xlrd.XL_CELL_ERROR:
             text: str = xlrd.error_text_from_code.get(value, "#ERROR")
             return text
+        if ctype == xlrd.XL_CELL_NUMBER:
+            return shown(value, XlsParser._format(cell, book, formats))
         return cell_text(value)
 
 
@@ -340,7 +404,7 @@ class CsvParser:
                 grid.append(row)
         except csv.Error as exc:
             raise ParseError(f"{filename}: malformed CSV ({exc})") from exc
-        blocks = grid_blocks(grid, (), {"sheet": name, "delimiter": delimiter})
+        blocks, _ = sheet_blocks(Sheet(grid), (), {"sheet": name, "delimiter": delimiter}, header_by_type=True)
         if not blocks:
             raise ParseError(f"{filename}: the CSV file has no values")
         return ParsedDocument(blocks=blocks, metadata={"encoding": encoding, "delimiter": delimiter})

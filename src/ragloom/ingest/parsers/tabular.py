@@ -217,15 +217,17 @@ def _header_ish(row: Sequence[_Slot | None]) -> bool:
     return bool(values) and sum(not is_numeric(v) for v in values) >= 0.8 * len(values)
 
 
-def _grouped(row: Sequence[_Slot | None]) -> bool:
-    """A header row that groups columns: a cell spans several of them, or a cell stands empty to the
-    right of a label (the group's other columns, unmerged). Empty cells before the first label (a
-    blank corner, a missing first header) group nothing."""
+def _grouped(row: Sequence[_Slot | None], below: Sequence[_Slot | None]) -> bool:
+    """A header row that groups the columns of the row ``below`` it: a cell spans several of them, or
+    a cell stands empty to the right of a label over a cell of ``below`` with text (the group's other
+    columns, unmerged). Empty cells before the first label (a blank corner, a missing first header)
+    group nothing."""
     seen_label = False
     previous = -1
-    for s in row:
+    for c, s in enumerate(row):
         if s is None or not s.text:
-            if seen_label:
+            under = below[c] if c < len(below) else None
+            if seen_label and under is not None and under.text:
                 return True
             continue
         if s.origin == previous:
@@ -249,7 +251,7 @@ def _count_header_rows(grid: list[list[_Slot | None]], width: int) -> int:
     if len(grid) < 2 or not _header_like(_distinct_texts(grid[0]), width):
         return 0
     count = 1
-    while (count < min(HEADER_ROWS_MAX, len(grid) - 1) and _grouped(grid[count - 1])
+    while (count < min(HEADER_ROWS_MAX, len(grid) - 1) and _grouped(grid[count - 1], grid[count])
            and _header_ish(grid[count]) and count + 1 < len(grid)):
         count += 1
     return count
@@ -341,6 +343,15 @@ def _remap_spans(spans: Sequence[tuple[int, int, int, int]], kept: Sequence[int]
         if rows and (len(rows) > 1 or cs > 1):
             out.append((rows[0], c, len(rows), cs))
     return out
+
+
+def _line(row: Sequence[_Slot | None], labels: Sequence[str], stub_columns: int) -> str:
+    """A body row's text: :func:`row_line` of its values, a value spanning columns under one label read
+    once; a row that is one cell across the whole table (a section label, "Europe") reads that cell."""
+    origins = {s.origin for s in row if s is not None}
+    if len(row) > 1 and len(origins) == 1 and all(s is not None for s in row):
+        return next(s.text for s in row if s is not None)
+    return row_line(_shown_once(row, labels), labels, stub_columns)
 
 
 def _shown_once(row: Sequence[_Slot | None], labels: Sequence[str]) -> list[str]:
@@ -462,7 +473,7 @@ def table_from_cells(
     stubs = _stub_columns(body, width)
     values = [_texts(row) for row in body]
     labels = [column_label(PATH_SEP.join(p)) for p in paths]
-    text = "\n".join(row_line(_shown_once(row, labels), labels, stubs) for row in body)
+    text = "\n".join(_line(row, labels, stubs) for row in body)
     if not text.strip():
         return None
     all_boxes = [s.box for row in grid for s in row if s is not None and s.box is not None]
