@@ -77,10 +77,11 @@ def test_merged_cells_repeat_their_value_under_each_header(tmp_path: Path) -> No
         ["Oslo", "P-200", "stopped", "x"],
         ["Bergen", "P-300", "running", "running"],
     ]
-    assert table.text.split("\n")[1] == "Site: Oslo; Pump: P-200; Status: stopped; Note: x"
+    assert table.text.split("\n")[1] == "Site: Oslo — Pump: P-200; Status: stopped; Note: x"  # a stub column
+    assert table.table.stub_columns == 1 and (1, 0, 2, 1) in table.table.spans and (3, 2, 1, 2) in table.table.spans
     records = table.table.records()
     assert records[1][0] == ("Site", "Oslo") and records[2][3] == ("Note", "running")
-    assert table.html.count("<td>Oslo</td>") == 2
+    assert table.html.count('<th scope="row">Oslo</th>') == 2
 
 
 def test_images_become_figures_with_caption_and_alt_text(tmp_path: Path) -> None:

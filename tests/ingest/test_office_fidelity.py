@@ -353,10 +353,12 @@ def test_content_control_rows_cells_and_merges_are_table_rows(tmp_path: Path) ->
         ["Oslo", "P100", "running"], ["Oslo", "P200 spans two", "P200 spans two"], ["", "P300", "idle"]]
 
 
-def test_nested_tables_stay_in_their_cell_and_one_cell_tables_are_read_as_body(tmp_path: Path) -> None:
-    (outer,) = _blocks(build_docx(tmp_path / "a.docx", [raw(NESTED_TABLE)]))
+def test_nested_tables_are_tables_of_their_own_and_one_cell_tables_are_read_as_body(tmp_path: Path) -> None:
+    outer, inner = _blocks(build_docx(tmp_path / "a.docx", [raw(NESTED_TABLE)]))
     assert outer.kind == "table" and outer.table is not None
-    assert outer.table.rows == [["Valve", "See inner: Seal | Viton Spring | Steel"]]
+    assert outer.table.rows == [["Valve", "See inner:"]]
+    assert inner.kind == "table" and inner.meta["nested"] == "true" and inner.table is not None
+    assert inner.table.header == ["Seal", "Viton"] and inner.table.rows == [["Spring", "Steel"]]
     items, _ = DOCX_CASES["one-row and one-cell tables"]
     solo, heading, body = _blocks(build_docx(tmp_path / "b.docx", items))
     assert solo.kind == "table" and solo.text == "Solo | row | table"

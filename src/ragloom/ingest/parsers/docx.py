@@ -14,10 +14,17 @@ tracked-insertion wrappers are opened around paragraphs, tables, table rows and 
   (direct or from its style) is a heading too.
 * Consecutive list paragraphs form one ``list`` block whose lines keep their numbering
   (``1.``, ``2.1``, ``a)``) as a prefix.
-* Tables become ``table`` blocks (the first row is the header; a one-row table has none)
-  with the value of a merged cell repeated in every row and column it spans; a table nested
-  in a cell is read into that cell's text (rows on lines, cells joined by ``|``). A table of
-  a single cell is a frame around body content: its content is read as body.
+* Tables become ``table`` blocks (:func:`~ragloom.ingest.parsers.tabular.table_from_cells`):
+  a horizontal merge (``gridSpan``, ``hMerge``) is a cell spanning columns and a vertical merge
+  (``vMerge``) one spanning rows, its value under every column and in every row it covers; the
+  rows Word repeats as header (``tblHeader``) are the header, else the header rows are found by
+  how the rows read (a grouping row with merged cells and the row under it: header paths such as
+  ``Price › 2024``); a first column naming its rows is a stub column. A paragraph right before
+  (or after) the table reading "Table 3: ..." (or in the Caption style) is its caption, and stays a
+  block marked ``meta["caption_of"] = "table"``. A table nested in a cell with two rows and two
+  columns is a table block of its own after it (``meta["nested"]``); a smaller one is read into
+  the cell's text (rows on lines, cells joined by ``|``). A table of a single cell is a frame
+  around body content: its content is read as body.
 * Text boxes (``w:txbxContent``) become blocks of their own right after the paragraph that
   anchors them. Footnotes and endnotes become blocks right after the paragraph (or list, or
   table) that cites them, marked ``meta["note"] = "footnote N"`` (N in citation order);
@@ -56,13 +63,15 @@ from ragloom.ingest.guard import checkpoint, exceeded, limits
 from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, malformed_part, named, xml_too_deep
 from ragloom.ingest.parsers.common import HeadingTracker, chosen_branch, small_int, xml_name
 from ragloom.ingest.parsers.docx_lists import ListNumbering, paragraph_style, property_chain
-from ragloom.ingest.parsers.tabular import span_copy, table_block
+from ragloom.ingest.parsers.tabular import Cell, table_from_cells
 
 log = logging.getLogger(__name__)
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 _LIST_STYLE = re.compile(r"^list", re.IGNORECASE)
 _CAPTION_TEXT = re.compile(r"^(?:figure|fig\.|图|图表)\s*\d", re.IGNORECASE)
+_TABLE_CAPTION = re.compile(r"^(?:table|tab\.|tabelle|tableau|tabla|表|表格)\s*[\dIVX]", re.IGNORECASE)
+CAPTION_CHARS = 300  # a paragraph longer than this is text, not a table's caption
 _DOC_PR = qn("wp:docPr")
 _MATH_T = "{http://schemas.openxmlformats.org/officeDocument/2006/math}t"
 _TEXT_TAGS = frozenset({qn("w:t"), _MATH_T})
@@ -118,6 +127,24 @@ def _children(parent: _Element, wanted: str) -> Iterator[_Element]:
             branch = chosen_branch(child)
             if branch is not None:
                 yield from _children(branch, wanted)
+
+
+def _continues(props: _Element | None, merge: str) -> bool:
+    """Whether a cell continues a merge (``w:vMerge`` / ``w:hMerge`` without ``restart``)."""
+    node = props.find(qn(merge)) if props is not None else None
+    return node is not None and node.get(qn("w:val"), "continue") == "continue"
+
+
+def _on(props: _Element | None, flag: str) -> bool:
+    """Whether an on/off property (``w:tblHeader``) is set: present, and not ``0``/``false``/``off``."""
+    node = props.find(qn(flag)) if props is not None else None
+    return node is not None and node.get(qn("w:val"), "true").lower() not in ("0", "false", "off")
+
+
+def _is_data_table(tbl: _Element) -> bool:
+    """A table of at least two rows and two columns (a nested table read as a table, not as text)."""
+    rows = list(_children(tbl, "tr"))
+    return len(rows) >= 2 and any(sum(1 for _ in _children(tr, "tc")) >= 2 for tr in rows)
 
 
 def _text_chars(root: _Element) -> int:
@@ -225,7 +252,7 @@ class _Walker:
                  filename: str) -> None:
         self.document = document
         self.filename = filename
-        self.cells = 0  # table cells so far (merged cells counted in every slot they cover)
+        self.cells_read = 0  # table cells so far (merged cells counted in every slot they cover)
         self.max_cells = limits().max_sheet_cells
         self.numbering = ListNumbering(document)
         self.has_title = has_title
@@ -251,51 +278,74 @@ class _Walker:
             self.cited += found.notes
         return found
 
-    def container_text(self, parent: _Element) -> str:
+    def container_text(self, parent: _Element, nested: list[_Element] | None = None) -> str:
+        """The text of a cell, note or text box: paragraphs on lines. A table in it with two rows and two
+        columns goes to ``nested`` when given (read as a table of its own), else it is read in (rows on
+        lines, cells joined by ``|``)."""
         lines = []
         for item in _children(parent, "block"):
             if xml_name(item) == "p":
                 found = self.inline(item)
                 lines.append(found.text)
                 lines += [self.container_text(box) for box in found.boxes]
+            elif nested is not None and _is_data_table(item):
+                nested.append(item)
             else:
-                lines += [" | ".join(dict.fromkeys(c for c in row if c)) for row in self.grid(item)]
+                grid, _ = self.cells(item)
+                lines += [" | ".join(dict.fromkeys(c.text for c in row if c.text)) for row in grid]
         return "\n".join(line for line in lines if line.strip())
 
-    def grid(self, tbl: _Element) -> list[list[str]]:
-        """Rows of cell texts on the layout grid; merged cells repeat their text in each slot (shortened
-        by :func:`~ragloom.ingest.parsers.tabular.span_copy` beyond the first). The slots count against
-        ``max_sheet_cells`` for the whole document."""
-        rows = []
-        above: dict[int, str] = {}  # the text of the cell a vertical merge continues, by column
+    def cells(self, tbl: _Element, nested: list[_Element] | None = None) -> tuple[list[list[Cell]], int]:
+        """The table's rows of cells on the layout grid — a horizontal merge (``gridSpan``, ``hMerge``) a
+        cell spanning columns, a vertical merge (``vMerge``) one spanning rows, holding the text of every
+        cell it merges (Word shows all of it) — and how many leading rows Word repeats as the header
+        (``tblHeader``). Slots count against ``max_sheet_cells`` for the whole document."""
+        rows: list[list[Cell]] = []
+        starts: dict[int, Cell] = {}  # grid column -> the cell a vertical merge there began with
+        texts: dict[int, list[str]] = {}  # id of a merged cell -> its texts (joined once, at the end)
+        header_rows = 0
         for tr in _children(tbl, "tr"):
-            row = [""] * _int(tr.find(qn("w:trPr")), "w:gridBefore")
+            tr_pr = tr.find(qn("w:trPr"))
+            if header_rows == len(rows) and _on(tr_pr, "w:tblHeader"):
+                header_rows += 1
+            col = _int(tr_pr, "w:gridBefore")
+            row = [Cell("") for _ in range(min(col, MAX_SPAN))]
             for tc in _children(tr, "tc"):
                 props = tc.find(qn("w:tcPr"))
-                span = max(1, min(_int(props, "w:gridSpan", 1), MAX_SPAN - len(row)))  # rows stay bounded
-                vmerge = props.find(qn("w:vMerge")) if props is not None else None
-                hmerge = props.find(qn("w:hMerge")) if props is not None else None
-                text = self.container_text(tc)
-                if vmerge is not None and vmerge.get(qn("w:val"), "continue") == "continue":
-                    # Word shows both; what the merge repeats from above is shortened, or a long merged cell
-                    # continued over many rows would be read once per row
-                    text = "\n".join(t for t in (span_copy(above.get(len(row), "")), text) if t)
-                elif hmerge is not None and hmerge.get(qn("w:val"), "continue") == "continue" and row:
-                    text = "\n".join(t for t in (span_copy(row[-1]), text) if t)
-                for k in range(span):
-                    above[len(row) + k] = text
-                row += [text] + [span_copy(text)] * (span - 1)
-            self.cells += len(row)
-            if self.cells > self.max_cells:
+                span = max(1, min(_int(props, "w:gridSpan", 1), MAX_SPAN - col))  # rows stay bounded
+                text = self.container_text(tc, nested)
+                above = starts.get(col)
+                if _continues(props, "w:vMerge") and above is not None and above.colspan == span:
+                    above.rowspan += 1
+                    if text:
+                        texts.setdefault(id(above), [above.text]).append(text)
+                elif _continues(props, "w:hMerge") and row:
+                    row[-1].colspan += span
+                    if text:
+                        texts.setdefault(id(row[-1]), [row[-1].text]).append(text)
+                else:
+                    cell = Cell(text, span, 1, header_rows > len(rows))
+                    row.append(cell)
+                    for k in range(span):
+                        starts.pop(col + k, None)
+                    if props is not None and props.find(qn("w:vMerge")) is not None:
+                        starts[col] = cell
+                col += span
+            self.cells_read += col
+            if self.cells_read > self.max_cells:
                 raise named(self.filename, exceeded("max_sheet_cells", "table cells (merges expanded)", self.max_cells,
-                                                    self.cells))
+                                                    self.cells_read))
             rows.append(row)
-        return rows
+        merged = {id(c): c for row in rows for c in row}
+        for key, parts in texts.items():
+            merged[key].text = "\n".join(parts)
+        return rows, header_rows
 
     # --- body ---
 
     def walk(self, items: list[_Element]) -> None:
         skip_next = False
+        caption_below = ""  # the caption of the table just read, in the paragraph being read
         for index, item in enumerate(items):
             self.items += 1
             if self.items % CHECK_EVERY == 0:
@@ -305,12 +355,44 @@ class _Walker:
                 self.extras(self.inline(item, cite=False))
                 continue
             if xml_name(item) == "tbl":
-                self.table(item)
+                caption_below = self.table_with_caption(items, index)
                 continue
             following = items[index + 1] if index + 1 < len(items) else None
             next_paragraph = following if following is not None and xml_name(following) == "p" else None
+            before = len(self.blocks)
             skip_next = self.paragraph(item, next_paragraph)
+            if caption_below and len(self.blocks) > before and self.blocks[before].text == caption_below:
+                self.blocks[before].meta["caption_of"] = "table"
+            caption_below = ""
         self.flush_list()
+
+    def table_with_caption(self, items: list[_Element], index: int) -> str:
+        """Reads the table ``items[index]`` with its caption: the paragraph just before it when it reads
+        as a table's caption ("Table 3: ..." or the Caption style), else the one just after it (unless
+        that one heads the next table). The caption paragraph stays a block, marked
+        ``meta["caption_of"] = "table"``; returns the caption when it is the paragraph after."""
+        above = self.caption_text(items[index - 1] if index else None)
+        if above and self.blocks and self.blocks[-1].text == above:
+            self.blocks[-1].meta["caption_of"] = "table"
+            self.table(items[index], above)
+            return ""
+        after = items[index + 1] if index + 1 < len(items) else None
+        heads_next = index + 2 < len(items) and xml_name(items[index + 2]) == "tbl"
+        below = "" if heads_next else self.caption_text(after)
+        self.table(items[index], below)
+        return below
+
+    def caption_text(self, p: _Element | None) -> str:
+        """The text of a paragraph that reads as a table's caption, else ""."""
+        if p is None or xml_name(p) != "p":
+            return ""
+        text = " ".join(_paragraph_text(p).split())
+        if not text or len(text) > CAPTION_CHARS:
+            return ""
+        if _TABLE_CAPTION.match(text):
+            return text
+        is_caption = _style_name(Paragraph(p, self.document)).lower() == "caption"
+        return text if is_caption and not _CAPTION_TEXT.match(text) else ""
 
     def flush_list(self) -> None:
         if self.list_lines:
@@ -335,21 +417,25 @@ class _Walker:
         if text:
             self.blocks.append(Block(text=text, heading_path=self.headings.path, meta={"note": f"{kind} {number}"}))
 
-    def table(self, tbl: _Element) -> None:
+    def table(self, tbl: _Element, caption: str = "") -> None:
         rows = list(_children(tbl, "tr"))
         cells = list(_children(rows[0], "tc")) if len(rows) == 1 else []
         if len(cells) == 1:  # a frame around body content
             self.walk(list(_children(cells[0], "block")))
             return
         self.flush_list()
-        grid = self.grid(tbl)
-        header, body = (grid[0], grid[1:]) if len(grid) > 1 else ([], grid)
-        block = table_block(header, body, self.headings.path)
+        nested: list[_Element] = []
+        grid, header_rows = self.cells(tbl, nested)
+        block = table_from_cells(grid, header_rows=header_rows or None, caption=caption,
+                                 heading_path=self.headings.path, lone_notes=False)
         if block is not None:
             self.blocks.append(block)
-        elif any(header):  # a header row and nothing under it
-            self.blocks.append(Block(text=" | ".join(c for c in header if c), heading_path=self.headings.path))
         self.flush_notes()
+        for inner in nested:
+            before = len(self.blocks)
+            self.table(inner)
+            for added in self.blocks[before:]:
+                added.meta.setdefault("nested", "true")
 
     def paragraph(self, p: _Element, caption: _Element | None) -> bool:
         """Adds the paragraph's blocks; True when ``caption`` (the next paragraph) was used."""
