@@ -425,8 +425,8 @@ class _Walker:
             return
         self.flush_list()
         nested: list[_Element] = []
-        grid, header_rows = self.cells(tbl, nested)
-        block = table_from_cells(grid, header_rows=header_rows or None, caption=caption,
+        grid, _ = self.cells(tbl, nested)  # Word's header rows are marked in the cells
+        block = table_from_cells(grid, caption=caption,
                                  heading_path=self.headings.path, lone_notes=False)
         if block is not None:
             self.blocks.append(block)

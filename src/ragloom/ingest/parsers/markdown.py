@@ -1,4 +1,7 @@
-"""Markdown with markdown-it-py: headings, paragraphs, lists, tables, code kept whole."""
+"""Markdown with markdown-it-py: headings, paragraphs, lists, tables, code kept whole.
+
+A table's first row (the one above ``|---|``) is its header row, its cells marked as headers.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from markdown_it.token import Token
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, BlockKind, ParsedDocument
 from ragloom.ingest.parsers.common import HeadingTracker
-from ragloom.ingest.parsers.tabular import table_block
+from ragloom.ingest.parsers.tabular import Cell, table_from_cells
 from ragloom.ingest.parsers.text import decode_or_raise
 
 
@@ -69,7 +72,9 @@ class _Walker:
         elif tok.type == "table_open":
             end = self._until_close(tok.type)
             rows = self._table_rows(self.i, end)
-            block = table_block(rows[0], rows[1:], self.headings.path) if rows else None
+            header = 1 if rows and any(cell.strip() for cell in rows[0]) else 0  # GFM: the row above |---|
+            cells = [[Cell(text, header=r < header) for text in row] for r, row in enumerate(rows)]
+            block = table_from_cells(cells, header_rows=header, heading_path=self.headings.path, lone_notes=False)
             if block:
                 self.blocks.append(block)
             self.i = end + 1

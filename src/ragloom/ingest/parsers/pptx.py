@@ -2,8 +2,10 @@
 
 Each slide gives a ``title`` block (its title placeholder, else ``Slide N``),
 then its shapes top-to-bottom, left-to-right: text frames (one block each,
-bullet levels indented), tables (merged cells repeated; a one-row table is a
-table too), pictures (``figure`` blocks with their alt text), group shapes
+bullet levels indented), tables (:func:`~ragloom.ingest.parsers.tabular.table_from_cells`: a
+merged cell spans its columns and rows, its value under each; the first row is the header when
+the table's style shows one, ``firstRow``, with the row under it when it groups that row's
+columns; a one-row table is a table too), pictures (``figure`` blocks with their alt text), group shapes
 opened; and last its speaker notes — the notes placeholder and any other text
 on the notes page, each a block marked ``meta["role"] == "notes"`` and
 ``meta["notes"] == "true"`` (the convention the ``presentation`` chunk method reads).
@@ -35,7 +37,7 @@ from ragloom.ingest.blocks import BBox, Block, BlockKind, ParsedDocument
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.parsers.bounds import check_zip, is_depth_error, malformed_part, xml_too_deep
 from ragloom.ingest.parsers.common import chosen_branch, xml_name
-from ragloom.ingest.parsers.tabular import span_copy, table_block
+from ragloom.ingest.parsers.tabular import Cell, table_from_cells
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -136,29 +138,31 @@ def _furniture(shape: BaseShape) -> str | None:
     return _FURNITURE.get(ph.get("type", "")) if ph is not None else None
 
 
-def _table_grid(table: Table) -> list[list[str]]:
-    """The cell texts of a table, a merged cell's value repeated in every slot it covers.
+def _table_cells(table: Table) -> list[list[Cell]]:
+    """The cells of a table, row by row: a merged cell (``gridSpan``, ``rowSpan``) spans its columns and
+    rows, and the cells it covers (marked ``hMerge`` / ``vMerge``) are left out; the first row's cells
+    are marked as header when the table's style shows a header row (``firstRow``).
 
     Read from the XML in one pass (python-pptx's ``table.rows[i]`` and ``row.cells[j]`` look their
-    element up in a fresh list each time: quadratic over a table). A slot a merge covers is marked
-    ``hMerge`` (it takes the value on its left) or ``vMerge`` (the value above), so each slot is filled
-    once, whatever spans the file claims; repeated values are shortened by
-    :func:`~ragloom.ingest.parsers.tabular.span_copy`.
+    element up in a fresh list each time: quadratic over a table); spans are cut to the table's grid.
     """
     tbl = table._tbl
     width = len(tbl.tblGrid.gridCol_lst)
-    grid: list[list[str]] = []
-    for r, tr in enumerate(tbl.tr_lst):
-        cells = tr.tc_lst
-        row = [_cell_text(tc) for tc in cells[:width]]
-        row += [""] * (width - len(row))
-        for c, tc in enumerate(cells[:width]):
-            if tc.hMerge and c > 0:
-                row[c] = span_copy(row[c - 1])
-            elif tc.vMerge and r > 0:
-                row[c] = span_copy(grid[r - 1][c])
-        grid.append(row)
-    return grid
+    rows = tbl.tr_lst
+    header = bool(table.first_row)
+    out: list[list[Cell]] = []
+    for r, tr in enumerate(rows):
+        row: list[Cell] = []
+        col = 0
+        for tc in tr.tc_lst[:width]:
+            if tc.hMerge or tc.vMerge:
+                col += 1
+                continue
+            colspan = max(1, min(tc.gridSpan, width - col))
+            row.append(Cell(_cell_text(tc), colspan, max(1, min(tc.rowSpan, len(rows) - r)), header and r == 0))
+            col += 1
+        out.append(row)
+    return out
 
 
 def _is_title(shape: BaseShape) -> bool:
@@ -226,8 +230,7 @@ class _Slide:
             if isinstance(shape, GroupShape):
                 self.shapes(shape.shapes)
             elif isinstance(shape, GraphicFrame) and shape.has_table:  # only a graphic frame can hold a table
-                grid = _table_grid(shape.table)
-                block = table_block(grid[0], grid[1:], self.path) if grid else None
+                block = table_from_cells(_table_cells(shape.table), heading_path=self.path, lone_notes=False)
                 if block:
                     box = _box(shape)
                     block.page, block.boxes = self.number, [(self.number, box)] if box else []

@@ -211,10 +211,26 @@ def _texts(row: Sequence[_Slot | None]) -> list[str]:
     return [s.text if s is not None else "" for s in row]
 
 
+_BOOLEANS = frozenset({"true", "false"})
+
+
+def _is_value(text: str) -> bool:
+    """A number, date or truth value: what a header is not made of."""
+    return is_numeric(text) or text.strip().lower() in _BOOLEANS
+
+
 def _header_ish(row: Sequence[_Slot | None]) -> bool:
-    """Cells that read like a header: some text, mostly not numbers or dates."""
+    """Cells that read like a header: some text, mostly not numbers, dates or truth values."""
     values = [s.text for s in row if s is not None and s.text]
-    return bool(values) and sum(not is_numeric(v) for v in values) >= 0.8 * len(values)
+    return bool(values) and sum(not _is_value(v) for v in values) >= 0.8 * len(values)
+
+
+def _first_header_like(row: Sequence[_Slot | None], width: int) -> bool:
+    """A first row that reads like a header (:func:`_header_like`), a cell spanning columns counted in
+    each column it fills but its text once."""
+    texts = _distinct_texts(row)
+    filled = sum(1 for s in row if s is not None and s.text)
+    return _header_like(texts, width) or (filled >= max(1, width // 2) and _header_like(texts, 2))
 
 
 def _grouped(row: Sequence[_Slot | None], below: Sequence[_Slot | None]) -> bool:
@@ -238,19 +254,17 @@ def _grouped(row: Sequence[_Slot | None], below: Sequence[_Slot | None]) -> bool
 
 def _count_header_rows(grid: list[list[_Slot | None]], width: int) -> int:
     """Header rows at the top: the leading rows the file marks as header, else the first row when it
-    reads like one (:func:`_header_like`), with the rows under a grouping row while they read like
-    headers too — always leaving a body row."""
+    reads like one (:func:`_first_header_like`); then the rows under a grouping row while they read
+    like headers too — always leaving a body row."""
     marked = 0
     for row in grid[:HEADER_ROWS_MAX]:
         cells = [s for s in row if s is not None and s.text]
         if not cells or not all(s.header for s in cells):
             break
         marked += 1
-    if marked:
-        return min(marked, len(grid) - 1)
-    if len(grid) < 2 or not _header_like(_distinct_texts(grid[0]), width):
+    if len(grid) < 2 or not (marked or _first_header_like(grid[0], width)):
         return 0
-    count = 1
+    count = min(max(marked, 1), len(grid) - 1)
     while (count < min(HEADER_ROWS_MAX, len(grid) - 1) and _grouped(grid[count - 1], grid[count])
            and _header_ish(grid[count]) and count + 1 < len(grid)):
         count += 1
