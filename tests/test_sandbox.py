@@ -94,15 +94,21 @@ def test_errors_come_back_as_errors_and_a_crash_as_a_parse_error(sandbox: Sandbo
     assert sandbox.run(add, 3, 4, limits=LIMITS) == 7
 
 
-def test_one_key_runs_one_job_at_a_time_and_others_are_not_held_up(sandbox: Sandbox) -> None:
+def test_one_key_runs_one_job_at_a_time_one_more_waits_and_others_are_not_held_up(sandbox: Sandbox) -> None:
     slow = JobLimits(cpu_seconds=5, memory_mb=300)
     running = threading.Thread(target=lambda: sandbox.run(spin, 1.5, limits=slow, key="attacker"))
     running.start()
     time.sleep(0.3)
-    with pytest.raises(RateLimitedError, match="already running"):
-        sandbox.run(add, 1, 2, limits=LIMITS, key="attacker")
+    waited: list[int] = []
+    second = threading.Thread(target=lambda: waited.append(sandbox.run(add, 1, 2, limits=LIMITS, key="attacker")))
+    second.start()  # waits for its turn (a form previewing again)
+    time.sleep(0.3)
+    with pytest.raises(RateLimitedError, match="already running or waiting"):
+        sandbox.run(add, 1, 2, limits=LIMITS, key="attacker")  # a third is refused at once
     assert sandbox.run(add, 1, 2, limits=LIMITS, key="neighbour") == 3
     running.join(30)
+    second.join(30)
+    assert waited == [3]
     assert sandbox.run(add, 1, 2, limits=LIMITS, key="attacker") == 3  # free again once done
 
 

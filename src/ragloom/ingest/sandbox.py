@@ -12,9 +12,11 @@ preview, a PDF's page count at upload) runs through a :class:`Sandbox`:
   wall time every :data:`WATCH_SECONDS` and kills it (SIGKILL) when it goes over — a job stuck inside
   one C call is stopped all the same. A killed child is replaced; the caller gets
   :class:`~ragloom.errors.LimitExceededError` naming the setting that raises the limit;
-- at most ``per_key`` jobs of one key (a workspace, a user) run at once: another one is refused at
-  once with :class:`~ragloom.errors.RateLimitedError`, so one caller cannot take every child; a job
-  that finds every child busy waits up to ``wait_seconds``, then is refused the same way.
+- at most ``per_key`` jobs of one key (a workspace, a user) run at once and one more waits its turn
+  (up to ``wait_seconds``); any other is refused at once with
+  :class:`~ragloom.errors.RateLimitedError`, so one caller cannot take every child nor the server's
+  threads; a job that finds every child busy waits up to ``wait_seconds``, then is refused the same
+  way.
 
 Jobs are plain functions importable by name (``module.function``) whose arguments and result pickle.
 A :class:`~ragloom.errors.RagloomError` raised in the child reaches the caller as the same class and
@@ -205,20 +207,29 @@ class Sandbox:
         self._lock = threading.Lock()
         self._idle: list[_Child] = []
         self._busy: set[int] = set()  # pids of children running a job
-        self._keys: Counter[str] = Counter()
+        self._keys: Counter[str] = Counter()  # jobs of a key running or waiting
+        self._running: Counter[str] = Counter()  # jobs of a key running
+        self._turns = threading.Condition(self._lock)
         self._closed = False
         self.kills = 0  # children killed over a limit (for /health and the tests)
 
     def run(self, fn: Callable[..., T], *args: Any, limits: JobLimits, key: str = "") -> T:
-        """``fn(*args)`` in a child under ``limits``; at most ``per_key`` at once for ``key``."""
-        with self._lock:
+        """``fn(*args)`` in a child under ``limits``; at most ``per_key`` at once for ``key``, and one more
+        of the key waits for its turn (a form that previews again while the last preview runs)."""
+        with self._turns:
             if self._closed:
                 raise RuntimeError("the sandbox is closed")
-            if key and self._keys[key] >= self.per_key:
-                raise RateLimitedError(f"{self._keys[key]} file jobs of yours are already running (at most "
-                                       f"{self.per_key} at once); retry when they are done", retry_after=2.0)
+            if key and self._keys[key] > self.per_key:
+                raise RateLimitedError(f"{self._keys[key]} file jobs of yours are already running or waiting (at "
+                                       f"most {self.per_key} at once); retry when they are done", retry_after=2.0)
             self._keys[key] += 1
+            waiting = key and not self._turns.wait_for(lambda: self._running[key] < self.per_key, self.wait_seconds)
+            if not waiting:
+                self._running[key] += 1
         try:
+            if waiting:
+                raise RateLimitedError(f"your last file job is still running (at most {self.per_key} at once); "
+                                       "retry when it is done", retry_after=2.0)
             if not self._slots.acquire(timeout=self.wait_seconds):
                 raise RateLimitedError(f"every file-reading process of the server is busy ({self.processes}, "
                                        "RAGLOOM_SANDBOX_PROCESSES); retry in a few seconds", retry_after=5.0)
@@ -227,10 +238,15 @@ class Sandbox:
             finally:
                 self._slots.release()
         finally:
-            with self._lock:
+            with self._turns:
                 self._keys[key] -= 1
                 if self._keys[key] <= 0:
                     del self._keys[key]
+                if not waiting:
+                    self._running[key] -= 1
+                    if self._running[key] <= 0:
+                        del self._running[key]
+                self._turns.notify_all()
 
     def _run(self, target: str, args: tuple[Any, ...], limits: JobLimits) -> Any:
         child = self._take()
