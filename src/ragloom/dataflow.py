@@ -15,8 +15,10 @@ with the origin at the *top-left* of the page (``top < bottom``); pages are
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -93,15 +95,37 @@ class Table:
     spans: list[tuple[int, int, int, int]] = field(default_factory=list)
 
     def paths(self) -> list[tuple[str, ...]]:
-        """Each column's header path: ``header_paths`` where given, else its ``header`` name."""
-        width = max([len(self.header), len(self.header_paths), *(len(r) for r in self.rows)])
+        """Each column's header path: ``header_paths`` where given, else its ``header`` name (as many as
+        the header or the first row has columns: rows are as wide as the table)."""
+        width = max(len(self.header), len(self.header_paths), len(self.rows[0]) if self.rows else 0)
         given = list(self.header_paths) or [(h,) if h else () for h in self.header]
         return given + [()] * (width - len(given))
 
     def records(self) -> list[list[tuple[str, str]]]:
         """Each row as (column name, value) pairs; unnamed columns are called ``column N``."""
-        names = [PATH_SEP.join(p) or f"column {i + 1}" for i, p in enumerate(self.paths())]
+        paths = self.paths()
+        width = max([len(paths), *(len(r) for r in self.rows)])
+        names = [PATH_SEP.join(p) or f"column {i + 1}" for i, p in enumerate(paths + [()] * (width - len(paths)))]
         return [list(zip(names, r, strict=False)) for r in self.rows]
+
+
+HEADER_CELL_CHARS = 200  # of a header cell in a chunk's table rows (Chunk.table)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= HEADER_CELL_CHARS else text[:HEADER_CELL_CHARS].rstrip() + "…"
+
+
+def table_rows(table: Table, rows: Sequence[int], *, caption: bool = True, notes: bool = True) -> dict[str, Any]:
+    """What a table's chunk carries of the table for a client to render it: ``{"header_paths": [[...]],
+    "stub_columns": n, "rows": [[...]], "caption": str, "notes": [...]}`` — the body rows numbered
+    ``rows``; the caption and notes when asked (a table cut into several chunks shows its caption with
+    the first and its notes with the last). A header cell is cut to :data:`HEADER_CELL_CHARS` characters
+    here: every chunk of a table carries its header, so a header cell holding a paragraph must not cost
+    its length once per chunk."""
+    return {"header_paths": [[_cut(h) for h in p] for p in table.paths()], "stub_columns": table.stub_columns,
+            "rows": [list(table.rows[i]) for i in rows if 0 <= i < len(table.rows)],
+            "caption": table.caption if caption else "", "notes": list(table.notes) if notes else []}
 
 
 @dataclass(slots=True)
@@ -169,6 +193,8 @@ class Chunk:
     fields: dict[str, str | int | float | bool | None] = field(default_factory=dict)
     # tag method: the tags of a tag-set row (searched to tag other knowledge bases' chunks)
     tag_keywords: list[str] = field(default_factory=list)
+    # a table's chunk: its rows with their columns' header paths (:func:`table_rows`), for a client to render
+    table: dict[str, Any] | None = None
 
     @property
     def pages(self) -> list[int]:
@@ -228,6 +254,8 @@ class ChunkRecord:
     layer: int = 0
     source_ids: list[str] = field(default_factory=list)
     built_by: str = ""
+    # a table's chunk: its rows with their columns' header paths (:func:`table_rows`); None on other rows
+    table: dict[str, Any] | None = None
 
 
 # --- retrieval ------------------------------------------------------------------------------------

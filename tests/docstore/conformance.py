@@ -177,6 +177,8 @@ class DocStoreConformance:
             heading_path=["Chapter 1", "Section 1.2"],
             parent_id="p9",
             html="<table></table>",
+            table={"header_paths": [["State"], ["Pre-Pawn", "Handgun"]], "stub_columns": 1,
+                   "rows": [["Kentucky", "12,155"]], "caption": "NICS", "notes": ["*Refers to frames"]},
         )
         store.upsert(T, [full])
         (got,) = store.get(T, ["r1"])

@@ -92,6 +92,8 @@ def _payload(rec: ChunkRecord) -> bytes:
         data["tag_keywords"], data["tags"] = list(rec.tag_keywords), dict(rec.tags)
     if rec.layer or rec.source_ids or rec.built_by:  # summaries only; absent keys read back as the defaults
         data["layer"], data["source_ids"], data["built_by"] = int(rec.layer), list(rec.source_ids), rec.built_by
+    if rec.table is not None:  # a table's chunk only; absent reads back as None
+        data["table"] = rec.table
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -150,6 +152,7 @@ def _decode_payload(raw: bytes) -> dict[str, object]:
         "layer": int(data.get("layer", 0)),
         "source_ids": list(data.get("source_ids", [])),
         "built_by": data.get("built_by", ""),
+        "table": data.get("table"),
     }
 
 

@@ -319,6 +319,22 @@ def rounded_positions(positions: Sequence[Position]) -> list[list[float]]:
     return [[int(p[0]), round(p[1], 2), round(p[2], 2), round(p[3], 2), round(p[4], 2)] for p in positions]
 
 
+class TableRows(View):
+    """A table's chunk: its rows with their columns' header paths, for a client to render the table."""
+
+    header_paths: list[list[str]] = Field(description="per column, its header cells outermost first "
+                                          "(['Pre-Pawn', 'Handgun']); [] for a column without a header")
+    stub_columns: int = Field(description="the first columns name their row (a state, a model, a year)")
+    rows: list[list[str]] = Field(description="this chunk's body rows, one cell per column (a spanning cell "
+                                  "repeated in each column it covers)")
+    caption: str = Field(description="the table's caption (on its first chunk)")
+    notes: list[str] = Field(description="footnotes and source lines printed with the table (on its last chunk)")
+
+
+def table_rows_view(table: dict[str, Any] | None) -> TableRows | None:
+    return TableRows.model_validate(table) if table is not None else None
+
+
 class StoredChunk(View):
     """A chunk as stored: a document's chunks in reading order."""
 
@@ -344,6 +360,8 @@ class StoredChunk(View):
         "a summary: the chunks (or summaries of the layer below) it summarises; open them to see its sources")
     built_by: str | SkipJsonSchema[None] = absent_unless(
         "a summary: what wrote it, raptor:extractive (sentences of its sources) or raptor:llm:<model>")
+    table: TableRows | SkipJsonSchema[None] = absent_unless(
+        "a table's chunk (kind table): its rows with their columns' header paths")
 
 
 class ChunkList(View):
@@ -371,6 +389,7 @@ def stored_chunk_view(record: ChunkRecord, method: str, *, edited: bool = False)
         tag_keywords=list(record.tag_keywords),
         tags=dict(record.tags),
         edited=edited,
+        table=table_rows_view(record.table),
         **summary_fields(record),
     )
 
@@ -404,6 +423,8 @@ class ParsedChunk(View):
     questions: list[str]
     parent_text: str | None
     tag_keywords: list[str]
+    table: TableRows | SkipJsonSchema[None] = absent_unless(
+        "a table's chunk (kind table): its rows with their columns' header paths")
 
 
 class ParsePreview(View):
@@ -430,6 +451,7 @@ def parsed_chunk_view(chunk: Chunk, count_tokens: Callable[[str], int]) -> Parse
         questions=chunk.questions,
         parent_text=chunk.parent_text,
         tag_keywords=chunk.tag_keywords,
+        table=table_rows_view(chunk.table),
     )
 
 

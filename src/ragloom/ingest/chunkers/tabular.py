@@ -27,6 +27,7 @@ from html import escape
 
 from lxml import html as lxml_html
 
+from ragloom.dataflow import table_rows
 from ragloom.errors import ParseError
 from ragloom.ingest.blocks import Block, BlockKind, Chunk, ChunkKind, Table
 from ragloom.ingest.chunkers.oversize import split_text
@@ -194,9 +195,13 @@ def table_rows_chunk(blocks: Sequence[Block], config: object, count_tokens: Call
                     columns = sorted({i for _, i in part})
                     html = _row_html([names[i] for i in columns], [raw[i] for i in columns])
                     fields = {row[i][0]: row[i][1] for i in columns}
+                own = table.row_boxes[index] if len(table.row_boxes) == len(table.rows) else []
+                where = [(p, b.left, b.right, b.top, b.bottom) for p, b in own] or block.positions()
                 chunks.append(Chunk(text="\n".join(line for line, _ in part), order=len(chunks),
-                                    positions=block.positions(), heading_path=path, kind=ChunkKind.TABLE, html=html,
-                                    method="table", fields=fields))
+                                    positions=where, heading_path=path, kind=ChunkKind.TABLE, html=html,
+                                    method="table", fields=fields,
+                                    table=table_rows(table, [index], caption=index == 0,
+                                                     notes=index == len(table.rows) - 1)))
     if not chunks:
         raise ParseError("table: the document holds no table (a spreadsheet, CSV, or a table with a header row)")
     return chunks

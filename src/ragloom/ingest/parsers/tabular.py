@@ -443,7 +443,7 @@ def _html(grid: list[list[_Slot | None]], header_rows: int, stub_columns: int, c
                 rowspan = sum(1 for s in below if s is not None and s.origin == slot.origin)
                 attrs = (f' colspan="{colspan}"' if colspan > 1 else "") + (f' rowspan="{rowspan}"' if rowspan > 1
                                                                            else "")
-                out.append(f"<th{attrs}>{escape(slot.text)}</th>")
+                out.append(f"<th{attrs}>{escape(column_label(slot.text))}</th>")  # repeated by every chunk
             out.append("</tr>")
         out.append("</thead>")
     out.append("<tbody>")
