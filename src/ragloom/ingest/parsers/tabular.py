@@ -252,6 +252,21 @@ def _grouped(row: Sequence[_Slot | None], below: Sequence[_Slot | None]) -> bool
     return False
 
 
+def _origin(row: Sequence[_Slot | None], c: int) -> int:
+    slot = row[c] if 0 <= c < len(row) else None
+    return slot.origin if slot is not None else -1
+
+
+def _under_groups(above: Sequence[_Slot | None], row: Sequence[_Slot | None]) -> bool:
+    """Whether every cell of its own a row holds (not one continuing from ``above``) stands under a
+    cell of ``above`` that spans columns: the names of a group's columns, even when they are numbers
+    ("Revenue" over "2023", "2024")."""
+    spanned = {c for c, s in enumerate(above) if s is not None and s.text
+               and s.origin in (_origin(above, c - 1), _origin(above, c + 1))}
+    own = [c for c, s in enumerate(row) if s is not None and s.text and s.origin != _origin(above, c)]
+    return bool(own) and all(c in spanned for c in own)
+
+
 def _count_header_rows(grid: list[list[_Slot | None]], width: int) -> int:
     """Header rows at the top: the leading rows the file marks as header, else the first row when it
     reads like one (:func:`_first_header_like`); then the rows under a grouping row while they read
@@ -266,7 +281,7 @@ def _count_header_rows(grid: list[list[_Slot | None]], width: int) -> int:
         return 0
     count = min(max(marked, 1), len(grid) - 1)
     while (count < min(HEADER_ROWS_MAX, len(grid) - 1) and _grouped(grid[count - 1], grid[count])
-           and _header_ish(grid[count]) and count + 1 < len(grid)):
+           and (_header_ish(grid[count]) or _under_groups(grid[count - 1], grid[count])) and count + 1 < len(grid)):
         count += 1
     return count
 
@@ -505,3 +520,4 @@ def table_from_cells(
 def cells_of(grid: Sequence[Sequence[str]]) -> list[list[Cell]]:
     """Plain strings as cells (no spans, no header marks, no boxes)."""
     return [[Cell(text) for text in row] for row in grid]
+
