@@ -31,7 +31,7 @@ from ragloom.errors import ParseError
 from ragloom.ingest.blocks import BBox, Block, BlockKind
 from ragloom.ingest.ocr import geometry as geo
 from ragloom.ingest.ocr.models import DET_MAX_SIDE, EnginePool, OcrModels, shared_models
-from ragloom.ingest.ocr.tables import grid_table, html_grid, ocr_input
+from ragloom.ingest.ocr.tables import cells_table, html_cells, ocr_input
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -191,8 +191,14 @@ class RapidPageReader:
         crop = upright[int(box.top):int(box.bottom), int(box.left):int(box.right)]
         if crop.size == 0:
             return None
-        html = self.models.table(crop, ocr_input(region.lines, box))[0]
-        block = grid_table(html_grid(html))
+        found = self.models.table(crop, ocr_input(region.lines, box))
+
+        def place(cell: geo.Rect) -> tuple[int, BBox]:  # a cell box of the crop on the page
+            return frame.page, frame.to_points(geo.Rect(cell.left + box.left, cell.top + box.top,
+                                                        cell.right + box.left, cell.bottom + box.top))
+
+        boxes = found[1] if len(found) > 2 and found[1] is not None else None
+        block = cells_table(html_cells(found[0], boxes, place))
         if block is None:
             return None
         rect = geo.union_rect([region.rect, *(ln.rect for ln in region.lines)])

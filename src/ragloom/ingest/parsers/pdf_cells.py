@@ -187,6 +187,7 @@ class PdfTable(Table):
             k += 1
         self.cells.extend(other.cells[k:])
         self.rows.extend(theirs[k:])
+        self.notes.extend(other.notes)
 
 
 def _texts(cells: list[list[Cell]]) -> list[list[str]]:
@@ -218,7 +219,8 @@ def table_block(region: Region, frames: dict[int, Frame], caption: str, path: tu
     shown = [[Cell(c.text, c.colspan, c.rowspan, c.header,
                    None if c.box is None else (c.box[0], frames[c.box[0]].to_display(_corners(c.box[1]))))
               for c in row] for row in cells]
-    block = table_from_cells(shown, caption=caption, heading_path=path, meta=meta)
+    notes = table.notes if isinstance(table, PdfTable) else []
+    block = table_from_cells(shown, caption=caption, notes=notes, heading_path=path, meta=meta)
     if block is None:
         return Block(text="", kind=BlockKind.TABLE, heading_path=path, page=boxes[0][0], boxes=boxes,
                      table=Table(header=[], rows=[]), meta=meta)

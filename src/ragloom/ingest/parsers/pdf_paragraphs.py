@@ -33,6 +33,9 @@ CAPTION = re.compile(r"^(figure|fig\.?|图|圖|chart|plate)\s*[\dA-Z一二三四
 _SENTENCE_END = re.compile(r"[.!?。！？:;：；\"”')\]]\s*$")
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+([^\W\d_])")
 _BODY_END = re.compile(r"[.,;，；。:]$")
+# the opening of a table's note: a footnote mark, "Note:", "Source:" (and their Chinese and Korean marks)
+_NOTE = re.compile(r"^\s*(?:[*†‡§¶※¹²³⁴⁵⁶⁷⁸⁹⁰]|(?:notes?|sources?|footnotes?)\s*[:.：]"
+                   r"|(?:注|资料来源|数据来源)\s*[:：])", re.IGNORECASE)
 _CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 Item = Line | Region | Block
@@ -210,11 +213,48 @@ def _resumes(para: Paragraph, line: Line) -> bool:
 
 
 def attach_captions(items: list[Paragraph | Region | Block]) -> dict[int, Paragraph]:
-    """Pair each figure and table (by ``id``) with the caption paragraph just below or above it.
+    """Pair each figure and table (by ``id``) with the caption paragraph just below or above it, and
+    give each table the notes printed right under it (:func:`attach_notes`).
 
     A figure's caption is removed from ``items`` (the figure block reads it); a table's stays
     in ``items``, beside its table, as a block of its own.
     """
+    captions = _pair_captions(items)
+    attach_notes(items, captions)
+    return captions
+
+
+def attach_notes(items: list[Paragraph | Region | Block], captions: dict[int, Paragraph]) -> None:
+    """Footnotes, notes and source lines printed right under a table (after its caption, if that is
+    below it) — paragraphs opening with a note mark (``*``, ``†``, ``Note:``, ``Source:``, ``注:``...),
+    each within a few lines of what is above it — become the table's ``notes`` and leave ``items``:
+    text attached to the table, never a paragraph of its own nor a row."""
+    out: list[Paragraph | Region | Block] = []
+    table: Region | None = None
+    bottom = 0.0
+    for it in items:
+        if isinstance(it, Region):
+            table = it if it.kind == BlockKind.TABLE and isinstance(it.table, PdfTable) else None
+            bottom = it.bottom
+        elif table is not None and isinstance(it, Paragraph) and it.lines[0].page == table.page:
+            if captions.get(id(table)) is it and it.lines[0].top >= table.top:  # its caption, below it
+                bottom = it.lines[-1].bottom
+                out.append(it)
+                continue
+            first = it.lines[0]
+            if _NOTE.match(it.text) and -first.size <= first.top - bottom <= 3 * first.size \
+                    and isinstance(table.table, PdfTable):
+                table.table.notes.append(it.text)
+                bottom = it.lines[-1].bottom
+                continue
+            table = None
+        else:
+            table = None
+        out.append(it)
+    items[:] = out
+
+
+def _pair_captions(items: list[Paragraph | Region | Block]) -> dict[int, Paragraph]:
     captions: dict[int, Paragraph] = {}
     taken: set[int] = set()  # ids of the captions paired
     removed: set[int] = set()  # indices of the figure captions taken out (items is compacted at the end)

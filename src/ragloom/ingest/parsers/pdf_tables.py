@@ -58,7 +58,7 @@ from ragloom.ingest.parsers.pdf_cells import (
 )
 from ragloom.ingest.parsers.pdf_order import Region
 from ragloom.ingest.parsers.pdf_unruled import find_unruled
-from ragloom.ingest.parsers.tabular import Cell
+from ragloom.ingest.parsers.tabular import HEADER_ROWS_MAX, Cell, mark_grouped_header
 
 __all__ = ["TableFinder", "find_unruled", "looks_tabular"]
 
@@ -68,6 +68,7 @@ MIN_PATHS = 4  # path objects a page needs before it is searched for tables
 WIDEN_SLACK = 2.0  # points a table's rules must reach past its frame before it is widened
 PHRASE_GAP = 0.8  # type sizes: words closer than this are one phrase (one cell's value)
 _NUMBER = re.compile(r"^[-+]?[\d.,%$€£¥ ]+$")
+_BOLD = re.compile(r"bold|black|heavy|semibold", re.IGNORECASE)
 _END = 0.5  # points: a cell ends this far above its bottom rule (the next row starts on that rule)
 _ONE = 0.005  # a piece on one row as read ends this far below its start (rows as read start 0.01 apart)
 
@@ -244,6 +245,7 @@ class _Piece:
     span: int
     text: str
     box: _Box
+    bold: bool = False
 
 
 @dataclass(slots=True)
@@ -284,7 +286,7 @@ def _region(found: Any, chars: list[Char], number: int, x0: float, y0: float) ->
         log.debug("page %d: table text outside its cells kept as a row: %r", number, cell_text(group))
         rows.append(y)
         box = (min(c["x0"] for c in group), y, max(c["x1"] for c in group), max(c["bottom"] for c in group))
-        pieces.append(_Piece(y, y + _ONE, 0, 1, cell_text(group), box))
+        pieces.append(_Piece(y, y + _ONE, 0, 1, cell_text(group), box, _bold(group)))
     pieces, kept = _drop_empty_columns(pieces, len(grid.edges) - 1)
     title, pieces = _title(pieces, kept)
     cells = _assemble(pieces, sorted(rows), kept, number, (x0, y0))
@@ -312,12 +314,12 @@ def _row_pieces(bbox: _Box, cells: list[tuple[_Box, list[Char]]],
         pieces = []
         for box, held, col, span in spans:
             if box[3] > bottom + 1:  # a cell spanning rows below: whole, over all of them
-                pieces.append(_Piece(top, box[3] - _END, col, span, cell_text(held), box))
+                pieces.append(_Piece(top, box[3] - _END, col, span, cell_text(held), box, _bold(held)))
                 continue
             for start, (b_top, b_bottom) in zip(starts, bands, strict=True):
                 part = [ch for ch in held if b_top <= (ch["top"] + ch["bottom"]) / 2 <= b_bottom]
                 pieces.append(_Piece(start, start + _ONE, col, span, cell_text(part),
-                                     (box[0], b_top, box[2], b_bottom)))
+                                     (box[0], b_top, box[2], b_bottom), _bold(part)))
         return starts, pieces
     cut = [(box, held, col, span, _column_split(held, grid, col, span) if span > 1 and box[3] <= bottom + 1
             else None) for box, held, col, span in spans]
@@ -327,10 +329,11 @@ def _row_pieces(bbox: _Box, cells: list[tuple[_Box, list[Char]]],
     pieces = []
     for box, held, col, span, split in cut:
         if split is None:
-            pieces.append(_Piece(top, box[3] - _END, col, span, cell_text(held), box))
+            pieces.append(_Piece(top, box[3] - _END, col, span, cell_text(held), box, _bold(held)))
             continue
         if split.label:
-            pieces.append(_Piece(top, top + _ONE, col, span, split.label, (box[0], box[1], box[2], split.rows[0][0])))
+            label_box = (box[0], box[1], box[2], split.rows[0][0])
+            pieces.append(_Piece(top, top + _ONE, col, span, split.label, label_box, _bold(held)))
         first = int(labelled) if split.label or len(split.rows) > 1 else 0
         for i, (line_top, line_bottom, columns) in enumerate(split.rows):
             last = i == len(split.rows) - 1
@@ -338,7 +341,7 @@ def _row_pieces(bbox: _Box, cells: list[tuple[_Box, list[Char]]],
             end = box[3] - _END if last else start + _ONE
             for c, text in columns.items():
                 where = (grid.edges[c], line_top, grid.edges[c + 1], box[3] if last else line_bottom)
-                pieces.append(_Piece(start, end, c, 1, text, where))
+                pieces.append(_Piece(start, end, c, 1, text, where, _bold(held)))
     return starts, pieces
 
 
@@ -431,7 +434,7 @@ def _drop_empty_columns(pieces: list[_Piece], width: int) -> tuple[list[_Piece],
     for p in pieces:
         span = index[p.col + p.span] - index[p.col]
         if span:
-            out.append(_Piece(p.start, p.end, index[p.col], span, p.text, p.box))
+            out.append(_Piece(p.start, p.end, index[p.col], span, p.text, p.box, p.bold))
     return out, index[width]
 
 
@@ -463,6 +466,7 @@ def _assemble(pieces: list[_Piece], starts: list[float], width: int, page: int,
         if r < len(starts):
             at[r].append(p)
     rows: list[list[Cell]] = []
+    placements: list[_Placement] = []
     ox, oy = origin
     for r, placed in enumerate(at):
         queue = sorted(placed, key=lambda p: (p.col, -p.span))
@@ -484,10 +488,43 @@ def _assemble(pieces: list[_Piece], starts: list[float], width: int, page: int,
                     taken[rr][cc] = True
             box = BBox(p.box[0] - ox, p.box[1] - oy, p.box[2] - ox, p.box[3] - oy)
             row.append(Cell(p.text, span, down, box=(page, box)))
+            placements.append(_Placement(r, p.bold, row[-1]))
         if queue:
             log.debug("page %d: %d table cells without a free slot left out", page, len(queue))
         rows.append(row)
+    _mark_header(placements, len(rows))
+    mark_grouped_header(rows)
     return rows
+
+
+@dataclass(slots=True)
+class _Placement:
+    row: int
+    bold: bool
+    cell: Cell
+
+
+def _mark_header(placements: list[_Placement], n_rows: int) -> None:
+    """Mark the cells of the leading rows set in bold over a body that is not as header cells (two
+    rows drawn as a grouped header are marked by ``tabular.mark_grouped_header``)."""
+    by_row: list[list[_Placement]] = [[] for _ in range(n_rows)]
+    for p in placements:
+        if p.cell.text:
+            by_row[p.row].append(p)
+    filled = [r for r in by_row if r]
+    bold = 0
+    while bold < min(HEADER_ROWS_MAX, len(filled) - 1) and all(p.bold for p in filled[bold]):
+        bold += 1
+    if bold and any(not p.bold for row in filled[bold:] for p in row):
+        for row in filled[:bold]:
+            for p in row:
+                p.cell.header = True
+
+
+def _bold(chars: Sequence[Char]) -> bool:
+    """Every character with ink is set in a bold face."""
+    inked = [c for c in chars if str(c.get("text", "")).strip()]
+    return bool(inked) and all(_BOLD.search(str(c.get("fontname", ""))) for c in inked)
 
 
 def _column_lefts(pieces: list[_Piece], grid: _Grid, x0: float) -> list[float]:

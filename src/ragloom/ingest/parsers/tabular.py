@@ -521,3 +521,30 @@ def cells_of(grid: Sequence[Sequence[str]]) -> list[list[Cell]]:
     """Plain strings as cells (no spans, no header marks, no boxes)."""
     return [[Cell(text) for text in row] for row in grid]
 
+
+def mark_grouped_header(rows: Sequence[Sequence[Cell]]) -> None:
+    """Mark the cells of the first two rows as header cells when they are drawn as a grouped header,
+    whatever they read ("2023", "2024" under "Sales"): every cell of the second row stands under a cell
+    of the first that spans columns, the second row's other columns are covered by cells of the first
+    spanning both rows, and a body row follows."""
+    grid, _ = _expand(rows)
+    if len(grid) < 3 or not grid[0] or not grid[1]:
+        return
+    widths: dict[int, int] = {}
+    for s in grid[0]:
+        if s is not None:
+            widths[s.origin] = widths.get(s.origin, 0) + 1
+    new = 0
+    for c, below in enumerate(grid[1]):
+        above = grid[0][c] if c < len(grid[0]) else None
+        if above is None or below is None:
+            return
+        if below.origin == above.origin:
+            continue  # a header cell spanning both rows
+        if widths[above.origin] < 2 or not above.text:
+            return
+        new += bool(below.text)
+    if new:
+        for row in rows[:2]:
+            for cell in row:
+                cell.header = True
