@@ -14,6 +14,7 @@ more before failing.
 from __future__ import annotations
 
 import gc
+import io
 import random
 import time
 from collections.abc import Callable
@@ -150,6 +151,34 @@ def xlsx_rows(n: int) -> bytes:
     return hostile.big_xlsx(n, 6)
 
 
+def xlsx_tables(n: int) -> bytes:
+    """``n`` pairs of small tables side by side, stacked, each under a title, with a merged two-row
+    header, number formats and a hidden row, and a hidden column between the pairs."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for t in range(n):
+        top = 1 + 9 * t
+        for left in (1, 6):
+            ws.cell(top, left, f"Table {t}.{left}")
+            ws.cell(top + 1, left, "Region")
+            ws.cell(top + 1, left + 1, "Revenue")
+            ws.merge_cells(start_row=top + 1, start_column=left + 1, end_row=top + 1, end_column=left + 2)
+            ws.merge_cells(start_row=top + 1, start_column=left, end_row=top + 2, end_column=left)
+            ws.cell(top + 2, left + 1, 2023)
+            ws.cell(top + 2, left + 2, 2024)
+            for r in range(top + 3, top + 8):
+                ws.cell(r, left, f"r{r}")
+                ws.cell(r, left + 1, r * 1234.5).number_format = "#,##0.00"
+                ws.cell(r, left + 2, r / 1000).number_format = "0.0%"
+        ws.row_dimensions[top + 4].hidden = True
+    ws.column_dimensions["E"].hidden = True
+    out = io.BytesIO()
+    wb.save(out)
+    return out.getvalue()
+
+
 def xls_rows(tmp: Path) -> Callable[[int], bytes]:
     def make(n: int) -> bytes:
         path = tmp / f"rows{n}.xls"
@@ -216,6 +245,7 @@ CASES: dict[str, Case] = {
     "docx-vertical-merge": Case("a.docx", docx_merged, 800),
     "pptx-table": Case("a.pptx", pptx_table, 1500),
     "xlsx-rows": Case("a.xlsx", xlsx_rows, 1000),
+    "xlsx-tables-merges-formats": Case("a.xlsx", xlsx_tables, 40),
     "eml-headers": Case("a.eml", eml_headers, 12_000, None),
     "pdf-margin-lines": Case("a.pdf", pdf_margins, 20),
     "pdf-grid": Case("a.pdf", pdf_grid, 60),

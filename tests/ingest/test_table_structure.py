@@ -229,3 +229,25 @@ def test_markdown_header_row_is_marked() -> None:
     (block,) = _tables(parse_document(b"| Name | Score |\n|---|---|\n| 2021 | 3 |\n| 2022 | 4 |\n", "s.md").blocks)
     assert _table(block).header_rows == [["Name", "Score"]]
     assert block.text == "Name: 2021; Score: 3\nName: 2022; Score: 4"  # years in the first column: no stub
+
+
+def test_xls_values_in_their_formats_and_hidden_columns() -> None:
+    import xlwt
+
+    book = xlwt.Workbook()
+    sheet = book.add_sheet("Prices")
+    for c, name in enumerate(["Item", "Price", "Day", "Cost"]):
+        sheet.write(0, c, name)
+    sheet.write(1, 0, "Tea")
+    sheet.write(1, 1, 1234.5, xlwt.easyxf(num_format_str="#,##0.00"))
+    sheet.write(1, 2, dt.datetime(2024, 3, 5), xlwt.easyxf(num_format_str="d-mmm-yy"))
+    sheet.write(1, 3, 99)
+    sheet.write(2, 0, "Milk")
+    sheet.write(2, 1, 0.5, xlwt.easyxf(num_format_str="0%"))
+    sheet.col(3).hidden = True
+    buf = io.BytesIO()
+    book.save(buf)
+    doc = parse_document(buf.getvalue(), "prices.xls")
+    (block,) = doc.blocks
+    assert block.text == "Item: Tea — Price: 1,234.50; Day: 5-Mar-24\nItem: Milk — Price: 50%"
+    assert block.meta["hidden_columns"] == "D" and doc.removed == {"hidden_cells": len("Cost99")}

@@ -63,7 +63,10 @@ def visible(sheet: Sheet) -> tuple[Sheet, dict[str, str], int]:
     letters), and the characters left out."""
     hidden_rows = {r for r in sheet.hidden_rows if r < len(sheet.rows) and any(sheet.rows[r])}
     width = max((len(r) for r in sheet.rows), default=0)
-    hidden_cols = {c for c in sheet.hidden_columns if c < width and any(c < len(r) and r[c] for r in sheet.rows)}
+    hidden_cols: set[int] = set()
+    if sheet.hidden_columns:  # one pass over the cells, not one per hidden column
+        hidden_cols = {c for r, row in enumerate(sheet.rows) if r not in hidden_rows
+                       for c, v in enumerate(row) if v and c in sheet.hidden_columns}
     if not hidden_rows and not hidden_cols:
         return sheet, {}, 0
     removed = 0
@@ -73,8 +76,13 @@ def visible(sheet: Sheet) -> tuple[Sheet, dict[str, str], int]:
             removed += sum(len(v) for v in row)
             continue
         if hidden_cols:
-            removed += sum(len(row[c]) for c in hidden_cols if c < len(row))
-            row = [v for c, v in enumerate(row) if c not in hidden_cols]
+            kept = []
+            for c, v in enumerate(row):
+                if c in hidden_cols:
+                    removed += len(v)
+                else:
+                    kept.append(v)
+            row = kept
         rows.append(row)
     row_at = _new_index(len(sheet.rows), hidden_rows)
     col_at = _new_index(width, hidden_cols)

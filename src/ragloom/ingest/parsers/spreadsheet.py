@@ -227,12 +227,16 @@ class _Workbook:
             merged = cells_reader.merged_cells.mergeCell if cells_reader.merged_cells else []
             hidden_rows = {int(r) - 1 for r, attrs in cells_reader.row_dimensions.items()
                            if _flag(attrs.get("hidden")) and str(r).isdigit()}
-            hidden_cols: set[int] = set()
+            spans = []
             for letter, attrs in cells_reader.column_dimensions.items():
                 if _flag(attrs.get("hidden")):
                     first = column_index_from_string(letter)
-                    last = min(int(attrs.get("max", first)), budget.max_columns)
-                    hidden_cols.update(range(first - 1, last))
+                    spans.append((first - 1, min(_int(attrs.get("max")) or first, budget.max_columns)))
+            hidden_cols: set[int] = set()
+            reach = 0  # columns below this are in the set already: overlapping <col> ranges add each once
+            for start, end in sorted(spans):
+                hidden_cols.update(range(max(start, reach), end))
+                reach = max(reach, end)
         grid = [rows.get(r, []) for r in range(max(rows, default=-1) + 1)]
         ranges = []
         for m in merged:
@@ -251,6 +255,11 @@ class _Workbook:
 
 def _flag(value: object) -> bool:
     return str(value).strip().lower() in ("1", "true")
+
+
+def _int(value: object) -> int:
+    text = str(value).strip()
+    return int(text) if text.isdigit() and len(text) < 8 else 0
 
 
 class XlsxParser:
