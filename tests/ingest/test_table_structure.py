@@ -251,3 +251,13 @@ def test_xls_values_in_their_formats_and_hidden_columns() -> None:
     (block,) = doc.blocks
     assert block.text == "Item: Tea — Price: 1,234.50; Day: 5-Mar-24\nItem: Milk — Price: 50%"
     assert block.meta["hidden_columns"] == "D" and doc.removed == {"hidden_cells": len("Cost99")}
+
+
+def test_epub_tables_are_read_as_html_tables(tmp_path: Path) -> None:
+    from tests.ingest.docgen import make_epub
+
+    make_epub(tmp_path / "b.epub", "Pumps", [("c1.xhtml", "<h1>Ratings</h1><table><thead><tr><th>Pump</th>"
+                                              "<th>Flow</th></tr></thead><tbody><tr><th>P-1</th><td>40</td></tr>"
+                                              "<tr><th>P-2</th><td>55</td></tr></tbody></table>")])
+    (block,) = _tables(parse_document((tmp_path / "b.epub").read_bytes(), "b.epub").blocks)
+    assert _table(block).stub_columns == 1 and block.text == "Pump: P-1 — Flow: 40\nPump: P-2 — Flow: 55"
