@@ -33,6 +33,7 @@ CASES = [
     (42, '0" kg"', "42 kg"),
     (150, '[>100]"big";"small"', "big"),
     ("abc", '0;0;0;"<"@">"', "<abc>"),
+    (12.5, "@", "12.5"),  # a number in a text cell shows as it is
     (True, "General", "TRUE"),
     (dt.datetime(2024, 1, 1), "yyyy\\-mm\\-dd\\ h:mm:ss", "2024-01-01 0:00:00"),
     (dt.datetime(2024, 3, 5, 14, 7, 9), "d-mmm-yy", "5-Mar-24"),

@@ -207,7 +207,9 @@ def _as_number(value: float, sections: tuple[_Section, ...]) -> str | None:
     if kind == "general":
         body = "".join(general(abs(shown)) if k == "general" else t if k == "lit" else "" for k, t in tokens)
         return ("-" if sign and shown < 0 else "") + body.strip()
-    if kind in ("text", "literal"):
+    if kind == "text":  # a number in a text format ("@") shows as General
+        return "".join(general(shown) if k == "text" else t if k == "lit" else "" for k, t in tokens).strip()
+    if kind == "literal":
         return "".join(t for k, t in tokens if k == "lit").strip()
     if any(k == "exp" for k, _ in tokens):
         text, nonzero = _scientific(abs(Decimal(repr(float(shown)))), tokens)
