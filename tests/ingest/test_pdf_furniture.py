@@ -237,8 +237,9 @@ def test_coverage_reports_the_furniture_by_reason(tmp_path: Path) -> None:
 
 
 def test_a_heading_needs_a_cue_and_a_running_line_never_becomes_one(tmp_path: Path) -> None:
-    """Large or bold lines are headings; a running line with a bold phrase in it, a run-in bold label
-    and a short plain line at body size are not."""
+    """Large or bold lines are headings; a running line with a bold phrase in it, a bold line that opens
+    lower-case (the rest of a sentence), a run-in bold label, a short plain line at body size and a
+    sentence set large are not."""
     pdf = _page()
     pdf.set_xy(25, 25)
     pdf.set_font("Helvetica", "", 16)
@@ -253,6 +254,13 @@ def test_a_heading_needs_a_cue_and_a_running_line_never_becomes_one(tmp_path: Pa
     pdf.set_x(25)
     pdf.multi_cell(160, 5.5, "amendment to the rules, effective on the day it was received.",
                    new_x="LMARGIN", new_y="NEXT")
+    pdf.set_x(25)
+    pdf.set_font("Helvetica", "B", 11)
+    pdf.multi_cell(160, 5.5, "and the bold clause that follows it", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(4)
+    pdf.set_x(25)
+    pdf.set_font("Helvetica", "", 11)
+    pdf.multi_cell(160, 5.5, "A plain sentence closes the part.", new_x="LMARGIN", new_y="NEXT")
     pdf.ln(4)
     pdf.set_x(25)
     pdf.set_font("Helvetica", "B", 11)
@@ -266,12 +274,65 @@ def test_a_heading_needs_a_cue_and_a_running_line_never_becomes_one(tmp_path: Pa
     pdf.ln(4)
     pdf.set_x(25)
     pdf.multi_cell(160, 5.5, " ".join(MORE), new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(6)
+    pdf.set_x(25)
+    pdf.set_font("Helvetica", "", 16)
+    pdf.multi_cell(160, 9, "The notice is set large for the public to read.", new_x="LMARGIN", new_y="NEXT")
     doc = _parse(pdf, tmp_path / "cues.pdf")
     titles = [b.text for b in doc.blocks if b.kind == BlockKind.TITLE]
     assert titles == ["Scope of the Work", "Materials and Methods"]
-    assert all(not part.startswith(("was published", "FOR FURTHER")) for b in doc.blocks for part in b.heading_path)
+    assert all(not part.startswith(("was published", "FOR FURTHER", "and the")) for b in doc.blocks
+               for part in b.heading_path)
     assert "The emergency order was issued on the seventh of November and it was published in the Federal " \
            "Register as an amendment to the rules, effective on the day it was received." in _texts(doc)
+
+
+def _tagged_pdf(heading: str, body: list[str], tag: str = "H2") -> bytes:
+    """One page: ``heading`` and the ``body`` lines, all Helvetica 11 pt; with ``tag`` the structure tree
+    tags the heading so (the body lines are P)."""
+    ops = []
+    y = 780
+    kids = []
+    for mcid, (kind, text) in enumerate([(tag, heading), *(("P", line) for line in body)]):
+        ops.append(b"/%s <</MCID %d>> BDC BT /F1 11 Tf 72 %d Td (%s) Tj ET EMC"
+                   % (kind.encode(), mcid, y, text.encode()))
+        kids.append(b"<</Type/StructElem/S/%s/P 5 0 R/Pg 3 0 R/K %d>>" % (kind.encode(), mcid))
+        y -= 16 if mcid else 24
+    content = b"\n".join(ops)
+    n_kids = len(kids)
+    objects = [
+        b"<</Type/Catalog/Pages 2 0 R/MarkInfo<</Marked true>>/StructTreeRoot 5 0 R>>",
+        b"<</Type/Pages/Kids[3 0 R]/Count 1>>",
+        b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 595 842]/Contents 4 0 R/StructParents 0"
+        b"/Resources<</Font<</F1 6 0 R>>>>>>",
+        b"<</Length %d>>stream\n" % len(content) + content + b"\nendstream",
+        b"<</Type/StructTreeRoot/K[" + b" ".join(b"%d 0 R" % (8 + i) for i in range(n_kids)) + b"]/ParentTree 7 0 R>>",
+        b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
+        b"<</Nums[0[" + b" ".join(b"%d 0 R" % (8 + i) for i in range(n_kids)) + b"]]>>",
+        *kids,
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj" % number + obj + b"endobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_the_structure_tree_is_a_heading_cue() -> None:
+    """A line at body size, neither bold nor numbered, is a heading when the PDF's structure tree tags it
+    H2 (at level 2), and text when it tags it P."""
+    body = ["The pump is serviced every year by the maker.", "Its filter is changed at the same time.",
+            "A log of each service is kept on site."]
+    tagged = PdfParser().parse(_tagged_pdf("Service of the pump", body), "tagged.pdf")
+    assert [(b.kind, b.level, b.text) for b in tagged.blocks] == [
+        (BlockKind.TITLE, 2, "Service of the pump"), (BlockKind.TEXT, 0, " ".join(body))]
+    plain = PdfParser().parse(_tagged_pdf("Service of the pump", body, "P"), "plain.pdf")
+    assert [b.kind for b in plain.blocks] == [BlockKind.TEXT, BlockKind.TEXT]
 
 
 # --- cost -------------------------------------------------------------------------------------------

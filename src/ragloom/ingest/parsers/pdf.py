@@ -207,7 +207,8 @@ def _outside(lines: list[Line], regions: list[Region]) -> list[Line]:
         elif words:
             out.append(Line(page=ln.page, text=" ".join(w.text for w in words), left=min(w.left for w in words),
                             top=min(w.top for w in words), right=max(w.right for w in words),
-                            bottom=max(w.bottom for w in words), size=ln.size, bold=ln.bold, words=words))
+                            bottom=max(w.bottom for w in words), size=ln.size, bold=ln.bold, words=words,
+                            tag=ln.tag))
     return out
 
 

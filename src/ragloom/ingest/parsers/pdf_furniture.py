@@ -11,14 +11,14 @@ for ``ParsedDocument.removed``:
   (a printer's slug up the margin, an arXiv identifier, a journal's side label). Turned text
   inside the text area (a table's turned header, a chart's label) stays: it is read as a line of
   its own, in its own direction;
-- ``vertical_stamp``: upright glyphs stacked one above the other in a margin (a word written
+- ``vertical_stamp``: upright letters stacked one above the other in a margin (a word written
   downwards, "D R A F T" letter under letter);
 - ``line_number``: a column of ascending numbers (by a constant step, evenly spaced) in a margin
   beside the text, as legal transcripts, pleadings and drafts for review are set; a number set
   apart before a line's text counts as well.
 
 A margin is where no other text of the page is: the text area is the box of the page's lines of
-four glyphs or more, and a column of line numbers has no other line beside it on its outer side.
+two glyphs or more, and a column of line numbers has no other line beside it on its outer side.
 Everything here is one pass over the page's lines (sorting aside): its cost is linear.
 """
 
@@ -88,8 +88,8 @@ def body_size(lines: Sequence[Line]) -> float:
 
 
 def text_area(lines: Sequence[Line]) -> Box | None:
-    """The box of the page's lines of four glyphs or more (None without any)."""
-    full = [ln for ln in lines if _glyphs(ln.text) >= 4]
+    """The box of the page's lines of two glyphs or more (None without any)."""
+    full = [ln for ln in lines if _glyphs(ln.text) >= 2]
     if not full:
         return None
     return (min(ln.left for ln in full), min(ln.top for ln in full),
@@ -141,9 +141,9 @@ def _turned_reason(run: Turned, area: Box | None, body: float, over: _Over) -> s
 
 
 def _drop_stamps(lines: list[Line], area: Box | None, out: Furniture) -> list[Line]:
-    """``lines`` without the vertical stamps: single upright glyphs stacked into a column of
-    :data:`MIN_STACK` or more outside the text area."""
-    singles = sorted((ln for ln in lines if _glyphs(ln.text) == 1 and ln.text.strip().isalnum()),
+    """``lines`` without the vertical stamps: single upright letters stacked into a column of
+    :data:`MIN_STACK` or more outside the text area (stacked digits are a narrow column of a table)."""
+    singles = sorted((ln for ln in lines if _glyphs(ln.text) == 1 and ln.text.strip().isalpha()),
                      key=lambda ln: (ln.top, ln.left))
     stacks: list[list[Line]] = []
     open_at: dict[int, list[Line]] = {}  # the stack whose last glyph is in a strip of the page, by strip
@@ -276,4 +276,4 @@ def _without_first_word(ln: Line) -> Line:
     words = ln.words[1:]
     return Line(page=ln.page, text=" ".join(w.text for w in words), left=min(w.left for w in words),
                 top=min(w.top for w in words), right=max(w.right for w in words),
-                bottom=max(w.bottom for w in words), size=ln.size, bold=ln.bold, words=words)
+                bottom=max(w.bottom for w in words), size=ln.size, bold=ln.bold, words=words, tag=ln.tag)

@@ -1,11 +1,16 @@
 """Paragraphs, regions and OCR blocks → final blocks: headings with levels, lists, tables, figures.
 
-A paragraph is a heading when it is short and set larger than the body text,
-or entirely bold, or numbered like a section ("1.2 Scope", "Chapter 3", "第三章"),
-or when it matches an entry of the PDF outline (bookmarks). Levels come from
-the outline when the heading is in it, else from the numbering depth (shifted
-below any larger unnumbered headings such as a document title), else from the
-rank of the heading's style (size, weight) among all heading styles.
+A heading needs a cue a reader sees. A paragraph is a heading when it matches an
+entry of the PDF outline (bookmarks) or the PDF's structure tree tags it as one
+(H1..H6, H, Title), or when it is short and set larger than the body text, or
+entirely bold (every word of it), or numbered like a section ("1.2 Scope",
+"Chapter 3", "第三章"). Text that ends a sentence (of five words or more, or
+with "。") is running text, however large; text at body size that opens with a
+lower-case word continues a sentence: neither is a heading without the outline
+or a tag. Levels come from the outline when the heading is in it, else from the
+tag's number, else from the numbering depth (shifted below any larger unnumbered
+headings such as a document title), else from the rank of the heading's style
+(size, weight) among all heading styles.
 Consecutive list items become one ``list`` block (one item per line). A caption
 is never a heading, nor is text that is mostly not letters (a formula, a lone
 letter). A table's caption (or its title row) is a ``text`` block just before
@@ -35,6 +40,11 @@ _CJK_HEAD = re.compile(r"^第\s*[一二三四五六七八九十百千零〇两\d
 _CJK_LEVEL = {"编": 1, "部": 1, "篇": 1, "章": 1, "节": 2, "条": 3}
 _BODY_END = re.compile(r"[.,;，；。:]$")
 _WORD = re.compile(r"[^\W\d_]{2}|[\u3400-\u9fff\uac00-\ud7af]")
+_SENTENCE_END_CJK = re.compile(r"。$")  # a question may be a heading ("What is a pump?"), a statement not
+_SENTENCE_END = re.compile(r"[^\W\d_]{2}\.$")
+SENTENCE_WORDS = 5  # a heading of this many words or more that ends like a sentence is a sentence
+_TAG = re.compile(r"^(?:h|heading)\s*([1-6])?$|^(title)$", re.IGNORECASE)
+_FIRST_WORD = re.compile(r"[^\W\d_]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +85,29 @@ def _wordy(text: str) -> bool:
     glyphs = [c for c in text if not c.isspace()]
     letters = sum(1 for c in glyphs if c.isalpha())
     return _WORD.search(text) is not None and 2 * letters >= len(glyphs)
+
+
+def _runs_on(text: str) -> bool:
+    """Text that opens with a lower-case word ("published in the ...", "and the"): the rest of a
+    sentence, not a heading ("iPhone", "e" of "e) Scope" are not such words)."""
+    m = _FIRST_WORD.match(text.lstrip())
+    return m is not None and len(m.group()) >= 2 and m.group().islower()
+
+
+def _ends_sentence(text: str) -> bool:
+    """Text that ends a statement ("…的法律责任。", "… is kept on site."): running text, even set large."""
+    if _SENTENCE_END_CJK.search(text):
+        return True
+    return _SENTENCE_END.search(text) is not None and len(text.split()) >= SENTENCE_WORDS
+
+
+def _tagged(p: Paragraph) -> tuple[bool, int | None]:
+    """Whether the PDF's structure tree tags ``p`` as a heading, and the level its tag names (None for
+    "H": the level then comes from the heading's style)."""
+    m = _TAG.match(p.lines[0].tag)
+    if m is None:
+        return False, None
+    return True, (int(m.group(1)) if m.group(1) else 1 if m.group(2) else None)
 
 
 def _norm(text: str) -> str:
@@ -121,10 +154,14 @@ class _Headings:
         text = p.text
         if len(text) > 200 or len(p.lines) > 3 or not _wordy(text) or is_caption(p):
             return False
-        if self._outline_entry(p):
+        if self._outline_entry(p) or _tagged(p)[0]:
             return True
+        if _ends_sentence(text):
+            return False
         if p.size >= self.body * 1.15:
             return True
+        if _runs_on(text):
+            return False
         short = len(p.lines) <= 2 and len(text) <= 120 and not _BODY_END.search(text)
         if p.bold and not self.body_bold and short:
             return True
@@ -139,6 +176,8 @@ class _Headings:
             return None
         if entry := self._outline_entry(p):
             return entry.level
+        if (tagged := _tagged(p)[1]) is not None:
+            return tagged
         if (lvl := numbering_level(p.text)) is not None:
             return min(6, lvl + self.shift)
         return min(6, self.style_level.get(self._style(p), 1))

@@ -21,6 +21,7 @@ import ctypes
 import math
 import statistics
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
@@ -60,6 +61,7 @@ class Line:
     bold: bool = False
     words: list[Word] = field(default_factory=list)
     col: int = 0  # column index set by reading order (-1: spans the columns)
+    tag: str = ""  # the structure type of a tagged page's line ("H1", "P", ...), from its first word
 
 
 @dataclass(slots=True)
@@ -68,8 +70,8 @@ class Turned:
 
     The box is in the reading frame (the axis-aligned box of the turned glyphs); ``angle`` is
     how far the run is turned from the page's text (degrees clockwise, 0..360); ``size`` is its
-    glyphs' height measured as :attr:`Line.size` is (loose box); ``light`` a light or
-    transparent fill.
+    glyphs' height measured as :attr:`Line.size` is (loose box) but in the run's own direction;
+    ``light`` a light or transparent fill.
     """
 
     page: int
@@ -82,6 +84,7 @@ class Turned:
     size: float
     light: bool = False
     words: list[Word] = field(default_factory=list)
+    box_height: float = 0.0  # its glyphs' median box height in the reading frame (the size its line has)
 
     @property
     def diagonal(self) -> bool:
@@ -89,9 +92,11 @@ class Turned:
         return 10.0 < self.angle % 90.0 < 80.0
 
     def as_line(self) -> Line:
-        """The run read as a line of its own, in its own direction (turned text inside the page's text)."""
+        """The run read as a line of its own, in its own direction (turned text inside the page's text).
+        Its size is that of its glyphs' boxes in the reading frame, as any line's: a word turned up a
+        table's header stays too small to make a row of the table."""
         return Line(page=self.page, text=self.text, left=self.left, top=self.top, right=self.right,
-                    bottom=self.bottom, size=round(self.size, 1), words=list(self.words))
+                    bottom=self.bottom, size=self.box_height, words=list(self.words))
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,9 +202,11 @@ def dominant_angle(textpage: pdfium.PdfTextPage, text: str) -> int:
     return votes.most_common(1)[0][0] if votes else 0
 
 
-def page_lines(textpage: pdfium.PdfTextPage, text: str, page: int, frame: Frame) -> tuple[list[Line], list[Turned]]:
+def page_lines(textpage: pdfium.PdfTextPage, text: str, page: int, frame: Frame,
+               tags: Mapping[int, str] | None = None) -> tuple[list[Line], list[Turned]]:
     """Lines of one page in the reading frame (unordered: the caller orders them), and the runs of
-    characters set at an angle to them."""
+    characters set at an angle to them. ``tags`` (marked-content id → structure type) sets
+    :attr:`Line.tag`."""
     lines: list[tuple[Line, list[int]]] = []
     runs: list[list[_Char]] = []
     chars: list[_Char] = []
@@ -230,6 +237,8 @@ def page_lines(textpage: pdfium.PdfTextPage, text: str, page: int, frame: Frame)
         run.append((ch, left, top, right, bottom, i))
     lines.extend(_make_lines(chars, page))
     _mark_bold(textpage, lines)
+    if tags:
+        _mark_tags(textpage, lines, tags)
     turned = [t for r in runs if (t := _turned(textpage, r, page, base)) is not None]
     out = [line for line, _ in lines]
     width, height = frame.size
@@ -283,7 +292,8 @@ def _turned(textpage: pdfium.PdfTextPage, run: list[_Char], page: int, base: int
     return Turned(page=page, text=" ".join(w.text for w in words), left=min(w.left for w in words),
                   top=min(w.top for w in words), right=max(w.right for w in words),
                   bottom=max(w.bottom for w in words), angle=round(angle, 1), size=round(size, 1),
-                  light=_light(textpage, index), words=words)
+                  light=_light(textpage, index), words=words,
+                  box_height=round(statistics.median(c[4] - c[2] for c in glyphs), 1))
 
 
 def _light(textpage: pdfium.PdfTextPage, index: int) -> bool:
@@ -366,3 +376,10 @@ def _mark_bold(textpage: pdfium.PdfTextPage, lines: list[tuple[Line, list[int]]]
 
     for line, samples in lines:
         line.bold = all(bold(i) for i in samples)
+
+
+def _mark_tags(textpage: pdfium.PdfTextPage, lines: list[tuple[Line, list[int]]], tags: Mapping[int, str]) -> None:
+    for line, samples in lines:
+        obj = pdfium_c.FPDFText_GetTextObject(textpage, samples[0])
+        if obj:
+            line.tag = tags.get(pdfium_c.FPDFPageObj_GetMarkedContentID(obj), "")

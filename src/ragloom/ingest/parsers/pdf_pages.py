@@ -4,12 +4,14 @@ Lines (reading frame) without the page's furniture (turned margin text,
 watermarks, line numbers, vertical stamps: :mod:`.pdf_furniture`, counted in
 ``removed``), the frame itself (size, ``/Rotate``, text direction), image boxes,
 the number of vector path objects (a hint of ruled tables) and how usable the
-text layer is (a scan has none, or only garbage).
+text layer is (a scan has none, or only garbage). A tagged page's lines carry the
+structure type the PDF gives them (``Line.tag``: "H1", "P", ...).
 """
 
 from __future__ import annotations
 
 import ctypes
+import re
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
@@ -29,6 +31,8 @@ from ragloom.ingest.parsers.pdf_layout import (
 )
 
 MAX_PATHS = 20_000  # path boxes kept per page (for vector figures)
+MAX_STRUCTURE = 100_000  # structure elements read per page
+HEADING_TAG = re.compile(r"^(?:h|heading)\s*[1-6]?$|^title$", re.IGNORECASE)
 MIN_USABLE_CHARS = 10  # fewer glyphs than this beside a page-sized image: a scan
 
 
@@ -71,13 +75,46 @@ def read_page(doc: pdfium.PdfDocument, number: int, filename: str) -> PageData:
         text = char_text(textpage, textpage.count_chars())
         usable, garbage = text_quality(text)
         frame = make_frame(crop, rotation, dominant_angle(textpage, text))
-        lines, turned = page_lines(textpage, text, number, frame)
+        lines, turned = page_lines(textpage, text, number, frame, _structure_types(page))
         images, paths, n_paths = _objects(page, frame)
     finally:
         textpage.close()
         page.close()
     furniture = remove_furniture(lines, turned)
     return PageData(number, frame, furniture.lines, images, n_paths, paths, usable, garbage, furniture.removed)
+
+
+def _structure_types(page: pdfium.PdfPage) -> dict[int, str]:
+    """The structure type of each marked-content id of a tagged page ("H1", "P", ...; empty when the page
+    has no structure tree). Content inside a heading element is the heading's (a span of an H2 is H2);
+    at most :data:`MAX_STRUCTURE` elements are read."""
+    tree = pdfium_c.FPDF_StructTree_GetForPage(page)
+    if not tree:
+        return {}
+    out: dict[int, str] = {}
+    buffer = ctypes.create_string_buffer(256)
+    try:
+        stack = [(pdfium_c.FPDF_StructTree_GetChildAtIndex(tree, i), "")
+                 for i in range(pdfium_c.FPDF_StructTree_CountChildren(tree))]
+        seen = 0
+        while stack and seen < MAX_STRUCTURE:
+            element, outer = stack.pop()
+            seen += 1
+            if not element:
+                continue
+            n = pdfium_c.FPDF_StructElement_GetType(element, buffer, len(buffer))
+            kind = buffer.raw[: max(0, min(n, len(buffer)) - 2)].decode("utf-16-le", "replace")
+            if HEADING_TAG.match(outer):
+                kind = outer
+            for k in range(pdfium_c.FPDF_StructElement_GetMarkedContentIdCount(element)):
+                mcid = pdfium_c.FPDF_StructElement_GetMarkedContentIdAtIndex(element, k)
+                if mcid >= 0:
+                    out.setdefault(mcid, kind)
+            stack += [(pdfium_c.FPDF_StructElement_GetChildAtIndex(element, i), kind)
+                      for i in range(pdfium_c.FPDF_StructElement_CountChildren(element))]
+    finally:
+        pdfium_c.FPDF_StructTree_Close(tree)
+    return out
 
 
 def _objects(page: pdfium.PdfPage, frame: Frame) -> tuple[list[Box], list[Box], int]:
