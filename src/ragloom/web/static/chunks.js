@@ -1,11 +1,13 @@
 /* A document's chunks: its page images (GET .../pages, <img> of .../pages/{n}.png) with every chunk's
    region drawn as a box placed in percent of its own page's size (positions are [page, left, right,
    top, bottom] in PDF points of that page; pageview.js places them), so each page is scaled on its
-   own. Click a box to select its chunk in the list; click a chunk to scroll to its boxes. Table chunks
-   are rebuilt as tables from the cells of their HTML (parsed inert with DOMParser, only the cells'
-   text is taken: no server markup is inserted). Edit, disable/enable, delete and add call the chunk
-   routes; edited chunks are marked. Documents without pages show the list only, with a link to their
-   HTML view. */
+   own. Boxes are outlines with a light fill; a box drawn already by an earlier chunk (a table's region
+   shared by chunks of a version parsed before row regions) is outlined without a fill of its own, so
+   stacked boxes never add up to a solid block. Click a box to select its chunk in the list; click a
+   chunk to scroll to its boxes (a table's row chunk: its rows'). Table chunks are shown as tables
+   (tableview.js: header paths as grouped header rows, scrolling sideways with the header in view).
+   Edit, disable/enable, delete and add call the chunk routes; edited chunks are marked. Documents
+   without pages show the list only, with a link to their HTML view. */
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -91,20 +93,12 @@ document.addEventListener("DOMContentLoaded", () => {
     render();
   }
 
-  /** A table chunk's cells, read from its HTML parsed inert (no script runs, nothing loads). */
-  function tableOf(html) {
-    const parsed = new DOMParser().parseFromString(html, "text/html");
-    const rows = [...parsed.querySelectorAll("tr")];
-    if (!rows.length) return null;
-    const cell = (c) => el(c.tagName === "TH" ? "th" : "td", {
-      colspan: c.colSpan > 1 ? Math.min(c.colSpan, 100) : null, rowspan: c.rowSpan > 1 ? Math.min(c.rowSpan, 1000) : null,
-    }, c.textContent.trim());
-    return el("table", { class: "chunk-table", "data-testid": "chunk-table" }, el("tbody", {},
-      rows.map((tr) => el("tr", {}, [...tr.children].filter((c) => c.tagName === "TD" || c.tagName === "TH").map(cell)))));
-  }
-
+  /** A table chunk as a table (tableview.js): from its rows with their header paths, else from its
+      HTML; its text once edited (an edit drops the HTML: the rows no longer show what it says). */
   function body(c) {
-    const table = c.kind === "table" && c.html ? tableOf(c.html) : null;
+    const stale = c.edited && !c.html;
+    const table = c.kind !== "table" || stale ? null
+      : c.table ? RLTables.fromRows(c.table) : c.html ? RLTables.fromHtml(c.html) : null;
     return table || el("p", { class: "chunk-text", "data-testid": "chunk-text" }, c.content);
   }
 
@@ -167,6 +161,7 @@ document.addEventListener("DOMContentLoaded", () => {
     items.clear();
     regions.clear();
     for (const frame of frames.values()) frame.querySelectorAll(".region").forEach((r) => r.remove());
+    const drawn = new Set(); // page and box of every region drawn: one fill for boxes drawn again
     list.replaceChildren(...chunks.map((c, i) => {
       const li = item(c, i + 1);
       items.set(c.chunk_id, li);
@@ -174,8 +169,12 @@ document.addEventListener("DOMContentLoaded", () => {
       for (const pos of c.positions || []) {
         const frame = frames.get(pos[0]);
         if (!frame || pos.length < 5) continue;
+        const key = pos.slice(0, 5).map((v) => Math.round(Number(v))).join(",");
+        const again = drawn.has(key);
+        drawn.add(key);
         const box = el("button", {
-          type: "button", class: `region${c.edited ? " edited" : ""}${c.available ? "" : " disabled"}`,
+          type: "button",
+          class: `region${c.edited ? " edited" : ""}${c.available ? "" : " disabled"}${again ? " again" : ""}`,
           "aria-label": t("chunks.region", { n: i + 1 }), dataset: { chunkId: c.chunk_id },
           onclick: (e) => select(pickAt(e, c.chunk_id), "region"),
         });
