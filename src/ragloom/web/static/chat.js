@@ -3,8 +3,9 @@
    read from the server-sent events with fetch's stream reader, rendered as Markdown (markdown.js) as
    it grows; the final reply replaces it with the stored answer, its citation markers [ID:n] turned into
    buttons marked with their verification (supported, weak, unsupported). A marker opens the side panel:
-   the reference's document, its verification, the cited text, and each page it lies on (every page of
-   a chunk that crosses pages) with its region drawn by pageview.js, scaled by that page's own size.
+   the reference's document, its verification, the cited text (a table chunk's rows as a small table,
+   tableview.js), and each page it lies on (every page of a chunk that crosses pages) with its region
+   outlined by pageview.js, scaled by that page's own size (a table's row chunk: its rows only).
    Answers citing a document version that was re-parsed, replaced or deleted since say so. Feedback is
    PUT .../messages/{id}/feedback. The session is in the address (?session=ID). */
 "use strict";
@@ -436,8 +437,7 @@ document.addEventListener("DOMContentLoaded", () => {
         c.supporting_sentence ? el("dt", {}, t("chat.source_sentence")) : null,
         c.supporting_sentence ? el("dd", {}, c.supporting_sentence) : null) : null,
       el("h4", {}, t("chat.cited_text")),
-      el("blockquote", { class: "cite-text", "data-testid": "cite-text" },
-        marked(r.content, c && c.supporting_sentence)),
+      citedText(r, c && c.supporting_sentence),
       pages,
       links.length ? el("p", { class: "actions" }, links) : null,
     ];
@@ -448,12 +448,23 @@ document.addEventListener("DOMContentLoaded", () => {
     setBehind(window.matchMedia("(max-width: 900px)").matches); // a full-screen overlay on a phone
     document.getElementById("cite-close").focus({ preventScroll: true });
     panel.scrollTop = 0;
-    const mark = panel.querySelector(".cite-text mark");
-    if (mark) { // the supporting sentence in view inside the cited text's own scroll box
-      const quote = mark.closest(".cite-text");
-      quote.scrollTop += mark.getBoundingClientRect().top - quote.getBoundingClientRect().top - 16;
+    const mark = panel.querySelector(".cite-text mark, .cite-text tr.marked");
+    if (mark) { // the supporting sentence (or its row, under the table's header) in its own scroll box
+      const box = mark.closest(".table-scroll, .cite-text");
+      const head = box.querySelector("thead");
+      const over = head ? head.getBoundingClientRect().height : 16;
+      box.scrollTop += mark.getBoundingClientRect().top - box.getBoundingClientRect().top - over;
     }
     showPages(r, pages, token);
+  }
+
+  /** The cited text: a table chunk's rows as a small table (from the reference's `table` when it has
+      one, else read back from its text), its row holding the supporting sentence marked; other text
+      as it is, that sentence marked. */
+  function citedText(r, sentence) {
+    const table = r.table ? RLTables.fromRows(r.table, sentence) : RLTables.fromText(r.content, sentence);
+    if (table) return el("div", { class: "cite-text cite-table", "data-testid": "cite-text" }, table);
+    return el("blockquote", { class: "cite-text", "data-testid": "cite-text" }, marked(r.content, sentence));
   }
 
   /** The cited text with the sentence that best supports the answer marked. */
