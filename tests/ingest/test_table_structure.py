@@ -261,3 +261,12 @@ def test_epub_tables_are_read_as_html_tables(tmp_path: Path) -> None:
                                               "<tr><th>P-2</th><td>55</td></tr></tbody></table>")])
     (block,) = _tables(parse_document((tmp_path / "b.epub").read_bytes(), "b.epub").blocks)
     assert _table(block).stub_columns == 1 and block.text == "Pump: P-1 — Flow: 40\nPump: P-2 — Flow: 55"
+
+
+def test_a_title_across_a_key_value_table_is_its_caption_and_keys_name_their_values() -> None:
+    html = ("<table><tr><th colspan='2'>Duck</th></tr><tr><th>Kingdom:</th><td>Animalia</td></tr>"
+            "<tr><th>Weight</th><td>1.2 kg</td></tr></table>")
+    (block,) = _tables(parse_document(html.encode(), "infobox.html").blocks)
+    table = _table(block)
+    assert table.caption == "Duck" and table.header_paths == [("Duck",), ("Duck",)] and table.stub_columns == 1
+    assert block.text == "Kingdom: Animalia\nWeight: 1.2 kg"

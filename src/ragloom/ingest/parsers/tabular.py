@@ -320,7 +320,8 @@ def _stub_columns(body: list[list[_Slot | None]], width: int) -> int:
     """Leading columns that name their row: marked as header cells in the body, else a first column of
     distinct words (not numbers) beside other columns (a cell spanning rows counted once)."""
     marked = 0
-    for c in range(min(width - 1, 3)):
+    plain = any(s is not None and s.text and not s.header for row in body for s in row)
+    for c in range(min(width - 1, 3) if plain else 0):  # marks name rows only beside cells that are not marked
         cells = [s for s in (row[c] for row in body) if s is not None and s.text]
         if cells and all(s.header for s in cells):
             marked += 1
@@ -374,6 +375,12 @@ def _remap_spans(spans: Sequence[tuple[int, int, int, int]], kept: Sequence[int]
     return out
 
 
+def _across(row: Sequence[_Slot | None]) -> bool:
+    """A row that is one cell across the whole table, on that row alone."""
+    first = row[0] if row else None
+    return first is not None and first.rowspan == 1 and all(s is not None and s.origin == first.origin for s in row)
+
+
 def _line(row: Sequence[_Slot | None], labels: Sequence[str], stub_columns: int) -> str:
     """A body row's text: :func:`row_line` of its values, a value spanning columns under one label read
     once; a row that is one cell across the whole table (a section label, "Europe") reads that cell."""
@@ -417,7 +424,7 @@ def row_line(values: Sequence[str], labels: Sequence[str], stub_columns: int) ->
     """A body row as retrieval reads it: ``"State: Kentucky — Permit: 264,140; Handgun: 12,155"`` — the
     stub cells name the row, every other value is labelled by its column's header path (``labels``:
     joined and cut, :func:`~ragloom.ingest.parsers.common.column_label`); without any header,
-    ``a | b``."""
+    ``a | b``, or ``key: a | b`` when the row has stub cells."""
 
     def pairs(columns: range) -> list[tuple[str, str]]:
         return [(labels[i] if i < len(labels) else "", values[i]) for i in columns if values[i]]
@@ -425,6 +432,9 @@ def row_line(values: Sequence[str], labels: Sequence[str], stub_columns: int) ->
     stub = pairs(range(min(stub_columns, len(values))))
     rest = pairs(range(min(stub_columns, len(values)), len(values)))
     if not any(label for label, _ in stub + rest):
+        if stub and rest:  # a key and its values: "Weight: 12 kg"
+            key = " ".join(v for _, v in stub)
+            return f"{key}{' ' if key.endswith(':') else ': '}{' | '.join(v for _, v in rest)}"
         return " | ".join(v for _, v in stub + rest)
     named = "; ".join(f"{label}: {v}" if label else v for label, v in rest)
     if not stub:
@@ -481,7 +491,9 @@ def table_from_cells(
     long value alone on the last row is one even when its cell spans nothing — for formats whose cells
     are inferred, as PDF's), each body row's boxes; its text one :func:`row_line` per body row (a
     value spanning columns under one label read once) and its HTML the same rows. A body row whose
-    values all continue into the next row is left out. None when it holds no text."""
+    values all continue into the next row is left out; a header row that is one cell across the table
+    is its title: the ``caption`` when it has none, and no label of the rows (it stays in the header
+    paths). None when it holds no text."""
     grid, spans = _expand(rows)
     keep = [i for i, row in enumerate(grid) if any(s is not None and s.text for s in row)]
     grid = [grid[i] for i in keep]
@@ -501,7 +513,12 @@ def table_from_cells(
     paths = _paths(grid, h, width)
     stubs = _stub_columns(body, width)
     values = [_texts(row) for row in body]
-    labels = [column_label(PATH_SEP.join(p)) for p in paths]
+    label_paths = paths
+    if h and width > 1 and _across(grid[0]):  # a title over the whole table: its caption, no row's label
+        title = next(s.text for s in grid[0] if s is not None)
+        caption = caption or title
+        label_paths = [p[1:] if p[:1] == (title,) else p for p in paths]
+    labels = [column_label(PATH_SEP.join(p)) for p in label_paths]
     text = "\n".join(_line(row, labels, stubs) for row in body)
     if not text.strip():
         return None
