@@ -296,6 +296,7 @@ class Evidence:
     version_id: str = ""
     similarity: float = 0.0
     vector: np.ndarray | None = None
+    table: dict[str, Any] | None = None  # a table's chunk: its rows with their header paths (ChunkRecord.table)
 
 
 @dataclass(slots=True)

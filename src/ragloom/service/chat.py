@@ -224,9 +224,12 @@ def prompt_text(prepared: Prepared) -> str:
 
 
 def _stored_reference(ev: Evidence, kb_of: dict[str, str]) -> dict[str, Any]:
-    return {"id": ev.index, "chunk_id": ev.chunk_id, "doc_id": ev.doc_id, "kb_id": kb_of.get(ev.chunk_id),
-            "version_id": ev.version_id, "document_name": ev.document_name, "content": ev.content,
-            "positions": rounded_positions(ev.positions)}
+    ref = {"id": ev.index, "chunk_id": ev.chunk_id, "doc_id": ev.doc_id, "kb_id": kb_of.get(ev.chunk_id),
+           "version_id": ev.version_id, "document_name": ev.document_name, "content": ev.content,
+           "positions": rounded_positions(ev.positions)}
+    if ev.table is not None:  # a table's rows, to show the citation as the table it came from
+        ref["table"] = ev.table
+    return ref
 
 
 def _shape(prepared: Prepared,

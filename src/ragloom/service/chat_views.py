@@ -17,7 +17,18 @@ from pydantic.json_schema import SkipJsonSchema
 from ragloom.db import models as db
 from ragloom.retrieval.options import RetrievalOptions
 from ragloom.service.assistants import LLMSettings, PromptSettings, llm_settings, prompt_settings, retrieval_options
-from ragloom.service.views import Explain, Number, Positions, Timestamp, View, absent_unless, iso_utc, view_link
+from ragloom.service.views import (
+    Explain,
+    Number,
+    Positions,
+    TableRows,
+    Timestamp,
+    View,
+    absent_unless,
+    iso_utc,
+    table_rows_view,
+    view_link,
+)
 from ragloom.states import MessageRole, ReferenceStatus
 
 DatasetState = Literal["ok", "deleted", "unreadable"]
@@ -89,6 +100,8 @@ class ChatReference(View):
     pages: str | None = Field(description="page sizes and images of the cited version (null once deleted)")
     preview: str | None = Field(description="the cited version's HTML view scrolled to the cited blocks, marked "
                                 "(formats without pages; null for paged ones and once deleted)")
+    table: TableRows | SkipJsonSchema[None] = absent_unless(
+        "a table's chunk: its rows with their columns' header paths, as they were when the answer was written")
 
 
 class CitationView(View):
@@ -133,6 +146,7 @@ def reference_view(ref: Mapping[str, Any], active: Mapping[str, str | None]) -> 
         file=None if gone or not kb_id else f"{base}/file?version_id={version_id}",
         pages=None if gone or not kb_id else f"{base}/pages?version_id={version_id}",
         preview=None if gone or not kb_id else view_link(base, version_id, ref["positions"]),
+        table=table_rows_view(ref.get("table")),
     )
 
 

@@ -106,6 +106,7 @@ def _reindex(ctx: Context, embedder: Embedder, filename: str, rows: Sequence[Chu
         r.title_terms, r.title_fine_terms = terms.title_terms, terms.title_fine_terms
         r.important_terms, r.question_terms = terms.important_terms, []
         r.html = None  # a table's HTML showed the parsed text, not the edited one
+        r.table = None  # and so did its rows
 
 
 def _set_content(row: ChunkRecord, content: str | None, available: bool | None) -> bool:
