@@ -167,8 +167,8 @@ def test_grouped_header_spans_and_footnote_become_the_table_model(tmp_path: Path
 
 
 def _split_table_pdf(path: Path, repeat_header: bool) -> None:
-    """The grouped table with 8 body rows over a page break: 5 rows at the foot of page 1, 3 at the top
-    of page 2 (under the two header rows again when ``repeat_header``)."""
+    """The grouped table with 8 body rows over a page break: 5 rows at the foot of page 1 (a line in the
+    margin under them), 3 at the top of page 2 (under the two header rows again when ``repeat_header``)."""
     names = ["North", "South", "East", "West", "Centre", "Coast", "Hills", "Lakes"]
     rows: list[list[Spec]] = [[(i, 0, 1, 1, name, ""), (i, 1, 1, 1, str(10 + i), ""), (i, 2, 1, 1, str(20 + i), ""),
                                (i, 3, 1, 1, str(i), "")] for i, name in enumerate(names)]
@@ -177,6 +177,7 @@ def _split_table_pdf(path: Path, repeat_header: bool) -> None:
     _paragraph(pdf, 90, "Regional sales and staff over two years.")
     first = A4[1] - 40 - 7 * H
     _draw_table(pdf, first, HEAD + [(r + 2, c, rs, cs, t, st) for row in rows[:5] for r, c, rs, cs, t, st in row])
+    _paragraph(pdf, A4[1] - 16, "Harbor statistics, edition 7", size=7)  # a margin line between the parts
     pdf.add_page()
     top = 40.0
     head = HEAD if repeat_header else []

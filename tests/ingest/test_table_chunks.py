@@ -67,7 +67,7 @@ def test_each_chunk_of_a_table_points_at_its_own_rows_on_their_pages() -> None:
         own = [block.table.row_boxes[STATES.index(r[0])] for r in rows]
         pages = sorted({p for boxes in own for p, _ in boxes})
         assert [p[0] for p in chunk.positions] == pages  # its rows' pages, no other
-        for page, left, right, top, bottom in chunk.positions:
+        for page, _left, _right, top, bottom in chunk.positions:
             assert (page, round(top), round(bottom)) not in whole  # never the whole table's region
             tops = [b.top for boxes in own for p, b in boxes if p == page]
             assert top == min(tops) and bottom == max(b.bottom for boxes in own for p, b in boxes if p == page)

@@ -6,12 +6,12 @@ characters' direction (:func:`direction`: from the character's text matrix, or t
 page gives it): its boxes are turned so that the text runs left to right (:func:`oriented`), then read
 like any other cell. Reading sideways text top to bottom gives it backwards ("LTCBOJ*").
 
-**Words.** Characters are grouped into lines by their vertical centres and each line into words by
-the gaps between them: a gap wider than a fifth of the type size, or a space glyph standing in a gap,
-ends a word. The gap is measured above the line's own letter spacing (the median gap), so a word set
-letter-spaced (``D e l h i``) stays one word, and space glyphs drawn over the digits of a field
-(``0 3 / 2 5 / 2 0 16`` in the WARN report) split nothing. A glyph drawn twice at the same place (a
-bold imitation) is read once; ligatures are spelled out.
+**Words.** Characters are grouped into lines by how they overlap vertically (:func:`in_lines`: small capitals
+and subscripts stay on their line) and each line into words by the gaps between them: a gap wider than a fifth
+of the type size, or a space glyph standing in a gap, ends a word. The gap is measured above the line's own
+letter spacing (the median gap), so a word set letter-spaced (``D e l h i``) stays one word, and space glyphs
+drawn over the digits of a field (``0 3 / 2 5 / 2 0 16`` in the WARN report) split nothing. A glyph drawn
+twice at the same place (a bold imitation) is read once; ligatures are spelled out.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pdfplumber.utils.text import LIGATURES
 
@@ -32,12 +32,13 @@ from ragloom.ingest.parsers.pdf_order import Region
 from ragloom.ingest.parsers.tabular import HEADER_ROWS_MAX, Cell, cells_of, expand_spans, table_from_cells
 
 Char = dict[str, Any]
+T = TypeVar("T")
 _UNREADABLE = re.compile(r"\(cid:\d+\)|[\ue000-\uf8ff\ufffd]")
 DIRECTIONS = ("ltr", "ttb", "rtl", "btt")  # clockwise: each is the previous one turned 90° on the page
 WORD_GAP = 0.2  # type sizes: a gap wider than this (above the line's letter spacing) ends a word
 SPACE_GAP = 0.08  # type sizes: a space glyph ends a word when it stands in a gap at least this wide
 DRAWN_APART = 4  # glyphs at most this far apart in drawing order: a space glyph drawn between them cuts them
-LINE_STEP = 0.5  # type sizes: a vertical centre this far below the previous one starts a new line
+LINE_OVERLAP = 0.5  # a glyph overlapping a line's band by this share of the smaller height is on that line
 
 
 @dataclass(slots=True)
@@ -99,15 +100,24 @@ def text_lines(chars: Sequence[Char]) -> list[list[TextWord]]:
             glyphs.append((*oriented(c, way), LIGATURES.get(text, text), int(c.get("seq", -1))))
     if not glyphs:
         return []
-    glyphs.sort(key=lambda g: (g[1] + g[3]) / 2)
-    height = statistics.median(g[3] - g[1] for g in glyphs) or 1.0
-    lines: list[list[_Glyph]] = [[glyphs[0]]]
-    for g in glyphs[1:]:
-        prev = lines[-1][-1]
-        if (g[1] + g[3]) / 2 - (prev[1] + prev[3]) / 2 > LINE_STEP * height:
-            lines.append([])
-        lines[-1].append(g)
-    return [words for line in lines if (words := _words(line))]
+    return [words for line in in_lines(glyphs, lambda g: (g[1], g[3])) if (words := _words(line))]
+
+
+def in_lines(items: Sequence[T], span: Callable[[T], tuple[float, float]]) -> list[list[T]]:
+    """``items`` (glyphs, characters) grouped into lines, top to bottom: taken by vertical centre, an item
+    joins the line being read when it overlaps that line's band by at least :data:`LINE_OVERLAP` of the
+    smaller height — so small capitals, subscripts and superscripts stay on their line."""
+    lines: list[list[T]] = []
+    band = (0.0, 0.0)
+    for it in sorted(items, key=lambda i: sum(span(i))):
+        top, bottom = span(it)
+        if lines and min(bottom, band[1]) - max(top, band[0]) >= LINE_OVERLAP * min(bottom - top, band[1] - band[0]):
+            lines[-1].append(it)
+            band = (min(top, band[0]), max(bottom, band[1]))
+        else:
+            lines.append([it])
+            band = (top, bottom)
+    return lines
 
 
 def _words(line: list[_Glyph]) -> list[TextWord]:
@@ -220,12 +230,27 @@ def table_block(region: Region, frames: dict[int, Frame], caption: str, path: tu
                    None if c.box is None else (c.box[0], frames[c.box[0]].to_display(_corners(c.box[1]))))
               for c in row] for row in cells]
     notes = table.notes if isinstance(table, PdfTable) else []
-    block = table_from_cells(shown, caption=caption, notes=notes, heading_path=path, meta=meta)
+    block = table_from_cells(shown, header_rows=_marked_rows(shown), caption=caption, notes=notes,
+                             heading_path=path, meta=meta)
     if block is None:
         return Block(text="", kind=BlockKind.TABLE, heading_path=path, page=boxes[0][0], boxes=boxes,
                      table=Table(header=[], rows=[]), meta=meta)
     block.page, block.boxes = boxes[0][0], boxes
     return block
+
+
+def _marked_rows(rows: list[list[Cell]]) -> int | None:
+    """How many leading rows (with text) the page marks as the header (bold, drawn as a grouped header):
+    the header is those rows, no more; None when it marks none (the rows' reading decides)."""
+    count = 0
+    for row in rows:
+        filled = [c for c in row if c.text]
+        if not filled:
+            continue
+        if not all(c.header for c in filled):
+            break
+        count += 1
+    return count or None
 
 
 def _corners(box: BBox) -> tuple[float, float, float, float]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ragloom.ingest.blocks import BBox, Block, BlockKind
 from ragloom.ingest.parsers.pdf_cells import PdfTable
 from ragloom.ingest.parsers.pdf_layout import Box, Frame, Line
-from ragloom.ingest.parsers.pdf_order import Region, caption_kind
+from ragloom.ingest.parsers.pdf_order import MARGIN, Region, caption_kind
 
 BULLET = re.compile(r"^([•▪◦●‣■□◆◇○\-–*]\s|\(?\d{1,3}[.)]\s|\(?[a-zA-Z][.)]\s|[（(][一二三四五六七八九十\d]+[)）])")
 CAPTION = re.compile(r"^(figure|fig\.?|图|圖|chart|plate)\s*[\dA-Z一二三四五六七八九十]+", re.IGNORECASE)
@@ -39,6 +39,7 @@ _NOTE = re.compile(r"^\s*(?:[*†‡§¶※¹²³⁴⁵⁶⁷⁸⁹⁰]|(?:notes
 _CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 Item = Line | Region | Block
+MARGIN_CHARS = 80  # a margin line between two parts of a table (a page number, a running title) is this short
 
 
 @dataclass(slots=True)
@@ -296,17 +297,38 @@ def merge_split_tables(items: list[Paragraph | Region | Block], heights: dict[in
     (``Region.columns`` of the parts are compared within 8 pt): one table whose continuation rows come
     under its header, each cell keeping its own page and box (:meth:`PdfTable.join`: the continuation's
     leading rows that repeat the table's header are left out). The merged table keeps one box per page.
+    A page number or a short line in the page's margin between the two parts (below the first, above
+    the second) does not keep them apart; it stays after the table.
     """
     i = 0
     while i + 1 < len(items):
-        a, b = items[i], items[i + 1]
+        a = items[i]
+        k = i + 1
+        while k < len(items) and isinstance(a, Region) and _in_margin(items[k], a, heights):
+            k += 1
+        b = items[k] if k < len(items) else None
         if isinstance(a, Region) and isinstance(b, Region) and _continues_table(a, b, heights):
             if isinstance(a.table, PdfTable) and isinstance(b.table, PdfTable):
                 a.table.join(b.table)
             a.continued.append(b)
-            del items[i + 1]
+            del items[k]
             continue
         i += 1
+
+
+def _in_margin(item: Paragraph | Region | Block, table: Region, heights: dict[int, float]) -> bool:
+    """A short paragraph in a page's margin beside ``table``: below a part of it in the bottom margin of
+    its page, above a part of it in the top margin, or in the top margin of the page after its last
+    part — furniture the page-number and running-line removal left (``MARGIN``)."""
+    if not isinstance(item, Paragraph) or len(item.lines) > 2 or len(item.text) > MARGIN_CHARS:
+        return False
+    first, end = item.lines[0], item.lines[-1]
+    height = heights[first.page]
+    top_margin = end.bottom <= MARGIN * height
+    if first.page == table.parts[-1].page + 1:
+        return top_margin
+    return any(first.page == part.page and (first.top >= part.bottom and first.top >= (1 - MARGIN) * height
+                                            or end.bottom <= part.top and top_margin) for part in table.parts)
 
 
 def _continues_table(a: Region, b: Region, heights: dict[int, float]) -> bool:

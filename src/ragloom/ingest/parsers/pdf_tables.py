@@ -53,6 +53,7 @@ from ragloom.ingest.parsers.pdf_cells import (
     TextWord,
     cell_text,
     direction,
+    in_lines,
     main_direction,
     text_lines,
 )
@@ -216,19 +217,22 @@ class _Placed:
         return [c for _, cx, c in self.keyed[lo:hi] if box[0] <= cx < box[2]]
 
 
+class _Across:
+    """The characters of one row, sorted by horizontal centre, for its cells' boxes."""
+
+    def __init__(self, chars: list[Char]) -> None:
+        keyed = sorted((((c["x0"] + c["x1"]) / 2, c) for c in chars), key=lambda k: k[0])
+        self.xs = [k[0] for k in keyed]
+        self.chars = [k[1] for k in keyed]
+
+    def within(self, box: _Box) -> list[Char]:
+        """Characters whose centre is inside ``box`` horizontally (left inclusive, right exclusive)."""
+        return self.chars[bisect.bisect_left(self.xs, box[0]):bisect.bisect_left(self.xs, box[2])]
+
+
 def _line_groups(chars: list[Char]) -> list[list[Char]]:
-    """Characters grouped into text lines by their vertical centres, top to bottom."""
-    if not chars:
-        return []
-    ordered = sorted(chars, key=lambda c: (c["top"] + c["bottom"]) / 2)
-    height = statistics.median(c["bottom"] - c["top"] for c in ordered) or 1.0
-    groups: list[list[Char]] = [[ordered[0]]]
-    for c in ordered[1:]:
-        prev = groups[-1][-1]
-        if (c["top"] + c["bottom"]) / 2 - (prev["top"] + prev["bottom"]) / 2 > 0.5 * height:
-            groups.append([])
-        groups[-1].append(c)
-    return groups
+    """Characters grouped into text lines, top to bottom (``pdf_cells.in_lines``)."""
+    return in_lines(chars, lambda c: (c["top"], c["bottom"]))
 
 
 # --- a grid of placed cells --------------------------------------------------------------------------
@@ -273,9 +277,12 @@ def _region(found: Any, chars: list[Char], number: int, x0: float, y0: float) ->
     rows: list[float] = []  # the start of each row as read
     claimed: set[int] = set()
     for row in found.rows:
-        held = [(c, inside.within(c)) for c in row.cells if c is not None]
+        boxes = [c for c in row.cells if c is not None]
+        band = (row.bbox[0], row.bbox[1], row.bbox[2], min(c[3] for c in boxes))  # without cells spanning down
+        across = _Across(inside.within(band))  # the row's characters, once; each cell's by bisection
+        held = [(c, across.within(c) if c[3] <= band[3] + 1 else inside.within(c)) for c in boxes]
         claimed.update(id(ch) for _, chars_in in held for ch in chars_in)
-        starts, placed = _row_pieces(row.bbox, held, grid)
+        starts, placed = _row_pieces(band, held, grid)
         rows += starts
         pieces += placed
     stray = [c for c in frame if id(c) not in claimed and c["text"].strip()]
@@ -316,8 +323,11 @@ def _row_pieces(bbox: _Box, cells: list[tuple[_Box, list[Char]]],
             if box[3] > bottom + 1:  # a cell spanning rows below: whole, over all of them
                 pieces.append(_Piece(top, box[3] - _END, col, span, cell_text(held), box, _bold(held)))
                 continue
-            for start, (b_top, b_bottom) in zip(starts, bands, strict=True):
-                part = [ch for ch in held if b_top <= (ch["top"] + ch["bottom"]) / 2 <= b_bottom]
+            parts: list[list[Char]] = [[] for _ in bands]
+            band_tops = [b_top for b_top, _ in bands]
+            for ch in held:  # each character in the last band starting above its centre
+                parts[max(0, bisect.bisect_right(band_tops, (ch["top"] + ch["bottom"]) / 2) - 1)].append(ch)
+            for start, (b_top, b_bottom), part in zip(starts, bands, parts, strict=True):
                 pieces.append(_Piece(start, start + _ONE, col, span, cell_text(part),
                                      (box[0], b_top, box[2], b_bottom), _bold(part)))
         return starts, pieces
