@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ragloom.nlp.names import telling_name
+
 ORDER_STRIDE = 100_000
 
-_NAME_WORD = re.compile(r"[^\W\d_]{3,}|[\u3400-\u9fff]{2,}")
-_CAMERA_NAME = re.compile(r"^(img|dsc|dscn|scan|pxl|image|file|doc|document|untitled|page)$", re.IGNORECASE)
-
-
-def telling_name(filename: str) -> str | None:
-    """The file name as the title text it is blended in as (REFERENCE §6), or None when it names
-    nothing: no word of three letters or two CJK characters besides its extension and
-    camera/scanner prefixes (``1.txt``, ``IMG_0042.jpg``, ``scan-003.pdf``)."""
-    stem = filename.rsplit(".", 1)[0] if "." in filename else filename
-    words = [w for w in _NAME_WORD.findall(stem) if not _CAMERA_NAME.match(w)]
-    return filename if words else None
+__all__ = ["ORDER_STRIDE", "Job", "Progress", "no_progress", "telling_name"]
 
 
 @dataclass(slots=True)

@@ -34,6 +34,7 @@ import numpy as np
 from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.errors import ModelError
 from ragloom.models.rerank import Reranker
+from ragloom.nlp.names import telling_name
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,11 @@ __all__ = ["rank_key", "rerank", "rerank_text"]
 
 
 def rerank_text(record: ChunkRecord) -> str:
-    """Title line (document name without extension), content, then important keywords."""
+    """Title line (document name without extension, when it names something: not an identifier such as
+    ``1.txt`` or a hex digest, :func:`ragloom.nlp.names.telling_name`), content, then important keywords."""
     parts = []
-    title = PurePath(record.document_name).stem if record.document_name else ""
+    named = telling_name(record.document_name) if record.document_name else None
+    title = PurePath(named).stem if named else ""
     if title:
         parts.append(title)
     parts.append(record.content)
