@@ -199,3 +199,31 @@ def test_a_corpus_limit_keeps_the_queries_its_items_answer(tmp_path: Path) -> No
     assert [q.id for q in load_dataset(folder, max_corpus=3, max_queries=2).queries] == ["q1", "q2"]
     with pytest.raises(InvalidRequestError, match="no query is answered by the first 1"):
         load_dataset(_write_set(tmp_path / "other", [NOT_IN_DOCUMENTS]), max_corpus=1)
+
+
+@pytest.mark.slow
+def test_cli_eval_over_a_corpus_root_scores_refusals_of_unanswerable_questions(tmp_path: Path) -> None:
+    """A set naming its documents under ``--corpus DIR`` (a tiny generated corpus); an ``unanswerable``
+    question is right when refused, counted apart from accuracy, and left out of the retrieval scores."""
+    root = tmp_path / "corpus"
+    (root / "coast").mkdir(parents=True)
+    for item in CORPUS:
+        (root / "coast" / f"{item['id']}.txt").write_text(str(item["text"]))
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"id": c["id"], "path": f"coast/{c['id']}.txt"}) + "\n"
+                                                 for c in CORPUS))
+    queries = [ANSWERABLE, {"id": "q2", "query": "How many moons does the planet Neptune have?", "unanswerable": True}]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    proc = ragloom(tmp_path / "home", "--json", "eval", str(folder), "--corpus", str(root), "--answers",
+                   "--mode", "keyword")
+    out = json.loads(proc.stdout)
+    assert out["queries"] == 2 and out["modes"][0]["queries"] == 1  # the unanswerable one has nothing to rank
+    assert any("1 unanswerable queries not in the retrieval scores" in n for n in out["notes"])
+    ext = out["answers"]["answerers"][0]
+    assert out["answers"]["queries"] == 2
+    assert ext["accuracy"] == 1.0 and ext["refusal_rate"] == 0.0  # over the answerable question
+    assert ext["unanswerable"] == 1 and ext["unanswerable_refused"] == 1.0
+    human = ragloom(tmp_path / "home", "eval", str(folder), "--corpus", str(root), "--answers",
+                    "--mode", "keyword").stdout
+    assert "unanswerable refused" in human

@@ -99,3 +99,42 @@ def test_shipped_sets_are_well_formed(language: str) -> None:
 def test_unknown_shipped_language() -> None:
     with pytest.raises(ValueError, match="fr"):
         shipped_set("fr")
+
+
+def test_a_corpus_root_holds_the_documents_the_set_names_by_path(tmp_path: Path) -> None:
+    """``corpus_root`` (``ragloom eval --corpus``): the set names documents kept elsewhere, by path under the root."""
+    root = tmp_path / "shared" / "corpus"
+    (root / "reports").mkdir(parents=True)
+    (root / "reports" / "annual.md").write_text("# Annual report\n\nRevenue grew.\n")
+    (tmp_path / "secret.md").write_text("outside")
+    corpus = [{"id": "annual", "path": "reports/annual.md"}, *GOOD_CORPUS]
+    folder = _write(tmp_path / "set", corpus, GOOD_QUERIES)
+    ds = load_dataset(folder, corpus_root=root)
+    assert ds.corpus[0].path == (root / "reports" / "annual.md").resolve()
+    assert ds.by_document_name()["annual.md"] == "annual"
+    with pytest.raises(InvalidRequestError, match="file 'reports/annual.md' not found"):
+        load_dataset(folder)  # without the root, paths are the set folder's
+    _write(tmp_path / "escape", [{"id": "s", "path": "../../secret.md"}],
+           [{"id": "q", "query": "x", "relevant": ["s"]}])
+    with pytest.raises(InvalidRequestError, match="leaves the corpus root"):
+        load_dataset(tmp_path / "escape", corpus_root=root)
+    with pytest.raises(InvalidRequestError, match="corpus root is not a directory"):
+        load_dataset(folder, corpus_root=tmp_path / "missing")
+
+
+def test_unanswerable_questions_have_no_relevant_ids_and_no_gold_answers(tmp_path: Path) -> None:
+    queries = [*GOOD_QUERIES, {"id": "q2", "query": "warranty?", "unanswerable": True},
+               {"id": "q3", "query": "refund?", "relevant": [], "unanswerable": True}]
+    ds = load_dataset(_write(tmp_path / "ok", GOOD_CORPUS, queries))
+    assert [(q.id, q.unanswerable, q.relevant) for q in ds.queries] == [
+        ("q1", False, frozenset({"a"})), ("q2", True, frozenset()), ("q3", True, frozenset())]
+    for i, (bad, message) in enumerate([
+        ({"relevant": ["a"]}, "an unanswerable question has no 'relevant' ids"),
+        ({"answer": ["x"]}, "an unanswerable question has no gold 'answer'"),
+        ({"unanswerable": "yes"}, "'unanswerable' must be true or false"),
+    ]):
+        row = {"id": "q", "query": "x", "unanswerable": True, **bad}
+        with pytest.raises(InvalidRequestError, match=re.escape(message)):
+            load_dataset(_write(tmp_path / f"bad{i}", GOOD_CORPUS, [row]))
+    with pytest.raises(InvalidRequestError, match="'relevant' must be a non-empty list"):
+        load_dataset(_write(tmp_path / "plain", GOOD_CORPUS, [{"id": "q", "query": "x", "relevant": []}]))

@@ -98,6 +98,9 @@ def eval_(
     directory: Annotated[str, typer.Argument(
         help="Folder with corpus.jsonl and queries.jsonl, or builtin:en / builtin:zh / builtin:multidoc for the "
              "shipped sets.")],
+    corpus: Annotated[Path | None, typer.Option(
+        "--corpus", help="Directory the corpus's \"path\" entries are relative to (default: the set's folder), "
+                         "for a set over documents kept elsewhere.")] = None,
     kb: Annotated[str | None, typer.Option("--kb", help="Use this knowledge base instead of a scratch one.")]
     = None,
     mode: Annotated[list[str] | None, typer.Option(
@@ -148,5 +151,5 @@ def eval_(
         report = run_eval(client.ctx, client.principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES),
                           top_k=top_k, plot=plot, keep=keep, progress=progress, answers=answers,
                           max_queries=limit, max_corpus=corpus_limit, grade_order=grade_order,
-                          enrich=tuple(enrich or ()))
+                          enrich=tuple(enrich or ()), corpus_root=corpus)
     emit(report.to_dict(), report.render())

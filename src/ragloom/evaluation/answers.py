@@ -8,13 +8,15 @@ is one), side by side over the same knowledge base.
 
 Per answerer:
 
-- **accuracy**: share of the queries whose answer text contains one of the query's gold
+- **accuracy**: share of the answerable queries whose answer text contains one of the query's gold
   answers, both normalised by :func:`normalise` (a refused or failed answer is wrong);
+- **unanswerable refused**: share of the ``unanswerable`` queries (the documents do not answer
+  them) whose answer is marked ``insufficient``; ``None`` when the set has none;
 - **citation support**: share of the cited answer sentences (every sentence that carried a
   citation, kept or removed by verification) with a citation whose verification says
   ``supported`` (:attr:`Citation.verdict`; when a citation has no verdict, its ``supported``
   flag); ``None`` when no sentence was cited;
-- **refusal rate**: share of the answers marked ``insufficient``;
+- **refusal rate**: share of the answers to answerable queries marked ``insufficient``;
 - **latency p50 / p95**: wall time of one ``answer`` call (retrieval included), in ms; a first,
   unmeasured call per answerer loads the models.
 
@@ -88,11 +90,13 @@ class AnswerOutcome:
     supported: int  # of them, with a supported citation
     latency_ms: float | None  # None when the answer failed
     error: str | None = None
+    unanswerable: bool = False  # right when refused
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.query_id, "answer": self.text, "correct": self.correct, "refused": self.refused,
                 "cited_sentences": self.cited, "supported_sentences": self.supported,
-                "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 2), "error": self.error}
+                "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 2), "error": self.error,
+                "unanswerable": self.unanswerable}
 
 
 @dataclass(slots=True)
@@ -107,16 +111,28 @@ class AnswererResult:
     def queries(self) -> int:
         return len(self.outcomes)
 
-    def _share(self, flag: str) -> float:
-        return sum(1 for o in self.outcomes if getattr(o, flag)) / self.queries if self.outcomes else 0.0
+    def _share(self, flag: str, unanswerable: bool = False) -> float:
+        some = [o for o in self.outcomes if o.unanswerable == unanswerable]
+        return sum(1 for o in some if getattr(o, flag)) / len(some) if some else 0.0
 
     @property
     def accuracy(self) -> float:
+        """Over the answerable queries."""
         return self._share("correct")
 
     @property
     def refusal_rate(self) -> float:
+        """Over the answerable queries."""
         return self._share("refused")
+
+    @property
+    def unanswerable(self) -> int:
+        return sum(1 for o in self.outcomes if o.unanswerable)
+
+    @property
+    def unanswerable_refused(self) -> float | None:
+        """Share of the unanswerable queries refused; ``None`` when there are none."""
+        return self._share("refused", unanswerable=True) if self.unanswerable else None
 
     @property
     def cited_sentences(self) -> int:
@@ -141,6 +157,8 @@ class AnswererResult:
             "accuracy": round(self.accuracy, 4),
             "citation_support": None if support is None else round(support, 4),
             "cited_sentences": self.cited_sentences, "refusal_rate": round(self.refusal_rate, 4),
+            "unanswerable": self.unanswerable,
+            "unanswerable_refused": None if self.unanswerable_refused is None else round(self.unanswerable_refused, 4),
             "errors": self.errors, "latency_p50_ms": round(self.latency(50), 2),
             "latency_p95_ms": round(self.latency(95), 2),
         }
@@ -172,7 +190,9 @@ class AnswerReport:
     def table(self) -> Table:
         """A Rich table: one row per answerer, the best accuracy and citation support in bold."""
         title = f"answers: {self.queries} queries with gold answers, top {self.top_n} chunks as evidence"
-        table = Table("answerer", "accuracy", "citation support", "refusals", "errors", "p50 ms", "p95 ms",
+        absent = any(a.unanswerable for a in self.answerers)
+        table = Table("answerer", "accuracy", "citation support", "refusals",
+                      *(["unanswerable refused"] if absent else []), "errors", "p50 ms", "p95 ms",
                       title=title, caption="; ".join(self.notes) if self.notes else None)
         best_acc = max((a.accuracy for a in self.answerers), default=0.0)
         supports = [s for s in (a.citation_support for a in self.answerers) if s is not None]
@@ -186,8 +206,10 @@ class AnswerReport:
 
         for a in self.answerers:
             label = a.name if a.kind == "extractive" else f"{a.name} (chat model)"
+            refused = [cell(a.unanswerable_refused, None)] if absent else []
             table.add_row(label, cell(a.accuracy, best_acc), cell(a.citation_support, best_sup),
-                          f"{a.refusal_rate:.3f}", str(a.errors), f"{a.latency(50):.1f}", f"{a.latency(95):.1f}")
+                          f"{a.refusal_rate:.3f}", *refused, str(a.errors), f"{a.latency(50):.1f}",
+                          f"{a.latency(95):.1f}")
         return table
 
 
@@ -221,19 +243,21 @@ def _one(ctx: Context, principal: Principal, kb_id: str, q: LabelledQuery, top_n
                      options=EvidenceOptions())
     except RagloomError as exc:
         return AnswerOutcome(q.id, "", correct=False, refused=False, cited=0, supported=0, latency_ms=None,
-                             error=f"{type(exc).__name__}: {exc.message}")
+                             error=f"{type(exc).__name__}: {exc.message}", unanswerable=q.unanswerable)
     ms = (time.perf_counter() - start) * 1000
     cited, supported = cited_sentences(ans)
-    return AnswerOutcome(q.id, ans.text, correct=contains_gold(ans.text, q.answers), refused=ans.insufficient,
-                         cited=cited, supported=supported, latency_ms=ms)
+    correct = ans.insufficient if q.unanswerable else contains_gold(ans.text, q.answers)
+    return AnswerOutcome(q.id, ans.text, correct=correct, refused=ans.insufficient, cited=cited, supported=supported,
+                         latency_ms=ms, unanswerable=q.unanswerable)
 
 
 def check_answers(dataset: Dataset, top_n: int) -> list[LabelledQuery]:
-    """The queries with gold answers; :class:`InvalidRequestError` when there are none or ``top_n`` is out of range."""
+    """The queries with gold answers and the unanswerable ones; :class:`InvalidRequestError` when there are no
+    gold answers or ``top_n`` is out of range."""
     if not 1 <= top_n <= 64:
         raise InvalidRequestError("answer top_n must be between 1 and 64")
-    gold = [q for q in dataset.queries if q.answers]
-    if not gold:
+    gold = [q for q in dataset.queries if q.answers or q.unanswerable]
+    if not any(q.answers for q in gold):
         raise InvalidRequestError(f"{dataset.directory}: no query has gold answers (measuring answers needs "
                                   "\"answer\": [...] in queries.jsonl)")
     return gold

@@ -1,7 +1,8 @@
 """Labelled retrieval sets: ``corpus.jsonl`` + ``queries.jsonl`` in one directory.
 
 ``corpus.jsonl``: one object per line, ``{"id": str, "text": str}`` or
-``{"id": str, "path": str}`` (relative to the directory, any format the parsers
+``{"id": str, "path": str}`` (relative to the directory, or to ``corpus_root`` when one is given —
+``ragloom eval --corpus DIR``, a set over documents kept elsewhere; any format the parsers
 read); an empty text is allowed (the item is not ingested and can never be found).
 ``queries.jsonl``: ``{"id": str, "query": str, "relevant": [ids]}`` with an
 optional ``"grades": {id: number}`` (graded nDCG; an id missing from ``grades``
@@ -9,7 +10,10 @@ has grade 1; a grade <= 0 is not relevant; by default a higher grade is more rel
 ``grade_order="lower"`` reads sets whose grade 1 is the most relevant, as Cranfield's codes 1-4, with
 gain ``top + 1 - grade``) and an optional ``"answer": [str]`` — gold answers, short spans of the text
 (``ragloom eval --answers``: an answer is right when it contains one of them after
-normalisation; a single string is taken as a list of one). Other keys are ignored. Every problem is an
+normalisation; a single string is taken as a list of one). ``"unanswerable": true`` marks a question
+the documents do not answer: its ``relevant`` is empty (or absent) and it has no gold answers; it is
+left out of the retrieval scores and, with ``--answers``, is right when the answer is a refusal.
+Other keys are ignored. Every problem is an
 :class:`~ragloom.errors.InvalidRequestError` naming the file and line.
 """
 
@@ -56,6 +60,7 @@ class LabelledQuery:
     relevant: frozenset[str]
     grades: dict[str, float] = field(default_factory=dict)
     answers: tuple[str, ...] = ()  # gold answers (``"answer"``), duplicates dropped; empty: none given
+    unanswerable: bool = False  # the documents do not answer it: no relevant ids, a refusal is right
 
     def gain(self, doc_id: str) -> float:
         """The nDCG gain of a corpus id: its grade (1 when ungraded), 0 when not relevant or graded <= 0."""
@@ -105,13 +110,18 @@ def _str_field(obj: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
-def load_corpus(directory: Path) -> list[CorpusItem]:
-    """Read and check ``corpus.jsonl``: unique ids, exactly one of text/path, paths inside the directory."""
+def load_corpus(directory: Path, corpus_root: Path | None = None) -> list[CorpusItem]:
+    """Read and check ``corpus.jsonl``: unique ids, exactly one of text/path, paths inside the directory
+    (inside ``corpus_root`` when given: the paths are relative to it)."""
     path = directory / CORPUS_FILE
     items: list[CorpusItem] = []
     seen: dict[str, int] = {}
     names: dict[str, int] = {}
-    root = directory.resolve()
+    base = directory if corpus_root is None else corpus_root
+    if not base.is_dir():
+        raise InvalidRequestError(f"{base}: corpus root is not a directory")
+    root = base.resolve()
+    leaves = "the evaluation directory" if corpus_root is None else f"the corpus root {corpus_root}"
     for no, obj in _lines(path):
         where = f"{CORPUS_FILE} line {no}"
         cid = _str_field(obj, "id", where)
@@ -127,9 +137,9 @@ def load_corpus(directory: Path) -> list[CorpusItem]:
                 raise InvalidRequestError(f"{where}: 'text' must be a string")
             item = CorpusItem(id=cid, text=obj["text"])
         else:
-            file = (directory / _str_field(obj, "path", where)).resolve()
+            file = (root / _str_field(obj, "path", where)).resolve()
             if not file.is_relative_to(root):
-                raise InvalidRequestError(f"{where}: path {obj['path']!r} leaves the evaluation directory")
+                raise InvalidRequestError(f"{where}: path {obj['path']!r} leaves {leaves}")
             if not file.is_file():
                 raise InvalidRequestError(f"{where}: file {obj['path']!r} not found")
             item = CorpusItem(id=cid, path=file)
@@ -163,7 +173,8 @@ def _answers(obj: dict[str, Any], where: str) -> tuple[str, ...]:
 
 
 def load_queries(directory: Path, corpus_ids: set[str]) -> list[LabelledQuery]:
-    """Read and check ``queries.jsonl``: unique ids, a non-empty ``relevant`` list of known corpus ids."""
+    """Read and check ``queries.jsonl``: unique ids, a non-empty ``relevant`` list of known corpus ids
+    (empty and no gold answers for an ``unanswerable`` question)."""
     path = directory / QUERIES_FILE
     out: list[LabelledQuery] = []
     seen: dict[str, int] = {}
@@ -174,15 +185,23 @@ def load_queries(directory: Path, corpus_ids: set[str]) -> list[LabelledQuery]:
             raise InvalidRequestError(f"{where}: duplicate id {qid!r} (first on line {seen[qid]})")
         seen[qid] = no
         text = _str_field(obj, "query", where)
-        rel = obj.get("relevant")
-        if not isinstance(rel, list) or not rel:
+        unanswerable = obj.get("unanswerable", False)
+        if not isinstance(unanswerable, bool):
+            raise InvalidRequestError(f"{where}: 'unanswerable' must be true or false")
+        rel = obj.get("relevant", [] if unanswerable else None)
+        if unanswerable:
+            if rel != []:
+                raise InvalidRequestError(f"{where}: an unanswerable question has no 'relevant' ids")
+            if obj.get("answer"):
+                raise InvalidRequestError(f"{where}: an unanswerable question has no gold 'answer'")
+        elif not isinstance(rel, list) or not rel:
             raise InvalidRequestError(f"{where}: 'relevant' must be a non-empty list of corpus ids")
         relevant = [str(r) for r in rel]
         unknown = sorted(set(relevant) - corpus_ids)
         if unknown:
             raise InvalidRequestError(f"{where}: relevant ids not in {CORPUS_FILE}: {', '.join(unknown[:5])}")
         out.append(LabelledQuery(id=qid, query=text, relevant=frozenset(relevant), grades=_grades(obj, where),
-                                answers=_answers(obj, where)))
+                                answers=_answers(obj, where), unanswerable=unanswerable))
     return out
 
 
@@ -196,15 +215,17 @@ def _reverse_grades(queries: list[LabelledQuery]) -> list[LabelledQuery]:
 
 
 def load_dataset(directory: Path | str, *, max_queries: int | None = None,
-                 max_corpus: int | None = None, grade_order: str = "higher") -> Dataset:
+                 max_corpus: int | None = None, grade_order: str = "higher",
+                 corpus_root: Path | str | None = None) -> Dataset:
     """Load and validate a labelled set; ``max_corpus`` keeps the first N corpus items and only the
-    queries whose relevant items are all among them, then ``max_queries`` the first N queries."""
+    queries whose relevant items are all among them, then ``max_queries`` the first N queries.
+    ``corpus_root``: the directory the corpus's ``path`` entries are relative to (default: the set's)."""
     root = Path(directory)
     if not root.is_dir():
         raise InvalidRequestError(f"{root}: not a directory")
     if grade_order not in GRADE_ORDERS:
         raise InvalidRequestError(f"grade order: one of {list(GRADE_ORDERS)}")
-    corpus = load_corpus(root)
+    corpus = load_corpus(root, None if corpus_root is None else Path(corpus_root))
     queries = load_queries(root, {c.id for c in corpus})
     if grade_order == "lower":
         queries = _reverse_grades(queries)

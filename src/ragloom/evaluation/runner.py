@@ -172,14 +172,15 @@ def evaluate(ctx: Context, principal: Principal, dataset: Dataset, kb_id: str, *
     run = _Run(ctx, principal, kb_id, dataset, top_k, reranker, use_kg)
     ranked: dict[str, dict[str, list[str | None]]] = {m: {} for m in modes}
     latencies: dict[str, dict[str, float]] = {m: {} for m in modes}
-    if dataset.queries:
-        run.warm_up(dataset.queries[0].query, modes)
-    for i, q in enumerate(dataset.queries, 1):
+    queries = [q for q in dataset.queries if not q.unanswerable]  # nothing relevant to rank
+    if queries:
+        run.warm_up(queries[0].query, modes)
+    for i, q in enumerate(queries, 1):
         for mode, (ids, ms) in run.one_query(q, modes).items():
             ranked[mode][q.id], latencies[mode][q.id] = ids, ms
-        progress("query", i, len(dataset.queries))
-    graded = any(q.grades for q in dataset.queries)
-    results = [_summarise(m, dataset.queries, ranked[m], latencies[m], top_k, graded) for m in modes]
+        progress("query", i, len(queries))
+    graded = any(q.grades for q in queries)
+    results = [_summarise(m, queries, ranked[m], latencies[m], top_k, graded) for m in modes]
     return results, run.window
 
 
@@ -188,7 +189,8 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
              progress: Progress = no_progress, reranker: Reranker | None = None, keep: bool = False,
              max_queries: int | None = None, language: str | None = None, answers: bool = False,
              answer_top_n: int = DEFAULT_TOP_N, max_corpus: int | None = None,
-             grade_order: str = "higher", enrich: Sequence[str] = ()) -> EvalReport:
+             grade_order: str = "higher", enrich: Sequence[str] = (),
+             corpus_root: Path | str | None = None) -> EvalReport:
     """Evaluate retrieval on the labelled set in ``directory`` (see :mod:`ragloom.evaluation.dataset`).
 
     The corpus goes into ``kb`` (an existing knowledge base, by id or name; never
@@ -203,14 +205,20 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
     ``grade_order``: ``lower`` when the set's grade 1 is the most relevant (Cranfield's codes).
     ``enrich``: also measure ``hybrid`` with each of these enrichments built (``kg``, ``raptor``,
     ``keywords``; :mod:`ragloom.evaluation.enrichment`), beside its build time and chat-model calls.
+    ``corpus_root``: the directory the corpus's ``path`` entries are relative to (default: ``directory``).
+    Unanswerable queries are left out of the retrieval scores (a note counts them).
     Raises :class:`InvalidRequestError` for a malformed set or bad arguments.
     """
     _check_modes(modes, top_k)
     enrich = check_enrichments(enrich)
-    dataset = load_dataset(directory, max_queries=max_queries, max_corpus=max_corpus, grade_order=grade_order)
+    dataset = load_dataset(directory, max_queries=max_queries, max_corpus=max_corpus, grade_order=grade_order,
+                           corpus_root=corpus_root)
     if answers:
         check_answers(dataset, answer_top_n)  # before the corpus is ingested
     notes: list[str] = []
+    absent = sum(1 for q in dataset.queries if q.unanswerable)
+    if absent:
+        notes.append(f"{absent} unanswerable queries not in the retrieval scores")
     run_modes = list(dict.fromkeys(modes))
     reranker = reranker if reranker is not None else ctx.reranker
     if RERANK_MODE in run_modes and reranker is None:
