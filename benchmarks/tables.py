@@ -658,8 +658,11 @@ def run_checks(doc: TruthDoc, grids: Sequence[Grid], matches: Sequence[Grid | No
         for role, texts in (("caption", truth.captions), ("footnote", truth.footnotes)):
             for text in texts:
                 key = norm(text)
+                # the caption read into a cell: the cell holds it, or holds most of it (a header cell
+                # whose words the caption happens to repeat, 'Special register', is not the caption)
                 cell = next((c for r in grid.rows for c in r if norm(c) and (
-                    key in norm(c) or (len(norm(c)) >= 8 and norm(c) in key))), None) if grid else None
+                    key in norm(c) or (len(norm(c)) >= max(8, 0.6 * len(key)) and norm(c) in key))),
+                            None) if grid else None
                 seen = "no table" if grid is None else "ok" if cell is None else f"in {norm(cell)[:40]!r}"
                 results.append((grid is not None and cell is None,
                                 f"{role} {key[:40]!r} is no cell of {truth.name}: {seen}"))
