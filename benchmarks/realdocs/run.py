@@ -36,7 +36,9 @@ def by_kind(out: dict[str, Any]) -> dict[str, dict[str, float]]:
     table = {}
     for kind, rows in groups.items():
         table[kind] = {"n": len(rows), "correct": sum(o["correct"] for o in rows) / len(rows),
-                       "refused": sum(o["refused"] for o in rows) / len(rows)}
+                       "refused": sum(o["refused"] for o in rows) / len(rows),
+                       "gold_in_evidence": sum(o.get("gold_in_evidence", False) for o in rows) / len(rows),
+                       "no_evidence": sum(o.get("evidence", 1) == 0 for o in rows) / len(rows)}
         ranked = [per_query[o["id"]] for o in rows if o["id"] in per_query]
         if ranked:
             table[kind]["nDCG@10"] = sum(r["ndcg"] for r in ranked) / len(ranked)
@@ -62,8 +64,9 @@ def main() -> None:
     for m in out["modes"]:
         print(m["mode"], {k: v for k, v in m.items() if k not in ("mode", "per_query")})
     ext = out["answers"]["answerers"][0]
-    print("extractive", {k: ext[k] for k in ("accuracy", "unanswerable_refused", "refusal_rate",
-                                             "citation_support", "latency_p50_ms")})
+    print("extractive", {k: ext.get(k) for k in ("accuracy", "unanswerable_refused", "refusal_rate", "gold_in_evidence",
+                                                 "unanswerable_without_evidence", "citation_support",
+                                                 "latency_p50_ms")})
     for kind, row in out["by_kind"].items():
         print(kind, {k: round(v, 3) for k, v in row.items()})
 

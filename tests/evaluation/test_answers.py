@@ -224,6 +224,8 @@ def test_cli_eval_over_a_corpus_root_scores_refusals_of_unanswerable_questions(t
     assert out["answers"]["queries"] == 2
     assert ext["accuracy"] == 1.0 and ext["refusal_rate"] == 0.0  # over the answerable question
     assert ext["unanswerable"] == 1 and ext["unanswerable_refused"] == 1.0
+    assert ext["gold_in_evidence"] == 1.0  # the lighthouse passage was among the evidence
+    assert 0.0 <= ext["unanswerable_without_evidence"] <= 1.0
     human = ragloom(tmp_path / "home", "eval", str(folder), "--corpus", str(root), "--answers",
                     "--mode", "keyword").stdout
-    assert "unanswerable refused" in human
+    assert "unanswerable refused" in human and "gold in evidence" in human

@@ -17,6 +17,11 @@ Per answerer:
   ``supported`` (:attr:`Citation.verdict`; when a citation has no verdict, its ``supported``
   flag); ``None`` when no sentence was cited;
 - **refusal rate**: share of the answers to answerable queries marked ``insufficient``;
+- **gold in evidence**: share of the answerable queries whose evidence (the ``top_n`` chunks the
+  answer was written from, found again by :func:`ragloom.service.answers.find_evidence` outside the
+  timed call) contains a gold answer — a wrong answer with the gold in its evidence is the
+  answerer's miss, one without it retrieval's; **unanswerable without evidence**: share of the
+  unanswerable queries for which retrieval found no chunk at all;
 - **latency p50 / p95**: wall time of one ``answer`` call (retrieval included), in ms; a first,
   unmeasured call per answerer loads the models.
 
@@ -44,8 +49,8 @@ from ragloom.evaluation.dataset import Dataset, LabelledQuery
 from ragloom.evaluation.ingest import Progress, no_progress
 from ragloom.generation.extractive import EXTRACTIVE_MODEL
 from ragloom.generation.thresholds import SUPPORTED_VERDICT
-from ragloom.retrieval.options import EvidenceOptions
-from ragloom.service.answers import answer
+from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
+from ragloom.service.answers import answer, find_evidence
 
 DEFAULT_TOP_N = 6  # the API's /answer default
 _MARKER = re.compile(r"\[ID:\d+\]")
@@ -91,12 +96,15 @@ class AnswerOutcome:
     latency_ms: float | None  # None when the answer failed
     error: str | None = None
     unanswerable: bool = False  # right when refused
+    evidence: int = 0  # chunks of evidence the answer had
+    gold_in_evidence: bool = False  # a gold answer occurs in them
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.query_id, "answer": self.text, "correct": self.correct, "refused": self.refused,
                 "cited_sentences": self.cited, "supported_sentences": self.supported,
                 "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 2), "error": self.error,
-                "unanswerable": self.unanswerable}
+                "unanswerable": self.unanswerable, "evidence": self.evidence,
+                "gold_in_evidence": self.gold_in_evidence}
 
 
 @dataclass(slots=True)
@@ -124,6 +132,17 @@ class AnswererResult:
     def refusal_rate(self) -> float:
         """Over the answerable queries."""
         return self._share("refused")
+
+    @property
+    def gold_in_evidence(self) -> float:
+        """Over the answerable queries."""
+        return self._share("gold_in_evidence")
+
+    @property
+    def unanswerable_without_evidence(self) -> float | None:
+        """Share of the unanswerable queries whose retrieval found no chunk; ``None`` when there are none."""
+        some = [o for o in self.outcomes if o.unanswerable]
+        return sum(1 for o in some if o.evidence == 0) / len(some) if some else None
 
     @property
     def unanswerable(self) -> int:
@@ -159,6 +178,9 @@ class AnswererResult:
             "cited_sentences": self.cited_sentences, "refusal_rate": round(self.refusal_rate, 4),
             "unanswerable": self.unanswerable,
             "unanswerable_refused": None if self.unanswerable_refused is None else round(self.unanswerable_refused, 4),
+            "gold_in_evidence": round(self.gold_in_evidence, 4),
+            "unanswerable_without_evidence": (None if self.unanswerable_without_evidence is None
+                                              else round(self.unanswerable_without_evidence, 4)),
             "errors": self.errors, "latency_p50_ms": round(self.latency(50), 2),
             "latency_p95_ms": round(self.latency(95), 2),
         }
@@ -191,7 +213,7 @@ class AnswerReport:
         """A Rich table: one row per answerer, the best accuracy and citation support in bold."""
         title = f"answers: {self.queries} queries with gold answers, top {self.top_n} chunks as evidence"
         absent = any(a.unanswerable for a in self.answerers)
-        table = Table("answerer", "accuracy", "citation support", "refusals",
+        table = Table("answerer", "accuracy", "gold in evidence", "citation support", "refusals",
                       *(["unanswerable refused"] if absent else []), "errors", "p50 ms", "p95 ms",
                       title=title, caption="; ".join(self.notes) if self.notes else None)
         best_acc = max((a.accuracy for a in self.answerers), default=0.0)
@@ -207,7 +229,8 @@ class AnswerReport:
         for a in self.answerers:
             label = a.name if a.kind == "extractive" else f"{a.name} (chat model)"
             refused = [cell(a.unanswerable_refused, None)] if absent else []
-            table.add_row(label, cell(a.accuracy, best_acc), cell(a.citation_support, best_sup),
+            table.add_row(label, cell(a.accuracy, best_acc), cell(a.gold_in_evidence, None),
+                          cell(a.citation_support, best_sup),
                           f"{a.refusal_rate:.3f}", *refused, str(a.errors), f"{a.latency(50):.1f}",
                           f"{a.latency(95):.1f}")
         return table
@@ -246,9 +269,12 @@ def _one(ctx: Context, principal: Principal, kb_id: str, q: LabelledQuery, top_n
                              error=f"{type(exc).__name__}: {exc.message}", unanswerable=q.unanswerable)
     ms = (time.perf_counter() - start) * 1000
     cited, supported = cited_sentences(ans)
+    _, evidence = find_evidence(ctx, principal=principal, kb_ids=[kb_id], question=q.query,
+                                options=RetrievalOptions.of_answer(EvidenceOptions(), top_n))
     correct = ans.insufficient if q.unanswerable else contains_gold(ans.text, q.answers)
     return AnswerOutcome(q.id, ans.text, correct=correct, refused=ans.insufficient, cited=cited, supported=supported,
-                         latency_ms=ms, unanswerable=q.unanswerable)
+                         latency_ms=ms, unanswerable=q.unanswerable, evidence=len(evidence),
+                         gold_in_evidence=contains_gold("\n".join(e.content for e in evidence), q.answers))
 
 
 def check_answers(dataset: Dataset, top_n: int) -> list[LabelledQuery]:
