@@ -39,7 +39,8 @@ REF = "#/components/schemas/"
 # The keys (in order) each resource had when the routes still returned plain dicts: the typed
 # models must send exactly these.
 DATASET_KEYS = ["id", "name", "description", "language", "permission", "chunk_method", "parser_config",
-                "embedding_model", "similarity_threshold", "vector_similarity_weight", "fusion", "fusion_note",
+                "embedding_model", "similarity_threshold", "vector_similarity_weight", "min_relevance", "fusion",
+                "fusion_note",
                 "weighted_fusion", "pagerank", "synonyms", "tag_kb_ids", "topn_tags", "document_count", "created_at",
                 "raptor", "graphrag"]
 DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_count", "coverage", "chunk_method",
@@ -47,9 +48,11 @@ DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_
 STORED_CHUNK_KEYS = ["chunk_id", "doc_id", "version_id", "document_name", "order", "method", "kind", "available",
                      "heading_path", "content", "positions", "html", "parent_id", "tag_keywords", "tags", "edited"]
 RETRIEVED_CHUNK_KEYS = ["chunk_id", "doc_id", "kb_id", "version_id", "document_name", "content", "similarity",
-                        "term_similarity", "vector_similarity", "rank_feature", "rerank_score", "tags", "positions"]
+                        "term_similarity", "vector_similarity", "rank_feature", "rerank_score", "relevance", "tags",
+                        "positions"]
 EXPLAIN_ROW_KEYS = ["chunk_id", "doc_id", "kb_id", "document_name", "stage", "reason", "passed_gate", "text_score",
-                    "term_similarity", "vector_similarity", "rank_feature", "rerank_score", "similarity", "rank"]
+                    "term_similarity", "vector_similarity", "rank_feature", "rerank_score", "similarity", "rank",
+                    "relevance"]
 REFERENCE_KEYS = ["id", "chunk_id", "doc_id", "version_id", "document_name", "content", "positions"]
 CITATION_KEYS = ["sentence", "text", "id", "verdict", "support", "supporting_sentence", "inserted"]
 

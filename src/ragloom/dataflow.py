@@ -269,6 +269,8 @@ class Candidate:
     text_score: float | None = None
     rank_feature: float = 0.0
     rerank_score: float | None = None  # set by the rerank stage for candidates inside its window
+    # the calibrated probability that the chunk is relevant (ragloom.retrieval.relevance); None: not scored
+    relevance: float | None = None
 
     @property
     def vector(self) -> np.ndarray:

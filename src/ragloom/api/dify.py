@@ -229,8 +229,12 @@ def dify_retrieval(body: DifyRetrievalRequest, ctx: ContextDep, principal: DifyP
     result = retrieval_view(search(ctx, principal=principal, kb_ids=[body.knowledge_id], question=body.query,
                                    options=options))
     records = []
+    relative = ctx.settings.fusion != "weighted"  # the normalized fusion's similarity is relative: relevance is not
     for c in result.chunks:
-        score = min(1.0, max(0.0, float(c.similarity)))  # rank features may lift a similarity over 1
+        # Dify's score: the calibrated relevance (absolute: score_threshold means the same for every question),
+        # the weighted similarity under the weighted fusion (as before); rank features may lift it over 1
+        raw = c.relevance if relative and c.relevance is not None else c.similarity
+        score = min(1.0, max(0.0, float(raw)))
         if score < setting.score_threshold:
             continue
         pages = sorted({int(p[0]) for p in c.positions if int(p[0]) > 0})  # 0: the HTML view

@@ -169,6 +169,8 @@ class KnowledgeBase(Base):
     parser_config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     similarity_threshold: Mapped[float] = mapped_column(Float, default=0.2)
     vector_similarity_weight: Mapped[float] = mapped_column(Float, default=0.3)
+    # chunks whose calibrated relevance is lower are dropped (ragloom.retrieval.relevance); None: the server's
+    min_relevance: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)
     # 0..100: a rank feature; when several knowledge bases are searched together, higher ranks first
     pagerank: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # the knowledge base's own synonym groups (added to the built-in dictionary at query time)

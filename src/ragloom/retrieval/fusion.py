@@ -24,13 +24,18 @@ Two fusions, chosen per request (``fusion``) with a default in the settings
   300 passages): 0.401 / 0.989 / 0.988 / 0.997; before, with the mean for every
   question and a weight of 0.75: 0.395 / 0.989 / 0.988 / 0.996.
 
+In hybrid mode, when the question is in another language than most candidates (CJK vs Latin script),
+the normalized fusion scales the term side's weight by the share of the question's terms it can reach
+at best (:func:`cross_language_weight`) and the weighted fusion ranks by the cosine alone, so the keyword
+side neither drowns nor vetoes the vector side.
+
 The default and its weight were chosen on the labelled sets (``ragloom eval``):
 see the README's retrieval-quality table for the figures.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import numpy as np
@@ -47,6 +52,8 @@ class Sides:
     bm25: np.ndarray
     cosine: np.ndarray
     chinese: bool = False
+    # per candidate: the chunk is written in another script than the question (CJK vs Latin); empty: none is
+    cross_language: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 class Fusion(Protocol):
@@ -80,7 +87,7 @@ class NormalizedFusion:
         if mode == "keyword":  # the engine's BM25 ranks better alone than token similarity
             return fuse_normalized(sides.bm25, sides.cosine, 0.0)
         if mode == "hybrid":
-            return fuse_normalized(term_side(sides), sides.cosine, weight)
+            return fuse_normalized(term_side(sides), sides.cosine, cross_language_weight(sides, weight))
         return fuse_weighted(sides.term, sides.cosine, weight)
 
 
@@ -97,11 +104,35 @@ class WeightedFusion:
         return kb_threshold if weight > 0 and mode == "hybrid" else 0.0
 
     def fuse(self, sides: Sides, *, mode: str, weight: float) -> np.ndarray:
-        return fuse_weighted(sides.term, sides.cosine, weight)
+        # across languages the cosines' few hundredths decide nothing against any term match: vector ranking
+        cross = mode == "hybrid" and is_cross_language(sides)
+        return fuse_weighted(sides.term, sides.cosine, 1.0 if cross else weight)
 
 
 fusions: Registry[[], Fusion] = Registry("fusion", "ragloom.fusions")  # built-ins: ragloom.plugins
 BuiltinFusion = Literal["normalized", "weighted"]  # the names a request may choose (retrieval.options)
+
+
+def is_cross_language(sides: Sides) -> bool:
+    """Most candidates are written in another script than the question."""
+    return sides.cross_language.size > 0 and float(np.mean(sides.cross_language)) > 0.5
+
+
+def cross_language_weight(sides: Sides, weight: float) -> float:
+    """The vector side's weight when the question is in another language than the chunks (issue 26).
+
+    When most candidates are written in another script than the question (a Chinese question over
+    English text, or the reverse), the term side can only match the few tokens both share (numbers,
+    names): left at its weight it would drown the vector side (normalized: its z-scores single out the
+    chunks holding a stray number) or veto it (weighted: the similarity of every chunk stays under the
+    threshold). Its weight is then scaled by the coverage it can reach — the best token similarity over
+    the candidates, the share of the question's terms any chunk holds — and the vector side takes the
+    rest: ``1 − (1 − w) · reach``. A question in the chunks' language keeps ``w``. (The weighted fusion,
+    whose cosines differ by hundredths, ranks by the vector side alone then.)"""
+    if not is_cross_language(sides):
+        return weight
+    reach = float(np.clip(np.max(sides.term), 0.0, 1.0)) if sides.term.size else 0.0
+    return 1.0 - (1.0 - weight) * reach
 
 
 def zscore(x: np.ndarray) -> np.ndarray:

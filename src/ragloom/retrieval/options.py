@@ -39,11 +39,16 @@ class EvidenceOptions(BaseModel):
     use_kg: bool = Field(False, description="put first one evidence item from the dataset's knowledge graph "
                          "(entities, relations, a community report) when one is built (POST .../builds kind graph)")
     similarity_threshold: float | None = Field(
-        None, ge=0.0, le=1.0, description="drop chunks scoring lower (the weighted fusion only); "
-        "default: the knowledge base's")
+        None, ge=0.0, le=1.0, description="drop chunks scoring lower: with the weighted fusion, on their "
+        "weighted similarity (default: the knowledge base's); with the normalized fusion (relative scores), on "
+        "their relevance, as min_relevance")
     vector_similarity_weight: float | None = Field(
         None, ge=0.0, le=1.0, description="the vector side's weight; default: the fusion's (normalized: the "
         "server's RAGLOOM_FUSION_VECTOR_WEIGHT; weighted: the knowledge base's)")
+    min_relevance: float | None = Field(
+        None, ge=0.0, le=1.0, description="drop chunks whose relevance (the calibrated probability that they are "
+        "relevant, 0..1) is lower, whatever the fusion; default: similarity_threshold when one is given and the "
+        "fusion is normalized, else the knowledge base's min_relevance, else the server's")
 
 
 class RetrievalOptions(EvidenceOptions):

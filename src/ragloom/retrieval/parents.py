@@ -47,6 +47,7 @@ def _merged_parent(parent: ChunkRecord, children: Sequence[Candidate]) -> Candid
         text_score=max(text_scores) if text_scores else None,
         rank_feature=_mean([c.rank_feature for c in scored]),
         rerank_score=_mean([c.rerank_score for c in reranked if c.rerank_score is not None]) if reranked else None,
+        relevance=max((c.relevance for c in children if c.relevance is not None), default=None),
     )
 
 

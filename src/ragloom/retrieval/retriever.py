@@ -23,6 +23,7 @@ from ragloom.nlp.synonyms import synonym_table
 from ragloom.retrieval.features import RankFeatures
 from ragloom.retrieval.fusion import Sides, fusions
 from ragloom.retrieval.parents import swap_in_parents
+from ragloom.retrieval.relevance import is_cjk, score_relevance
 from ragloom.retrieval.rerank import rank_key, rerank
 from ragloom.retrieval.toc import enhance
 from ragloom.retrieval.types import ExplainRow, RetrievalParams, RetrievalResult, Scope
@@ -37,6 +38,7 @@ ActiveVersions = Callable[[list[str]], dict[str, str | None]]
 class Query:
     analysis: QueryAnalysis
     vector: np.ndarray
+    text: str = ""
 
 
 def window(params: RetrievalParams) -> int:
@@ -55,7 +57,7 @@ def build_query(question: str, scope: Scope, *, docstore: DocStore, embedder: Em
     weigher = TermWeigher(analyzer, doc_freq=doc_freq)
     analysis = build_fulltext_query(question, analyzer, weigher,
                                     synonyms=synonym_table(analyzer, scope.synonym_groups))
-    return Query(analysis=analysis, vector=embedder.embed_query(question))
+    return Query(analysis=analysis, vector=embedder.embed_query(question), text=question)
 
 
 def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: str = "hybrid",
@@ -105,8 +107,10 @@ def score(hits: list[Hit], query: Query, params: RetrievalParams,
     features = RankFeatures(pageranks, query_tags)
     cos = np.array([h.vector_score if h.vector_score is not None else float(h.record.vector @ query.vector)
                     for h in hits])
+    question_cjk = is_cjk(query.text)
     sides = Sides(term=np.asarray(tksim, dtype=np.float64), cosine=cos,
-                  bm25=np.array([h.text_score or 0.0 for h in hits]), chinese=query.analysis.is_chinese)
+                  bm25=np.array([h.text_score or 0.0 for h in hits]), chinese=query.analysis.is_chinese,
+                  cross_language=np.array([is_cjk(h.record.content) != question_cjk for h in hits], dtype=bool))
     fused = fusions.create(params.fusion).fuse(sides, mode=params.options.mode, weight=vsw)
     out = []
     for h, t, v, f in zip(hits, tksim, cos, fused, strict=True):
@@ -124,9 +128,14 @@ def _threshold(params: RetrievalParams) -> float:
                                                    kb_threshold=params.similarity_threshold)
 
 
+def _relevant(c: Candidate, params: RetrievalParams) -> bool:
+    """Not under ``min_relevance`` (a candidate without a relevance, added by TOC enhancement, passes)."""
+    return c.relevance is None or c.relevance >= params.min_relevance
+
+
 def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], int]:
     thr = _threshold(params)
-    kept = sorted((c for c in cands if c.similarity >= thr), key=rank_key)
+    kept = sorted((c for c in cands if c.similarity >= thr and _relevant(c, params)), key=rank_key)
     off = (params.options.page - 1) * params.options.page_size
     return kept[off : off + params.options.page_size], len(kept)
 
@@ -160,6 +169,7 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     if reranker is not None and params.rerank_window > 0:
         cands = rerank(cands, question, reranker, vector_similarity_weight=params.mode_vector_weight,
                        window=params.rerank_window)
+    score_relevance(cands, question, scope.embedding_model)
     if toc is not None:
         cands = enhance(cands, question, toc.tocs, lambda ids: docstore.get(scope.tenant_id, ids), toc.scorer,
                         params.options.page_size)
@@ -171,7 +181,7 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     if facts is not None:
         facts.update(reranker=getattr(reranker, "name", None), rerank_window=params.rerank_window,
                      keywords=[[t, round(w, 4)] for t, w in query.analysis.keywords],
-                     threshold=_threshold(params), fusion=params.fusion,
+                     threshold=_threshold(params), min_relevance=params.min_relevance, fusion=params.fusion,
                      vector_similarity_weight=params.vector_similarity_weight)
         result.explain_query = facts
         result.explain = explain_rows(hits, kept, cands, page, params)
@@ -192,6 +202,8 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
             stage, reason = "returned", f"rank {rank}"
         elif c.similarity < thr:
             stage, reason = "threshold", f"similarity {c.similarity:.4f} < threshold {thr}"
+        elif not _relevant(c, params):
+            stage, reason = "relevance", f"relevance {c.relevance:.4f} < min_relevance {params.min_relevance}"
         else:
             stage, reason = "page", (f"rank {rank} is outside page {params.options.page} "
                                      f"(size {params.options.page_size})")
@@ -199,7 +211,8 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
                                stage=stage, reason=reason, passed_gate=c.text_score is not None,
                                text_score=c.text_score, term_similarity=c.term_similarity,
                                vector_similarity=c.vector_similarity, rank_feature=c.rank_feature,
-                               rerank_score=c.rerank_score, similarity=c.similarity, rank=rank))
+                               rerank_score=c.rerank_score, similarity=c.similarity, rank=rank,
+                               relevance=c.relevance))
     for h in hits:
         if h.record.id not in kept_ids:
             rows.append(ExplainRow(chunk_id=h.record.id, doc_id=h.record.doc_id, kb_id=h.record.kb_id,

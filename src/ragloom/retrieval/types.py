@@ -38,6 +38,8 @@ class RetrievalParams:
     # "normalized": z-scores of term and vector similarity over the candidates, weighted, logistic — a
     # relative score with no threshold; "weighted": the reference's (1 − vsw)·term + vsw·cosine (fusion.py)
     fusion: str = "normalized"
+    # chunks whose calibrated relevance (ragloom.retrieval.relevance) is lower are dropped; 0: none
+    min_relevance: float = 0.0
 
     @property
     def mode_vector_weight(self) -> float:
@@ -49,7 +51,8 @@ class RetrievalParams:
 class ExplainRow:
     """Why one candidate ended where it did. ``stage`` is ``returned`` or the stage that
     dropped it: ``prune`` (its document was deleted or this is not the active version),
-    ``threshold`` (final similarity below the threshold) or ``page`` (ranked outside the
+    ``threshold`` (final similarity below the threshold), ``relevance`` (calibrated
+    relevance below ``min_relevance``) or ``page`` (ranked outside the
     requested page). ``passed_gate`` tells whether the full-text gate let it through
     (False = found by vector search only)."""
 
@@ -67,6 +70,7 @@ class ExplainRow:
     rerank_score: float | None = None
     similarity: float | None = None
     rank: int | None = None
+    relevance: float | None = None
 
 
 @dataclass(slots=True)

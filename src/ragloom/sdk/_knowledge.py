@@ -53,6 +53,7 @@ class _DatasetSettings(TypedDict, total=False):
     parser_config: Mapping[str, Any]
     similarity_threshold: float
     vector_similarity_weight: float
+    min_relevance: float
     pagerank: int
     synonyms: Sequence[Sequence[str]]
     tag_kb_ids: Sequence[str]
@@ -85,6 +86,7 @@ class EvidenceFields(TypedDict, total=False):
     use_kg: bool
     similarity_threshold: float
     vector_similarity_weight: float
+    min_relevance: float
 
 
 class SearchFields(EvidenceFields, total=False):

@@ -22,6 +22,9 @@ from ragloom.service.graph_settings import GraphSettings
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
+MIN_RELEVANCE_NOTE = ("chunks whose relevance (the calibrated probability that they are relevant, 0..1, whatever "
+                      "the fusion) is lower are dropped: a question on a topic no document covers gets no chunk; "
+                      "null: the server's default (RAGLOOM_MIN_RELEVANCE)")
 
 
 class KBCreate(BaseModel):
@@ -40,6 +43,7 @@ class KBCreate(BaseModel):
                                         "null: the workspace's provider's, else the server's default")
     similarity_threshold: float = Field(0.2, ge=0.0, le=1.0)
     vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
+    min_relevance: float | None = Field(None, ge=0.0, le=1.0, description=MIN_RELEVANCE_NOTE)
     pagerank: int = Field(0, ge=0, le=100, description="rank feature: searched together, higher ranks first")
     synonyms: list[list[str]] = Field(default_factory=list, description="synonym groups, e.g. [['PTO', 'leave']]")
     tag_kb_ids: list[str] = Field(default_factory=list, description="tag sets (knowledge bases of chunk method "
@@ -139,6 +143,7 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
         parser_config=spec.parser_config,
         similarity_threshold=spec.similarity_threshold,
         vector_similarity_weight=spec.vector_similarity_weight,
+        min_relevance=spec.min_relevance,
         pagerank=spec.pagerank,
         synonyms=validate_groups(spec.synonyms),
         tag_kb_ids=_tag_sets(session, principal, spec.tag_kb_ids, None),
@@ -187,6 +192,7 @@ class KBUpdate(BaseModel):
     parser_config: dict[str, Any] | None = None
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
+    min_relevance: float | None = Field(None, ge=0.0, le=1.0, description=MIN_RELEVANCE_NOTE)
     pagerank: int | None = Field(None, ge=0, le=100)
     synonyms: list[list[str]] | None = None
     tag_kb_ids: list[str] | None = None

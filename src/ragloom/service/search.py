@@ -113,6 +113,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         vector_similarity_weight=vector_weight(ctx.settings, fusion, opts.vector_similarity_weight, first),
         rerank_window=ctx.settings.rerank_window,
         fusion=fusion,
+        min_relevance=min_relevance(ctx.settings, fusion, opts, first),
     )
     embedder = workspace_models.embedder(ctx, scope.embedding_model)
     result = retrieve(question, scope, params, docstore=ctx.docstore, embedder=embedder, analyzer=ctx.analyzer,
@@ -143,6 +144,21 @@ def check_result_window(settings: Settings, page: int, page_size: int) -> None:
             f"page x page_size = {page * page_size} is over the result window limit of {limit} "
             f"(RAGLOOM_MAX_RESULT_WINDOW): ask for an earlier page or a smaller page_size"
         )
+
+
+def min_relevance(settings: Settings, fusion: str, opts: RetrievalOptions, kb: KnowledgeBase | None) -> float:
+    """The relevance under which chunks are dropped: the request's ``min_relevance``; else its
+    ``similarity_threshold`` when the fusion is relative (normalized: the threshold has no similarity to cut,
+    so it cuts the relevance, as RAGFlow's and Dify's clients mean it); else the knowledge base's; else the
+    server's (``settings.min_relevance``)."""
+    if opts.min_relevance is not None:
+        return opts.min_relevance
+    if opts.similarity_threshold is not None and fusions.create(fusion).threshold(
+            mode="hybrid", weight=1.0, kb_threshold=1.0) == 0.0:
+        return opts.similarity_threshold
+    if kb is not None and kb.min_relevance is not None:
+        return kb.min_relevance
+    return settings.min_relevance
 
 
 def vector_weight(settings: Settings, fusion: str, requested: float | None, kb: KnowledgeBase | None) -> float:

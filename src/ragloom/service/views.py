@@ -42,7 +42,9 @@ _iso = iso_utc
 
 FUSION_NOTE = ("similarity_threshold and vector_similarity_weight apply only to the 'weighted' fusion; "
                "the 'normalized' fusion (z-scores of both sides) has no threshold and takes its vector "
-               "weight from settings.fusion_vector_weight or the request")
+               "weight from settings.fusion_vector_weight or the request; under any fusion, chunks whose "
+               "relevance (the calibrated probability that they are relevant) is under min_relevance are "
+               "dropped, and a request's similarity_threshold with the 'normalized' fusion cuts the relevance")
 
 # A JSON number kept as given: an int stays an int (``3``, not ``3.0``), as the API always sent it.
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
@@ -98,6 +100,9 @@ class Dataset(View):
                                  "re-embedding every document (POST /api/v1/datasets/{id}/reindex)")
     similarity_threshold: Number
     vector_similarity_weight: Number
+    min_relevance: Number | None = Field(description="chunks whose relevance (calibrated probability, 0..1) is "
+                                         "lower are dropped, whatever the fusion; null: the server's default "
+                                         "(RAGLOOM_MIN_RELEVANCE)")
     fusion: str
     fusion_note: str
     weighted_fusion: WeightedFusion
@@ -153,6 +158,7 @@ def kb_view(kb: db.KnowledgeBase, document_count: int | None = None, *, fusion: 
         embedding_model=kb.embedding_model,
         similarity_threshold=kb.similarity_threshold,
         vector_similarity_weight=kb.vector_similarity_weight,
+        min_relevance=kb.min_relevance,
         fusion=fusion,
         fusion_note=FUSION_NOTE,
         weighted_fusion=WeightedFusion(similarity_threshold=kb.similarity_threshold,
@@ -480,6 +486,9 @@ class RetrievedChunk(View):
     vector_similarity: Number
     rank_feature: Number
     rerank_score: Number | None = Field(description="the reranker's score (0..1); null when none re-scored it")
+    relevance: Number | None = Field(description="the calibrated probability (0..1) that the chunk is relevant to "
+                                     "the question: the same scale whatever the fusion, mode and question; null "
+                                     "when not scored (a table-of-contents or knowledge-graph item)")
     tags: dict[str, Number]
     positions: Positions
     layer: int | SkipJsonSchema[None] = absent_unless("a RAPTOR summary: its layer (1 = summaries of chunks)")
@@ -496,7 +505,8 @@ class ExplainCandidate(View):
     doc_id: str
     kb_id: str
     document_name: str
-    stage: str = Field(description="'returned' or the stage that dropped it: prune, threshold or page")
+    stage: str = Field(description="'returned' or the stage that dropped it: prune, threshold, relevance "
+                       "(under min_relevance) or page")
     reason: str
     passed_gate: bool = Field(description="false = found by vector search only")
     text_score: Number | None
@@ -506,6 +516,7 @@ class ExplainCandidate(View):
     rerank_score: Number | None
     similarity: Number | None
     rank: int | None
+    relevance: Number | None = Field(description="the calibrated probability (0..1) that the chunk is relevant")
 
 
 class Explain(View):
@@ -546,6 +557,7 @@ def chunk_view(c: Candidate) -> RetrievedChunk:
         vector_similarity=round(c.vector_similarity, 6),
         rank_feature=round(c.rank_feature, 6),
         rerank_score=None if c.rerank_score is None else round(c.rerank_score, 6),
+        relevance=None if c.relevance is None else round(c.relevance, 6),
         tags=dict(r.tags),
         positions=positions_view(r),
         **summary_fields(r),
@@ -558,7 +570,7 @@ def explain_view(result: RetrievalResult) -> Explain | None:
     rows = []
     for row in result.explain:
         d = asdict(row)
-        for key in ("text_score", "term_similarity", "vector_similarity", "rerank_score", "similarity"):
+        for key in ("text_score", "term_similarity", "vector_similarity", "rerank_score", "similarity", "relevance"):
             if d[key] is not None:
                 d[key] = round(d[key], 6)
         rows.append(ExplainCandidate(**d))

@@ -1,0 +1,155 @@
+"""A relevance score that means the same everywhere: the calibrated probability that a chunk is relevant
+to the question (issue 26).
+
+The fused ``similarity`` of the default fusion is relative (z-scores over the candidates of one query:
+every question gets its top-k, however unrelated), so no threshold can cut on it. ``relevance`` is a
+logistic regression over signals the score stage already has, each of them absolute or tied to the
+best candidate of the query, and the same whatever the mode and the fusion:
+
+* ``cosine``: the cosine of question and chunk (the embedding model's own scale, hence one fit per model);
+* ``cosine_gap``: how far below the best cosine of the candidates it is (≤ 0);
+* ``coverage``: the token similarity, the IDF-weighted share of the question's terms the chunk holds,
+  and ``best_coverage``, the best of the query's candidates (an absent topic: no chunk holds its terms);
+* ``bm25_share``: the engine's BM25 score over the best one of the query (0 for a vector-only hit);
+* ``log_rank``: ``log(1 + rank by cosine)``, 0 for the best;
+* ``cross_language``: the question's script (CJK or Latin) differs from the chunk's — the keyword
+  signals then say nothing, and the fit learns how much the cosine alone tells; ``question_cjk``: the
+  question is (cosines of Chinese questions sit on another level).
+
+The coefficients are fitted offline by ``benchmarks/fit_relevance.py`` on labelled sets (the shared
+Cranfield and CMRC sets and the builtin ones, with questions on topics the corpus does not cover as
+negatives) and shipped in ``relevance_models.json`` beside this module; nothing is fitted at run time.
+An embedding model without its own fit uses the ``fallback`` model, fitted without the raw cosine
+(whose scale is the model's own), so it is less sharp but still means the same.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from ragloom.dataflow import Candidate
+
+__all__ = ["FEATURES", "RelevanceModel", "cjk_share", "feature_matrix", "features", "is_cjk", "load_models",
+           "model_for", "score_relevance"]
+
+FEATURES = ("cosine", "cosine_gap", "coverage", "best_coverage", "bm25_share", "log_rank", "cross_language",
+            "question_cjk")
+MODELS_FILE = Path(__file__).with_name("relevance_models.json")
+FALLBACK = "fallback"
+
+
+def cjk_share(text: str) -> float:
+    """The share of CJK characters among the letters of ``text`` (0 when it has none)."""
+    cjk = letters = 0
+    for ch in text[:2000]:
+        if "\u4e00" <= ch <= "\u9fff" or "\u3040" <= ch <= "\u30ff" or "\uac00" <= ch <= "\ud7af":
+            cjk += 1
+            letters += 1
+        elif ch.isalpha():
+            letters += 1
+    return cjk / letters if letters else 0.0
+
+
+def is_cjk(text: str) -> bool:
+    """Written mostly in CJK script (a fifth of its letters or more: Chinese counts each character)."""
+    return cjk_share(text) >= 0.2
+
+
+def feature_matrix(cands: Sequence[Candidate], question: str) -> np.ndarray:
+    """One row of :data:`FEATURES` per candidate (the candidates of one query)."""
+    return features(np.array([c.vector_similarity for c in cands], dtype=np.float64),
+                    np.array([c.text_score or 0.0 for c in cands], dtype=np.float64),
+                    np.array([c.term_similarity for c in cands], dtype=np.float64),
+                    question_cjk=is_cjk(question),
+                    chunk_cjk=np.array([is_cjk(c.record.content) for c in cands], dtype=bool))
+
+
+def features(cos: np.ndarray, bm25: np.ndarray, coverage: np.ndarray, *, question_cjk: bool,
+             chunk_cjk: np.ndarray) -> np.ndarray:
+    """:data:`FEATURES` of the candidates of one query from their raw signals: cosine, BM25 (0 for a
+    vector-only hit), token similarity, and whether each chunk is written in CJK script."""
+    n = len(cos)
+    if n == 0:
+        return np.zeros((0, len(FEATURES)))
+    order = np.argsort(-cos, kind="stable")
+    rank = np.empty(n, dtype=np.float64)
+    rank[order] = np.arange(n, dtype=np.float64)
+    top_bm25 = float(bm25.max())
+    cross = (chunk_cjk != question_cjk).astype(np.float64)
+    return np.column_stack([cos, cos - float(cos.max()), coverage, np.full(n, float(coverage.max())),
+                            bm25 / top_bm25 if top_bm25 > 0 else np.zeros(n), np.log1p(rank), cross,
+                            np.full(n, float(question_cjk))])
+
+
+@dataclass(frozen=True, slots=True)
+class RelevanceModel:
+    """A logistic regression on standardised features: ``σ(b + Σ w_i (x_i − μ_i) / s_i)``; a feature
+    whose weight is absent from the fit (``used`` False) is ignored."""
+
+    name: str
+    weights: tuple[float, ...]
+    intercept: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    used: tuple[bool, ...]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        if x.shape[0] == 0:
+            return np.zeros(0)
+        mask = np.array(self.used)
+        z = (x[:, mask] - np.array(self.mean)[mask]) / np.array(self.scale)[mask]
+        logit = self.intercept + z @ np.array(self.weights)[mask]
+        out: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(logit, -40, 40)))
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        keep = [i for i, u in enumerate(self.used) if u]
+        return {"features": [FEATURES[i] for i in keep], "weights": [round(self.weights[i], 6) for i in keep],
+                "intercept": round(self.intercept, 6), "mean": [round(self.mean[i], 6) for i in keep],
+                "scale": [round(self.scale[i], 6) for i in keep]}
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, object]) -> RelevanceModel:
+        feats = list(data["features"])  # type: ignore[call-overload]
+        used = tuple(f in feats for f in FEATURES)
+
+        def full(key: str, default: float) -> tuple[float, ...]:
+            given = dict(zip(feats, data[key], strict=True))  # type: ignore[call-overload]
+            return tuple(float(given.get(f, default)) for f in FEATURES)
+
+        return cls(name=name, weights=full("weights", 0.0), intercept=float(data["intercept"]),  # type: ignore[arg-type]
+                   mean=full("mean", 0.0), scale=full("scale", 1.0), used=used)
+
+
+@cache
+def load_models(path: Path = MODELS_FILE) -> dict[str, RelevanceModel]:
+    """The shipped fits, by embedding model name (``fallback`` for any other model)."""
+    if not path.exists():
+        return {}
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {name: RelevanceModel.from_json(name, m) for name, m in raw.get("models", {}).items()}
+
+
+def model_for(embedding_model: str) -> RelevanceModel | None:
+    """The fit of ``embedding_model`` (its name up to a ``:`` variant, too), else the fallback fit."""
+    models = load_models()
+    return models.get(embedding_model) or models.get(embedding_model.split(":")[0]) or models.get(FALLBACK)
+
+
+def score_relevance(cands: list[Candidate], question: str, embedding_model: str) -> list[Candidate]:
+    """Set ``relevance`` on every candidate (in place; the same list is returned). Without any shipped
+    fit, relevance stays ``None``."""
+    model = model_for(embedding_model)
+    if model is None or not cands:
+        return cands
+    probs = model.predict(feature_matrix(cands, question))
+    for c, p in zip(cands, probs, strict=True):
+        c.relevance = float(p) if math.isfinite(float(p)) else 0.0
+    return cands
