@@ -34,11 +34,12 @@ def search(
                                 route=route, fusion=fusion)
     if route and not state.json:
         out.print(_routing_table(res.get("routing") or []))
-    table = CliTable("#", "similarity", "term", "vector", "document", "pages", "content",
-                     optional=("term", "vector"), fluid=("content",))
+    table = CliTable("#", "similarity", "relevance", "term", "vector", "document", "pages", "content",
+                     optional=("relevance", "term", "vector"), fluid=("content",))
     for i, c in enumerate(res["chunks"]):
         pages = ",".join(sorted({str(p[0]) for p in c["positions"] if p[0] > 0}))
-        table.add_row(str(i), f"{c['similarity']:.3f}", f"{c['term_similarity']:.3f}",
+        relevance = "-" if c.get("relevance") is None else f"{c['relevance']:.3f}"
+        table.add_row(str(i), f"{c['similarity']:.3f}", relevance, f"{c['term_similarity']:.3f}",
                       f"{c['vector_similarity']:.3f}", c["document_name"], pages,
                       c["content"][:120].replace("\n", " "))
     if explain and not state.json:
@@ -68,8 +69,9 @@ def _explain_table(explained: dict[str, Any]) -> CliTable:
              f"{q.get('vector_only_hits', 0)} by vector only")
     if q.get("query_tags"):
         title += "; question tags: " + ", ".join(f"{t} {w:.3g}" for t, w in q["query_tags"].items())
-    table = CliTable("rank", "stage", "gate", "term", "vector", "feature", "rerank", "final", "document", "reason",
-                     title=title, optional=("gate", "term", "vector", "feature", "rerank"), fluid=("reason",))
+    table = CliTable("rank", "stage", "gate", "term", "vector", "feature", "rerank", "final", "relevance", "document",
+                     "reason", title=title, optional=("gate", "term", "vector", "feature", "rerank", "relevance"),
+                     fluid=("reason",))
 
     def f(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"
@@ -78,7 +80,7 @@ def _explain_table(explained: dict[str, Any]) -> CliTable:
         table.add_row(str(row["rank"] or "-"), row["stage"], "yes" if row["passed_gate"] else "no",
                       f(row["term_similarity"]), f(row["vector_similarity"]), f(row["rank_feature"]),
                       f(row["rerank_score"]),
-                      f(row["similarity"]), row["document_name"], row["reason"])
+                      f(row["similarity"]), f(row.get("relevance")), row["document_name"], row["reason"])
     return table
 
 

@@ -12,7 +12,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const SETTINGS = ["a", "b"];
   const NAMES = { a: "A", b: "B" };
   const TRIM = 320; // characters of a chunk shown before "show all"
-  const STAGES = new Set(["returned", "prune", "threshold", "page"]);
+  const STAGES = new Set(["returned", "prune", "threshold", "relevance", "page"]);
   const form = document.getElementById("bench-form");
   const question = document.getElementById("bench-question");
   const kbList = document.getElementById("bench-kb-list");
@@ -240,6 +240,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const rerank = c.rerank_score;
     const scores = [
       ["final", "bench.score_final", c.similarity],
+      ["relevance", "bench.score_relevance", c.relevance],
       ["term", "bench.score_term", c.term_similarity],
       ["vector", "bench.score_vector", c.vector_similarity],
       ["rank-feature", "bench.score_rank_feature", c.rank_feature],
@@ -274,6 +275,7 @@ document.addEventListener("DOMContentLoaded", () => {
       ["bench.fact_fusion", fusionName(q.fusion) || "—"],
       ["bench.fact_weight", q.vector_similarity_weight ?? "—"],
       ["bench.fact_threshold", q.threshold ?? "—"],
+      ["bench.fact_min_relevance", q.min_relevance ?? "—"],
       ["bench.fact_reranker", q.reranker || t("providers.source.none")],
     ];
     const factList = el("dl", { class: "bench-facts" }, facts.map(([key, value]) =>
@@ -287,14 +289,14 @@ document.addEventListener("DOMContentLoaded", () => {
       el("td", { class: "stage" }, el("span", { class: `badge stage-${STAGES.has(r.stage) ? r.stage : "other"}`,
         "data-testid": "explain-stage" }, stageLabel(r.stage)), el("div", { class: "hint" }, r.reason)),
       el("td", { class: "found" }, r.passed_gate ? t("bench.found_text") : t("bench.found_vector")),
-      [r.text_score, r.term_similarity, r.vector_similarity, r.rank_feature, r.rerank_score, r.similarity]
+      [r.text_score, r.term_similarity, r.vector_similarity, r.rank_feature, r.rerank_score, r.similarity, r.relevance]
         .map((v) => el("td", { class: "num" }, score(v))))));
     dropped.addEventListener("change", () => {
       for (const tr of tbody.children) tr.hidden = dropped.checked && tr.dataset.stage === "returned";
     });
     const heads = ["bench.col_rank", "bench.col_document", "bench.col_stage", "bench.col_found",
       "bench.col_bm25", "bench.score_term", "bench.score_vector", "bench.score_rank_feature",
-      "bench.score_rerank", "bench.score_final"];
+      "bench.score_rerank", "bench.score_final", "bench.score_relevance"];
     const table = el("table", { class: "list bench-explain-table", "data-testid": "explain-table" },
       el("caption", { class: "sr-only" }, t("bench.explain_caption", { setting: NAMES[s] })),
       el("thead", {}, el("tr", {}, heads.map((key) => el("th", { scope: "col" }, t(key))))), tbody);
