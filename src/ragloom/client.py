@@ -47,6 +47,10 @@ class Client(Protocol):
                parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
     def documents(self, kb: str) -> list[dict[str, Any]]: ...
     def chunks(self, kb: str, doc: str) -> dict[str, Any]: ...
+    def versions(self, kb: str, doc: str) -> dict[str, Any]: ...
+    def version_diff(self, kb: str, doc: str, *, from_version: str | None = None,
+                     to_version: str | None = None) -> dict[str, Any]: ...
+    def rollback(self, kb: str, doc: str, version: str) -> dict[str, Any]: ...
     def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
                explain: bool = False, toc_enhance: bool = False, route: bool = False,
                fusion: str | None = None) -> dict[str, Any]:
@@ -157,6 +161,16 @@ class HttpClient:
 
     def documents(self, kb: str) -> list[dict[str, Any]]:
         return [_dump(d) for d in self.api.iter_documents(kb)]
+
+    def versions(self, kb: str, doc: str) -> dict[str, Any]:
+        return _dump(self.api.list_versions(kb, doc))
+
+    def version_diff(self, kb: str, doc: str, *, from_version: str | None = None,
+                     to_version: str | None = None) -> dict[str, Any]:
+        return _dump(self.api.diff_versions(kb, doc, from_version=from_version, to_version=to_version))
+
+    def rollback(self, kb: str, doc: str, version: str) -> dict[str, Any]:
+        return _dump(self.api.activate_version(kb, doc, version))
 
     def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
                explain: bool = False, toc_enhance: bool = False, route: bool = False,

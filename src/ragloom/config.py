@@ -107,6 +107,11 @@ class Settings(BaseSettings):
     chat_max_context_tokens: int = Field(
         4096, ge=256, description="Token budget of the evidence put into the chat prompt."
     )
+    keep_versions: int = Field(
+        3, ge=1, le=100, description="Versions of a document whose chunks stay in the search store (the one "
+        "readers see included), so that a rollback to one of them is instant; older versions' chunks are dropped "
+        "(their files stay: a re-parse can rebuild them).",
+    )
     max_upload_mb: int = Field(128, ge=1, description="Largest file accepted, in MiB.")
     max_upload_request_mb: int = Field(
         512, ge=1, description="Largest upload request (all its files together), in MiB."

@@ -31,6 +31,15 @@ class VersionStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+class VersionReason(StrEnum):
+    """Why a document version was made."""
+
+    UPLOAD = "upload"  # a file uploaded (a new document, or new content of an existing one)
+    REPARSE = "reparse"  # the same file parsed again
+    SETTINGS = "settings"  # the document's chunking settings changed
+    REINDEX = "reindex"  # the search store rebuilt
+
+
 class RunOutcome(StrEnum):
     """How one run of a task by a worker ended."""
 

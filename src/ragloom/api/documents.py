@@ -1,4 +1,5 @@
-"""/datasets/{id}/documents: upload, list, inspect, delete, re-parse, cancel."""
+"""/datasets/{id}/documents: upload, list, inspect, delete, re-parse, cancel; versions: replace the file,
+list, compare, roll back."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ragloom.api.responses import CALLER_ERRORS, binary_response, error_response
 from ragloom.api.schemas import ChunkCreate, ChunkUpdate, DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.api.uploads import SpoolingRoute, spooled
 from ragloom.errors import NotFoundError, PayloadTooLargeError
-from ragloom.service import chunk_edits, chunks, documents, knowledgebases
+from ragloom.service import chunk_edits, chunks, documents, knowledgebases, versions
 from ragloom.service.views import (
     ChunkList,
     DeletedDocuments,
@@ -22,10 +23,12 @@ from ragloom.service.views import (
     PageList,
     StoredChunk,
     UploadedDocuments,
+    VersionDiff,
     VersionList,
     document_view,
     pages_view,
     stored_chunk_view,
+    version_diff_view,
     version_view,
 )
 
@@ -88,11 +91,60 @@ def get_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: 
 @router.get("/{document_id}/versions")
 def list_versions(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> VersionList:
     """The document's versions, newest first: the one searches see is ``active``; a re-parse or a
-    replaced file makes a new one, published atomically when all its tasks are done."""
+    replaced file makes a new one, published atomically when all its tasks are done. Each says why it
+    was made and by whom, and whether it is ``kept`` (can be rolled back to and compared)."""
     with ctx.db.session() as s:
         doc = documents.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id)
         rows = documents.versions(s, principal=principal, kb_id=dataset_id, doc_id=document_id)
-        return VersionList(versions=[version_view(v, doc) for v in rows], active_version_id=doc.active_version_id)
+        users = documents.user_names(s, {u for v in rows for u in (v.created_by, v.published_by) if u})
+        return VersionList(versions=[version_view(v, doc, users) for v in rows],
+                           active_version_id=doc.active_version_id)
+
+
+@router.get("/{document_id}/versions/diff")
+def diff_versions(
+    dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
+    from_: Annotated[str | None, Query(alias="from", max_length=40,
+                                       description="the older version (number or id; default: the kept version "
+                                                   "before 'to')")] = None,
+    to: Annotated[str | None, Query(max_length=40, description="the newer version (number or id; default: the "
+                                                                "active one)")] = None,
+) -> VersionDiff:
+    """Chunks added, removed and changed between two kept versions, the changed words marked, and the
+    cells of table chunks that changed."""
+    with ctx.db.session() as s:
+        d = versions.diff(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id, before=from_, after=to)
+        return version_diff_view(d)
+
+
+@router.post("/{document_id}/versions/{version_id}/activate", dependencies=[rate_limited("reparse")],
+             responses=RATE_LIMITED)
+def activate_version(
+    dataset_id: str, document_id: str,
+    version_id: Annotated[str, Path(max_length=40, description="the version's id, or its number")],
+    ctx: ContextDep, principal: PrincipalDep,
+) -> Document:
+    """Roll back (or forward): make a kept version the one readers see, at once and without parsing;
+    searches and answers follow it. 409 when its chunks were dropped (re-parse to rebuild)."""
+    doc_id = versions.rollback(ctx, principal=principal, kb_id=dataset_id, doc_id=document_id, version=version_id)
+    with ctx.db.session() as s:
+        return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=doc_id))
+
+
+@router.put("/{document_id}/file", status_code=202, dependencies=[rate_limited("upload")], responses=RATE_LIMITED)
+def replace_file(
+    dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
+    file: Annotated[UploadFile, File(description="The document's new content (it keeps its name)")],
+) -> Document:
+    """New content for the document, keeping its id, metadata, chunk edits and history: a new version,
+    published when built (readers see the current one until then). Content equal to the latest
+    version's makes none."""
+    upload = documents.Upload(filename=file.filename or "", content_type=file.content_type or "",
+                              spooled=spooled(file, ctx.settings))
+    with ctx.db.session() as s:
+        doc = documents.replace_file(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                     upload=upload)
+        return document_view(doc)
 
 
 @router.patch("/{document_id}", status_code=202, dependencies=[rate_limited("reparse")], responses=RATE_LIMITED)

@@ -1,17 +1,23 @@
-"""Document commands: ``add``, ``reindex``, ``docs``, ``chunks`` and ``parse``."""
+"""Document commands: ``add``, ``reindex``, ``docs`` (and a document's versions: ``docs versions``, ``docs diff``,
+``docs rollback``), ``chunks`` and ``parse``."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from ragloom.cli._app import CliTable, ConfigOpt, MethodOpt, _config, app, emit, err, state
 from ragloom.client import TERMINAL, Client, LocalClient
 from ragloom.errors import RagloomError
+
+if TYPE_CHECKING:
+    from typer._click import Context as ClickContext
 
 
 def collect_files(paths: list[Path]) -> list[Path]:
@@ -108,7 +114,22 @@ def reindex(
          f"documents in {len(by_kb)} knowledge bases" + (" — done" if wait else ""))
 
 
-@app.command()
+class _ListByDefault(typer.core.TyperGroup):
+    """``ragloom docs KB`` lists the documents (``ragloom docs list KB``); ``ragloom docs versions ...``
+    and the other sub-commands work on one document's versions."""
+
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["list", *args]
+        return super().parse_args(ctx, args)
+
+
+docs_app = typer.Typer(help="A knowledge base's documents (`ragloom docs KB`), and a document's versions: list, "
+                       "compare, roll back.", no_args_is_help=True, cls=_ListByDefault)
+app.add_typer(docs_app, name="docs")
+
+
+@docs_app.command("list")
 def docs(kb: str) -> None:
     """List a knowledge base's documents with status and progress."""
     rows = state.client().documents(kb)
@@ -117,6 +138,60 @@ def docs(kb: str) -> None:
     for d in rows:
         table.add_row(d["name"], d["status"], f"{d['progress']:.0%}", str(d["chunk_count"]), d["message"][:60])
     emit({"documents": rows}, table)
+
+
+@docs_app.command("versions")
+def docs_versions(kb: str, document: Annotated[str, typer.Argument(help="Name or id.")]) -> None:
+    """A document's versions, newest first: why and by whom each was made, its file, settings, chunks and
+    coverage, and which one readers see (*)."""
+    res = state.client().versions(kb, document)
+    table = CliTable("", "version", "status", "created", "by", "why", "file", "method", "chunks", "coverage",
+                     "kept", title=f"{document}: {len(res['versions'])} versions",
+                     optional=("created", "file", "method", "coverage"))
+    for v in res["versions"]:
+        cov = v.get("coverage") or {}
+        words = cov.get("words") or 0
+        why = v["reason"] + (" · rolled back to" if v.get("rolled_back_by") else "")
+        table.add_row("*" if v["active"] else "", str(v["number"]), v["status"], (v["created_at"] or "")[:19],
+                      v.get("created_by_name") or v.get("created_by") or "system", why, v["content_hash"][:12],
+                      v["chunk_method"], str(v["chunk_count"]),
+                      f"{cov.get('kept', 0) / words:.0%}" if words else "", "yes" if v["kept"] else "no")
+    emit(res, table)
+
+
+@docs_app.command("diff")
+def docs_diff(
+    kb: str, document: Annotated[str, typer.Argument(help="Name or id.")],
+    from_version: Annotated[str | None, typer.Option("--from", help="Older version (default: the one before "
+                                                                    "--to).")] = None,
+    to_version: Annotated[str | None, typer.Option("--to", help="Newer version (default: the active one).")]
+    = None,
+) -> None:
+    """What changed between two versions: chunks added (+), removed (-) and changed (~, the words it lost
+    [-...-] and gained {+...+}), and a table chunk's cells."""
+    res = state.client().version_diff(kb, document, from_version=from_version, to_version=to_version)
+    table = CliTable("", "pages", "chunk", title=f"{document}: version {res['from_version']} → {res['to_version']}: "
+                     f"{res['added']} added, {res['removed']} removed, {res['changed']} changed, "
+                     f"{res['unchanged']} unchanged", fluid=("chunk",))
+    signs = {"added": "+", "removed": "-", "changed": "~"}
+    for c in res["changes"]:
+        text = c["marked"] if c["change"] == "changed" else (c["after"] or c["before"] or "")
+        cells = "".join(f"\n  {x['row']} · {x['column']}: {x['before'] if x['before'] is not None else '∅'} → "
+                        f"{x['after'] if x['after'] is not None else '∅'}" for x in c["cells"])
+        table.add_row(signs[c["change"]], ",".join(map(str, c["pages"])),
+                      escape(text[:400].replace("\n", " ")) + escape(cells))
+    emit(res, table)
+
+
+@docs_app.command("rollback")
+def docs_rollback(
+    kb: str, document: Annotated[str, typer.Argument(help="Name or id.")],
+    version: Annotated[str, typer.Option("--version", "-v", help="The version to make live (number or id).")],
+) -> None:
+    """Make an earlier version the one readers see, at once (no parsing): searches and answers follow it.
+    Only the last RAGLOOM_KEEP_VERSIONS versions keep their chunks."""
+    doc = state.client().rollback(kb, document, version)
+    emit(doc, f"{doc['name']}: {doc['message']} ({doc['chunk_count']} chunks)")
 
 
 @app.command()

@@ -34,6 +34,7 @@ def gc(
         (f"kept: younger than {report.grace_seconds:g} s", report.kept_young),
         ("referenced but missing", report.missing),
         ("temporary leftovers", report.temp_files), ("empty folders", report.dirs_removed),
+        ("old versions' chunks dropped", report.versions_trimmed),
     ]
     for label, value in rows:
         table.add_row(label, str(value))

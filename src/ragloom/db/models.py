@@ -22,9 +22,10 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import true as sa_true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from ragloom.states import DocumentStatus, KeyScope, TaskStatus, VersionStatus
+from ragloom.states import DocumentStatus, KeyScope, TaskStatus, VersionReason, VersionStatus
 
 
 def new_id() -> str:
@@ -234,6 +235,14 @@ class DocumentVersion(Base):
     view_key: Mapped[str | None] = mapped_column(String(160), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # why it was made (a VersionReason) and by whom (a user id; NULL: the system)
+    reason: Mapped[str] = mapped_column(String(16), default=VersionReason.UPLOAD, server_default="upload")
+    created_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    published_by: Mapped[str | None] = mapped_column(String(32), nullable=True)  # who made it live by hand
+    # its chunks are in the search store (the last RAGLOOM_KEEP_VERSIONS versions of a document keep theirs)
+    indexed: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true())
+    # while it is kept but not the version readers see: ids of its rows that were matchable (they are hidden)
+    parked: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 
     @property
     def file_key(self) -> str:

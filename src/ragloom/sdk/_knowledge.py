@@ -37,6 +37,7 @@ from ragloom.service.views import (
     Retrieval,
     StoredChunk,
     UploadedDocuments,
+    VersionDiff,
     VersionList,
 )
 
@@ -240,6 +241,28 @@ class KnowledgeAPI(Base):
     def list_versions(self, op: Route, /, dataset_id: str, document_id: str) -> VersionList:
         """A document's versions, newest first, the active one marked."""
         return self._model(VersionList, op, path={"dataset_id": dataset_id, "document_id": document_id})
+
+    @operation("PUT", "/datasets/{dataset_id}/documents/{document_id}/file")
+    def replace_file(self, op: Route, /, dataset_id: str, document_id: str, file: FileInput) -> Document:
+        """New content for a document (a path, or ``(name, bytes)``), keeping its id, name and history: a
+        new version, published when built."""
+        return self._model(Document, op, path={"dataset_id": dataset_id, "document_id": document_id},
+                           files=read_files(file)[:1])
+
+    @operation("GET", "/datasets/{dataset_id}/documents/{document_id}/versions/diff")
+    def diff_versions(self, op: Route, /, dataset_id: str, document_id: str, *, from_version: int | str | None = None,
+                      to_version: int | str | None = None) -> VersionDiff:
+        """Chunks added, removed and changed between two kept versions (numbers or ids; default: the
+        version before the active one, and the active one)."""
+        params = {k: str(v) for k, v in (("from", from_version), ("to", to_version)) if v is not None}
+        return self._model(VersionDiff, op, path={"dataset_id": dataset_id, "document_id": document_id},
+                           params=params)
+
+    @operation("POST", "/datasets/{dataset_id}/documents/{document_id}/versions/{version_id}/activate")
+    def activate_version(self, op: Route, /, dataset_id: str, document_id: str, version: int | str) -> Document:
+        """Roll back (or forward) to a kept version (its number or id): readers see it at once."""
+        return self._model(Document, op, path={"dataset_id": dataset_id, "document_id": document_id,
+                                               "version_id": str(version)})
 
     @operation("GET", "/chunk-methods")
     def chunk_methods(self, op: Route, /) -> ChunkMethodList:

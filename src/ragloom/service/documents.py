@@ -18,7 +18,7 @@ from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from ragloom.service import audit, knowledgebases
 from ragloom.service.uploads import Spooled
-from ragloom.states import DocumentStatus, Role, TaskStatus, VersionStatus
+from ragloom.states import DocumentStatus, Role, TaskStatus, VersionReason, VersionStatus
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +102,36 @@ def add_documents(
                              count_pages=isolated_page_count(ctx))  # before a spooled file moves into the store
         key = up.store(ctx, kb.tenant_id)  # "<tenant>/<sha256>": no cross-tenant dedupe
         _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=up.size,
-                     content_type=up.content_type, page_ranges=ranges)
+                     content_type=up.content_type, page_ranges=ranges, created_by=principal.user_id)
         docs.append(doc)
     session.flush()
     return docs
+
+
+def replace_file(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+                 upload: Upload) -> Document:
+    """New content for an existing document (by id or name), keeping its id, metadata, chunk edits and
+    history: a new version of it, published when built (readers keep the active one until then). The
+    file keeps the document's name; content equal to the latest version's, built or building, makes none."""
+    kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="add documents to it")
+    doc = get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
+    if upload.size > ctx.settings.max_upload_mb * 1024 * 1024:
+        raise PayloadTooLargeError(f"the file is larger than the limit of {ctx.settings.max_upload_mb} MiB per "
+                                   "file (RAGLOOM_MAX_UPLOAD_MB)")
+    latest = session.get(DocumentVersion, doc.latest_version_id) if doc.latest_version_id else None
+    if latest is not None and latest.content_hash == upload.sha256 and latest.status in (
+            VersionStatus.READY, VersionStatus.BUILDING):
+        return doc
+    cancel_open_tasks(session, doc)  # the build of older content is of no use any more
+    ranges = page_ranges(upload.content, doc.name, *_method_and_config(kb, doc), max_pages=ctx.settings.max_pages,
+                         count_pages=isolated_page_count(ctx))
+    key = upload.store(ctx, kb.tenant_id)
+    _new_version(session, kb=kb, doc=doc, content_hash=upload.sha256, object_key=key, size=upload.size,
+                 content_type=upload.content_type, page_ranges=ranges, created_by=principal.user_id)
+    audit.record_by(session, principal, "document.replaced", target=f"document:{doc.id}",
+                    detail=f"{doc.name} in {kb.name}")
+    session.flush()
+    return doc
 
 
 TASK_PAGE_SIZE = 12  # pages per parsing task of a PDF (REFERENCE §11)
@@ -198,7 +224,7 @@ def _bounded_content_type(content_type: str) -> str:
 def _new_version(
     session: Session, *, kb: KnowledgeBase, doc: Document, content_hash: str, object_key: str | None, size: int,
     content_type: str,
-    page_ranges: list[tuple[int, int]],
+    page_ranges: list[tuple[int, int]], reason: VersionReason = VersionReason.UPLOAD, created_by: str | None = None,
 ) -> DocumentVersion:
     number = (
         session.scalar(select(func.max(DocumentVersion.number)).where(DocumentVersion.document_id == doc.id)) or 0
@@ -213,6 +239,8 @@ def _new_version(
         content_type=_bounded_content_type(content_type),
         chunk_method=method,
         parser_config=config,
+        reason=reason,
+        created_by=created_by,
     )
     session.add(version)
     session.flush()
@@ -224,16 +252,17 @@ def _new_version(
     return version
 
 
-def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> Document:
+def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+            reason: VersionReason = VersionReason.REPARSE) -> Document:
     """Build a new version of a document from its latest file with the KB's current settings."""
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="re-parse its documents")
     doc = get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
     latest = session.get(DocumentVersion, doc.latest_version_id)
     assert latest is not None
-    _cancel_open_tasks(session, doc)
+    cancel_open_tasks(session, doc)
     _new_version(session, kb=kb, doc=doc, content_hash=latest.content_hash, object_key=latest.object_key,
                  size=latest.size,
-                 content_type=latest.content_type,
+                 content_type=latest.content_type, reason=reason, created_by=principal.user_id,
                  page_ranges=_stored_page_ranges(ctx, latest.file_key, doc.name, *_method_and_config(kb, doc)))
     return doc
 
@@ -267,7 +296,7 @@ def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id:
     doc.chunk_method = chunk_method
     doc.parser_config = parser_config if chunk_method is not None else None
     session.flush()
-    return reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id)
+    return reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id, reason=VersionReason.SETTINGS)
 
 
 MetaValue = str | int | float | bool | list[str | int | float | bool]
@@ -347,6 +376,15 @@ def versions(session: Session, *, principal: Principal, kb_id: str, doc_id: str)
                                 .order_by(DocumentVersion.number.desc())))
 
 
+def user_names(session: Session, ids: set[str]) -> dict[str, str]:
+    """Users' display names (else e-mails) by id."""
+    from ragloom.db.models import User
+
+    if not ids:
+        return {}
+    return {u.id: u.name or u.email for u in session.scalars(select(User).where(User.id.in_(sorted(ids))))}
+
+
 def get(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> Document:
     kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
     doc = session.scalar(
@@ -357,7 +395,7 @@ def get(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> D
     return doc
 
 
-def _cancel_open_tasks(session: Session, doc: Document) -> None:
+def cancel_open_tasks(session: Session, doc: Document) -> None:
     # the document row first, then its tasks: the order a publish and a claim take them (on PostgreSQL
     # the other order could deadlock with a publish of the same document)
     session.refresh(doc, with_for_update=True)
@@ -373,7 +411,7 @@ def cancel(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -
     """Stop the document's pending processing; the active version stays searchable."""
     knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="cancel its documents")
     doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
-    _cancel_open_tasks(session, doc)
+    cancel_open_tasks(session, doc)
     if doc.status in (DocumentStatus.QUEUED, DocumentStatus.RUNNING):
         doc.status, doc.message = DocumentStatus.CANCELLED, "cancelled by user"
         version = session.get(DocumentVersion, doc.latest_version_id)
@@ -389,7 +427,7 @@ def delete_documents(
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="delete its documents")
     docs = [get(session, principal=principal, kb_id=kb.id, doc_id=d) for d in doc_ids]
     for doc in docs:
-        _cancel_open_tasks(session, doc)
+        cancel_open_tasks(session, doc)
         audit.record_by(session, principal, "document.deleted", target=f"document:{doc.id}",
                         detail=f"{doc.name} in {kb.name}")
         session.delete(doc)
@@ -546,5 +584,6 @@ def reindex(ctx: Context, session: Session, *, principal: Principal, kb_ids: lis
     for kb in sorted(kbs, key=lambda kb: kb.chunk_method != "tag"):
         for doc in session.scalars(select(Document).where(Document.kb_id == kb.id)):
             if doc.latest_version_id:
-                out.append(reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id))
+                out.append(reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id,
+                                   reason=VersionReason.REINDEX))
     return out

@@ -39,6 +39,10 @@ default grace of an hour). A grace of 0 is safe only while nothing uploads or pa
 The argument needs the store's modification times and this process's clock to agree
 (true of a local folder; mind clock skew on a network file system).
 
+Before the object store is scanned, document versions beyond each document's last
+``RAGLOOM_KEEP_VERSIONS`` lose their chunks in the search store (:func:`ragloom.service.versions.trim`;
+a publish does the same for its document): their files stay referenced.
+
 Leftovers of interrupted writes (``.tmp-*`` files older than the grace period) and
 empty folders are removed too. A crash of the collector at any point leaves only
 objects that a later run collects.
@@ -72,6 +76,7 @@ class GcReport:
     missing: int = 0  # referenced keys with no object in the store (should be 0)
     temp_files: int = 0  # leftovers of interrupted writes removed
     dirs_removed: int = 0  # empty folders removed
+    versions_trimmed: int = 0  # old document versions whose chunks were dropped (beyond RAGLOOM_KEEP_VERSIONS)
     grace_seconds: float = 0.0
     dry_run: bool = False
     seconds: float = 0.0
@@ -102,6 +107,10 @@ def collect_garbage(ctx: Context, *, grace_seconds: float, dry_run: bool = False
     started = time.time()
     cutoff = started - grace_seconds  # fixed before the references are read (see the module docstring)
     report = GcReport(grace_seconds=grace_seconds, dry_run=dry_run)
+    if not dry_run:  # the search store first: versions beyond the kept ones lose their chunks (files stay)
+        from ragloom.service.versions import trim
+
+        report.versions_trimmed = trim(ctx)
     referenced = referenced_keys(ctx)
     store = ctx.objects
     seen: set[str] = set()

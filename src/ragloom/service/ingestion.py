@@ -29,7 +29,7 @@ from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledErro
 from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job, no_progress
-from ragloom.service import chunk_edits, enrichment, workspace_models
+from ragloom.service import chunk_edits, enrichment, versions, workspace_models
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -216,6 +216,11 @@ def fail_version(ctx: Context, job: Job, reason: str) -> None:
 
 
 def _discard(ctx: Context, job: Job) -> None:
+    """Drop what a version that will never be published indexed (it cannot be rolled back to)."""
+    with ctx.db.session() as s:
+        version = s.get(DocumentVersion, job.version_id)
+        if version is not None:
+            version.indexed = False
     ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[job.version_id]))
 
 
@@ -247,7 +252,7 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
     One transaction: the document row is written first (it serialises the tasks
     of one version on SQLite and PostgreSQL alike), then this task is marked
     done, then, if no sibling task is left, the version becomes active and the
-    old version's chunks are dropped afterwards. When the document was deleted
+    old version's chunks are parked afterwards (:func:`ragloom.service.versions.retire`). When the document was deleted
     or a newer version was uploaded meanwhile, this version is discarded
     instead. Returns True when the version was published. ``note`` (e.g. why no TOC was
     built) is appended to the task's and the document's message. ``kept`` is the task's coverage;
@@ -266,7 +271,7 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
         if doc is None or version is None or doc.latest_version_id != job.version_id:
             outcome = "discard"
             if version is not None:
-                version.status = VersionStatus.SUPERSEDED
+                version.status, version.indexed = VersionStatus.SUPERSEDED, False
             tasks.finish(s, job.task_id, message="superseded by a newer version; not published")
         else:
             doc.updated_at = utcnow()
@@ -290,7 +295,8 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
     if outcome == "discard":
         _discard(ctx, job)
     elif outcome == "published" and old_version and old_version != job.version_id:
-        ctx.docstore.delete(job.tenant_id, Filters(kb_ids=[job.kb_id], version_ids=[old_version]))
+        # kept for a rollback, hidden from searches; beyond RAGLOOM_KEEP_VERSIONS versions, dropped
+        versions.retire(ctx, tenant_id=job.tenant_id, kb_id=job.kb_id, doc_id=job.doc_id, version_id=old_version)
     if outcome == "published":
         _knowledge_follows(ctx, job)
     return outcome == "published"

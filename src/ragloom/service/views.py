@@ -23,6 +23,7 @@ from ragloom.ingest.coverage import measure
 from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.service.graph_settings import GraphSettings
+from ragloom.states import VersionStatus
 
 if TYPE_CHECKING:
     from ragloom.dataflow import Answer, Citation, Evidence
@@ -280,6 +281,14 @@ class Version(View):
     error: str
     created_at: Timestamp | None
     published_at: Timestamp | None
+    reason: str = Field(description="why it was made: upload, reparse, settings (the document's chunking "
+                        "changed) or reindex")
+    created_by: str | None = Field(description="the user who made it (null: the system)")
+    created_by_name: str | None = Field(None, description="that user's display name or e-mail")
+    rolled_back_by: str | None = Field(None, description="the user who made it live again by a rollback")
+    coverage: dict[str, Any] | None = Field(None, description="words of the parsed text its chunks keep")
+    kept: bool = Field(description="its chunks are still in the search store: it can be rolled back to and "
+                       "compared (the last RAGLOOM_KEEP_VERSIONS versions)")
 
 
 class VersionList(View):
@@ -287,12 +296,70 @@ class VersionList(View):
     active_version_id: str | None
 
 
-def version_view(v: db.DocumentVersion, doc: db.Document) -> Version:
+def version_view(v: db.DocumentVersion, doc: db.Document, users: Mapping[str, str] | None = None) -> Version:
+    """A version's view; ``users`` names the users by id (else only their ids are shown)."""
     return Version(id=v.id, number=v.number, status=v.status, active=v.id == doc.active_version_id,
                    latest=v.id == doc.latest_version_id, chunk_method=v.chunk_method,
                    parser_config=v.parser_config or {}, chunk_count=v.chunk_count, page_count=v.page_count,
                    size=v.size, content_hash=v.content_hash, error=v.error, created_at=_iso(v.created_at),
-                   published_at=_iso(v.published_at))
+                   published_at=_iso(v.published_at), reason=v.reason, created_by=v.created_by,
+                   created_by_name=(users or {}).get(v.created_by or ""), rolled_back_by=v.published_by,
+                   coverage=v.coverage,
+                   kept=bool(v.indexed) and v.status in (VersionStatus.READY, VersionStatus.SUPERSEDED))
+
+
+class CellDiff(View):
+    """A table cell that changed between two versions (null: the cell is not in that version)."""
+
+    row: str = Field(description="the row: its stub (row header) cells, else its number in the chunk")
+    column: str = Field(description="the column's header path, joined with ' / '")
+    before: str | None
+    after: str | None
+
+
+class ChunkDiff(View):
+    """A chunk added, removed or changed between two versions."""
+
+    change: str = Field(description="added, removed or changed")
+    before_id: str | None = Field(description="the chunk's row in the older version")
+    after_id: str | None = Field(description="the chunk's row in the newer version")
+    before: str | None = Field(description="its text in the older version")
+    after: str | None = Field(description="its text in the newer version")
+    marked: str | None = Field(description="a changed chunk's text with the words it lost marked [-...-] and the "
+                               "words it gained {+...+}")
+    similarity: float | None = Field(description="a changed chunk's word similarity, 0..1")
+    pages: list[int] = Field(description="pages it is on (of the newer version when it is there)")
+    cells: list[CellDiff] = Field(description="a table chunk's cells that changed")
+
+
+class VersionDiff(View):
+    """What changed in a document's chunks from one version to another."""
+
+    document_id: str
+    from_version: int = Field(description="the older version's number (0: none, every chunk is added)")
+    to_version: int
+    added: int
+    removed: int
+    changed: int
+    unchanged: int
+    changes: list[ChunkDiff]
+
+
+def version_diff_view(d: Any) -> VersionDiff:
+    """The view of a :class:`ragloom.service.versions.VersionDiff`."""
+    rows = []
+    for c in d.changes:
+        shown = c.after or c.before
+        rows.append(ChunkDiff(
+            change=c.kind, before_id=c.before.id if c.before else None, after_id=c.after.id if c.after else None,
+            before=c.before.content if c.before else None, after=c.after.content if c.after else None,
+            marked=c.marked or None, similarity=c.similarity if c.kind == "changed" else None,
+            pages=sorted({int(p[0]) for p in shown.positions if p and p[0] > 0}),
+            cells=[CellDiff(row=x.row, column=x.column, before=x.before, after=x.after) for x in c.cells]))
+    count = {k: sum(1 for c in d.changes if c.kind == k) for k in ("added", "removed", "changed")}
+    return VersionDiff(document_id=d.doc.id, from_version=d.before.number if d.before else 0, to_version=d.after.number,
+                       added=count["added"], removed=count["removed"], changed=count["changed"],
+                       unchanged=d.unchanged, changes=rows)
 
 
 def view_link(base: str, version_id: str, positions: Sequence[Sequence[float]]) -> str | None:

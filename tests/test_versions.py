@@ -1,0 +1,275 @@
+"""Working with a document's versions (issue 27): replace its file keeping its id, list its versions with
+why and by whom, roll back at once without parsing, compare two versions; the last RAGLOOM_KEEP_VERSIONS
+versions keep their chunks; another workspace's versions are not found."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from ragloom.config import Settings
+from ragloom.context import Context
+from ragloom.dataflow import ChunkRecord
+from ragloom.db.models import Task
+from ragloom.docstore.base import Filters
+from ragloom.service import accounts, versions
+from ragloom.worker import run_one
+
+API = "/api/v1"
+V1 = "# Pump manual\n\nThe pump is serviced every 90 days by the harbor crew.\n\n## Filters\n\n" \
+     "Replace the copper filter when the signal lamp is red.\n"
+V2 = "# Pump manual\n\nThe pump is serviced every 45 days by the zeppelin mechanic.\n\n## Filters\n\n" \
+     "Replace the copper filter when the signal lamp is red.\n\n## Storage\n\nKeep the spare impeller dry.\n"
+V3 = "# Pump manual\n\nThe pump is serviced monthly.\n"
+
+
+@dataclass
+class Doc:
+    client: TestClient
+    ctx: Context
+    headers: dict[str, str]
+    kb: str
+    doc: str
+
+    @property
+    def base(self) -> str:
+        return f"{API}/datasets/{self.kb}/documents/{self.doc}"
+
+    def work(self) -> None:
+        while run_one(self.ctx, "test"):
+            pass
+
+    def replace(self, text: str) -> dict[str, Any]:
+        r = self.client.put(f"{self.base}/file", headers=self.headers,
+                            files={"file": ("whatever.md", text.encode(), "text/markdown")})
+        assert r.status_code == 202, r.text
+        self.work()
+        return dict(r.json())
+
+    def versions(self) -> list[dict[str, Any]]:
+        r = self.client.get(f"{self.base}/versions", headers=self.headers)
+        assert r.status_code == 200, r.text
+        return list(r.json()["versions"])
+
+    def search(self, question: str) -> list[str]:
+        r = self.client.post(f"{API}/retrieval", headers=self.headers,
+                             json={"question": question, "dataset_ids": [self.kb], "similarity_threshold": 0.0})
+        assert r.status_code == 200, r.text
+        return [c["content"] for c in r.json()["chunks"]]
+
+    def activate(self, version: int | str) -> Any:
+        return self.client.post(f"{self.base}/versions/{version}/activate", headers=self.headers)
+
+
+def _setup(settings: Settings, tmp_path: Path) -> Iterator[Doc]:
+    from tests.live import app_client
+
+    with app_client(settings) as (client, ctx, headers):
+        small = {"name": "manuals", "chunk_method": "naive", "parser_config": {"chunk_token_num": 16}}
+        kb = client.post(f"{API}/datasets", headers=headers, json=small).json()["id"]
+        up = client.post(f"{API}/datasets/{kb}/documents", headers=headers,
+                         files=[("file", ("pump.md", V1.encode(), "text/markdown"))])
+        assert up.status_code == 201, up.text
+        d = Doc(client, ctx, headers, kb, up.json()["documents"][0]["id"])
+        d.work()
+        yield d
+
+
+@pytest.fixture
+def doc(settings: Settings, tmp_path: Path) -> Iterator[Doc]:
+    yield from _setup(settings, tmp_path)
+
+
+def test_a_new_file_keeps_the_document_and_makes_a_version_with_why_and_by_whom(doc: Doc) -> None:
+    before = doc.versions()
+    assert [v["number"] for v in before] == [1] and before[0]["reason"] == "upload"
+    assert before[0]["created_by"] and before[0]["created_by_name"] and before[0]["active"] and before[0]["kept"]
+    out = doc.replace(V2)
+    assert out["id"] == doc.doc
+    rows = doc.versions()
+    assert [(v["number"], v["status"], v["active"], v["reason"]) for v in rows] == [
+        (2, "ready", True, "upload"), (1, "superseded", False, "upload")]
+    new = rows[0]
+    assert new["content_hash"] != rows[1]["content_hash"] and new["chunk_count"] > 0
+    assert new["coverage"] and new["parser_config"]["chunk_token_num"] == 16 and new["kept"] and rows[1]["kept"]
+    listed = doc.client.get(f"{API}/datasets/{doc.kb}/documents", headers=doc.headers).json()["documents"]
+    assert [d["name"] for d in listed] == ["pump.md"]  # one document, its name kept
+    assert any("zeppelin" in c for c in doc.search("zeppelin mechanic"))
+    assert not any("90 days" in c for c in doc.search("serviced every 90 days harbor crew"))
+    # the same content again makes no version; a re-parse does, and a change of settings says so
+    doc.replace(V2)
+    assert len(doc.versions()) == 2
+    assert doc.client.post(f"{doc.base}/reparse", headers=doc.headers).status_code == 202
+    doc.work()
+    r = doc.client.patch(doc.base, headers=doc.headers,
+                         json={"chunk_method": "naive", "parser_config": {"chunk_token_num": 32}})
+    assert r.status_code == 202, r.text
+    doc.work()
+    assert [v["reason"] for v in doc.versions()] == ["settings", "reparse", "upload", "upload"]
+
+
+def test_rollback_is_instant_and_searches_follow(doc: Doc) -> None:
+    doc.replace(V2)
+    r = doc.activate(1)
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "done" and "rolled back to version 1" in r.json()["message"]
+    with doc.ctx.db.session() as s:  # nothing was parsed again
+        assert s.query(Task).filter(Task.document_id == doc.doc, Task.status == "queued").count() == 0
+    assert any("90 days" in c for c in doc.search("serviced every 90 days harbor crew"))
+    assert not any("zeppelin" in c for c in doc.search("zeppelin mechanic"))
+    rows = {v["number"]: v for v in doc.versions()}
+    assert rows[1]["active"] and rows[1]["status"] == "ready" and rows[1]["rolled_back_by"]
+    assert rows[2]["status"] == "superseded" and rows[2]["kept"]
+    # and forward again, by id
+    r = doc.activate(rows[2]["id"])
+    assert r.status_code == 200, r.text
+    assert any("zeppelin" in c for c in doc.search("zeppelin mechanic"))
+    assert not any("90 days" in c for c in doc.search("serviced every 90 days harbor crew"))
+    # a kept version's rows are in the store but never matched: only the active version's are
+    listed = doc.client.get(f"{doc.base}/chunks", headers=doc.headers).json()
+    assert listed["version_id"] == rows[2]["id"]
+    old_rows, _ = doc.ctx.docstore.list_chunks(
+        _tenant(doc), Filters(kb_ids=[doc.kb], version_ids=[rows[1]["id"]], available_only=False))
+    assert old_rows and not any(r.available for r in old_rows)
+    assert doc.activate(99).status_code == 404
+
+
+def _tenant(doc: Doc) -> str:
+    from ragloom.db.models import Document
+
+    with doc.ctx.db.session() as s:
+        row = s.get(Document, doc.doc)
+        assert row is not None
+        return row.tenant_id
+
+
+def test_only_the_last_versions_keep_their_chunks(settings: Settings, tmp_path: Path) -> None:
+    for doc in _setup(settings.model_copy(update={"keep_versions": 2}), tmp_path):
+        doc.replace(V2)
+        doc.replace(V3)
+        rows = {v["number"]: v for v in doc.versions()}
+        assert [rows[n]["kept"] for n in (1, 2, 3)] == [False, True, True]
+        assert doc.ctx.docstore.count(_tenant(doc), Filters(kb_ids=[doc.kb], version_ids=[rows[1]["id"]],
+                                                            available_only=False)) == 0
+        r = doc.activate(1)
+        assert r.status_code == 409 and "RAGLOOM_KEEP_VERSIONS" in r.text
+        assert doc.activate(2).status_code == 200
+        assert any("zeppelin" in c for c in doc.search("zeppelin mechanic"))
+        r = doc.client.get(f"{doc.base}/versions/diff", headers=doc.headers, params={"from": 1, "to": 2})
+        assert r.status_code == 409
+
+
+def test_diff_marks_added_removed_and_changed_chunks(doc: Doc) -> None:
+    doc.replace(V2)
+    r = doc.client.get(f"{doc.base}/versions/diff", headers=doc.headers)  # default: the one before -> active
+    assert r.status_code == 200, r.text
+    d = r.json()
+    assert (d["from_version"], d["to_version"]) == (1, 2)
+    changed = [c for c in d["changes"] if c["change"] == "changed"]
+    first = changed[0]
+    assert first["marked"].endswith("every [-90-] {+45+} days by the [-harbor-] {+zeppelin+}")
+    assert first["before_id"] and first["after_id"] and first["similarity"] > 0.5 and d["changed"] == len(changed)
+    added = [c for c in d["changes"] if c["change"] == "added"]
+    assert any("impeller" in (c["after"] or "") for c in added) and d["added"] == len(added)
+    assert d["unchanged"] >= 1  # the filter's paragraph
+    back = doc.client.get(f"{doc.base}/versions/diff", headers=doc.headers, params={"from": 2, "to": 1}).json()
+    assert back["removed"] == d["added"] and back["changed"] == d["changed"]
+
+
+def _row(order: int, content: str, table: dict[str, Any] | None = None) -> ChunkRecord:
+    import numpy as np
+
+    return ChunkRecord(id=f"r{order}-{hash(content) & 0xffff}", kb_id="k", doc_id="d", version_id="v",
+                       content=content, vector=np.zeros(0, dtype=np.float32), order=order, table=table)
+
+
+def test_table_chunks_show_the_cells_that_changed() -> None:
+    head = [["Model"], ["Price", "2025"], ["Price", "2026"]]
+    old = {"header_paths": head, "stub_columns": 1, "rows": [["X100", "10", "12"], ["X200", "20", "22"]]}
+    new = {"header_paths": head, "stub_columns": 1, "rows": [["X100", "10", "13"], ["X300", "30", "33"]]}
+    a = [_row(0, "Intro text stays."), _row(1, "Model X100 10 12 X200 20 22", old)]
+    b = [_row(0, "Intro text stays."), _row(1, "Model X100 10 13 X300 30 33", new)]
+    changes, unchanged = versions.compare(a, b)
+    assert unchanged == 1 and [c.kind for c in changes] == ["changed"]
+    cells = {(c.row, c.column): (c.before, c.after) for c in changes[0].cells}
+    assert cells[("X100", "Price / 2026")] == ("12", "13")
+    assert cells[("X200", "Price / 2025")] == ("20", None) and cells[("X300", "Price / 2026")] == (None, "33")
+    assert ("X100", "Price / 2025") not in cells
+    assert versions.mark("a b c d", "a x c d e") == "a [-b-] {+x+} c d {+e+}"
+
+
+def test_another_workspace_s_versions_are_not_found(doc: Doc) -> None:
+    doc.replace(V2)
+    with doc.ctx.db.session() as s:
+        tenant, _owner = accounts.create_tenant(s, name="other works", owner_email="owner@other.test")
+        key = accounts.create_api_key(s, tenant_id=tenant.id, user_id=_owner.id, name="other").key
+    other = {"Authorization": f"Bearer {key}"}
+    calls = [("GET", f"{doc.base}/versions", {}), ("GET", f"{doc.base}/versions/diff", {}),
+             ("POST", f"{doc.base}/versions/1/activate", {}),
+             ("PUT", f"{doc.base}/file", {"files": {"file": ("x.md", b"# hijack", "text/markdown")}})]
+    for method, url, extra in calls:
+        r = doc.client.request(method, url, headers=other, **extra)
+        assert r.status_code == 404, (method, url, r.text)
+    assert [v["number"] for v in doc.versions()] == [2, 1] and doc.versions()[0]["active"]
+
+
+@pytest.fixture
+def cli_state() -> Iterator[object]:
+    from ragloom.cli import state
+
+    yield state
+    if state._ctx is not None:
+        state._ctx.close()
+    state._ctx = state._client = None
+    state.json = False
+
+
+def test_the_cli_adds_a_new_version_lists_compares_and_rolls_back(tmp_path: Path, cli_state: object) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from ragloom.cli import app
+
+    home = str(tmp_path / "home")
+    runner = CliRunner()
+
+    def run(*args: str, as_json: bool = True) -> Any:
+        res = runner.invoke(app, ["--home", home, *(["--json"] if as_json else []), *args])
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout) if as_json else res.stdout
+
+    run("kb", "create", "manuals", "--config", json.dumps({"chunk_token_num": 16}))
+    pump = tmp_path / "pump.md"
+    pump.write_text(V1)
+    first = run("add", "manuals", str(pump))["documents"][0]
+    pump.write_text(V2)
+    second = run("add", "manuals", str(pump))["documents"][0]
+    assert second["id"] == first["id"]  # the same document, a new version
+    assert [d["name"] for d in run("docs", "manuals")["documents"]] == ["pump.md"]
+    listed = run("docs", "versions", "manuals", "pump.md")["versions"]
+    assert [(v["number"], v["active"], v["reason"]) for v in listed] == [(2, True, "upload"), (1, False, "upload")]
+    table = run("docs", "versions", "manuals", "pump.md", as_json=False)
+    assert "superseded" in table and "upload" in table
+    d = run("docs", "diff", "manuals", "pump.md", "--from", "1", "--to", "2")
+    assert d["changed"] >= 1 and d["added"] >= 1
+    shown = run("docs", "diff", "manuals", "pump.md", as_json=False)
+    assert "{+45+}" in shown and "impeller" in shown
+    back = run("docs", "rollback", "manuals", "pump.md", "--version", "1")
+    assert back["message"] == "rolled back to version 1"
+    found = run("search", "manuals", "serviced every 90 days harbor crew")["chunks"]
+    assert found and "90 days" in found[0]["content"]
+    assert [v["active"] for v in run("docs", "versions", "manuals", "pump.md")["versions"]] == [False, True]
+
+
+def test_a_first_version_compared_with_nothing_is_all_added(doc: Doc) -> None:
+    r = doc.client.get(f"{doc.base}/versions/diff", headers=doc.headers)
+    assert r.status_code == 200, r.text
+    d = r.json()
+    assert (d["from_version"], d["to_version"], d["removed"], d["changed"]) == (0, 1, 0, 0)
+    assert d["added"] == len(d["changes"]) > 0 and all(c["change"] == "added" for c in d["changes"])
