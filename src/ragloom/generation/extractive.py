@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragloom.dataflow import Answer, Citation, Evidence
-from ragloom.generation.keyterms import coverage, key_terms, name_coverage, name_terms
-from ragloom.generation.scoring import SimilarityScorer
+from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, name_coverage, name_terms
+from ragloom.generation.qtype import QType, question_type
+from ragloom.generation.scoring import SimilarityScorer, numbers
 from ragloom.generation.sentences import _CODE, attach_markers, split_sentences
+from ragloom.generation.spans import find_spans
 from ragloom.generation.thresholds import (
     EXTRACTIVE_COVERAGE_WEIGHT,
     EXTRACTIVE_FLOOR,
@@ -98,6 +100,9 @@ class _Candidate:
     previous: str | None = None
     score: float = 0.0
     parts: list[str] = field(default_factory=list)  # the sentences it stands for (with context)
+    kind: str = "sentence"  # or "row" (a table row: ``cells``), "line" (a title page's line: ``previous`` lines)
+    cells: list[tuple[str, str]] = field(default_factory=list)  # a row's (header path, value) pairs
+    stub: str = ""  # a row's name ("State: Kentucky")
 
 
 def _is_chinese(text: str) -> bool:
@@ -339,6 +344,18 @@ def select_sentences(
     if not cands:
         return Selection([], 0.0, 0.0)
     vecs = _score(question, cands, evidence, scorer, vector_weight)
+    return _select(question, cands, vecs, scorer, max_sentences=max_sentences, max_chars=max_chars,
+                   relative=relative)
+
+
+def _select(question: str, cands: list[_Candidate], vecs: np.ndarray | None, scorer: SimilarityScorer, *,
+            max_sentences: int, max_chars: int, relative: float) -> Selection:
+    """:func:`select_sentences` over scored candidates (sentences only)."""
+    keep = [i for i, c in enumerate(cands) if c.kind == "sentence"]
+    if not keep:
+        return Selection([], 0.0, 0.0)
+    cands = [cands[i] for i in keep]
+    vecs = vecs[keep] if vecs is not None else None
     order = sorted(range(len(cands)), key=lambda i: -cands[i].score)
     best = cands[order[0]].score
     chosen: list[int] = []
@@ -365,6 +382,219 @@ def select_sentences(
     return Selection(picked, best, coverage(terms, texts, context), names)
 
 
+# --- typed answers: the span the question asks for ---------------------------------------------------
+
+_AUTHOR_OR_PUBLISHED = re.compile(
+    r"\b(?:author|authors|wrote|written|writer|published|publication|released|dated?)\b|作者|撰写|发表|出版|编著")
+_HOW_LONG = re.compile(r"\bhow long\b|多久|多长时间")
+_DURATION = re.compile(r"\b(?:second|minute|hour|day|week|month|year|decade|night)s?\b|centur|"
+                       r"秒|分钟|小时|天|周|星期|月|年", re.IGNORECASE)
+_ZH_MEASURE = re.compile(r"(?:几|多少)([\u4e00-\u9fff])")
+_TITLE_PAGE_LINES = 12  # lines of a chunk's opening read as its title page
+_WINDOW_CHARS = 60  # around a span: the question's terms that surround it (20 for Chinese)
+TYPED_WINDOW_WEIGHT = 0.3
+TYPED_NAME_WEIGHT = 0.1  # x the share of the question's names and codes the unit itself states (2 号线, not 12 号线)
+TYPED_UNIT_BONUS = 0.1  # a quantity whose unit is a word of the question ("189 fatalities" for "how many fatalities")
+_TYPED = (QType.NUMBER, QType.DATE, QType.PERSON, QType.PLACE)
+_MUST_HOLD_TYPE = (QType.NUMBER, QType.DATE)  # without a span of these types, the question is not answered
+NEAREST_FLOOR = 0.3
+TYPED_FLOOR = 0.25
+"""A sentence or row holding a span of the asked type answers from this score on (below
+``EXTRACTIVE_FLOOR``: the span of the asked type is itself evidence). On the shipped English set the
+answering sentences of paraphrased questions ("phones" for devices, "visitor wifi" for guest Wi-Fi)
+score 0.26-0.29."""
+TYPED_LINE_COVERAGE = 0.5
+TYPED_LINE_FILL = 0.2  # a sentence listed as what the documents cover nearest to an unanswered question
+
+
+def _table_rows(evidence: Sequence[Evidence]) -> list[_Candidate]:
+    """Each table row line of the chunks (``"State: Kentucky — Permit: 264,140; Totals: 295,891"``) as a
+    candidate with its cells and its name (the stub before ``—``, else its first cell)."""
+    out: list[_Candidate] = []
+    for e_pos, ev in enumerate(evidence):
+        for k, raw in enumerate(ev.content.split("\n")):
+            line = raw.strip()
+            if not line or _line_kind(_WS.sub(" ", line)) != "table":
+                continue
+            head, sep, rest = line.partition(" — ")
+            if not sep:
+                head, rest = "", line
+            cells = [(label.strip(), value.strip()) for label, colon, value in
+                     (part.partition(": ") for part in re.split(r";\s+", rest)) if colon and value.strip()]
+            if not cells:
+                continue
+            stub = head or f"{cells[0][0]}: {cells[0][1]}"
+            c = _Candidate(line, e_pos, 10_000 + k, ev, kind="row", cells=cells, stub=stub)
+            c.parts = [line]
+            out.append(c)
+    return out
+
+
+def _title_lines(evidence: Sequence[Evidence], known: set[str]) -> list[_Candidate]:
+    """A chunk's first lines that are not sentences (a title page: title, authors, date), each with the
+    lines before it as its context."""
+    out: list[_Candidate] = []
+    for e_pos, ev in enumerate(evidence):
+        lines = [_WS.sub(" ", raw).strip() for raw in ev.content.split("\n")]
+        lines = [x for x in lines if x][:_TITLE_PAGE_LINES]
+        for k, line in enumerate(lines):
+            if len(line) > 200 or line.lower() in known:
+                continue
+            c = _Candidate(line, e_pos, 20_000 + k, ev, previous="; ".join(lines[max(0, k - 3):k]) or None, kind="line")
+            c.parts = [line]
+            out.append(c)
+    return out
+
+
+@dataclass(slots=True)
+class _Typed:
+    """The span a typed answer leads with, the unit it was found in and its score."""
+
+    lead: str
+    unit: _Candidate
+    score: float
+    support: str
+
+
+def _in_question(span: str, question: str, q_terms: set[str]) -> bool:
+    """Whether the span only repeats the question (its number, or names all of whose terms it states)."""
+    if normalise(span) and normalise(span) in normalise(question):
+        return True
+    terms = set(default_analyzer().tokenize(span))
+    return bool(terms) and terms <= q_terms
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def _window(text: str, start: int, end: int) -> str:
+    width = _WINDOW_CHARS // 3 if _is_chinese(text) else _WINDOW_CHARS
+    return text[max(0, start - width):end + width]
+
+
+def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], names: list[str],
+                  extra: str = "") -> bool:
+    """Whether a unit holding a span of the asked type answers the question: its chunk states the
+    question's names and codes, and it scores at least ``TYPED_FLOOR`` (a title page's line: it and
+    the lines before it, ``extra``, state ``TYPED_LINE_COVERAGE`` of the question's key terms)."""
+    texts = [c.text] + ([extra] if extra else [])
+    if name_coverage(names, texts + [c.evidence.content]) < EXTRACTIVE_MIN_NAMES:
+        return False
+    if c.kind == "line":  # a title page's line: its chunk's other lines state the question's terms
+        return coverage(terms, texts) >= TYPED_LINE_COVERAGE
+    return c.score >= TYPED_FLOOR
+
+
+def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q_terms: set[str]) -> _Typed | None:
+    """The cell of a table row the question names: the row's name states a key term of the question and
+    the cell's header path the most of the others (``Permit`` for "how many permit checks ... in
+    Kentucky", ``Totals`` for "the total ... in Kentucky"); its value of the asked type."""
+    analyzer = default_analyzer()
+    weights = dict(terms)
+    stub_terms = set(analyzer.tokenize(c.stub))
+    if not stub_terms & q_terms:
+        return None
+    best: tuple[float, str, str] | None = None
+    for label, value in c.cells:
+        if f"{label}: {value}" in c.stub:
+            continue
+        label_terms = set(analyzer.tokenize(label))
+        hit = sum(weights.get(t, 0.0) for t in label_terms)
+        if hit <= 0:
+            continue
+        if qtype in _TYPED and not find_spans(value, qtype):
+            continue
+        fit = hit - 0.02 * len(label_terms - q_terms)
+        if best is None or fit > best[0]:
+            best = (fit, label, value)
+    if best is None:
+        return None
+    return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0], c.text)
+
+
+def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Typed | None:
+    """The best span of the asked type among the units that answer the question (see :func:`extractive_answer`)."""
+    terms = key_terms(question)
+    names = name_terms(question)
+    q_terms = set(default_analyzer().tokenize(question))
+    unit_words = {t for t, _ in terms}
+    duration = qtype is QType.NUMBER and _HOW_LONG.search(question.lower()) is not None
+    asked = _ZH_MEASURE.search(question)
+    measure = asked.group(1) if asked else ""  # 几天: a number of days
+    q_numbers = numbers(question)
+    best: _Typed | None = None
+    top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
+    names_only_in_latin = _is_chinese(question) and qtype in (QType.PERSON, QType.PLACE)
+    for c in cands:
+        if names_only_in_latin and c.kind != "row" and _is_chinese(c.text):
+            continue  # jieba's person and place tags miss too many names (东华实业) to lead with one
+        if qtype not in _MUST_HOLD_TYPE and c.kind == "sentence" and c.score < EXTRACTIVE_RELATIVE * top:
+            continue  # a name or place in a sentence well below the best one is no answer
+        if c.kind == "row":
+            found = _typed_in_row(qtype, c, terms, q_terms)
+            if found and _unit_answers(question, c, terms, names) and (best is None or found.score > best.score):
+                best = found
+            continue
+        if qtype not in _TYPED:
+            continue
+        context = c.previous if c.kind == "line" and c.previous else ""
+        if c.kind == "line" and not context:
+            continue
+        spans = [sp for sp in find_spans(c.text, qtype) if not _in_question(sp.text, question, q_terms)
+                 and (not duration or _DURATION.search(sp.text))]
+        if not spans or not _unit_answers(question, c, terms, names, context):
+            continue
+        stated = TYPED_NAME_WEIGHT * name_coverage(names, [c.text, context]) if names else 0.0
+        if q_numbers:
+            stated += TYPED_NAME_WEIGHT * len(q_numbers & numbers(f"{c.text} {context}")) / len(q_numbers)
+        for sp in spans:
+            window = _window(c.text, sp.start, sp.end)
+            if context:
+                window = f"{context}\n{window}"
+            score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(terms, [window])
+            if c.kind == "line":  # an author or date line is the name or date alone, not a name inside a line
+                score += TYPED_LINE_FILL * len(sp.text) / max(1, len(c.text))
+            if qtype is QType.NUMBER and (set(default_analyzer().tokenize(sp.text)) & unit_words
+                                          or (measure and sp.text.endswith(measure))):
+                score += TYPED_UNIT_BONUS
+            if best is None or score > best.score:
+                support = f"{context}; {c.text}" if context else c.text
+                best = _Typed(sp.text, c, score, support)
+    return best
+
+
+def _cited(pieces: list[tuple[str, Evidence]]) -> tuple[str, list[str], list[Citation]]:
+    """Answer text, sentences and citations for sentences each quoted from one chunk."""
+    sentences: list[str] = []
+    text: list[str] = []
+    citations: list[Citation] = []
+    for part, ev in pieces:
+        finished = _finish(part)
+        citations.append(Citation(len(sentences), ev.index, 1.0, True, False, verdict=verdict(1.0),
+                                  supporting_sentence=part))
+        sentences.append(finished)
+        text.append(attach_markers(finished, [ev.index]))
+    return " ".join(text), sentences, citations
+
+
+def _refusal(cands: list[_Candidate], empty_response: str) -> Answer:
+    """The documents do not answer: ``empty_response``, then the sentences nearest to the question, cited."""
+    near = sorted((c for c in cands if c.kind == "sentence" and c.score >= NEAREST_FLOOR), key=lambda c: -c.score)[:2]
+    if not near:
+        return Answer(empty_response, EXTRACTIVE_MODEL, insufficient=True, mode=EXTRACTIVE_MODE)
+    body, sentences, citations = _cited([(c.text, c.evidence) for c in near])
+    for cit in citations:
+        cit.sentence += 1
+    lead = _finish(empty_response)
+    refs = sorted({id(c.evidence): c.evidence for c in near}.values(), key=lambda e: e.index)
+    return Answer(f"{lead} {NEAREST_LABEL} {body}", EXTRACTIVE_MODEL, refs, citations, [lead, *sentences],
+                  insufficient=True, mode=EXTRACTIVE_MODE)
+
+
+NEAREST_LABEL = "Nearest to it, they cover:"
+
+
 def extractive_answer(
     question: str,
     evidence: Sequence[Evidence],
@@ -376,29 +606,55 @@ def extractive_answer(
     vector_weight: float = 0.7,
     empty_response: str = DEFAULT_EMPTY_RESPONSE,
 ) -> Answer:
-    """The best few evidence sentences for ``question``, each followed by its ``[ID:n]``.
+    """The answer to ``question`` from ``evidence``, every sentence quoted and followed by its ``[ID:n]``.
 
-    score = ``vector_weight``·calibrated cosine(query, sentence) + the rest · term similarity
-    (term only without an embedder). Sentences are taken best first while they score at least
-    ``relative``·best, fit in ``max_chars`` together and are not near-duplicates of one already
-    taken; they are then put in evidence order and reading order. When they do not answer the
-    question (:attr:`Selection.answers`) the answer is ``empty_response`` with no citations and
-    ``insufficient=True``. Each citation quotes its chunk verbatim: support 1.0, verdict
-    ``supported``, the quoted sentence as the supporting sentence.
+    The question's type (:func:`~ragloom.generation.qtype.question_type`) says what it asks for. For a
+    number, a date, a person or a place the answer leads with a span of that type
+    (:func:`~ragloom.generation.spans.find_spans`) — in a sentence that answers the question (the
+    gates of :attr:`Selection.answers`), scored by the sentence's score plus the share of the
+    question's key terms within a few words of the span — or with the cell of a table row whose name
+    and header path state the question's terms; the supporting sentence or row follows. "Who wrote /
+    when was X published" also reads a title page's lines. A number or date question no unit holds a
+    span for is not answered.
+
+    Otherwise: the best few evidence sentences. score = ``vector_weight``·calibrated cosine(query,
+    sentence) + the rest · term similarity (term only without an embedder). Sentences are taken best
+    first while they score at least ``relative``·best (list questions: more of them, from every
+    chunk), fit in ``max_chars`` together and are not near-duplicates of one already taken; they are
+    then put in evidence order and reading order.
+
+    When nothing answers the question the answer is ``empty_response`` with ``insufficient=True``,
+    followed by the (at most two) sentences nearest to the question, cited. Each citation quotes its
+    chunk verbatim: support 1.0, verdict ``supported``, the quoted sentence as the supporting sentence.
     """
-    selection = select_sentences(question, evidence, scorer, max_sentences=max_sentences, max_chars=max_chars,
-                                 relative=relative, vector_weight=vector_weight)
-    if not selection.answers:
+    qtype = question_type(question)
+    cands = _candidates(evidence, max_chars)
+    known = {c.text.lower() for c in cands}
+    units = cands + _table_rows(evidence)
+    if qtype in (QType.PERSON, QType.DATE) and _AUTHOR_OR_PUBLISHED.search(question.lower()):
+        units += _title_lines(evidence, known)
+    if not units:
         return Answer(empty_response, EXTRACTIVE_MODEL, insufficient=True, mode=EXTRACTIVE_MODE)
-    sentences: list[str] = []
-    pieces: list[str] = []
-    citations: list[Citation] = []
-    for c in selection.sentences:
-        for part in c.parts:
-            text = _finish(part)
-            citations.append(Citation(len(sentences), c.evidence.index, 1.0, True, False,
-                                      verdict=verdict(1.0), supporting_sentence=part))
-            sentences.append(text)
-            pieces.append(attach_markers(text, [c.evidence.index]))
+    vecs = _score(question, units, evidence, scorer, vector_weight)
+    typed = _typed_answer(question, qtype, units)
+    if typed is not None:
+        pieces = [(typed.lead, typed.unit.evidence)]
+        if normalise(typed.support) != normalise(typed.lead):
+            pieces.append((typed.support, typed.unit.evidence))
+        text, sentences, citations = _cited(pieces)
+        return Answer(text, EXTRACTIVE_MODEL, [typed.unit.evidence], citations, sentences, mode=EXTRACTIVE_MODE)
+    if qtype in _MUST_HOLD_TYPE:
+        return _refusal(units, empty_response)
+    if qtype is QType.LIST:
+        max_sentences, relative = max(max_sentences, 5), min(relative, LIST_RELATIVE)
+    selection = _select(question, units, vecs, scorer, max_sentences=max_sentences, max_chars=max_chars,
+                        relative=relative)
+    if not selection.answers:
+        return _refusal(units, empty_response)
+    pieces = [(part, c.evidence) for c in selection.sentences for part in c.parts]
+    text, sentences, citations = _cited(pieces)
     refs = sorted({id(c.evidence): c.evidence for c in selection.sentences}.values(), key=lambda e: e.index)
-    return Answer(" ".join(pieces), EXTRACTIVE_MODEL, refs, citations, sentences, mode=EXTRACTIVE_MODE)
+    return Answer(text, EXTRACTIVE_MODEL, refs, citations, sentences, mode=EXTRACTIVE_MODE)
+
+
+LIST_RELATIVE = 0.6  # a list question quotes sentences down to this share of the best one's score

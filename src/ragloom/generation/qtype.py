@@ -1,0 +1,105 @@
+"""What a question asks for: a number, a date, a person or organisation, a place, a definition or
+reason, yes or no, a list — read from its question words, in English and Chinese.
+
+:func:`question_type` applies simple ordered rules (the first that matches wins):
+
+* **number** — ``how many``/``how much``/``how long``/``how far``/``how old``..., ``what percentage``,
+  ``the number of``/``the total``; 多少, 几个/几次/几天..., 多长/多久/多大/多远/多高/多重;
+* **date** — ``when``, ``what year``/``which year``/``what date``/``what time``/``what day``;
+  哪一年, 哪年, 何时, 什么时候, 什么时间, 几月, 几号, 几点, 哪天, 年份, 日期;
+* **person** (or organisation) — ``who``/``whom``/``whose``, ``which company``/``organisation``,
+  ``who wrote``, ``the author of``; 谁, 哪位, 何人, 什么人, 作者, 哪家/哪个公司/什么公司/哪个组织;
+* **place** — ``where``, ``which country``/``city``/``town``/``state``, ``what place``; 哪里, 哪儿,
+  何处, 什么地方, 哪个国家/城市/省, 哪国, 位于哪;
+* **reason** — ``why``, ``what causes``, ``for what reason``; 为什么, 为何, 原因, 怎么会;
+* **yes/no** — an English question opening with an auxiliary (``Is``, ``Does``, ``Can``...); 是否,
+  是不是, 能不能, 有没有, 可不可以, a closing 吗;
+* **list** — ``list``/``name the``, ``what are the``/``which are``, ``what ... are there``; 哪些;
+* **definition** — ``what is``/``what are``/``what does ... mean``, ``define``; 是什么, 什么是, 指什么;
+* otherwise **other**.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+
+class QType(StrEnum):
+    NUMBER = "number"
+    DATE = "date"
+    PERSON = "person"
+    PLACE = "place"
+    REASON = "reason"
+    YESNO = "yesno"
+    LIST = "list"
+    DEFINITION = "definition"
+    OTHER = "other"
+
+
+_EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
+    (QType.DATE, re.compile(
+        r"\bwhen\b|\b(?:what|which|in what)\s+(?:year|date|month|day|time|century|decade)\b|"
+        r"\bhow long ago\b|\bsince when\b")),
+    (QType.NUMBER, re.compile(
+        r"\bhow\s+(?:many|much|long|far|old|big|large|tall|high|heavy|wide|deep|fast)\b|"
+        r"\bwhat\s+(?:percentage|percent|proportion|share|fraction|number|amount|size|price|cost)\b|"
+        r"\b(?:the|a)\s+(?:total\s+)?(?:number|amount|count|quantity)\s+of\b|\bthe total\b|\btotal number\b")),
+    (QType.PERSON, re.compile(
+        r"^\s*(?:who|whom|whose)\b|\b(?:who|whom|whose)\s+(?:is|was|are|were|wrote|did|does|has|had|invented|"
+        r"founded|made|created|discovered|directed|designed|developed|owns|led)\b|"
+        r"\b(?:which|what)\s+(?:company|companies|organi[sz]ation|firm|person|people|team|university|agency|"
+        r"author|authors|manufacturer)\b|\bthe\s+authors?\s+of\b|\bwritten\s+by\b")),
+    (QType.PLACE, re.compile(
+        r"^\s*where\b|\bwhere\s+(?:is|was|are|were|do|does|did|can|in)\b|"
+        r"\b(?:which|what|in which|in what)\s+(?:country|countries|city|cities|town|state|province|region|"
+        r"continent|place|location|island)\b")),
+    (QType.REASON, re.compile(r"^\s*why\b|\bwhy\s|\bwhat\s+(?:causes|caused)\b|\bfor what reason\b|\bthe reason\b")),
+    (QType.YESNO, re.compile(
+        r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|must|isn't|"
+        r"aren't|doesn't|don't|didn't|can't)\b")),
+    (QType.LIST, re.compile(
+        r"^\s*(?:list|name)\b|\bname\s+the\b|\bwhat\s+(?:are|were)\s+the\s+\w+s\b|\bwhich\s+\w+s\s+(?:are|were)\b|"
+        r"\bwhat\s+\w+s\s+are\s+there\b|\bwhat\s+kinds?\s+of\b")),
+    (QType.DEFINITION, re.compile(
+        r"^\s*what\s+(?:is|are|was|were)\b|\bwhat\s+does\s+.+\s+mean\b|^\s*define\b|\bdefinition of\b|"
+        r"\bwhat\s+is\s+meant\b")),
+)
+
+_ZH_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
+    (QType.DATE, re.compile(r"哪一?年|何年|何时|什么时[候间]|几月|几号|几点|哪一?天|哪个月|年份|日期|"
+                            r"多少年前|哪个朝代|哪个时期")),
+    (QType.NUMBER, re.compile(r"多少|几[个次天年岁人种名位条家座部场件本只辆台米公]|多[长久大远高重宽深]|"
+                              r"百分之几|几成|几倍")),
+    (QType.PERSON, re.compile(r"谁|哪[一]?位|何人|什么人|作者|哪[一]?家|哪[一]?个?(?:公司|组织|机构|团队|人|球队|大学)|"
+                              r"什么(?:公司|组织|机构)|由哪")),
+    (QType.PLACE, re.compile(r"哪里|哪儿|何处|什么地方|哪[一]?个?(?:国家|城市|省|地区|地方)|哪国|位于哪|在哪")),
+    (QType.REASON, re.compile(r"为什么|为何|原因|怎么会|何故")),
+    (QType.YESNO, re.compile(r"是否|是不是|能不能|有没有|可不可以|会不会|吗[？?]?\s*$")),
+    (QType.LIST, re.compile(r"哪些")),
+    (QType.DEFINITION, re.compile(r"是什么|什么是|指什么|是指|什么意思|含义")),
+)
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+_FREQUENCY = re.compile(r"\bhow often\b|多久.{0,8}一次|多长时间.{0,8}一次|多少.{0,3}一次|频率")
+
+
+def question_type(question: str) -> QType:
+    """What ``question`` asks for (see the module docstring); a question of frequency ("how often",
+    多久…一次) is *other*: its answer is a phrase ("every year", 每年一次), not a number."""
+    text = question.strip()
+    if _FREQUENCY.search(text.lower()):
+        return QType.OTHER
+    rules = _ZH_RULES if _HAN.search(text) else _EN_RULES
+    probe = text if rules is _ZH_RULES else text.lower()
+    for qtype, pattern in rules:
+        if pattern.search(probe):
+            return qtype
+    if rules is _ZH_RULES:  # a Chinese question may still ask in English words ("who wrote 某书")
+        lower = text.lower()
+        for qtype, pattern in _EN_RULES:
+            if pattern.search(lower):
+                return qtype
+    return QType.OTHER

@@ -1,0 +1,168 @@
+"""Spans of an asked-for type in a text: numbers with their unit or scale, dates and times, names of
+people and organisations, places — in English and Chinese (:func:`find_spans`).
+
+* **number** — digits (``189``, ``264,140``, ``4.2``, ``12%``, ``€5``) or number words (``fourteen``,
+  ``two``, ``a dozen``), with a scale word (``million``, 万, 亿) and the unit word after it
+  (``189 fatalities``, ``16 weeks``, ``2 hours 40 minutes``, ``30公里``, ``3个``); a number glued to a
+  code (``HX-220``, ``E1024``) is not one;
+* **date** — ``March 31``, ``31 March 2024``, ``2024-03-31``, ``31/03/2024``, a year (``1998``,
+  ``the 1990s``), a weekday, a clock time (``10:00``, ``6 pm``), a duration (``7 calendar days``,
+  ``within two weeks``); 2024年3月31日, 1998年, 3月31日, 星期一, 下午3点, 19世纪;
+* **person** — a sequence of capitalised words (``Wojciech Stanisław Czarnecki``, ``Ada Lovelace``,
+  ``Koei Tecmo Games``; initials and particles such as ``J.``, ``van`` allowed); in Chinese the names
+  jieba tags as a person (``nr``) or an organisation (``nt``);
+* **place** — a capitalised sequence (``New South Wales``), in Chinese a ``ns`` name.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ragloom.generation.qtype import QType
+
+_HAN_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN = re.compile(f"[{_HAN_CHARS}]")
+
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
+    "dozen half"
+)
+_NUMBER_WORD = "|".join(sorted(_NUMBER_WORDS.split(), key=len, reverse=True))
+_DIGITS = r"(?<![\w.\-/])(?:[$€£¥]\s?)?\d+(?:[.,]\d+)*(?:\s?(?:%|percent\b|per cent\b))?(?![\w\-])"
+_WORDNUM = rf"\b(?:a\s+)?(?:{_NUMBER_WORD})(?:[\s-](?:{_NUMBER_WORD}))*\b"
+_SCALE = r"(?:\s(?:hundred|thousand|million|billion|trillion|bn|m|k)\b)?"
+_STOP_UNIT = (
+    "and or the of in to at on for from by with as is are was were be been that which who this than per "
+    "a an it its their his her each every more less most least"
+)
+_NOT_UNIT = rf"(?!(?:{'|'.join(_STOP_UNIT.split())})\b)"
+_UNIT = rf"(?:\s{_NOT_UNIT}[A-Za-z°µ][\w°/]*(?:\s(?:per|a|an)\s[a-z]+)?)?"
+_QUANTITY = rf"(?:{_DIGITS}|{_WORDNUM}){_SCALE}{_UNIT}"
+_EN_NUMBER = re.compile(rf"{_QUANTITY}(?:,?\s(?:and\s)?(?:{_DIGITS}|{_WORDNUM}){_SCALE}{_UNIT})*", re.IGNORECASE)
+
+_MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+           r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+_WEEKDAYS = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?"
+_TIME_UNITS = r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?|centuries|century|nights?)"
+_EN_DATE = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\.?(?:,?\s+\d{{4}})?\b|"
+    rf"\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|"
+    rf"\b{_MONTHS}\.?\s+\d{{4}}\b|"
+    r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b|"
+    r"\b(?:1[0-9]|20)\d{2}s?\b|"
+    rf"\b{_WEEKDAYS}\b|"
+    r"\b\d{1,2}[:.]\d{2}(?:\s?[ap]\.?m\.?)?(?!\d)|\b\d{1,2}\s?[ap]\.?m\.?(?!\w)|\bmidnight\b|\bnoon\b"
+)
+_EN_CALENDAR = re.compile(_EN_DATE.pattern)  # dates and times proper (a number inside one is no quantity)
+_EN_DATE = re.compile(
+    rf"{_EN_DATE.pattern}|(?:\b(?:after|within|before|for|over|under|up to|at least|at most)\s)?"
+    rf"(?:{_DIGITS}|{_WORDNUM})(?:\s[a-z]+)?\s{_TIME_UNITS}\b", re.IGNORECASE)
+
+_ZH_NUM = r"(?:\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿几数]+)"
+_ZH_UNIT = (r"(?:%|％|万|亿|千|百)?(?:\s?(?:个月|个小时|个星期|平方公里|平方米|公里|千米|公斤|千克|小时|分钟|"
+            r"美元|英镑|欧元|人民币|港元|"
+            r"[个次天年岁人种名位条家座部场件本只辆台米克吨元倍秒届集层所项首张页册章卷艘架枚名户万亿km]))?")
+_ZH_NUMBER = re.compile(rf"(?<![A-Za-z0-9\-.]){_ZH_NUM}(?:\.\d+)?{_ZH_UNIT}")
+_ZH_DATE = re.compile(
+    rf"{_ZH_NUM}年代|(?:公元前?)?{_ZH_NUM}年(?:{_ZH_NUM}月(?:{_ZH_NUM}[日号])?)?|{_ZH_NUM}月{_ZH_NUM}[日号]|"
+    rf"{_ZH_NUM}世纪(?:{_ZH_NUM}年代)?|星期[一二三四五六日天]|周[一二三四五六日]|(?:上午|下午|晚上|凌晨|中午)?{_ZH_NUM}[点时](?:{_ZH_NUM}分)?|"
+    r"\d{1,2}:\d{2}|(?:春|夏|秋|冬)[天季]")
+
+_NAME_WORD = (r"(?:[A-Z][^\W\d_]*(?:['’\-][^\W\d_]+)*(?![\w])|[A-Z]\.|"
+              r"(?:van|von|de|der|da|di|del|la|le|bin|al)(?=\s[A-Z]))")
+_EN_NAME = re.compile(rf"\b{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,4}}")
+_PATH = re.compile(r"(?<!\S)(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*\w)+|\bhttps?://\S+[\w/]|\b[A-Za-z]:\\\\\S+")
+_SENTENCE_START = re.compile(r"(?:\A|[.!?:;]\s+|\n)\s*\Z")
+_NOT_NAMES_TEXT = (
+    "The A An This That These Those It Its In On At For From By With And Or But If When Where Why How What Who "
+    "Which Our Your Their His Her We You They He She I Abstract Introduction Keywords Figure Table Chapter Section "
+    "Page Note Notes Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June "
+    "July August September October November December")
+_NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """``text`` at ``start:end`` of the text it was found in."""
+
+    text: str
+    start: int
+    end: int
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> list[Span]:
+    return [Span(m.group(0).strip(), m.start(), m.end()) for m in pattern.finditer(text) if m.group(0).strip()]
+
+
+@functools.cache
+def _posseg() -> Any:
+    import jieba.posseg
+
+    return jieba.posseg
+
+
+def _jieba_names(text: str, flags: tuple[str, ...]) -> list[Span]:
+    out: list[Span] = []
+    pos = 0
+    for word, flag in _posseg().cut(text):
+        start = text.find(word, pos)
+        if start < 0:
+            continue
+        pos = start + len(word)
+        if flag.startswith(flags) and len(word) >= 2:
+            if out and out[-1].end == start:  # 光荣 + 公司: one name
+                prev = out.pop()
+                out.append(Span(prev.text + word, prev.start, pos))
+            else:
+                out.append(Span(word, start, pos))
+    return out
+
+
+def _en_names(text: str) -> list[Span]:
+    out: list[Span] = []
+    for m in _EN_NAME.finditer(text):
+        words = m.group(0).split()
+        start = m.start()
+        while words and words[0] in _NOT_NAMES:  # "The Eiffel Tower" -> "Eiffel Tower"
+            start = text.index(words[0], start) + len(words[0])
+            words = words[1:]
+        while words and words[-1] in _NOT_NAMES:
+            words = words[:-1]
+        if not words:
+            continue
+        name = " ".join(words)
+        start = text.index(words[0], start)
+        if len(words) == 1 and _SENTENCE_START.search(text[:start]):
+            continue  # "Made by ...": a capitalised first word is no name
+        out.append(Span(name, start, start + len(name)))
+    return out
+
+
+def find_spans(text: str, qtype: QType) -> list[Span]:
+    """The spans of ``qtype`` in ``text``, in order (``[]`` for a type without spans: reason, list...)."""
+    chinese = bool(_HAN.search(text))
+    if qtype is QType.NUMBER:
+        dates = _matches(_ZH_DATE, text) if chinese else []
+        dates += _matches(_EN_CALENDAR, text)
+        spans = [s for s in _matches(_ZH_NUMBER, text) if not _overlaps(s, dates)] if chinese else []
+        spans += [s for s in _matches(_EN_NUMBER, text) if not _overlaps(s, spans) and not _overlaps(s, dates)]
+        return sorted(spans, key=lambda s: s.start)
+    if qtype is QType.DATE:
+        spans = _matches(_ZH_DATE, text) if chinese else []
+        return spans + [s for s in _matches(_EN_DATE, text) if not _overlaps(s, spans)]
+    if qtype is QType.PERSON:
+        spans = _jieba_names(text, ("nr", "nt")) if chinese else []
+        return spans + [s for s in _en_names(text) if not _overlaps(s, spans)]
+    if qtype is QType.PLACE:
+        spans = _jieba_names(text, ("ns",)) if chinese else []
+        spans += [s for s in _matches(_PATH, text) if not _overlaps(s, spans)]
+        return spans + [s for s in _en_names(text) if not _overlaps(s, spans)]
+    return []
+
+
+def _overlaps(span: Span, others: list[Span]) -> bool:
+    return any(span.start < o.end and o.start < span.end for o in others)

