@@ -317,6 +317,7 @@ def test_markdown_builds_nodes_and_never_markup(chat_world: tuple[World, FakeOpe
     sign_up(page, "hal@example.com")
     page.goto("/ui/chat")
     expect(page.locator("#assistants-empty")).to_be_visible()
+    expect(page.locator("#chat-extractive")).to_be_hidden()  # a chat model is configured: no extractive notice
     shape = page.evaluate("""() => {
       const box = document.createElement('div');
       const cited = [];

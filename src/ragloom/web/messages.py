@@ -534,6 +534,10 @@ EN: dict[str, str] = {
     "chat.a_llm": "Chat model",
     "chat.a_model": "Model: {model}",
     "chat.a_no_model": "No chat model is configured: answers are extractive (quoted from the documents).",
+    "chat.extractive_notice": "No chat model is configured, so answers are extractive: each one quotes the "
+                              "documents (the answer span, then the sentence or table row that states it), "
+                              "nothing is written by a model.",
+    "chat.extractive_link": "Set a chat model in Providers",
     "chat.a_temperature": "Temperature",
     "chat.a_top_p": "Top p",
     "chat.a_max_tokens": "Maximum answer tokens",
@@ -1118,6 +1122,9 @@ ZH: dict[str, str] = {
     "chat.a_llm": "对话模型",
     "chat.a_model": "模型：{model}",
     "chat.a_no_model": "未配置对话模型：回答为抽取式（直接摘录文档）。",
+    "chat.extractive_notice": "未配置对话模型，回答为抽取式：直接摘录文档（先给出答案片段，"
+                              "再给出陈述它的句子或表格行），不由模型生成。",
+    "chat.extractive_link": "在“模型提供方”中设置对话模型",
     "chat.a_temperature": "温度",
     "chat.a_top_p": "Top p",
     "chat.a_max_tokens": "回答的最大 token 数",

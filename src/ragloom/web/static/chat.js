@@ -637,6 +637,17 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   }
 
+  // without a chat model every answer is extractive: the page says so, with a link to set one
+  async function showAnswerMode() {
+    try {
+      const { in_use: inUse } = await api("GET", "/providers");
+      const chat = inUse.find((m) => m.kind === "chat");
+      document.getElementById("chat-extractive").hidden = Boolean(chat && chat.model);
+    } catch (err) {
+      document.getElementById("chat-extractive").hidden = true;
+    }
+  }
+
   async function fillModel() {
     const hint = document.getElementById("a-model");
     try {
@@ -712,6 +723,7 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("assistant-new").addEventListener("click", () => openDialog(null));
   document.getElementById("assistant-edit").addEventListener("click", () => { if (assistant) openDialog(assistant); });
 
+  showAnswerMode();
   (async () => {
     try {
       await loadAssistants();
