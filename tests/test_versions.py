@@ -44,8 +44,8 @@ class Doc:
         while run_one(self.ctx, "test"):
             pass
 
-    def replace(self, text: str) -> dict[str, Any]:
-        r = self.client.put(f"{self.base}/file", headers=self.headers,
+    def replace(self, text: str, *, stage: bool = False) -> dict[str, Any]:
+        r = self.client.put(f"{self.base}/file", headers=self.headers, data={"stage": "true"} if stage else {},
                             files={"file": ("whatever.md", text.encode(), "text/markdown")})
         assert r.status_code == 202, r.text
         self.work()
@@ -123,7 +123,7 @@ def test_rollback_is_instant_and_searches_follow(doc: Doc) -> None:
     assert any("90 days" in c for c in doc.search("serviced every 90 days harbor crew"))
     assert not any("zeppelin" in c for c in doc.search("zeppelin mechanic"))
     rows = {v["number"]: v for v in doc.versions()}
-    assert rows[1]["active"] and rows[1]["status"] == "ready" and rows[1]["rolled_back_by"]
+    assert rows[1]["active"] and rows[1]["status"] == "ready" and rows[1]["published_by"]
     assert rows[2]["status"] == "superseded" and rows[2]["kept"]
     # and forward again, by id
     r = doc.activate(rows[2]["id"])
@@ -181,6 +181,36 @@ def test_diff_marks_added_removed_and_changed_chunks(doc: Doc) -> None:
     assert back["removed"] == d["added"] and back["changed"] == d["changed"]
 
 
+def test_a_staged_version_waits_for_review_then_is_published_or_discarded(doc: Doc) -> None:
+    doc.replace(V2, stage=True)
+    rows = {v["number"]: v for v in doc.versions()}
+    assert rows[2]["status"] == "ready" and rows[2]["staged"] and not rows[2]["active"] and rows[2]["kept"]
+    assert rows[1]["active"] and rows[2]["published_at"] is None
+    assert not any("zeppelin" in c for c in doc.search("zeppelin mechanic"))  # readers still see version 1
+    got = doc.client.get(doc.base, headers=doc.headers).json()
+    assert got["status"] == "done" and "waits for review" in got["message"]
+    d = doc.client.get(f"{doc.base}/versions/diff", headers=doc.headers, params={"from": 1, "to": 2}).json()
+    assert d["changed"] >= 1 and d["added"] >= 1  # the reviewer sees what would change
+    r = doc.activate(2)  # publish
+    assert r.status_code == 200 and r.json()["message"] == "published version 2", r.text
+    assert any("zeppelin" in c for c in doc.search("zeppelin mechanic"))
+    doc.replace(V3, stage=True)
+    r = doc.client.post(f"{doc.base}/versions/3/discard", headers=doc.headers)
+    assert r.status_code == 200 and r.json()["message"] == "version 3 discarded", r.text
+    rows = {v["number"]: v for v in doc.versions()}
+    assert rows[3]["status"] == "cancelled" and not rows[3]["kept"] and rows[2]["active"]
+    assert doc.ctx.docstore.count(_tenant(doc), Filters(kb_ids=[doc.kb], version_ids=[rows[3]["id"]],
+                                                        available_only=False)) == 0
+    assert not any("monthly" in c for c in doc.search("serviced monthly"))
+    for version in (3, 2, 1):  # discarded, live, never staged: none waits for review
+        assert doc.client.post(f"{doc.base}/versions/{version}/discard", headers=doc.headers).status_code == 409
+    assert doc.activate(3).status_code == 409
+    # a re-parse takes the live version's file, not the discarded one's
+    assert doc.client.post(f"{doc.base}/reparse", headers=doc.headers).status_code == 202
+    doc.work()
+    assert doc.versions()[0]["content_hash"] == rows[2]["content_hash"]
+
+
 def _row(order: int, content: str, table: dict[str, Any] | None = None) -> ChunkRecord:
     import numpy as np
 
@@ -210,7 +240,7 @@ def test_another_workspace_s_versions_are_not_found(doc: Doc) -> None:
         key = accounts.create_api_key(s, tenant_id=tenant.id, user_id=_owner.id, name="other").key
     other = {"Authorization": f"Bearer {key}"}
     calls = [("GET", f"{doc.base}/versions", {}), ("GET", f"{doc.base}/versions/diff", {}),
-             ("POST", f"{doc.base}/versions/1/activate", {}),
+             ("POST", f"{doc.base}/versions/1/activate", {}), ("POST", f"{doc.base}/versions/1/discard", {}),
              ("PUT", f"{doc.base}/file", {"files": {"file": ("x.md", b"# hijack", "text/markdown")}})]
     for method, url, extra in calls:
         r = doc.client.request(method, url, headers=other, **extra)
@@ -265,6 +295,10 @@ def test_the_cli_adds_a_new_version_lists_compares_and_rolls_back(tmp_path: Path
     found = run("search", "manuals", "serviced every 90 days harbor crew")["chunks"]
     assert found and "90 days" in found[0]["content"]
     assert [v["active"] for v in run("docs", "versions", "manuals", "pump.md")["versions"]] == [False, True]
+    pump.write_text(V3)
+    run("add", "manuals", str(pump), "--stage")
+    assert "waits for review" in run("docs", "versions", "manuals", "pump.md", as_json=False)
+    assert run("docs", "publish", "manuals", "pump.md", "--version", "3")["message"] == "published version 3"
 
 
 def test_a_first_version_compared_with_nothing_is_all_added(doc: Doc) -> None:

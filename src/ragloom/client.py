@@ -44,13 +44,14 @@ class Client(Protocol):
     def kb_tags(self, kb: str) -> dict[str, Any]: ...
     def kb_delete(self, kb: str) -> None: ...
     def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
-               parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
+               parser_config: dict[str, Any] | None = None, stage: bool = False) -> list[dict[str, Any]]: ...
     def documents(self, kb: str) -> list[dict[str, Any]]: ...
     def chunks(self, kb: str, doc: str) -> dict[str, Any]: ...
     def versions(self, kb: str, doc: str) -> dict[str, Any]: ...
     def version_diff(self, kb: str, doc: str, *, from_version: str | None = None,
                      to_version: str | None = None) -> dict[str, Any]: ...
     def rollback(self, kb: str, doc: str, version: str) -> dict[str, Any]: ...
+    def discard(self, kb: str, doc: str, version: str) -> dict[str, Any]: ...
     def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
                explain: bool = False, toc_enhance: bool = False, route: bool = False,
                fusion: str | None = None) -> dict[str, Any]:
@@ -150,9 +151,10 @@ class HttpClient:
         self.api.delete_dataset(kb)
 
     def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
-               parser_config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+               parser_config: dict[str, Any] | None = None, stage: bool = False) -> list[dict[str, Any]]:
         uploaded = self.api.upload_documents(kb, list(files), chunk_method=chunk_method or None,
-                                             parser_config=(parser_config or {}) if chunk_method else None)
+                                             parser_config=(parser_config or {}) if chunk_method else None,
+                                             stage=stage)
         return [_dump(d) for d in uploaded.documents]
 
     def chunks(self, kb: str, doc: str) -> dict[str, Any]:
@@ -171,6 +173,9 @@ class HttpClient:
 
     def rollback(self, kb: str, doc: str, version: str) -> dict[str, Any]:
         return _dump(self.api.activate_version(kb, doc, version))
+
+    def discard(self, kb: str, doc: str, version: str) -> dict[str, Any]:
+        return _dump(self.api.discard_version(kb, doc, version))
 
     def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
                explain: bool = False, toc_enhance: bool = False, route: bool = False,

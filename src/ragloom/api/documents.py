@@ -50,6 +50,9 @@ def upload_documents(
     chunk_method: Annotated[str | None, Form(description="Chunk method for these files (default: the dataset's)")]
     = None,
     parser_config: Annotated[str | None, Form(description="JSON object of chunking parameters")] = None,
+    stage: Annotated[bool, Form(description="New versions wait, built, for review (publish with "
+                                            ".../versions/{version_id}/activate, or discard) instead of going "
+                                            "live")] = False,
 ) -> UploadedDocuments:
     if len(file) > ctx.settings.max_upload_files:
         raise PayloadTooLargeError(f"{len(file)} files in one upload; the limit is {ctx.settings.max_upload_files} "
@@ -61,7 +64,7 @@ def upload_documents(
                                 spooled=spooled(f, ctx.settings)) for f in file]
     with ctx.db.session() as s:
         docs = documents.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads,
-                                       chunk_method=chunk_method, parser_config=config)
+                                       chunk_method=chunk_method, parser_config=config, stage=stage)
         return UploadedDocuments(documents=[document_view(d) for d in docs])
 
 
@@ -124,9 +127,23 @@ def activate_version(
     version_id: Annotated[str, Path(max_length=40, description="the version's id, or its number")],
     ctx: ContextDep, principal: PrincipalDep,
 ) -> Document:
-    """Roll back (or forward): make a kept version the one readers see, at once and without parsing;
-    searches and answers follow it. 409 when its chunks were dropped (re-parse to rebuild)."""
-    doc_id = versions.rollback(ctx, principal=principal, kb_id=dataset_id, doc_id=document_id, version=version_id)
+    """Make a kept version the one readers see, at once and without parsing: roll back (or forward), or
+    publish a staged version that waits for review; searches and answers follow it. 409 when its chunks
+    were dropped (re-parse to rebuild)."""
+    doc_id = versions.activate(ctx, principal=principal, kb_id=dataset_id, doc_id=document_id, version=version_id)
+    with ctx.db.session() as s:
+        return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=doc_id))
+
+
+@router.post("/{document_id}/versions/{version_id}/discard")
+def discard_version(
+    dataset_id: str, document_id: str,
+    version_id: Annotated[str, Path(max_length=40, description="the version's id, or its number")],
+    ctx: ContextDep, principal: PrincipalDep,
+) -> Document:
+    """Turn down a staged version that waits for review: its chunks are dropped, readers keep the
+    version they see. 409 for a version that does not wait for review."""
+    doc_id = versions.discard(ctx, principal=principal, kb_id=dataset_id, doc_id=document_id, version=version_id)
     with ctx.db.session() as s:
         return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=doc_id))
 
@@ -135,6 +152,8 @@ def activate_version(
 def replace_file(
     dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
     file: Annotated[UploadFile, File(description="The document's new content (it keeps its name)")],
+    stage: Annotated[bool, Form(description="The new version waits, built, for review instead of going live")]
+    = False,
 ) -> Document:
     """New content for the document, keeping its id, metadata, chunk edits and history: a new version,
     published when built (readers see the current one until then). Content equal to the latest
@@ -143,7 +162,7 @@ def replace_file(
                               spooled=spooled(file, ctx.settings))
     with ctx.db.session() as s:
         doc = documents.replace_file(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
-                                     upload=upload)
+                                     upload=upload, stage=stage)
         return document_view(doc)
 
 

@@ -42,8 +42,12 @@ def add(
     batch: Annotated[int, typer.Option(help="Files per upload request.")] = 16,
     method: MethodOpt = None,
     config: ConfigOpt = None,
+    stage: Annotated[bool, typer.Option("--stage", help="New versions wait, built, for review (`ragloom docs "
+                                                        "publish` or `docs discard`) instead of going live.")]
+    = False,
 ) -> None:
-    """Add documents to a knowledge base; waits with a progress bar until they are parsed."""
+    """Add documents to a knowledge base; waits with a progress bar until they are parsed. A file whose
+    name is already there becomes a new version of that document (its id, metadata and history kept)."""
     client = state.client()
     files = collect_files(paths)
     if not files:
@@ -51,7 +55,7 @@ def add(
     docs: list[dict[str, Any]] = []
     for i in range(0, len(files), batch):
         docs.extend(client.upload(kb, [(f.name, f.read_bytes()) for f in files[i : i + batch]],
-                                  chunk_method=method, parser_config=_config(config)))
+                                  chunk_method=method, parser_config=_config(config), stage=stage))
     if not wait:
         emit({"documents": docs}, f"Queued {len(docs)} documents"
              + ("" if state.url else " (they are parsed when `ragloom serve` or `ragloom worker` runs)"))
@@ -151,7 +155,8 @@ def docs_versions(kb: str, document: Annotated[str, typer.Argument(help="Name or
     for v in res["versions"]:
         cov = v.get("coverage") or {}
         words = cov.get("words") or 0
-        why = v["reason"] + (" · rolled back to" if v.get("rolled_back_by") else "")
+        why = v["reason"] + (" · made live by hand" if v.get("published_by") else "") + (
+            " · waits for review" if v["staged"] and v["status"] == "ready" and not v["published_at"] else "")
         table.add_row("*" if v["active"] else "", str(v["number"]), v["status"], (v["created_at"] or "")[:19],
                       v.get("created_by_name") or v.get("created_by") or "system", why, v["content_hash"][:12],
                       v["chunk_method"], str(v["chunk_count"]),
@@ -192,6 +197,26 @@ def docs_rollback(
     Only the last RAGLOOM_KEEP_VERSIONS versions keep their chunks."""
     doc = state.client().rollback(kb, document, version)
     emit(doc, f"{doc['name']}: {doc['message']} ({doc['chunk_count']} chunks)")
+
+
+@docs_app.command("publish")
+def docs_publish(
+    kb: str, document: Annotated[str, typer.Argument(help="Name or id.")],
+    version: Annotated[str, typer.Option("--version", "-v", help="The staged version (number or id).")],
+) -> None:
+    """Publish a version that waits for review (added with --stage): readers see it at once."""
+    doc = state.client().rollback(kb, document, version)
+    emit(doc, f"{doc['name']}: {doc['message']} ({doc['chunk_count']} chunks)")
+
+
+@docs_app.command("discard")
+def docs_discard(
+    kb: str, document: Annotated[str, typer.Argument(help="Name or id.")],
+    version: Annotated[str, typer.Option("--version", "-v", help="The staged version (number or id).")],
+) -> None:
+    """Turn down a version that waits for review: its chunks are dropped, readers keep what they see."""
+    doc = state.client().discard(kb, document, version)
+    emit(doc, f"{doc['name']}: {doc['message']}")
 
 
 @app.command()

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import false as sa_false
 from sqlalchemy import true as sa_true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -241,6 +242,8 @@ class DocumentVersion(Base):
     published_by: Mapped[str | None] = mapped_column(String(32), nullable=True)  # who made it live by hand
     # its chunks are in the search store (the last RAGLOOM_KEEP_VERSIONS versions of a document keep theirs)
     indexed: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true())
+    # made to wait for review: when built it stays ready (not live) until published or discarded
+    staged: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
     # while it is kept but not the version readers see: ids of its rows that were matchable (they are hidden)
     parked: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 

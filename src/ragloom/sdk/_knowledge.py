@@ -183,11 +183,12 @@ class KnowledgeAPI(Base):
     @operation("POST", "/datasets/{dataset_id}/documents")
     def upload_documents(self, op: Route, /, dataset_id: str, files: FileInput | Iterable[FileInput], *,
                          chunk_method: str | None = None,
-                         parser_config: Mapping[str, Any] | None = None) -> UploadedDocuments:
+                         parser_config: Mapping[str, Any] | None = None, stage: bool = False) -> UploadedDocuments:
         """Upload one file or several (paths, or ``(name, bytes)``), queued for parsing; a chunk method
-        and parameters of their own are optional."""
+        and parameters of their own are optional. With ``stage`` the versions made wait for review."""
         form = {k: v for k, v in (("chunk_method", chunk_method),
-                                  ("parser_config", None if parser_config is None else json.dumps(parser_config)))
+                                  ("parser_config", None if parser_config is None else json.dumps(parser_config)),
+                                  ("stage", "true" if stage else None))
                 if v is not None}
         return self._model(UploadedDocuments, op, path={"dataset_id": dataset_id}, files=read_files(files),
                            data=form)
@@ -243,11 +244,12 @@ class KnowledgeAPI(Base):
         return self._model(VersionList, op, path={"dataset_id": dataset_id, "document_id": document_id})
 
     @operation("PUT", "/datasets/{dataset_id}/documents/{document_id}/file")
-    def replace_file(self, op: Route, /, dataset_id: str, document_id: str, file: FileInput) -> Document:
+    def replace_file(self, op: Route, /, dataset_id: str, document_id: str, file: FileInput, *,
+                     stage: bool = False) -> Document:
         """New content for a document (a path, or ``(name, bytes)``), keeping its id, name and history: a
-        new version, published when built."""
+        new version, published when built (with ``stage``: when a reviewer publishes it)."""
         return self._model(Document, op, path={"dataset_id": dataset_id, "document_id": document_id},
-                           files=read_files(file)[:1])
+                           files=read_files(file)[:1], data={"stage": "true"} if stage else {})
 
     @operation("GET", "/datasets/{dataset_id}/documents/{document_id}/versions/diff")
     def diff_versions(self, op: Route, /, dataset_id: str, document_id: str, *, from_version: int | str | None = None,
@@ -260,7 +262,14 @@ class KnowledgeAPI(Base):
 
     @operation("POST", "/datasets/{dataset_id}/documents/{document_id}/versions/{version_id}/activate")
     def activate_version(self, op: Route, /, dataset_id: str, document_id: str, version: int | str) -> Document:
-        """Roll back (or forward) to a kept version (its number or id): readers see it at once."""
+        """Roll back (or forward) to a kept version, or publish a staged one (its number or id): readers
+        see it at once."""
+        return self._model(Document, op, path={"dataset_id": dataset_id, "document_id": document_id,
+                                               "version_id": str(version)})
+
+    @operation("POST", "/datasets/{dataset_id}/documents/{document_id}/versions/{version_id}/discard")
+    def discard_version(self, op: Route, /, dataset_id: str, document_id: str, version: int | str) -> Document:
+        """Turn down a staged version that waits for review (its number or id)."""
         return self._model(Document, op, path={"dataset_id": dataset_id, "document_id": document_id,
                                                "version_id": str(version)})
 

@@ -62,13 +62,14 @@ def _clean_name(name: str) -> str:
 
 def add_documents(
     ctx: Context, session: Session, *, principal: Principal, kb_id: str, uploads: list[Upload],
-    chunk_method: str | None = None, parser_config: dict[str, Any] | None = None,
+    chunk_method: str | None = None, parser_config: dict[str, Any] | None = None, stage: bool = False,
 ) -> list[Document]:
     """Store each file, create Document + Version + Task rows, return at once.
 
     A file whose name already exists in the knowledge base becomes a new version
     of that document (unless its content equals the latest version's). Readers
-    keep seeing the active version until the new one is published.
+    keep seeing the active version until the new one is published: when built, or with ``stage``
+    when a reviewer publishes it (:func:`ragloom.service.versions.activate`).
     """
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="add documents to it")
     if not uploads:
@@ -102,17 +103,18 @@ def add_documents(
                              count_pages=isolated_page_count(ctx))  # before a spooled file moves into the store
         key = up.store(ctx, kb.tenant_id)  # "<tenant>/<sha256>": no cross-tenant dedupe
         _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=up.size,
-                     content_type=up.content_type, page_ranges=ranges, created_by=principal.user_id)
+                     content_type=up.content_type, page_ranges=ranges, created_by=principal.user_id, stage=stage)
         docs.append(doc)
     session.flush()
     return docs
 
 
 def replace_file(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
-                 upload: Upload) -> Document:
+                 upload: Upload, stage: bool = False) -> Document:
     """New content for an existing document (by id or name), keeping its id, metadata, chunk edits and
     history: a new version of it, published when built (readers keep the active one until then). The
-    file keeps the document's name; content equal to the latest version's, built or building, makes none."""
+    file keeps the document's name; content equal to the latest version's, built or building, makes none.
+    With ``stage`` the new version waits, built, for a reviewer to publish or discard it."""
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="add documents to it")
     doc = get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
     if upload.size > ctx.settings.max_upload_mb * 1024 * 1024:
@@ -127,7 +129,7 @@ def replace_file(ctx: Context, session: Session, *, principal: Principal, kb_id:
                          count_pages=isolated_page_count(ctx))
     key = upload.store(ctx, kb.tenant_id)
     _new_version(session, kb=kb, doc=doc, content_hash=upload.sha256, object_key=key, size=upload.size,
-                 content_type=upload.content_type, page_ranges=ranges, created_by=principal.user_id)
+                 content_type=upload.content_type, page_ranges=ranges, created_by=principal.user_id, stage=stage)
     audit.record_by(session, principal, "document.replaced", target=f"document:{doc.id}",
                     detail=f"{doc.name} in {kb.name}")
     session.flush()
@@ -225,6 +227,7 @@ def _new_version(
     session: Session, *, kb: KnowledgeBase, doc: Document, content_hash: str, object_key: str | None, size: int,
     content_type: str,
     page_ranges: list[tuple[int, int]], reason: VersionReason = VersionReason.UPLOAD, created_by: str | None = None,
+    stage: bool = False,
 ) -> DocumentVersion:
     number = (
         session.scalar(select(func.max(DocumentVersion.number)).where(DocumentVersion.document_id == doc.id)) or 0
@@ -241,6 +244,7 @@ def _new_version(
         parser_config=config,
         reason=reason,
         created_by=created_by,
+        staged=stage,
     )
     session.add(version)
     session.flush()

@@ -278,7 +278,13 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
             s.flush()  # take the write lock before reading the siblings
             tasks.finish(s, job.task_id, message=f"{chunk_count} chunks indexed{suffix}")
             siblings = list(s.scalars(select(Task).where(Task.version_id == job.version_id)))
-            if all(t.status == TaskStatus.DONE for t in siblings):
+            if all(t.status == TaskStatus.DONE for t in siblings) and version.staged:
+                outcome = "staged"  # built; waits for a reviewer (ragloom.service.versions.activate / discard)
+                version.status, version.chunk_count = VersionStatus.READY, sum(t.chunk_count for t in siblings)
+                version.page_count, version.coverage = page_count, _summed_coverage(siblings)
+                doc.message = (f"version {version.number} is built ({version.chunk_count} chunks) and waits for "
+                               "review: publish or discard it")
+            elif all(t.status == TaskStatus.DONE for t in siblings):
                 outcome = "published"
                 total = sum(t.chunk_count for t in siblings)
                 old_version = doc.active_version_id
@@ -297,6 +303,8 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
     elif outcome == "published" and old_version and old_version != job.version_id:
         # kept for a rollback, hidden from searches; beyond RAGLOOM_KEEP_VERSIONS versions, dropped
         versions.retire(ctx, tenant_id=job.tenant_id, kb_id=job.kb_id, doc_id=job.doc_id, version_id=old_version)
+    elif outcome == "staged":  # kept, hidden from searches until it is published
+        versions.retire(ctx, tenant_id=job.tenant_id, kb_id=job.kb_id, doc_id=job.doc_id, version_id=job.version_id)
     if outcome == "published":
         _knowledge_follows(ctx, job)
     return outcome == "published"

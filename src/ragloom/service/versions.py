@@ -119,11 +119,11 @@ def version_of(session: Session, *, principal: Principal, kb_id: str, doc_id: st
     return doc, found
 
 
-def rollback(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, version: str | int) -> str:
-    """Make an earlier (or any kept) version the one readers see, at once, without parsing: its rows
-    come back, the document row flips in one transaction, the version it replaces is parked. A build in
-    progress is cancelled (it would otherwise replace the version asked for when it is published).
-    Returns the document's id."""
+def activate(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, version: str | int) -> str:
+    """Make a kept version the one readers see, at once, without parsing: an earlier one (a rollback), or
+    a staged one that waits for review (its publish). Its rows come back, the document row flips in one
+    transaction, the version it replaces is parked. A build in progress is cancelled (it would otherwise
+    replace the version asked for when it is published). Returns the document's id."""
     with ctx.db.session() as s:
         kb = knowledgebases.get_editable(s, principal=principal, kb_id_or_name=kb_id, action="roll back its documents")
         doc, target = version_of(s, principal=principal, kb_id=kb.id, doc_id=doc_id, version=version)
@@ -155,14 +155,16 @@ def rollback(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, ver
             old = s.get(DocumentVersion, old_id)
             if old is not None:
                 old.status = VersionStatus.SUPERSEDED
+        review = target_row.staged and target_row.published_at is None  # never live: this is its publish
+        what = f"published version {target_row.number}" if review else f"rolled back to version {target_row.number}"
         target_row.status, target_row.parked = VersionStatus.READY, None
         target_row.published_at, target_row.published_by = utcnow(), principal.user_id
         doc.active_version_id = doc.latest_version_id = target_id
         doc.chunk_count, doc.coverage = target_row.chunk_count, target_row.coverage
         doc.status, doc.progress = DocumentStatus.DONE, 1.0
-        doc.message = f"rolled back to version {target_row.number}"
-        audit.record_by(s, principal, "document.rollback", target=f"document:{doc.id}",
-                        detail=f"{doc.name} in {kb_name}: version {target_row.number}")
+        doc.message = what
+        audit.record_by(s, principal, "document.published" if review else "document.rollback",
+                        target=f"document:{doc.id}", detail=f"{doc.name} in {kb_name}: {what}")
         out = doc.id
     if dropped is not None:  # what the cancelled build indexed so far
         ctx.docstore.delete(tenant_id, Filters(kb_ids=[kb_id], version_ids=[dropped]))
@@ -174,6 +176,33 @@ def rollback(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, ver
         build_kinds.on_published(ctx, kb_id, out)  # RAPTOR summaries and graph records follow
     except Exception:
         log.exception("document %s rolled back, but its knowledge builds could not be queued", out)
+    return out
+
+
+def discard(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, version: str | int) -> str:
+    """A reviewer turns down a version that waits for review (staged, built, never live): its chunks are
+    dropped and readers keep the version they see. Returns the document's id."""
+    with ctx.db.session() as s:
+        kb = knowledgebases.get_editable(s, principal=principal, kb_id_or_name=kb_id,
+                                         action="review its documents' versions")
+        doc, target = version_of(s, principal=principal, kb_id=kb.id, doc_id=doc_id, version=version)
+        waits = target.status in (VersionStatus.READY, VersionStatus.BUILDING)
+        if not (target.staged and waits) or target.published_at is not None or target.id == doc.active_version_id:
+            raise ConflictError(f"version {target.number} of {doc.name!r} does not wait for review: only a staged "
+                                "version that was never published can be discarded")
+        if target.status == VersionStatus.BUILDING:
+            documents.cancel_open_tasks(s, doc)
+        target.status, target.indexed, target.parked = VersionStatus.CANCELLED, False, None
+        target.error = "discarded by review"
+        if doc.latest_version_id == target.id:  # a re-parse takes the live version's file again
+            doc.latest_version_id = doc.active_version_id
+            doc.message = f"version {target.number} discarded"
+            if doc.active_version_id is not None:
+                doc.status = DocumentStatus.DONE
+        audit.record_by(s, principal, "document.discarded", target=f"document:{doc.id}",
+                        detail=f"{doc.name} in {kb.name}: version {target.number}")
+        tenant_id, kb_id_, out, target_id = doc.tenant_id, kb.id, doc.id, target.id
+    ctx.docstore.delete(tenant_id, Filters(kb_ids=[kb_id_], version_ids=[target_id]))
     return out
 
 

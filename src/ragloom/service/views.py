@@ -285,7 +285,10 @@ class Version(View):
                         "changed) or reindex")
     created_by: str | None = Field(description="the user who made it (null: the system)")
     created_by_name: str | None = Field(None, description="that user's display name or e-mail")
-    rolled_back_by: str | None = Field(None, description="the user who made it live again by a rollback")
+    published_by: str | None = Field(None, description="the user who made it live by hand (a rollback, or the "
+                                     "publish of a staged version); null: published when built")
+    staged: bool = Field(False, description="made to wait for review: when built it stays ready, not live, until "
+                         "it is published (.../activate) or discarded")
     coverage: dict[str, Any] | None = Field(None, description="words of the parsed text its chunks keep")
     kept: bool = Field(description="its chunks are still in the search store: it can be rolled back to and "
                        "compared (the last RAGLOOM_KEEP_VERSIONS versions)")
@@ -303,7 +306,8 @@ def version_view(v: db.DocumentVersion, doc: db.Document, users: Mapping[str, st
                    parser_config=v.parser_config or {}, chunk_count=v.chunk_count, page_count=v.page_count,
                    size=v.size, content_hash=v.content_hash, error=v.error, created_at=_iso(v.created_at),
                    published_at=_iso(v.published_at), reason=v.reason, created_by=v.created_by,
-                   created_by_name=(users or {}).get(v.created_by or ""), rolled_back_by=v.published_by,
+                   created_by_name=(users or {}).get(v.created_by or ""), published_by=v.published_by,
+                   staged=bool(v.staged),
                    coverage=v.coverage,
                    kept=bool(v.indexed) and v.status in (VersionStatus.READY, VersionStatus.SUPERSEDED))
 
