@@ -271,7 +271,8 @@ def _one(ctx: Context, principal: Principal, kb_id: str, q: LabelledQuery, top_n
     cited, supported = cited_sentences(ans)
     _, evidence = find_evidence(ctx, principal=principal, kb_ids=[kb_id], question=q.query,
                                 options=RetrievalOptions.of_answer(EvidenceOptions(), top_n))
-    correct = ans.insufficient if q.unanswerable else contains_gold(ans.text, q.answers)
+    # a refusal is wrong on an answerable query even when what it lists as nearest holds the gold answer
+    correct = ans.insufficient if q.unanswerable else not ans.insufficient and contains_gold(ans.text, q.answers)
     return AnswerOutcome(q.id, ans.text, correct=correct, refused=ans.insufficient, cited=cited, supported=supported,
                          latency_ms=ms, unanswerable=q.unanswerable, evidence=len(evidence),
                          gold_in_evidence=contains_gold("\n".join(e.content for e in evidence), q.answers))
