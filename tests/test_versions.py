@@ -211,6 +211,28 @@ def test_a_staged_version_waits_for_review_then_is_published_or_discarded(doc: D
     assert doc.versions()[0]["content_hash"] == rows[2]["content_hash"]
 
 
+def test_a_version_of_another_embedding_model_or_a_dropped_index_is_not_made_live(doc: Doc) -> None:
+    from ragloom.db.models import KnowledgeBase
+    from ragloom.service import documents
+
+    doc.replace(V2)
+    with doc.ctx.db.session() as s:
+        kb = s.get(KnowledgeBase, doc.kb)
+        assert kb is not None
+        model, kb.embedding_model = kb.embedding_model, "another-model"
+    r = doc.activate(1)
+    assert r.status_code == 409 and "another-model" in r.text
+    with doc.ctx.db.session() as s:
+        kb = s.get(KnowledgeBase, doc.kb)
+        assert kb is not None
+        kb.embedding_model = model
+        principal = accounts.authenticate(s, doc.headers["Authorization"].split()[1])
+    with doc.ctx.db.session() as s:
+        documents.reindex(doc.ctx, s, principal=principal, drop=True)
+    assert not any(v["kept"] for v in doc.versions())
+    assert doc.activate(1).status_code == 409
+
+
 def _row(order: int, content: str, table: dict[str, Any] | None = None) -> ChunkRecord:
     import numpy as np
 

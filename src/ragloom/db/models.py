@@ -244,6 +244,8 @@ class DocumentVersion(Base):
     indexed: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true())
     # made to wait for review: when built it stays ready (not live) until published or discarded
     staged: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
+    # the knowledge base's embedding model when it was made (NULL: made before this was recorded)
+    embedding_model: Mapped[str | None] = mapped_column(String(255), nullable=True)
     # while it is kept but not the version readers see: ids of its rows that were matchable (they are hidden)
     parked: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
@@ -245,6 +245,7 @@ def _new_version(
         reason=reason,
         created_by=created_by,
         staged=stage,
+        embedding_model=kb.embedding_model,
     )
     session.add(version)
     session.flush()
@@ -579,6 +580,9 @@ def reindex(ctx: Context, session: Session, *, principal: Principal, kb_ids: lis
             raise PermissionDeniedError("only a tenant owner or admin may drop the search index")
         if ctx.docstore.index_exists(principal.tenant_id):
             ctx.docstore.drop_index(principal.tenant_id)
+        # every version's chunks are gone with the index: none can be made live again without a re-parse
+        session.execute(update(DocumentVersion).where(DocumentVersion.document_id.in_(
+            select(Document.id).where(Document.tenant_id == principal.tenant_id))).values(indexed=False, parked=None))
         dims = {kb.embedding_dim for kb in knowledgebases.list_visible(session, principal=principal)}
         for dim in dims:
             ctx.docstore.create_index(principal.tenant_id, dim)

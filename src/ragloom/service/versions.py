@@ -134,6 +134,10 @@ def activate(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, ver
                    "RAGLOOM_KEEP_VERSIONS); re-parse to rebuild" if target.status in KEPT
                    else f"it is {target.status}, never published")
             raise ConflictError(f"version {target.number} of {doc.name!r} cannot be made live: {why}")
+        if target.embedding_model and target.embedding_model != kb.embedding_model:
+            raise ConflictError(f"version {target.number} of {doc.name!r} was embedded with "
+                                f"{target.embedding_model!r}; the knowledge base now uses {kb.embedding_model!r}: "
+                                "re-parse instead")
         tenant_id, ids, target_id = doc.tenant_id, list(target.parked or []), target.id
         kb_id, kb_name = kb.id, kb.name
     unpark(ctx, tenant_id, kb_id, target_id, ids)  # matchable again, but not yet searched: not active
