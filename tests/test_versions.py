@@ -139,6 +139,22 @@ def test_rollback_is_instant_and_searches_follow(doc: Doc) -> None:
     assert doc.activate(99).status_code == 404
 
 
+def test_chunk_edits_follow_a_rollback(doc: Doc) -> None:
+    doc.replace(V2)
+    chunks = doc.client.get(f"{doc.base}/chunks", headers=doc.headers).json()["chunks"]
+    filt = next(c for c in chunks if "copper filter" in c["content"])
+    new = filt["content"].replace("copper filter", "brass sieve")
+    r = doc.client.patch(f"{doc.base}/chunks/{filt['chunk_id']}", headers=doc.headers, json={"content": new})
+    assert r.status_code == 200, r.text
+    assert doc.activate(1).status_code == 200
+    listed = doc.client.get(f"{doc.base}/chunks", headers=doc.headers).json()["chunks"]
+    edited = next(c for c in listed if "brass sieve" in c["content"])
+    assert edited["edited"] and edited["chunk_id"] != filt["chunk_id"]  # version 1's row, edited
+    assert not any("copper filter" in c["content"] for c in listed)
+    assert any("brass sieve" in c for c in doc.search("brass sieve signal lamp"))
+    assert any("90 days" in c for c in doc.search("serviced every 90 days harbor crew"))
+
+
 def _tenant(doc: Doc) -> str:
     from ragloom.db.models import Document
 

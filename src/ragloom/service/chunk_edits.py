@@ -30,8 +30,8 @@ from ragloom.ingest.pipeline import TITLE_WEIGHT
 from ragloom.models.embedding import Embedder
 from ragloom.service import documents, knowledgebases, workspace_models
 
-__all__ = ["ADDED_ORDER", "anchor_of", "add_chunk", "apply_overrides", "delete_chunk", "edited_ids", "method_of",
-           "update_chunk"]
+__all__ = ["ADDED_ORDER", "anchor_of", "add_chunk", "apply_overrides", "delete_chunk", "edited_ids", "follow_to",
+           "method_of", "update_chunk"]
 
 ADDED_ORDER = 1_000_000 * ORDER_STRIDE  # added chunks sort after every parsed one (pages < 1,000,000)
 KEEP_APPLIED = 8  # versions remembered per override (older ones are garbage-collected anyway)
@@ -214,3 +214,63 @@ def apply_overrides(ctx: Context, job: Job, records: list[ChunkRecord], embedder
                 records.append(row)
                 changed.append(row)
         _reindex(ctx, embedder, job.filename, changed)
+
+
+def follow_to(ctx: Context, *, tenant_id: str, kb_id: str, doc_id: str, version_id: str, filename: str,
+              embedding_model: str) -> int:
+    """A kept version made live again (a rollback, a publish after review) gets the document's edits as a
+    re-parse would give them: each edit or deletion on the row it was applied to in that version, else on
+    the row with its anchor; the added chunks after the last one. Rows whose text changes are re-embedded.
+    Returns the rows changed."""
+    with ctx.db.session() as s:
+        overrides = list(s.scalars(select(ChunkOverride).where(ChunkOverride.document_id == doc_id)
+                                   .order_by(ChunkOverride.created_at)))
+        if not overrides:
+            return 0
+        rows: list[ChunkRecord] = []
+        scope = Filters(kb_ids=[kb_id], doc_ids=[doc_id], version_ids=[version_id], available_only=False)
+        while True:
+            page, total = ctx.docstore.list_chunks(tenant_id, scope, offset=len(rows), limit=1000)
+            rows.extend(page)
+            if not page or len(rows) >= total:
+                break
+        by_id = {r.id: r for r in rows}
+        by_anchor: dict[str, ChunkRecord] = {}
+        for r in rows:
+            if r.kind not in HIDDEN_KINDS:
+                by_anchor.setdefault(anchor_of(r.content), r)
+        changed: list[ChunkRecord] = []
+        touched: list[ChunkRecord] = []
+        dropped: list[str] = []
+        added = [o for o in overrides if o.action == "add"]
+        for o in overrides:
+            if o.action == "add":
+                continue
+            row = by_id.get(o.applied.get(version_id, "")) or by_anchor.get(o.anchor)
+            if row is None:
+                continue
+            _mark_applied(o, version_id, row.id)
+            if o.action == "delete":
+                dropped.append(row.id)
+                continue
+            was = row.available
+            if _set_content(row, o.content, o.available):
+                changed.append(row)
+            elif row.available != was:
+                touched.append(row)
+        for i, o in enumerate(added):
+            rid = chunk_id(version_id, ADDED_ORDER + i)
+            row = by_id.get(rid) or ChunkRecord(id=rid, kb_id=kb_id, doc_id=doc_id, version_id=version_id, content="",
+                                                vector=np.zeros(0, dtype=np.float32), document_name=filename,
+                                                order=ADDED_ORDER + i)
+            _mark_applied(o, version_id, row.id)
+            if _set_content(row, o.content or "", o.available is not False) or rid not in by_id:
+                changed.append(row)
+            else:
+                touched.append(row)
+    _reindex(ctx, workspace_models.embedder(ctx, embedding_model), filename, changed)
+    if changed or touched:
+        ctx.docstore.upsert(tenant_id, changed + touched)
+    if dropped:
+        ctx.docstore.delete(tenant_id, Filters(kb_ids=[kb_id], doc_ids=[doc_id], ids=dropped))
+    return len(changed) + len(touched) + len(dropped)
