@@ -413,6 +413,10 @@ def test_references_stay_locked_to_the_version_they_cite(chat: Chat, tmp_path: P
     assert ref["version_id"] == cited["version_id"] and ref["content"] == cited["content"]  # the snapshot
     assert ref["status"] == "superseded" and ref["active_version_id"] == doc["active_version_id"]
     assert detail["messages"][1]["content"] == reply["answer"]
+    changes = chat.client.get(ref["changes"], headers={"Authorization": f"Bearer {chat.key}"})  # issue 27
+    assert changes.status_code == 200, changes.text
+    assert changes.json()["to_version"] == 2 and any("900" in (c["after"] or "") for c in changes.json()["changes"])
+    assert cited["changes"] is None
     # the cited version's file and page still open
     f = chat.client.get(ref["file"], headers={"Authorization": f"Bearer {chat.key}"})
     assert f.status_code == 200 and f.content == old.read_bytes()

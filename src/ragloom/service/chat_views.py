@@ -100,6 +100,9 @@ class ChatReference(View):
     pages: str | None = Field(description="page sizes and images of the cited version (null once deleted)")
     preview: str | None = Field(description="the cited version's HTML view scrolled to the cited blocks, marked "
                                 "(formats without pages; null for paged ones and once deleted)")
+    changes: str | None = Field(None, description="superseded: what changed from the cited version to the one "
+                                "searches see now (.../versions/diff; it answers 409 once the cited version's "
+                                "chunks were dropped); null otherwise")
     table: TableRows | SkipJsonSchema[None] = absent_unless(
         "a table's chunk: its rows with their columns' header paths, as they were when the answer was written")
 
@@ -146,6 +149,8 @@ def reference_view(ref: Mapping[str, Any], active: Mapping[str, str | None]) -> 
         file=None if gone or not kb_id else f"{base}/file?version_id={version_id}",
         pages=None if gone or not kb_id else f"{base}/pages?version_id={version_id}",
         preview=None if gone or not kb_id else view_link(base, version_id, ref["positions"]),
+        changes=f"{base}/versions/diff?from={version_id}&to={active[doc_id]}"
+        if status == ReferenceStatus.SUPERSEDED and kb_id and active[doc_id] else None,
         table=table_rows_view(ref.get("table")),
     )
 
