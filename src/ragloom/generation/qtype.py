@@ -7,14 +7,16 @@ reason, yes or no, a list — read from its question words, in English and Chine
   ``the number of``/``the total``; 多少, 几个/几次/几天..., 多长/多久/多大/多远/多高/多重;
 * **date** — ``when``, ``what year``/``which year``/``what date``/``what time``/``what day``;
   哪一年, 哪年, 何时, 什么时候, 什么时间, 几月, 几号, 几点, 哪天, 年份, 日期;
-* **person** (or organisation) — ``who``/``whom``/``whose``, ``which company``/``organisation``,
-  ``who wrote``, ``the author of``; 谁, 哪位, 何人, 什么人, 作者, 哪家/哪个公司/什么公司/哪个组织;
+* **person** (or organisation, or another named thing) — ``who``/``whom``/``whose``, ``which
+  company``/``organisation``, ``who wrote``, ``the author of``, ``which <noun> <verb>s`` ("which planet
+  spins backwards"); 谁, 哪位, 何人, 什么人, 作者, 哪家/哪个公司/什么公司/哪个组织;
 * **place** — ``where``, ``which country``/``city``/``town``/``state``, ``what place``; 哪里, 哪儿,
   何处, 什么地方, 哪个国家/城市/省, 哪国, 位于哪;
 * **reason** — ``why``, ``what causes``, ``for what reason``; 为什么, 为何, 原因, 怎么会;
 * **yes/no** — an English question opening with an auxiliary (``Is``, ``Does``, ``Can``...); 是否,
   是不是, 能不能, 有没有, 可不可以, a closing 吗;
-* **list** — ``list``/``name the``, ``what are the``/``which are``, ``what ... are there``; 哪些;
+* **list** — ``list``/``name the``, ``what are the``/``which are``, ``what ... are there``; 哪些, 哪几 (before
+  the number rule: 哪几个 asks which, not how many);
 * **definition** — ``what is``/``what are``/``what does ... mean``, ``define``; 是什么, 什么是, 指什么;
 * otherwise **other**.
 """
@@ -49,7 +51,8 @@ _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
         r"^\s*(?:who|whom|whose)\b|\b(?:who|whom|whose)\s+(?:is|was|are|were|wrote|did|does|has|had|invented|"
         r"founded|made|created|discovered|directed|designed|developed|owns|led)\b|"
         r"\b(?:which|what)\s+(?:company|companies|organi[sz]ation|firm|person|people|team|university|agency|"
-        r"author|authors|manufacturer)\b|\bthe\s+authors?\s+of\b|\bwritten\s+by\b")),
+        r"author|authors|manufacturer)\b|\bthe\s+authors?\s+of\b|\bwritten\s+by\b|"
+        r"^\s*which\s+[a-z]+\s+(?!of\b)[a-z]+s\b")),  # "which planet spins ...": a named thing
     (QType.PLACE, re.compile(
         r"^\s*where\b|\bwhere\s+(?:is|was|are|were|do|does|did|can|in)\b|"
         r"\b(?:which|what|in which|in what)\s+(?:country|countries|city|cities|town|state|province|region|"
@@ -67,6 +70,7 @@ _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
 )
 
 _ZH_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
+    (QType.LIST, re.compile(r"哪几")),  # 哪几个站点: which ones, not how many
     (QType.DATE, re.compile(r"哪一?年|何年|何时|什么时[候间]|几月|几号|几点|哪一?天|哪个月|年份|日期|"
                             r"多少年前|哪个朝代|哪个时期")),
     (QType.NUMBER, re.compile(r"多少|几[个次天年岁人种名位条家座部场件本只辆台米公]|多[长久大远高重宽深]|"

@@ -7,7 +7,8 @@ people and organisations, places — in English and Chinese (:func:`find_spans`)
   code (``HX-220``, ``E1024``) is not one;
 * **date** — ``March 31``, ``31 March 2024``, ``2024-03-31``, ``31/03/2024``, a year (``1998``,
   ``the 1990s``), a weekday, a clock time (``10:00``, ``6 pm``), a duration (``7 calendar days``,
-  ``within two weeks``); 2024年3月31日, 1998年, 3月31日, 星期一, 下午3点, 19世纪;
+  ``within two weeks``), else a condition (``when the stems reach about 20 cm``);
+  2024年3月31日, 1998年, 3月31日, 星期一, 下午3点, 19世纪;
 * **person** — a sequence of capitalised words (``Wojciech Stanisław Czarnecki``, ``Ada Lovelace``,
   ``Koei Tecmo Games``; initials and particles such as ``J.``, ``van`` allowed); in Chinese the names
   jieba tags as a person (``nr``) or an organisation (``nt``);
@@ -61,6 +62,9 @@ _EN_CALENDAR = re.compile(_EN_DATE.pattern)  # dates and times proper (a number 
 _EN_DATE = re.compile(
     rf"{_EN_DATE.pattern}|(?:\b(?:after|within|before|for|over|under|up to|at least|at most)\s)?"
     rf"(?:{_DIGITS}|{_WORDNUM})(?:\s[a-z]+)?\s{_TIME_UNITS}\b", re.IGNORECASE)
+
+# "when should I ...?" is often answered by a condition: "when the stems reach about 20 cm"
+_EN_CONDITION = re.compile(r"\b(?:[Ww]hen|[Oo]nce|[Aa]s soon as|[Bb]efore|[Aa]fter|[Uu]ntil)\s[^,;.:!?]{3,60}")
 
 _ZH_NUM = r"(?:\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿几数]+)"
 _ZH_UNIT = (r"(?:%|％|万|亿|千|百)?(?:\s?(?:个月|个小时|个星期|平方公里|平方米|公里|千米|公斤|千克|小时|分钟|"
@@ -153,7 +157,8 @@ def find_spans(text: str, qtype: QType) -> list[Span]:
         return sorted(spans, key=lambda s: s.start)
     if qtype is QType.DATE:
         spans = _matches(_ZH_DATE, text) if chinese else []
-        return spans + [s for s in _matches(_EN_DATE, text) if not _overlaps(s, spans)]
+        spans += [s for s in _matches(_EN_DATE, text) if not _overlaps(s, spans)]
+        return spans + [s for s in _matches(_EN_CONDITION, text) if not _overlaps(s, spans)]
     if qtype is QType.PERSON:
         spans = _jieba_names(text, ("nr", "nt")) if chinese else []
         return spans + [s for s in _en_names(text) if not _overlaps(s, spans)]
