@@ -150,6 +150,22 @@ def test_documents_filters_metadata_own_method_and_versions(world: World) -> Non
     expect(versions.first).to_contain_text("#2")
     expect(versions.first.get_by_test_id("version-active")).to_have_count(1)
     expect(versions.nth(1)).to_contain_text("superseded")
+    expect(versions.first).to_contain_text("settings")  # why it was made (issue 27)
+    # what changed, and back to version 1 at once (no parsing); then new content for the same document
+    versions.first.get_by_test_id("version-changes").click()
+    expect(details.get_by_role("heading", name=re.compile("Version 1 → 2"))).to_be_visible()
+    expect(details.get_by_test_id("version-diff")).to_have_count(1)
+    versions.nth(1).get_by_test_id("version-activate").click()
+    expect(page.locator("#flash")).to_have_text("rolled back to version 1")
+    expect(details.get_by_test_id("versions").locator("tbody tr").nth(1).get_by_test_id("version-active")) \
+        .to_have_count(1)
+    details.get_by_test_id("version-upload").set_input_files(
+        [{"name": "tug-notes.md", "mimeType": "text/markdown", "buffer": b"# Tug\n\nThe tug tows the ferry."}])
+    expect(page.locator("#flash")).to_contain_text("New version uploaded")
+    until(page, "(path) => RL.api('GET', path).then((d) => d.status === 'done' && d.chunk_count > 0 && "
+          "d.message.startsWith('published'))", f"/datasets/{kb}/documents/{doc}")
+    listed = api(page, "GET", f"/datasets/{kb}/documents/{doc}/versions")["versions"]
+    assert [(v["number"], v["active"], v["reason"]) for v in listed][0] == (3, True, "upload")
     assert page.outside == []
 
 

@@ -234,6 +234,20 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     }, "small primary");
     const versionsBox = el("div", { class: "table-wrap" }, el("p", { class: "hint" }, t("docs.loading")));
+    const diffBox = el("div", { class: "diff-box" });
+    const newFile = el("input", { type: "file", id: `new-version-${id}`, "data-testid": "version-upload" });
+    newFile.addEventListener("change", async () => {
+      if (!newFile.files.length) return;
+      const form = new FormData();
+      form.append("file", newFile.files[0], newFile.files[0].name);
+      try {
+        await api("PUT", `${base}/${id}/file`, form);
+        RL.flash(t("docs.version_uploaded"));
+        refresh();
+      } catch (err) {
+        RL.showError(errorId, err);
+      }
+    });
     cell.replaceChildren(
       el("div", { class: "error", role: "alert", id: errorId }),
       el("h3", {}, t("docs.method")),
@@ -246,19 +260,48 @@ document.addEventListener("DOMContentLoaded", () => {
         RL.button(t("docs.meta_add"), () => metaBox.append(metaRow("", "")), "small"), saveMeta),
       el("p", { class: "hint" }, t("docs.meta_hint")),
       el("h3", {}, t("docs.versions")),
-      versionsBox);
+      el("div", { class: "actions" }, el("label", { for: `new-version-${id}` }, t("docs.version_upload")), newFile),
+      versionsBox, diffBox);
+    const refresh = async () => { load(); fillDetails(cell, (await api("GET", `${base}/${id}`))); };
+    const versionAct = async (e, v, what) => {
+      const done = await RL.busy(e.currentTarget, errorId, () => api("POST", `${base}/${id}/versions/${v.id}/${what}`));
+      if (done) { RL.flash(done.message); refresh(); }
+    };
+    const showDiff = async (e, v) => {
+      const d = await RL.busy(e.currentTarget, errorId,
+        () => api("GET", `${base}/${id}/versions/diff?to=${encodeURIComponent(v.id)}`));
+      if (!d) return;
+      diffBox.replaceChildren(
+        el("h3", {}, t("docs.version_diff_title", { from: d.from_version, to: d.to_version, added: d.added,
+          removed: d.removed, changed: d.changed })),
+        el("ul", { class: "version-diff", "data-testid": "version-diff" }, d.changes.map((c) => el("li",
+          { class: `diff-${c.change}` }, el("span", { class: "badge" }, t(`docs.diff_${c.change}`)), " ",
+          c.change === "changed" ? c.marked : (c.after || c.before || ""),
+          c.cells.length ? el("ul", {}, c.cells.map((x) => el("li", {},
+            `${x.row} · ${x.column}: ${x.before ?? "∅"} → ${x.after ?? "∅"}`))) : null))));
+    };
     try {
       const { versions } = await api("GET", `${base}/${id}/versions`);
       versionsBox.replaceChildren(el("table", { class: "versions", "data-testid": "versions" },
-        el("thead", {}, el("tr", {}, ["docs.version", "docs.status", "kb.chunk_method", "docs.chunks",
-          "docs.created", "docs.published"].map((k) => el("th", { scope: "col" }, t(k))))),
+        el("thead", {}, el("tr", {}, ["docs.version", "docs.status", "docs.version_why", "kb.chunk_method",
+          "docs.chunks", "docs.created", "docs.published", "docs.version_actions"].map((k) =>
+          el("th", { scope: "col" }, t(k))))),
         el("tbody", {}, versions.map((v) => el("tr", { class: v.active ? "active" : "", dataset: { version: v.number } },
           el("td", {}, `#${v.number}`, v.active ? el("span", { class: "badge done", "data-testid": "version-active" },
             t("docs.version_active")) : null),
           el("td", {}, el("span", { class: `badge ${v.status}` }, t(`version.${v.status}`)),
             v.error ? el("div", { class: "reason" }, v.error) : null),
+          el("td", {}, t(`version.reason_${v.reason}`), v.created_by_name ? ` · ${v.created_by_name}` : ""),
           el("td", {}, v.chunk_method), el("td", { class: "num" }, String(v.chunk_count)),
-          el("td", {}, RL.when(v.created_at)), el("td", {}, RL.when(v.published_at)))))));
+          el("td", {}, RL.when(v.created_at)), el("td", {}, RL.when(v.published_at)),
+          el("td", { class: "row-actions" },
+            v.kept && !v.active ? RL.button(v.staged && !v.published_at ? t("docs.version_publish")
+              : t("docs.version_activate"), (e) => versionAct(e, v, "activate"), "small",
+            { "data-testid": "version-activate" }) : null,
+            v.staged && v.status === "ready" && !v.published_at && !v.active ? RL.button(t("docs.version_discard"),
+              (e) => versionAct(e, v, "discard"), "small danger") : null,
+            v.kept ? RL.button(t("docs.version_changes"), (e) => showDiff(e, v), "small",
+              { "data-testid": "version-changes" }) : null))))));
     } catch (err) {
       versionsBox.replaceChildren();
       RL.showError(errorId, err);
