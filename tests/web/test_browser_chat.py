@@ -286,6 +286,8 @@ def test_chat_streams_an_answer_whose_citation_highlights_the_cited_text(
     expect(answer.get_by_role("button", name="Helpful", exact=True)).to_have_attribute("aria-pressed", "true")
     answer.get_by_test_id("cite").first.click()
     expect(panel.get_by_test_id("cite-status")).to_have_text("older version")
+    panel.get_by_role("button", name="What changed").click()  # issue 27: the diff to the live version
+    expect(panel.get_by_test_id("ref-changes")).to_contain_text("Version 1 → 2")
     expect(panel.get_by_test_id("cite-page")).to_have_count(2, timeout=SLOW)
     until(page, "() => [...document.querySelectorAll('#cite-panel [data-testid=cite-page]')]"
                 ".every(i => i.complete && i.naturalWidth > 0)")

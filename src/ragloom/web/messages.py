@@ -496,6 +496,7 @@ EN: dict[str, str] = {
     "chat.verdict.unverified": "not verified",
     "chat.verdict_score": "{verdict} · {score}%",
     "chat.inserted": "added by similarity",
+    "chat.ref_changes": "What changed",
     "chat.ref_superseded": "The document was re-parsed or replaced since this answer: shown is the version it "
                            "cited.",
     "chat.ref_deleted": "The document was deleted since this answer: only the cited text is kept.",
@@ -1104,6 +1105,7 @@ ZH: dict[str, str] = {
     "chat.verdict.unverified": "未核验",
     "chat.verdict_score": "{verdict} · {score}%",
     "chat.inserted": "按相似度补充",
+    "chat.ref_changes": "有何变更",
     "chat.ref_superseded": "此回答之后文档已重新解析或替换：显示的是回答引用的版本。",
     "chat.ref_deleted": "此回答之后文档已被删除：只保留了引用的文本。",
     "chat.answer_sentence": "回答中的句子",

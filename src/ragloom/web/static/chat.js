@@ -12,6 +12,23 @@
 
 document.addEventListener("DOMContentLoaded", () => {
   const { t, api, el } = RL;
+
+  /** A superseded reference's "what changed" button: the diff from the cited version to the live one. */
+  function changesOf(r) {
+    const box = el("div", { class: "ref-changes", "data-testid": "ref-changes" });
+    const button = RL.button(t("chat.ref_changes"), async () => {
+      try {
+        const d = await api("GET", r.changes.replace(/^\/api\/v1/, ""));
+        box.replaceChildren(el("p", {}, t("docs.version_diff_title", { from: d.from_version, to: d.to_version,
+          added: d.added, removed: d.removed, changed: d.changed })),
+        el("ul", {}, d.changes.slice(0, 10).map((c) => el("li", {}, el("span", { class: "badge" },
+          t(`docs.diff_${c.change}`)), " ", c.change === "changed" ? c.marked : (c.after || c.before || "")))));
+      } catch (err) {
+        box.replaceChildren(el("p", { class: "error" }, err.message));
+      }
+    }, "small");
+    return el("div", {}, button, box);
+  }
   const enc = encodeURIComponent;
   const requested = document.getElementById("chat-title").dataset.chatId;
   const layout = document.getElementById("chat-layout");
@@ -431,6 +448,7 @@ document.addEventListener("DOMContentLoaded", () => {
             score: Math.round(c.support * 100) }) : t(`chat.verdict.${verdict}`)),
         c && c.inserted ? el("span", { class: "badge" }, t("chat.inserted")) : null),
       r.status === "superseded" ? el("p", { class: "warn" }, t("chat.ref_superseded")) : null,
+      r.status === "superseded" && r.changes ? changesOf(r) : null,
       r.status === "deleted" ? el("p", { class: "warn" }, t("chat.ref_deleted")) : null,
       c && c.sentence_text ? el("dl", { class: "cite-match" },
         el("dt", {}, t("chat.answer_sentence")), el("dd", {}, c.sentence_text),
