@@ -345,3 +345,22 @@ def test_a_first_version_compared_with_nothing_is_all_added(doc: Doc) -> None:
     d = r.json()
     assert (d["from_version"], d["to_version"], d["removed"], d["changed"]) == (0, 1, 0, 0)
     assert d["added"] == len(d["changes"]) > 0 and all(c["change"] == "added" for c in d["changes"])
+
+
+def test_the_sdk_replaces_stages_compares_publishes_and_discards(doc: Doc) -> None:
+    from ragloom.sdk import Ragloom
+
+    rag = Ragloom("http://testserver", doc.headers["Authorization"].split()[1],
+                  http=TestClient(doc.client.app, base_url="http://testserver/api/v1"))
+    staged = rag.replace_file(doc.kb, doc.doc, ("pump.md", V2.encode()), stage=True)
+    assert staged.id == doc.doc
+    doc.work()
+    listed = rag.list_versions(doc.kb, doc.doc).versions
+    assert listed[0].staged and not listed[0].active and listed[0].reason == "upload"
+    d = rag.diff_versions(doc.kb, doc.doc, from_version=1, to_version=2)
+    assert d.changed >= 1 and any(c.marked and "{+45+}" in c.marked for c in d.changes)
+    assert rag.activate_version(doc.kb, doc.doc, 2).message == "published version 2"
+    rag.replace_file(doc.kb, doc.doc, ("pump.md", V3.encode()), stage=True)
+    doc.work()
+    assert rag.discard_version(doc.kb, doc.doc, 3).message == "version 3 discarded"
+    assert rag.activate_version(doc.kb, doc.doc, 1).message == "rolled back to version 1"
