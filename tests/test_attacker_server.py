@@ -99,7 +99,8 @@ def test_one_users_worst_inputs_leave_another_workspace_its_latency(tmp_path: Pa
         # every preview ended inside its limits, with a reason
         assert answers and all(code in (200, 413, 422, 429) for code, _ in answers), answers[:3]
         texts = " ".join(t for _, t in answers)
-        assert "RAGLOOM_MAX_NESTING" in texts
+        # the nesting limit, or the sandbox's budget when a starved child (2 loaded cores) ran out of time first
+        assert "RAGLOOM_MAX_NESTING" in texts or "RAGLOOM_SANDBOX_CPU_SECONDS" in texts, texts[:300]
         assert any(code == 429 for code, _ in answers)  # one preview per user at a time
         # the uploads failed fast, naming the limit
         docs = {d["name"]: d for d in evil.get("/datasets/evil/documents").json()["documents"]}

@@ -70,10 +70,10 @@ def test_a_job_runs_in_a_child_and_its_child_is_reused(sandbox: Sandbox) -> None
 
 def test_a_job_over_its_cpu_budget_is_killed_and_names_the_setting(sandbox: Sandbox) -> None:
     before = sandbox.kills
-    started = time.monotonic()
+    # 60 CPU-seconds of work under a budget of 1: the error (not the count spin returns) shows it was
+    # stopped; how long that took in wall time depends on the machine's load (the child is niced)
     with pytest.raises(LimitExceededError, match="RAGLOOM_SANDBOX_CPU_SECONDS"):
         sandbox.run(spin, 60.0, limits=LIMITS)
-    assert time.monotonic() - started < 15  # the budget is 1 CPU-second: stopped long before 60
     assert sandbox.kills == before + 1
     assert sandbox.run(add, 1, 1, limits=LIMITS) == 2  # a fresh child takes the next job
 
