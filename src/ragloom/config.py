@@ -100,7 +100,7 @@ class Settings(BaseSettings):
         0.7, ge=0.0, le=1.0, description="Weight of the vector side in normalized fusion (a request may override)."
     )
     min_relevance: float = Field(
-        0.05, ge=0.0, le=1.0, description="Chunks whose calibrated relevance (the probability that they are "
+        0.03, ge=0.0, le=1.0, description="Chunks whose calibrated relevance (the probability that they are "
         "relevant, 0..1) is lower are dropped, whatever the fusion: a knowledge base's or an assistant's own "
         "min_relevance, or a request's, takes its place. Measured by benchmarks/fit_relevance.py.",
     )
