@@ -34,6 +34,8 @@ def test_bench_scores_explain_errors_and_a_comparison(world: World) -> None:
     page = new_page(world)
     sign_up(page, "bench@example.com")
     kb = create_kb(page, "Bench")
+    # every chunk stays a candidate (no relevance floor): the comparison below wants the vector side's all
+    page.evaluate("(p) => RL.api('PATCH', p, {min_relevance: 0})", f"/datasets/{kb}")
     upload_texts(page, FILES)
     expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["done"] * 3, timeout=180_000)
 
