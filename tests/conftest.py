@@ -42,3 +42,15 @@ def pg() -> Iterator[PgServer]:
     """A real PostgreSQL server (with pgvector) for this test process; ``pg.new_database()`` per test."""
     with pg_server() as server:
         yield server
+
+
+@pytest.fixture
+def cli_state() -> Iterator[object]:
+    """The CLI's module state (its context, client and --json), reset after the test."""
+    from ragloom.cli import state
+
+    yield state
+    if state._ctx is not None:
+        state._ctx.close()
+    state._ctx = state._client = None
+    state.json = False

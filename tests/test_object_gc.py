@@ -13,7 +13,6 @@ import stat
 import time
 from pathlib import Path
 
-import pytest
 from sqlalchemy import func, select
 
 from ragloom.context import Context, Principal
@@ -286,17 +285,6 @@ def test_an_upload_right_after_a_collection_deleted_its_bytes_writes_them_again(
 
 
 # ---------------------------------------------------------------- the command
-
-
-@pytest.fixture
-def cli_state():
-    from ragloom.cli import state
-
-    yield state
-    if state._ctx is not None:
-        state._ctx.close()
-    state._ctx = state._client = None
-    state.json = False
 
 
 def test_ragloom_gc_command_reports_as_json(tmp_path, cli_state) -> None:

@@ -120,14 +120,3 @@ def test_chunks_json_gives_each_table_chunk_its_rows_and_a_reparse_is_a_new_vers
         assert doc.status == "done" and doc.active_version_id != before
         versions = documents.versions(s, principal=principal, kb_id="checks", doc_id=doc_id)
     assert len(versions) == 2
-
-
-@pytest.fixture
-def cli_state() -> Iterator[object]:
-    from ragloom.cli import state
-
-    yield state
-    if state._ctx is not None:
-        state._ctx.close()
-    state._ctx = state._client = None
-    state.json = False

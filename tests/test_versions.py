@@ -286,17 +286,6 @@ def test_another_workspace_s_versions_are_not_found(doc: Doc) -> None:
     assert [v["number"] for v in doc.versions()] == [2, 1] and doc.versions()[0]["active"]
 
 
-@pytest.fixture
-def cli_state() -> Iterator[object]:
-    from ragloom.cli import state
-
-    yield state
-    if state._ctx is not None:
-        state._ctx.close()
-    state._ctx = state._client = None
-    state.json = False
-
-
 def test_the_cli_adds_a_new_version_lists_compares_and_rolls_back(tmp_path: Path, cli_state: object) -> None:
     import json
 
