@@ -26,6 +26,10 @@ document.addEventListener("DOMContentLoaded", () => {
   const community = document.getElementById("graph-community");
   let kb = null;
   let pending = null; // the kind whose estimate is shown
+  let touched = false; // the user changed the graph form before the knowledge base arrived
+  for (const input of [methodSelect, community]) {
+    if (input) input.addEventListener("change", () => { touched = true; });
+  }
 
   function kindName(kind) {
     return t(`build.kind_${kind}`);
@@ -37,8 +41,8 @@ document.addEventListener("DOMContentLoaded", () => {
       const crumb = document.getElementById("kb-crumb");
       if (crumb) crumb.textContent = kb.name;
       document.title = `${document.title.split(" · ")[0]} · ${kb.name} · ragloom`;
-      if (methodSelect && kb.graphrag) methodSelect.value = kb.graphrag.method;
-      if (community && kb.graphrag) community.checked = Boolean(kb.graphrag.community);
+      if (!touched && methodSelect && kb.graphrag) methodSelect.value = kb.graphrag.method;
+      if (!touched && community && kb.graphrag) community.checked = Boolean(kb.graphrag.community);
     } catch (err) {
       RL.showError("builds-error", err);
     }
@@ -80,6 +84,7 @@ document.addEventListener("DOMContentLoaded", () => {
     box.hidden = true;
     pending = null;
     await RL.busy(btn, "builds-error", async () => {
+      await loaded; // the form is compared with the knowledge base's settings, so they must be here
       const changes = kind === "graph" ? graphChanges() : null;
       const before = kb && kb.graphrag ? { method: kb.graphrag.method, community: Boolean(kb.graphrag.community) } : null;
       if (changes) kb = await api("PATCH", dataset, { graphrag: changes });
@@ -194,6 +199,6 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 
   const poll = RL.poller(load, 1000);
-  loadDataset();
+  const loaded = loadDataset();
   poll.now();
 });
