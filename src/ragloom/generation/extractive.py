@@ -36,7 +36,7 @@ from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, n
 from ragloom.generation.qtype import QType, question_type
 from ragloom.generation.scoring import SimilarityScorer, numbers
 from ragloom.generation.sentences import _CODE, attach_markers, split_sentences
-from ragloom.generation.spans import find_spans
+from ragloom.generation.spans import DateKind, Span, date_kind, find_spans, leading_number, names_a_thing
 from ragloom.generation.thresholds import (
     EXTRACTIVE_COVERAGE_WEIGHT,
     EXTRACTIVE_FLOOR,
@@ -351,7 +351,7 @@ def select_sentences(
 def _select(question: str, cands: list[_Candidate], vecs: np.ndarray | None, scorer: SimilarityScorer, *,
             max_sentences: int, max_chars: int, relative: float) -> Selection:
     """:func:`select_sentences` over scored candidates (sentences only)."""
-    keep = [i for i, c in enumerate(cands) if c.kind == "sentence"]
+    keep = [i for i, c in enumerate(cands) if c.kind in ("sentence", "list")]
     if not keep:
         return Selection([], 0.0, 0.0)
     cands = [cands[i] for i in keep]
@@ -385,7 +385,9 @@ def _select(question: str, cands: list[_Candidate], vecs: np.ndarray | None, sco
 # --- typed answers: the span the question asks for ---------------------------------------------------
 
 _AUTHOR_OR_PUBLISHED = re.compile(
-    r"\b(?:author|authors|wrote|written|writer|published|publication|released|dated?)\b|作者|撰写|发表|出版|编著")
+    r"\b(?:author|authors|wrote|written|writer|published|publication|released|dated?|received|accepted|revised|"
+    r"submitted|issued|argued|held|filed|signed|journal|docket|solicitation|volume|issue)\b|作者|撰写|发表|出版|编著|"
+    r"收到|日期|期刊")
 _HOW_LONG = re.compile(r"\bhow long\b|多久|多长时间")
 _DURATION = re.compile(r"\b(?:second|minute|hour|day|week|month|year|decade|night)s?\b|centur|"
                        r"秒|分钟|小时|天|周|星期|月|年", re.IGNORECASE)
@@ -395,7 +397,7 @@ _WINDOW_CHARS = 60  # around a span: the question's terms that surround it (20 f
 TYPED_WINDOW_WEIGHT = 0.3
 TYPED_NAME_WEIGHT = 0.1  # x the share of the question's names and codes the unit itself states (2 号线, not 12 号线)
 TYPED_UNIT_BONUS = 0.1  # a quantity whose unit is a word of the question ("189 fatalities" for "how many fatalities")
-_TYPED = (QType.NUMBER, QType.DATE, QType.PERSON, QType.PLACE)
+_TYPED = (QType.NUMBER, QType.DATE, QType.PERSON, QType.PLACE, QType.CODE)
 _MUST_HOLD_TYPE = (QType.NUMBER, QType.DATE)  # without a span of these types, the question is not answered
 NEAREST_FLOOR = 0.3
 TYPED_FLOOR = 0.25
@@ -426,6 +428,39 @@ def _table_rows(evidence: Sequence[Evidence]) -> list[_Candidate]:
             stub = head or f"{cells[0][0]}: {cells[0][1]}"
             c = _Candidate(line, e_pos, 10_000 + k, ev, kind="row", cells=cells, stub=stub)
             c.parts = [line]
+            out.append(c)
+    return out
+
+
+_ENUMERATION = re.compile(r"[^,;:]+,\s[^,;:]+,?\s(?:and|or)\s[^,;:]+|:\s*[^,;:]+,\s[^,;:]+|[、，][^、，]+[、][^、，]+")
+LIST_SHAPE_BONUS = 0.1
+"""Added, for a list question, to a gathered list (an intro line and its bullets) and to a sentence that
+enumerates ("stall warning activation, airspeed disagree alert, and altitude disagree alert")."""
+MIN_LIST_ITEMS = 2
+
+
+def _list_blocks(evidence: Sequence[Evidence]) -> list[_Candidate]:
+    """Each run of at least :data:`MIN_LIST_ITEMS` bullet or numbered lines in a chunk, with the line that
+    introduces it ("Lesson Objectives", "The requirements are:"), as one candidate whose parts are the
+    intro and the items."""
+    out: list[_Candidate] = []
+    for e_pos, ev in enumerate(evidence):
+        lines = [_WS.sub(" ", raw).strip() for raw in _CODE.sub("\n", ev.content).split("\n")]
+        k = 0
+        while k < len(lines):
+            if not _LIST_ITEM.match(lines[k]):
+                k += 1
+                continue
+            start = k
+            while k < len(lines) and _LIST_ITEM.match(lines[k]):
+                k += 1
+            items = [_LIST_ITEM.sub("", x, count=1).strip() for x in lines[start:k]]
+            items = [x for x in items if x]
+            intro = next((lines[j] for j in range(start - 1, max(-1, start - 3), -1) if lines[j]), "")
+            if len(items) < MIN_LIST_ITEMS or not intro or len(intro) > 200 or _LIST_ITEM.match(intro):
+                continue
+            c = _Candidate(f"{intro} {'; '.join(items)}", e_pos, 30_000 + start, ev, kind="list")
+            c.parts = [intro.rstrip(":：") + ":", *items]
             out.append(c)
     return out
 
@@ -479,11 +514,25 @@ def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], 
     question's names and codes, and it scores at least ``TYPED_FLOOR`` (a title page's line: it and
     the lines before it, ``extra``, state ``TYPED_LINE_COVERAGE`` of the question's key terms)."""
     texts = [c.text] + ([extra] if extra else [])
-    if name_coverage(names, texts + [c.evidence.content]) < EXTRACTIVE_MIN_NAMES:
+    if not names_stated(names, texts + [c.evidence.content]):
         return False
     if c.kind == "line":  # a title page's line: its chunk's other lines state the question's terms
         return coverage(terms, texts) >= TYPED_LINE_COVERAGE
     return c.score >= TYPED_FLOOR
+
+
+TYPED_MANY_NAMES = 4
+"""A question naming at least this many names and codes may have one of them missing from the unit's
+chunk (a name the PDF's text garbles: "Frdric" for "Frederic"); with fewer, every one must be stated."""
+
+
+def names_stated(names: list[str], texts: list[str]) -> bool:
+    """Whether ``texts`` state the question's names and codes (all, or all but one of many:
+    :data:`TYPED_MANY_NAMES`)."""
+    share = name_coverage(names, texts)
+    if share >= EXTRACTIVE_MIN_NAMES:
+        return True
+    return len(names) >= TYPED_MANY_NAMES and round(share * len(names)) >= len(names) - 1
 
 
 def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q_terms: set[str]) -> _Typed | None:
@@ -527,6 +576,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
     top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
     names_only_in_latin = _is_chinese(question) and qtype in (QType.PERSON, QType.PLACE)
     for c in cands:
+        if c.kind == "list":
+            continue
         if names_only_in_latin and c.kind != "row" and _is_chinese(c.text):
             continue  # jieba's person and place tags miss too many names (东华实业) to lead with one
         if qtype not in _MUST_HOLD_TYPE and c.kind == "sentence" and c.score < EXTRACTIVE_RELATIVE * top:
@@ -542,7 +593,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
         if c.kind == "line" and not context:
             continue
         spans = [sp for sp in find_spans(c.text, qtype) if not _in_question(sp.text, question, q_terms)
-                 and (not duration or _DURATION.search(sp.text))]
+                 and (not duration or _DURATION.search(sp.text))
+                 and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, q_numbers))]
         if not spans or not _unit_answers(question, c, terms, names, context):
             continue
         stated = TYPED_NAME_WEIGHT * name_coverage(names, [c.text, context]) if names else 0.0
@@ -555,6 +607,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
             score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(terms, [window])
             if c.kind == "line":  # an author or date line is the name or date alone, not a name inside a line
                 score += TYPED_LINE_FILL * len(sp.text) / max(1, len(c.text))
+            if qtype is QType.DATE:
+                score += _date_preference(question, sp.text)
             if qtype is QType.NUMBER and (set(default_analyzer().tokenize(sp.text)) & unit_words
                                           or (measure and sp.text.endswith(measure))):
                 score += TYPED_UNIT_BONUS
@@ -562,6 +616,112 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
                 support = f"{context}; {c.text}" if context else c.text
                 best = _Typed(sp.text, c, score, support)
     return best
+
+
+_ACRONYM_QUESTION = re.compile(
+    r"\b[Ww]hat\s+(?:does|do|did)\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Za-z0-9&]{1,9})[\"'”]?\s+stand\s+for\b|"
+    r"\b[Ww]hat\s+is\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Z0-9&]{1,9})[\"'”]?\s+short\s+for\b|"
+    r"\b(?:expansion|full\s+(?:name|form))\s+of\s+(?:the\s+)?([A-Z][A-Z0-9&]{1,9})\b|"
+    r"([A-Z][A-Z0-9&]{1,9})\s*(?:是什么的缩写|的全称|的全名|代表什么)")
+_MINOR_WORDS = frozenset("of and for the in on to a an by with at de des du la le".split())
+
+
+def acronym_asked(question: str) -> str:
+    """The acronym a question asks the expansion of ("What does MCAS stand for?" -> ``MCAS``), else ``""``."""
+    m = _ACRONYM_QUESTION.search(question)
+    if not m:
+        return ""
+    acronym = next(g for g in m.groups() if g)
+    return acronym if sum(ch.isupper() for ch in acronym) >= 2 else ""
+
+
+def expansion(text: str, acronym: str) -> str:
+    """The words ``text`` spells ``acronym`` out with: the words right before "(ACRONYM)" whose initials
+    (minor words such as "of" skipped) give its letters ("maneuvering characteristics augmentation system
+    (MCAS)"), or the words inside "ACRONYM (...)"; ``""`` when it does not."""
+    letters = [ch.lower() for ch in acronym if ch.isalpha()]
+    for m in re.finditer(rf"\(\s*{re.escape(acronym)}\s*\)", text):
+        words = re.findall(r"[^\W\d_][\w'’\-]*", text[max(0, m.start() - 200):m.start()])
+        found = _spelled(words[::-1], letters[::-1])
+        if found:
+            return " ".join(found[::-1])
+    for m in re.finditer(rf"\b{re.escape(acronym)}\s*\(([^()]{{3,120}})\)", text):
+        words = re.findall(r"[^\W\d_][\w'’\-]*", m.group(1))
+        if _spelled(words[::-1], letters[::-1]) == words[::-1] or (words and words[0][0].lower() == letters[0]
+                                                                  and words[-1][0].lower() == letters[-1]):
+            return m.group(1).strip()
+    return ""
+
+
+def _spelled(words: list[str], letters: list[str]) -> list[str]:
+    """The shortest run of ``words`` (read backwards) whose initials, minor words skipped, are ``letters``
+    (also read backwards); a hyphenated word may give one letter per part."""
+    out: list[str] = []
+    k = 0
+    for w in words:
+        if k == len(letters):
+            break
+        parts = [x for x in w.split("-") if x]
+        initials = [x[0].lower() for x in parts][::-1]
+        if letters[k:k + len(initials)] == initials:
+            k += len(initials)
+        elif w[0].lower() == letters[k]:
+            k += 1
+        elif w.lower() in _MINOR_WORDS and out:
+            pass
+        else:
+            return []
+        out.append(w)
+    return out if k == len(letters) else []
+
+
+def _acronym_answer(question: str, evidence: Sequence[Evidence]) -> Answer | None:
+    """"What does MCAS stand for?": the expansion the evidence gives, then the sentence that gives it."""
+    acronym = acronym_asked(question)
+    if not acronym:
+        return None
+    for ev in evidence:
+        for piece in split_sentences(_WS.sub(" ", ev.content)):
+            found = expansion(piece, acronym)
+            if found:
+                sentence = piece.strip()
+                pieces = [(found, ev)] + ([(sentence, ev)] if normalise(sentence) != normalise(found) else [])
+                text, sentences, citations = _cited(pieces)
+                return Answer(text, EXTRACTIVE_MODEL, [ev], citations, sentences, mode=EXTRACTIVE_MODE)
+    return None
+
+
+def _names_a_thing(text: str, sp: Span, q_numbers: set[str]) -> bool:
+    """A number that is part of a name or code (``Flight 610``, ``Vol. 85``) or that the question itself
+    states (the question's own name: "flight 610") is not a quantity that answers it."""
+    if names_a_thing(text, sp):
+        return True
+    lead = leading_number(sp.text)
+    return bool(lead) and lead in {re.sub(r"[.,]", "", n) for n in q_numbers}
+
+
+_ASKS_CLOCK = re.compile(r"\bwhat time\b|\bat what time\b|\bwhat hour\b|几点|什么时间")
+_ASKS_CONDITION = re.compile(r"\bwhen\s+(?:should|must|do|can|to|will|would|shall)\b|\bwhen\s+\w+\s+(?:I|we|you)\b|"
+                             r"什么时候(?:应该|需要|要|可以)", re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"\b(?:what|which|in what)\s+(?:year|decade|century)\b|哪一?年|年份")
+DATE_PREFERENCE = {DateKind.FULL: 0.2, DateKind.DAY: 0.15, DateKind.YEAR: 0.05, DateKind.WEEKDAY: 0.05,
+                   DateKind.CLOCK: -0.1, DateKind.DURATION: -0.1, DateKind.CONDITION: -0.15}
+"""Added to a date span's score by its precision: "when was X issued / on what date" is answered by a
+calendar date before a year, a clock time, a duration ("at least two business days") or a condition."""
+
+
+def _date_preference(question: str, span: str) -> float:
+    """:data:`DATE_PREFERENCE` for the span, except for the kinds the question's words ask for: a clock time
+    ("what time"), a year ("which year"), a condition or duration ("when should I ...")."""
+    kind = date_kind(span)
+    lower = question.lower()
+    if kind is DateKind.CLOCK and _ASKS_CLOCK.search(lower):
+        return 0.2
+    if kind is DateKind.YEAR and _ASKS_YEAR.search(lower):
+        return 0.2
+    if kind in (DateKind.CONDITION, DateKind.DURATION) and _ASKS_CONDITION.search(question):
+        return 0.0
+    return DATE_PREFERENCE[kind]
 
 
 def _cited(pieces: list[tuple[str, Evidence]]) -> tuple[str, list[str], list[Citation]]:
@@ -630,11 +790,14 @@ def extractive_answer(
     qtype = question_type(question)
     cands = _candidates(evidence, max_chars)
     known = {c.text.lower() for c in cands}
-    units = cands + _table_rows(evidence)
-    if qtype in (QType.PERSON, QType.DATE) and _AUTHOR_OR_PUBLISHED.search(question.lower()):
+    units = cands + _table_rows(evidence) + (_list_blocks(evidence) if qtype is QType.LIST else [])
+    if qtype in (QType.PERSON, QType.DATE, QType.CODE) and _AUTHOR_OR_PUBLISHED.search(question.lower()):
         units += _title_lines(evidence, known)
     if not units:
         return Answer(empty_response, EXTRACTIVE_MODEL, insufficient=True, mode=EXTRACTIVE_MODE)
+    spelled = _acronym_answer(question, evidence)
+    if spelled is not None:
+        return spelled
     vecs = _score(question, units, evidence, scorer, vector_weight)
     typed = _typed_answer(question, qtype, units)
     if typed is not None:
@@ -647,6 +810,9 @@ def extractive_answer(
         return _refusal(units, empty_response)
     if qtype is QType.LIST:
         max_sentences, relative = max(max_sentences, 5), min(relative, LIST_RELATIVE)
+        for c in units:
+            if c.kind == "list" or (c.kind == "sentence" and _ENUMERATION.search(c.text)):
+                c.score += LIST_SHAPE_BONUS
     selection = _select(question, units, vecs, scorer, max_sentences=max_sentences, max_chars=max_chars,
                         relative=relative)
     if not selection.answers:
