@@ -25,6 +25,7 @@ question's key terms the sentences state (:func:`~ragloom.generation.keyterms.co
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -409,6 +410,10 @@ TYPED_LINE_COVERAGE = 0.5
 TYPED_LINE_FILL = 0.2  # a sentence listed as what the documents cover nearest to an unanswered question
 
 
+_LONG_ROW = re.compile(r"^[^:;\n]{1,200}:\s*[^;\n]*(?:;\s+[^:;\n]{1,200}:\s*[^;\n]*)+$|^[^—\n]{1,200} — [^:;\n]{1,200}:\s")
+"""A row of a table's chunk whose header cells are long ("Treatment of DVT and PE ... (VTEt): Rare")."""
+
+
 def _table_rows(evidence: Sequence[Evidence]) -> list[_Candidate]:
     """Each table row line of the chunks (``"State: Kentucky — Permit: 264,140; Totals: 295,891"``) as a
     candidate with its cells and its name (the stub before ``—``, else its first cell)."""
@@ -416,7 +421,7 @@ def _table_rows(evidence: Sequence[Evidence]) -> list[_Candidate]:
     for e_pos, ev in enumerate(evidence):
         for k, raw in enumerate(ev.content.split("\n")):
             line = raw.strip()
-            if not line or _line_kind(_WS.sub(" ", line)) != "table":
+            if not line or (_line_kind(_WS.sub(" ", line)) != "table" and not (ev.table and _LONG_ROW.match(line))):
                 continue
             head, sep, rest = line.partition(" — ")
             if not sep:
@@ -509,12 +514,14 @@ def _window(text: str, start: int, end: int) -> str:
 
 
 def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], names: list[str],
-                  extra: str = "") -> bool:
+                  extra: str = "", documents: dict[str, list[str]] | None = None) -> bool:
     """Whether a unit holding a span of the asked type answers the question: its chunk states the
     question's names and codes, and it scores at least ``TYPED_FLOOR`` (a title page's line: it and
     the lines before it, ``extra``, state ``TYPED_LINE_COVERAGE`` of the question's key terms)."""
+    documents = documents or {}
     texts = [c.text] + ([extra] if extra else [])
-    if not names_stated(names, texts + [c.evidence.content]):
+    if not names_stated(names, texts + [c.evidence.content, c.evidence.document_name]
+                        + (documents.get(c.evidence.doc_id, []) if c.kind == "row" else [])):
         return False
     if c.kind == "line":  # a title page's line: its chunk's other lines state the question's terms
         return coverage(terms, texts) >= TYPED_LINE_COVERAGE
@@ -535,29 +542,53 @@ def names_stated(names: list[str], texts: list[str]) -> bool:
     return len(names) >= TYPED_MANY_NAMES and round(share * len(names)) >= len(names) - 1
 
 
+_MONTH_STEMS = {m[:3]: m for m in ("january february march april may june july august september october "
+                                   "november december").split()}
+
+
+@functools.cache
+def _header_terms(label: str) -> frozenset[str]:
+    """A header path's terms, with their pieces (``Dec-2015`` states ``dec`` and ``2015``) and a month's
+    abbreviation read as the month (``Dec`` states "December")."""
+    analyzer = default_analyzer()
+    terms = analyzer.tokenize(label)
+    out = set(terms) | set(analyzer.fine_grained(terms))
+    out |= {analyzer.stem(_MONTH_STEMS[t]) for t in list(out) if t in _MONTH_STEMS}
+    return frozenset(out)
+
+
 def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q_terms: set[str]) -> _Typed | None:
-    """The cell of a table row the question names: the row's name states a key term of the question and
-    the cell's header path the most of the others (``Permit`` for "how many permit checks ... in
-    Kentucky", ``Totals`` for "the total ... in Kentucky"); its value of the asked type."""
+    """The cell of a table row the question names: the row's name — its stub, or another of its cells'
+    values ("Company: TaylorMade Golf Company", "Routes: Transpacific") — states a key term of the question,
+    and the cell's header path the most of the others (``Permit`` for "how many permit checks ... in
+    Kentucky", ``Totals`` for "the total ... in Kentucky"); its value of the asked type. When no header
+    states a term of a number question ("how much was paid to ..." over ``AMOUNT ($)``), the row's one
+    cell holding a quantity is the answer."""
     analyzer = default_analyzer()
     weights = dict(terms)
     stub_terms = set(analyzer.tokenize(c.stub))
-    if not stub_terms & q_terms:
+    value_terms = {t for label, value in c.cells for t in analyzer.tokenize(value)}
+    if not (stub_terms | value_terms) & set(weights):
         return None
     best: tuple[float, str, str] | None = None
+    quantities: list[tuple[str, str]] = []
     for label, value in c.cells:
         if f"{label}: {value}" in c.stub:
             continue
-        label_terms = set(analyzer.tokenize(label))
+        if qtype in _TYPED and not find_spans(value, qtype):
+            continue
+        if qtype is QType.NUMBER:
+            quantities.append((label, value))
+        label_terms = _header_terms(label)
         hit = sum(weights.get(t, 0.0) for t in label_terms)
         if hit <= 0:
-            continue
-        if qtype in _TYPED and not find_spans(value, qtype):
             continue
         fit = hit - 0.02 * len(label_terms - q_terms)
         if best is None or fit > best[0]:
             best = (fit, label, value)
-    if best is None:
+    if best is None and len(quantities) == 1:
+        best = (0.0, *quantities[0])
+    if best is None or not (stub_terms | set(analyzer.tokenize(" ".join(v for lb, v in c.cells if lb != best[1])))) & set(weights):
         return None
     return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0], c.text)
 
@@ -568,6 +599,9 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
     names = name_terms(question)
     q_terms = set(default_analyzer().tokenize(question))
     unit_words = {t for t, _ in terms}
+    documents: dict[str, list[str]] = {}  # a table row's chunk may lack its table's title: its document's other chunks
+    for ev in {id(c.evidence): c.evidence for c in cands}.values():
+        documents.setdefault(ev.doc_id, []).append(ev.content)
     duration = qtype is QType.NUMBER and _HOW_LONG.search(question.lower()) is not None
     asked = _ZH_MEASURE.search(question)
     measure = asked.group(1) if asked else ""  # 几天: a number of days
@@ -584,7 +618,7 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
             continue  # a name or place in a sentence well below the best one is no answer
         if c.kind == "row":
             found = _typed_in_row(qtype, c, terms, q_terms)
-            if found and _unit_answers(question, c, terms, names) and (best is None or found.score > best.score):
+            if found and _unit_answers(question, c, terms, names, documents=documents) and (best is None or found.score > best.score):
                 best = found
             continue
         if qtype not in _TYPED:
