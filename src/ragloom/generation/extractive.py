@@ -593,12 +593,59 @@ def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q
     return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0], c.text)
 
 
-def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Typed | None:
+_ASKED_QUANTITY = re.compile(
+    r"\bhow\s+(?:many|much)\s+((?:[a-z][\w\-]*\s?){1,3})|"
+    r"^\s*(?:what|which)\s+(?:is|was|are|were)\s+(?:the\s+)?((?:[a-z][\w\-]*\s?){1,4})|"
+    r"^\s*(?:what|which)\s+((?:[a-z][\w\-]*\s?){1,3})", re.IGNORECASE)
+_PHRASE_END = frozenset((_AUXILIARY_TEXT + " of in on for from to at by with that which who the a an per "
+                         "resulted result").split())
+TYPED_UNIT_WEIGHT = 0.4
+"""x the calibrated similarity of what a number question asks to count ("people died", "hourly labor rate")
+to a quantity's unit ("157 fatalities", "$85 per hour"): the quantity of the asked kind leads, not a
+footnote number ("sensor 4 input") in a sentence closer to the question."""
+
+
+def asked_quantity(question: str) -> str:
+    """What a number question counts or measures: the words after "how many/much" or "what is the", up to
+    an auxiliary or a preposition ("How many people died in ..." -> ``people died``); ``""`` if none."""
+    m = _ASKED_QUANTITY.search(question)
+    if not m:
+        return ""
+    words: list[str] = []
+    for w in next(g for g in m.groups() if g).split():
+        if w.lower() in _PHRASE_END:
+            break
+        words.append(w)
+    return " ".join(words)
+
+
+def _unit_of(span: str) -> str:
+    """A quantity's unit: the words after its number ("189 fatalities" -> ``fatalities``)."""
+    return re.sub(r"^[$€£¥]?\s?[\d.,]+\s*%?", "", span).strip()
+
+
+def _unit_fits(question: str, qtype: QType, cands: list[_Candidate], scorer: SimilarityScorer | None) -> dict[str, float]:
+    """The calibrated similarity of :func:`asked_quantity` to the unit of each quantity in the sentences."""
+    asked = asked_quantity(question) if qtype is QType.NUMBER and not _is_chinese(question) else ""
+    if not asked or scorer is None:
+        return {}
+    units = sorted({u for c in cands if c.kind == "sentence" for sp in find_spans(c.text, qtype)
+                    if (u := _unit_of(sp.text))})
+    qvec = scorer.query(asked)
+    vecs = scorer.passages(units)
+    if qvec is None or vecs is None or not units:
+        return {}
+    return dict(zip(units, (float(x) for x in scorer.vector_similarity(qvec, vecs)[0]), strict=True))
+
+
+def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
+                  scorer: SimilarityScorer | None = None) -> _Typed | None:
     """The best span of the asked type among the units that answer the question (see :func:`extractive_answer`)."""
     terms = key_terms(question)
     names = name_terms(question)
     q_terms = set(default_analyzer().tokenize(question))
     unit_words = {t for t, _ in terms}
+    fits = _unit_fits(question, qtype, cands, scorer)
     documents: dict[str, list[str]] = {}  # a table row's chunk may lack its table's title: its document's other chunks
     for ev in {id(c.evidence): c.evidence for c in cands}.values():
         documents.setdefault(ev.doc_id, []).append(ev.content)
@@ -643,6 +690,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
                 score += TYPED_LINE_FILL * len(sp.text) / max(1, len(c.text))
             if qtype is QType.DATE:
                 score += _date_preference(question, sp.text)
+            if fits:
+                score += TYPED_UNIT_WEIGHT * fits.get(_unit_of(sp.text), 0.0)
             if qtype is QType.NUMBER and (set(default_analyzer().tokenize(sp.text)) & unit_words
                                           or (measure and sp.text.endswith(measure))):
                 score += TYPED_UNIT_BONUS
@@ -833,7 +882,7 @@ def extractive_answer(
     if spelled is not None:
         return spelled
     vecs = _score(question, units, evidence, scorer, vector_weight)
-    typed = _typed_answer(question, qtype, units)
+    typed = _typed_answer(question, qtype, units, scorer)
     if typed is not None:
         pieces = [(typed.lead, typed.unit.evidence)]
         if normalise(typed.support) != normalise(typed.lead):
