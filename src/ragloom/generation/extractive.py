@@ -104,6 +104,7 @@ class _Candidate:
     kind: str = "sentence"  # or "row" (a table row: ``cells``), "line" (a title page's line: ``previous`` lines)
     cells: list[tuple[str, str]] = field(default_factory=list)  # a row's (header path, value) pairs
     stub: str = ""  # a row's name ("State: Kentucky")
+    block: str = ""  # a title page's line: the page's other lines
 
 
 def _is_chinese(text: str) -> bool:
@@ -393,7 +394,7 @@ _HOW_LONG = re.compile(r"\bhow long\b|多久|多长时间")
 _DURATION = re.compile(r"\b(?:second|minute|hour|day|week|month|year|decade|night)s?\b|centur|"
                        r"秒|分钟|小时|天|周|星期|月|年", re.IGNORECASE)
 _ZH_MEASURE = re.compile(r"(?:几|多少)([\u4e00-\u9fff])")
-_TITLE_PAGE_LINES = 12  # lines of a chunk's opening read as its title page
+_TITLE_PAGE_LINES = 20  # lines of a chunk's opening read as its title page
 _WINDOW_CHARS = 60  # around a span: the question's terms that surround it (20 for Chinese)
 TYPED_WINDOW_WEIGHT = 0.3
 TYPED_NAME_WEIGHT = 0.1  # x the share of the question's names and codes the unit itself states (2 号线, not 12 号线)
@@ -470,20 +471,46 @@ def _list_blocks(evidence: Sequence[Evidence]) -> list[_Candidate]:
     return out
 
 
+MAX_LINE_WORDS = 12  # a longer line is prose, not a title page's title, author, date or number line
+_SECTION_HEADING = re.compile(r"^(?:[IVXLC]+|\d+(?:\.\d+)*|[A-Z])[.)]\s+\S")
+
+
 def _title_lines(evidence: Sequence[Evidence], known: set[str]) -> list[_Candidate]:
-    """A chunk's first lines that are not sentences (a title page: title, authors, date), each with the
-    lines before it as its context."""
+    """A chunk's first lines that are not sentences (a title page: title, authors, date, docket number),
+    each with the lines before it as its context (``previous``) and the title page's other lines as its
+    ``block``; a numbered section heading ("II. BASICS OF ...") opens no title page."""
     out: list[_Candidate] = []
     for e_pos, ev in enumerate(evidence):
         lines = [_WS.sub(" ", raw).strip() for raw in ev.content.split("\n")]
-        lines = [x for x in lines if x][:_TITLE_PAGE_LINES]
+        lines = [x for x in lines if re.search(r"[^\W_]", x)][:_TITLE_PAGE_LINES]
+        if not lines or _SECTION_HEADING.match(lines[0]):
+            continue
         for k, line in enumerate(lines):
-            if len(line) > 200 or line.lower() in known:
+            if len(line) > 200 or line.lower() in known or _SECTION_HEADING.match(line) or len(line.split()) > MAX_LINE_WORDS:
                 continue
             c = _Candidate(line, e_pos, 20_000 + k, ev, previous="; ".join(lines[max(0, k - 3):k]) or None, kind="line")
             c.parts = [line]
+            c.block = "\n".join(lines[:k] + lines[k + 1:])
             out.append(c)
     return out
+
+
+TYPED_UNDER_TITLE = 0.3
+"""Added to a person's name on a title page's line right under the line naming the work asked about (the
+author line under the title: "Who wrote Creativity in Machine Learning?")."""
+
+
+def _under_title(c: _Candidate, terms: list[tuple[str, float]]) -> bool:
+    """Whether a line near the top of a title page (its first :data:`TITLE_TOP_LINES`) comes right under
+    a short line (the title) that states most of the question's key terms."""
+    if c.sentence_pos - 20_000 >= TITLE_TOP_LINES:
+        return False
+    before = (c.previous or "").split("; ")[-2:]
+    return any(coverage(terms, [line]) >= TYPED_LINE_COVERAGE and len(line.split()) <= MAX_LINE_WORDS
+               for line in before)
+
+
+TITLE_TOP_LINES = 8
 
 
 @dataclass(slots=True)
@@ -523,8 +550,8 @@ def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], 
     if not names_stated(names, texts + [c.evidence.content, c.evidence.document_name]
                         + (documents.get(c.evidence.doc_id, []) if c.kind == "row" else [])):
         return False
-    if c.kind == "line":  # a title page's line: its chunk's other lines state the question's terms
-        return coverage(terms, texts) >= TYPED_LINE_COVERAGE
+    if c.kind == "line":  # a title page's line: its page's other lines state the question's terms
+        return coverage(terms, texts + [c.block]) >= TYPED_LINE_COVERAGE
     return c.score >= TYPED_FLOOR
 
 
@@ -688,6 +715,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
             score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(terms, [window])
             if c.kind == "line":  # an author or date line is the name or date alone, not a name inside a line
                 score += TYPED_LINE_FILL * len(sp.text) / max(1, len(c.text))
+                if qtype is QType.PERSON and len(sp.text.split()) >= 2 and _under_title(c, terms):
+                    score += TYPED_UNDER_TITLE
             if qtype is QType.DATE:
                 score += _date_preference(question, sp.text)
             if fits:

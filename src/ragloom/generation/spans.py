@@ -83,11 +83,11 @@ _NAME_WORD = (r"(?:[A-Z][^\W\d_]*(?:['’\-][^\W\d_]+)*(?![\w])|[A-Z]\.|"
               r"(?:van|von|de|der|da|di|del|la|le|bin|al)(?=\s[A-Z]))")
 _EN_NAME = re.compile(rf"\b{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,4}}")
 _PATH = re.compile(r"(?<!\S)(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*\w)+|\bhttps?://\S+[\w/]|\b[A-Za-z]:\\\\\S+")
-_SENTENCE_START = re.compile(r"(?:\A|[.!?:;]\s+|\n)\s*\Z")
+_SENTENCE_START = re.compile(r"(?:\A|[.!?:;]\s+|\n|[—–])\s*\Z")
 _NOT_NAMES_TEXT = (
     "The A An This That These Those It Its In On At For From By With And Or But If When Where Why How What Who "
     "Which Our Your Their His Her We You They He She I Abstract Introduction Keywords Figure Table Chapter Section "
-    "Page Note Notes Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June "
+    "Page Note Notes E-Mail E-mail Email Mail Tel Phone Fax Web Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June "
     "July August September October November December")
 _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 
