@@ -486,7 +486,7 @@ def _title_lines(evidence: Sequence[Evidence], known: set[str]) -> list[_Candida
         if not lines or _SECTION_HEADING.match(lines[0]):
             continue
         for k, line in enumerate(lines):
-            if len(line) > 200 or line.lower() in known or _SECTION_HEADING.match(line) or len(line.split()) > MAX_LINE_WORDS:
+            if len(line) > 200 or line.lower() in known or _SECTION_HEADING.match(line) or len(_LATIN_WORD.findall(line)) > MAX_LINE_WORDS:
                 continue
             c = _Candidate(line, e_pos, 20_000 + k, ev, previous="; ".join(lines[max(0, k - 3):k]) or None, kind="line")
             c.parts = [line]
