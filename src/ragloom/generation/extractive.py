@@ -673,6 +673,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     q_terms = set(default_analyzer().tokenize(question))
     unit_words = {t for t, _ in terms}
     fits = _unit_fits(question, qtype, cands, scorer)
+    key_set = {t for t, _ in terms}
+    name_set = set(names)
     documents: dict[str, list[str]] = {}  # a table row's chunk may lack its table's title: its document's other chunks
     for ev in {id(c.evidence): c.evidence for c in cands}.values():
         documents.setdefault(ev.doc_id, []).append(ev.content)
@@ -700,7 +702,10 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
         context = c.previous if c.kind == "line" and c.previous else ""
         if c.kind == "line" and not context:
             continue
-        spans = [sp for sp in find_spans(c.text, qtype) if not _in_question(sp.text, question, q_terms)
+        found_spans = find_spans(c.text, qtype)
+        if qtype in (QType.PERSON, QType.PLACE):
+            found_spans = [t for t in (_without_subject(sp, key_set, name_set) for sp in found_spans) if t]
+        spans = [sp for sp in found_spans if not _in_question(sp.text, question, q_terms)
                  and (not duration or _DURATION.search(sp.text))
                  and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, q_numbers))]
         if not spans or not _unit_answers(question, c, terms, names, context):
@@ -803,6 +808,30 @@ def _acronym_answer(question: str, evidence: Sequence[Evidence]) -> Answer | Non
     return None
 
 
+def _without_subject(sp: Span, key_set: set[str], name_set: set[str]) -> Span | None:
+    """A name without the question's own words: "Superintendent Wendy Gudalewicz" for "Who is the
+    superintendent ...?" is ``Wendy Gudalewicz``; a name holding one of the question's names ("ALEXANDRE
+    MIRZAYANCE" for "... in Knowles v. Mirzayance?") or another of its words is the question's subject, not
+    its answer (None)."""
+    analyzer = default_analyzer()
+    words = sp.text.split()
+    terms = [set(analyzer.tokenize(w)) for w in words]
+    if any(t & name_set for t in terms):
+        return None
+    lo, hi = 0, len(words)
+    while lo < hi and terms[lo] and terms[lo] <= key_set:
+        lo += 1
+    while hi > lo and terms[hi - 1] and terms[hi - 1] <= key_set:
+        hi -= 1
+    if lo == hi or any(t & key_set for t in terms[lo:hi]):
+        return None
+    if (lo, hi) == (0, len(words)):
+        return sp
+    text = " ".join(words[lo:hi])
+    start = sp.start + sp.text.index(words[lo])
+    return Span(text, start, start + len(text))
+
+
 def _names_a_thing(text: str, sp: Span, q_numbers: set[str]) -> bool:
     """A number that is part of a name or code (``Flight 610``, ``Vol. 85``) or that the question itself
     states (the question's own name: "flight 610") is not a quantity that answers it."""
@@ -903,7 +932,7 @@ def extractive_answer(
     cands = _candidates(evidence, max_chars)
     known = {c.text.lower() for c in cands}
     units = cands + _table_rows(evidence) + (_list_blocks(evidence) if qtype is QType.LIST else [])
-    if qtype in (QType.PERSON, QType.DATE, QType.CODE) and _AUTHOR_OR_PUBLISHED.search(question.lower()):
+    if qtype in (QType.PERSON, QType.DATE, QType.CODE):
         units += _title_lines(evidence, known)
     if not units:
         return Answer(empty_response, EXTRACTIVE_MODEL, insufficient=True, mode=EXTRACTIVE_MODE)
