@@ -551,6 +551,8 @@ def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], 
                         + (documents.get(c.evidence.doc_id, []) if c.kind == "row" else [])):
         return False
     if c.kind == "line":  # a title page's line: its page's other lines state the question's terms
+        if not terms:  # a Chinese question without a Latin word over an English title page
+            return c.score >= TYPED_FLOOR
         return coverage(terms, texts + [c.block]) >= TYPED_LINE_COVERAGE
     return c.score >= TYPED_FLOOR
 
@@ -675,6 +677,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     fits = _unit_fits(question, qtype, cands, scorer)
     key_set = {t for t, _ in terms}
     name_set = set(names)
+    zh_question = bool(_HAN.search(question))
+    latin_terms = _latin_terms(terms) if zh_question else terms
     documents: dict[str, list[str]] = {}  # a table row's chunk may lack its table's title: its document's other chunks
     for ev in {id(c.evidence): c.evidence for c in cands}.values():
         documents.setdefault(ev.doc_id, []).append(ev.content)
@@ -708,7 +712,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
         spans = [sp for sp in found_spans if not _in_question(sp.text, question, q_terms)
                  and (not duration or _DURATION.search(sp.text))
                  and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, q_numbers))]
-        if not spans or not _unit_answers(question, c, terms, names, context):
+        unit_terms = latin_terms if zh_question and not _is_chinese(c.text) else terms
+        if not spans or not _unit_answers(question, c, unit_terms, names, context):
             continue
         stated = TYPED_NAME_WEIGHT * name_coverage(names, [c.text, context]) if names else 0.0
         if q_numbers:
@@ -717,10 +722,10 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
             window = _window(c.text, sp.start, sp.end)
             if context:
                 window = f"{context}\n{window}"
-            score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(terms, [window])
+            score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(unit_terms, [window])
             if c.kind == "line":  # an author or date line is the name or date alone, not a name inside a line
                 score += TYPED_LINE_FILL * len(sp.text) / max(1, len(c.text))
-                if qtype is QType.PERSON and len(sp.text.split()) >= 2 and _under_title(c, terms):
+                if qtype is QType.PERSON and len(sp.text.split()) >= 2 and _under_title(c, unit_terms):
                     score += TYPED_UNDER_TITLE
             if qtype is QType.DATE:
                 score += _date_preference(question, sp.text)
@@ -806,6 +811,14 @@ def _acronym_answer(question: str, evidence: Sequence[Evidence]) -> Answer | Non
                 text, sentences, citations = _cited(pieces)
                 return Answer(text, EXTRACTIVE_MODEL, [ev], citations, sentences, mode=EXTRACTIVE_MODE)
     return None
+
+
+def _latin_terms(terms: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A Chinese question's terms an English text can state (its Latin words: "Creativity in Machine
+    Learning", "permit"), their weights summing to 1 again; its Chinese words say nothing of an English unit."""
+    kept = [(t, w) for t, w in terms if not _HAN.search(t)]
+    total = sum(w for _, w in kept)
+    return [(t, w / total) for t, w in kept] if total > 0 else []
 
 
 def _without_subject(sp: Span, key_set: set[str], name_set: set[str]) -> Span | None:
