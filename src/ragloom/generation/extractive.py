@@ -439,9 +439,9 @@ def _table_rows(evidence: Sequence[Evidence]) -> list[_Candidate]:
 
 
 _ENUMERATION = re.compile(r"[^,;:]+,\s[^,;:]+,?\s(?:and|or)\s[^,;:]+|:\s*[^,;:]+,\s[^,;:]+|[、，][^、，]+[、][^、，]+")
-LIST_SHAPE_BONUS = 0.1
-"""Added, for a list question, to a gathered list (an intro line and its bullets) and to a sentence that
-enumerates ("stall warning activation, airspeed disagree alert, and altitude disagree alert")."""
+LIST_SHAPE_BONUS = 0.15
+"""Added, for a list question, to a gathered list (an intro line and its bullets, or an enumeration the
+chunk's end cuts), half of it to a sentence that enumerates ("A, B, and C")."""
 MIN_LIST_ITEMS = 2
 
 
@@ -468,7 +468,28 @@ def _list_blocks(evidence: Sequence[Evidence]) -> list[_Candidate]:
             c = _Candidate(f"{intro} {'; '.join(items)}", e_pos, 30_000 + start, ev, kind="list")
             c.parts = [intro.rstrip(":：") + ":", *items]
             out.append(c)
+        cut = _cut_enumeration(ev.content)
+        if cut is not None:
+            c = _Candidate(cut[1], e_pos, 40_000, ev, previous=cut[0], kind="list")
+            c.parts = _parts(c)
+            out.append(c)
     return out
+
+
+def _cut_enumeration(content: str) -> tuple[str | None, str] | None:
+    """The sentence a chunk ends with when the chunk's end cuts it in the middle of an enumeration ("These
+    effects include stall warning activation, airspeed disagree alert, and"): it still quotes the items it
+    lists (with the sentence before it, when it opens with a pronoun); ``None`` otherwise."""
+    paragraphs = _paragraphs(content)
+    if not paragraphs:
+        return None
+    pieces = [p.strip() for p in split_sentences(paragraphs[-1][0]) if p.strip()]
+    if not pieces or _ENDS_SENTENCE.search(pieces[-1]) or len(re.findall(r"[,，、]", pieces[-1])) < 2:
+        return None
+    last = pieces[-1].rstrip(" ,，、") + " …"
+    if not _ENUMERATION.search(last) or not reads_as_sentence(last, list_item=True):
+        return None
+    return (pieces[-2] if len(pieces) > 1 else None), last
 
 
 MAX_LINE_WORDS = 12  # a longer line is prose, not a title page's title, author, date or number line
@@ -965,8 +986,10 @@ def extractive_answer(
     if qtype is QType.LIST:
         max_sentences, relative = max(max_sentences, 5), min(relative, LIST_RELATIVE)
         for c in units:
-            if c.kind == "list" or (c.kind == "sentence" and _ENUMERATION.search(c.text)):
+            if c.kind == "list":
                 c.score += LIST_SHAPE_BONUS
+            elif c.kind == "sentence" and _ENUMERATION.search(c.text):
+                c.score += LIST_SHAPE_BONUS / 2
     selection = _select(question, units, vecs, scorer, max_sentences=max_sentences, max_chars=max_chars,
                         relative=relative)
     if not selection.answers:
