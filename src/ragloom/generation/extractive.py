@@ -25,6 +25,7 @@ question's key terms the sentences state (:func:`~ragloom.generation.keyterms.co
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, n
 from ragloom.generation.qtype import QType, question_type
 from ragloom.generation.scoring import SimilarityScorer, numbers
 from ragloom.generation.sentences import _CODE, attach_markers, split_sentences
-from ragloom.generation.spans import find_spans
+from ragloom.generation.spans import DateKind, Span, date_kind, find_spans, leading_number, names_a_thing
 from ragloom.generation.thresholds import (
     EXTRACTIVE_COVERAGE_WEIGHT,
     EXTRACTIVE_FLOOR,
@@ -103,6 +104,7 @@ class _Candidate:
     kind: str = "sentence"  # or "row" (a table row: ``cells``), "line" (a title page's line: ``previous`` lines)
     cells: list[tuple[str, str]] = field(default_factory=list)  # a row's (header path, value) pairs
     stub: str = ""  # a row's name ("State: Kentucky")
+    block: str = ""  # a title page's line: the page's other lines
 
 
 def _is_chinese(text: str) -> bool:
@@ -351,7 +353,7 @@ def select_sentences(
 def _select(question: str, cands: list[_Candidate], vecs: np.ndarray | None, scorer: SimilarityScorer, *,
             max_sentences: int, max_chars: int, relative: float) -> Selection:
     """:func:`select_sentences` over scored candidates (sentences only)."""
-    keep = [i for i, c in enumerate(cands) if c.kind == "sentence"]
+    keep = [i for i, c in enumerate(cands) if c.kind in ("sentence", "list")]
     if not keep:
         return Selection([], 0.0, 0.0)
     cands = [cands[i] for i in keep]
@@ -385,17 +387,19 @@ def _select(question: str, cands: list[_Candidate], vecs: np.ndarray | None, sco
 # --- typed answers: the span the question asks for ---------------------------------------------------
 
 _AUTHOR_OR_PUBLISHED = re.compile(
-    r"\b(?:author|authors|wrote|written|writer|published|publication|released|dated?)\b|作者|撰写|发表|出版|编著")
+    r"\b(?:author|authors|wrote|written|writer|published|publication|released|dated?|received|accepted|revised|"
+    r"submitted|issued|argued|held|filed|signed|journal|docket|solicitation|volume|issue)\b|作者|撰写|发表|出版|编著|"
+    r"收到|日期|期刊")
 _HOW_LONG = re.compile(r"\bhow long\b|多久|多长时间")
 _DURATION = re.compile(r"\b(?:second|minute|hour|day|week|month|year|decade|night)s?\b|centur|"
                        r"秒|分钟|小时|天|周|星期|月|年", re.IGNORECASE)
 _ZH_MEASURE = re.compile(r"(?:几|多少)([\u4e00-\u9fff])")
-_TITLE_PAGE_LINES = 12  # lines of a chunk's opening read as its title page
+_TITLE_PAGE_LINES = 20  # lines of a chunk's opening read as its title page
 _WINDOW_CHARS = 60  # around a span: the question's terms that surround it (20 for Chinese)
 TYPED_WINDOW_WEIGHT = 0.3
 TYPED_NAME_WEIGHT = 0.1  # x the share of the question's names and codes the unit itself states (2 号线, not 12 号线)
 TYPED_UNIT_BONUS = 0.1  # a quantity whose unit is a word of the question ("189 fatalities" for "how many fatalities")
-_TYPED = (QType.NUMBER, QType.DATE, QType.PERSON, QType.PLACE)
+_TYPED = (QType.NUMBER, QType.DATE, QType.PERSON, QType.PLACE, QType.CODE)
 _MUST_HOLD_TYPE = (QType.NUMBER, QType.DATE)  # without a span of these types, the question is not answered
 NEAREST_FLOOR = 0.3
 TYPED_FLOOR = 0.25
@@ -407,6 +411,11 @@ TYPED_LINE_COVERAGE = 0.5
 TYPED_LINE_FILL = 0.2  # a sentence listed as what the documents cover nearest to an unanswered question
 
 
+_LONG_ROW = re.compile(r"^[^:;\n]{1,200}:\s*[^;\n]*(?:;\s+[^:;\n]{1,200}:\s*[^;\n]*)+$|"
+                       r"^[^—\n]{1,200} — [^:;\n]{1,200}:\s")
+"""A row of a table's chunk whose header cells are long ("Treatment of DVT and PE ... (VTEt): Rare")."""
+
+
 def _table_rows(evidence: Sequence[Evidence]) -> list[_Candidate]:
     """Each table row line of the chunks (``"State: Kentucky — Permit: 264,140; Totals: 295,891"``) as a
     candidate with its cells and its name (the stub before ``—``, else its first cell)."""
@@ -414,7 +423,7 @@ def _table_rows(evidence: Sequence[Evidence]) -> list[_Candidate]:
     for e_pos, ev in enumerate(evidence):
         for k, raw in enumerate(ev.content.split("\n")):
             line = raw.strip()
-            if not line or _line_kind(_WS.sub(" ", line)) != "table":
+            if not line or (_line_kind(_WS.sub(" ", line)) != "table" and not (ev.table and _LONG_ROW.match(line))):
                 continue
             head, sep, rest = line.partition(" — ")
             if not sep:
@@ -430,20 +439,101 @@ def _table_rows(evidence: Sequence[Evidence]) -> list[_Candidate]:
     return out
 
 
+_ENUMERATION = re.compile(r"[^,;:]+,\s[^,;:]+,?\s(?:and|or)\s[^,;:]+|:\s*[^,;:]+,\s[^,;:]+|[、，][^、，]+[、][^、，]+")
+LIST_SHAPE_BONUS = 0.15
+"""Added, for a list question, to a gathered list (an intro line and its bullets, or an enumeration the
+chunk's end cuts), half of it to a sentence that enumerates ("A, B, and C")."""
+MIN_LIST_ITEMS = 2
+
+
+def _list_blocks(evidence: Sequence[Evidence]) -> list[_Candidate]:
+    """Each run of at least :data:`MIN_LIST_ITEMS` bullet or numbered lines in a chunk, with the line that
+    introduces it ("Lesson Objectives", "The requirements are:"), as one candidate whose parts are the
+    intro and the items."""
+    out: list[_Candidate] = []
+    for e_pos, ev in enumerate(evidence):
+        lines = [_WS.sub(" ", raw).strip() for raw in _CODE.sub("\n", ev.content).split("\n")]
+        k = 0
+        while k < len(lines):
+            if not _LIST_ITEM.match(lines[k]):
+                k += 1
+                continue
+            start = k
+            while k < len(lines) and _LIST_ITEM.match(lines[k]):
+                k += 1
+            items = [_LIST_ITEM.sub("", x, count=1).strip() for x in lines[start:k]]
+            items = [x for x in items if x]
+            intro = next((lines[j] for j in range(start - 1, max(-1, start - 3), -1) if lines[j]), "")
+            if len(items) < MIN_LIST_ITEMS or not intro or len(intro) > 200 or _LIST_ITEM.match(intro):
+                continue
+            c = _Candidate(f"{intro} {'; '.join(items)}", e_pos, 30_000 + start, ev, kind="list")
+            c.parts = [intro.rstrip(":：") + ":", *items]
+            out.append(c)
+        cut = _cut_enumeration(ev.content)
+        if cut is not None:
+            c = _Candidate(cut[1], e_pos, 40_000, ev, previous=cut[0], kind="list")
+            c.parts = _parts(c)
+            out.append(c)
+    return out
+
+
+def _cut_enumeration(content: str) -> tuple[str | None, str] | None:
+    """The sentence a chunk ends with when the chunk's end cuts it in the middle of an enumeration ("These
+    effects include stall warning activation, airspeed disagree alert, and"): it still quotes the items it
+    lists (with the sentence before it, when it opens with a pronoun); ``None`` otherwise."""
+    paragraphs = _paragraphs(content)
+    if not paragraphs:
+        return None
+    pieces = [p.strip() for p in split_sentences(paragraphs[-1][0]) if p.strip()]
+    if not pieces or _ENDS_SENTENCE.search(pieces[-1]) or len(re.findall(r"[,，、]", pieces[-1])) < 2:
+        return None
+    last = pieces[-1].rstrip(" ,，、") + " …"
+    if not _ENUMERATION.search(last) or not reads_as_sentence(last, list_item=True):
+        return None
+    return (pieces[-2] if len(pieces) > 1 else None), last
+
+
+MAX_LINE_WORDS = 12  # a longer line is prose, not a title page's title, author, date or number line
+_SECTION_HEADING = re.compile(r"^(?:[IVXLC]+|\d+(?:\.\d+)*|[A-Z])[.)]\s+\S")
+
+
 def _title_lines(evidence: Sequence[Evidence], known: set[str]) -> list[_Candidate]:
-    """A chunk's first lines that are not sentences (a title page: title, authors, date), each with the
-    lines before it as its context."""
+    """A chunk's first lines that are not sentences (a title page: title, authors, date, docket number),
+    each with the lines before it as its context (``previous``) and the title page's other lines as its
+    ``block``; a numbered section heading ("II. BASICS OF ...") opens no title page."""
     out: list[_Candidate] = []
     for e_pos, ev in enumerate(evidence):
         lines = [_WS.sub(" ", raw).strip() for raw in ev.content.split("\n")]
-        lines = [x for x in lines if x][:_TITLE_PAGE_LINES]
+        lines = [x for x in lines if re.search(r"[^\W_]", x)][:_TITLE_PAGE_LINES]
+        if not lines or _SECTION_HEADING.match(lines[0]):
+            continue
         for k, line in enumerate(lines):
-            if len(line) > 200 or line.lower() in known:
+            if (len(line) > 200 or line.lower() in known or _SECTION_HEADING.match(line)
+                    or len(_LATIN_WORD.findall(line)) > MAX_LINE_WORDS):
                 continue
             c = _Candidate(line, e_pos, 20_000 + k, ev, previous="; ".join(lines[max(0, k - 3):k]) or None, kind="line")
             c.parts = [line]
+            c.block = "\n".join(lines[:k] + lines[k + 1:])
             out.append(c)
     return out
+
+
+TYPED_UNDER_TITLE = 0.3
+"""Added to a person's name on a title page's line right under the line naming the work asked about (the
+author line under the title: "Who wrote Creativity in Machine Learning?")."""
+
+
+def _under_title(c: _Candidate, terms: list[tuple[str, float]]) -> bool:
+    """Whether a line near the top of a title page (its first :data:`TITLE_TOP_LINES`) comes right under
+    a short line (the title) that states most of the question's key terms."""
+    if c.sentence_pos - 20_000 >= TITLE_TOP_LINES:
+        return False
+    before = (c.previous or "").split("; ")[-2:]
+    return any(coverage(terms, [line]) >= TYPED_LINE_COVERAGE and len(line.split()) <= MAX_LINE_WORDS
+               for line in before)
+
+
+TITLE_TOP_LINES = 8
 
 
 @dataclass(slots=True)
@@ -474,51 +564,150 @@ def _window(text: str, start: int, end: int) -> str:
 
 
 def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], names: list[str],
-                  extra: str = "") -> bool:
+                  extra: str = "", documents: dict[str, list[str]] | None = None) -> bool:
     """Whether a unit holding a span of the asked type answers the question: its chunk states the
     question's names and codes, and it scores at least ``TYPED_FLOOR`` (a title page's line: it and
     the lines before it, ``extra``, state ``TYPED_LINE_COVERAGE`` of the question's key terms)."""
+    documents = documents or {}
     texts = [c.text] + ([extra] if extra else [])
-    if name_coverage(names, texts + [c.evidence.content]) < EXTRACTIVE_MIN_NAMES:
+    if not names_stated(names, texts + [c.evidence.content, c.evidence.document_name]
+                        + (documents.get(c.evidence.doc_id, []) if c.kind == "row" else [])):
         return False
-    if c.kind == "line":  # a title page's line: its chunk's other lines state the question's terms
-        return coverage(terms, texts) >= TYPED_LINE_COVERAGE
+    if c.kind == "line":  # a title page's line: its page's other lines state the question's terms
+        if not terms:  # a Chinese question without a Latin word over an English title page
+            return c.score >= TYPED_FLOOR
+        return coverage(terms, texts + [c.block]) >= TYPED_LINE_COVERAGE
     return c.score >= TYPED_FLOOR
 
 
+TYPED_MANY_NAMES = 4
+"""A question naming at least this many names and codes may have one of them missing from the unit's
+chunk (a name the PDF's text garbles: "Frdric" for "Frederic"); with fewer, every one must be stated."""
+
+
+def names_stated(names: list[str], texts: list[str]) -> bool:
+    """Whether ``texts`` state the question's names and codes (all, or all but one of many:
+    :data:`TYPED_MANY_NAMES`)."""
+    share = name_coverage(names, texts)
+    if share >= EXTRACTIVE_MIN_NAMES:
+        return True
+    return len(names) >= TYPED_MANY_NAMES and round(share * len(names)) >= len(names) - 1
+
+
+_MONTH_STEMS = {m[:3]: m for m in [
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december"]}
+
+
+@functools.cache
+def _header_terms(label: str) -> frozenset[str]:
+    """A header path's terms, with their pieces (``Dec-2015`` states ``dec`` and ``2015``) and a month's
+    abbreviation read as the month (``Dec`` states "December")."""
+    analyzer = default_analyzer()
+    terms = analyzer.tokenize(label)
+    out = set(terms) | set(analyzer.fine_grained(terms))
+    out |= {analyzer.stem(_MONTH_STEMS[t]) for t in list(out) if t in _MONTH_STEMS}
+    return frozenset(out)
+
+
 def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q_terms: set[str]) -> _Typed | None:
-    """The cell of a table row the question names: the row's name states a key term of the question and
-    the cell's header path the most of the others (``Permit`` for "how many permit checks ... in
-    Kentucky", ``Totals`` for "the total ... in Kentucky"); its value of the asked type."""
+    """The cell of a table row the question names: the row's name — its stub, or another of its cells'
+    values ("Company: TaylorMade Golf Company", "Routes: Transpacific") — states a key term of the question,
+    and the cell's header path the most of the others (``Permit`` for "how many permit checks ... in
+    Kentucky", ``Totals`` for "the total ... in Kentucky"); its value of the asked type. When no header
+    states a term of a number question ("how much was paid to ..." over ``AMOUNT ($)``), the row's one
+    cell holding a quantity is the answer."""
     analyzer = default_analyzer()
     weights = dict(terms)
     stub_terms = set(analyzer.tokenize(c.stub))
-    if not stub_terms & q_terms:
+    value_terms = {t for label, value in c.cells for t in analyzer.tokenize(value)}
+    if not (stub_terms | value_terms) & set(weights):
         return None
     best: tuple[float, str, str] | None = None
+    quantities: list[tuple[str, str]] = []
     for label, value in c.cells:
         if f"{label}: {value}" in c.stub:
             continue
-        label_terms = set(analyzer.tokenize(label))
+        if qtype in _TYPED and not find_spans(value, qtype):
+            continue
+        if qtype is QType.NUMBER:
+            quantities.append((label, value))
+        label_terms = _header_terms(label)
         hit = sum(weights.get(t, 0.0) for t in label_terms)
         if hit <= 0:
-            continue
-        if qtype in _TYPED and not find_spans(value, qtype):
             continue
         fit = hit - 0.02 * len(label_terms - q_terms)
         if best is None or fit > best[0]:
             best = (fit, label, value)
-    if best is None:
+    if best is None and len(quantities) == 1:
+        best = (0.0, *quantities[0])
+    others = " ".join(v for lb, v in c.cells if lb != best[1]) if best else ""
+    if best is None or not (stub_terms | set(analyzer.tokenize(others))) & set(weights):
         return None
     return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0], c.text)
 
 
-def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Typed | None:
+_ASKED_QUANTITY = re.compile(
+    r"\bhow\s+(?:many|much)\s+((?:[a-z][\w\-]*\s?){1,3})|"
+    r"^\s*(?:what|which)\s+(?:is|was|are|were)\s+(?:the\s+)?((?:[a-z][\w\-]*\s?){1,4})|"
+    r"^\s*(?:what|which)\s+((?:[a-z][\w\-]*\s?){1,3})", re.IGNORECASE)
+_PHRASE_END = frozenset((_AUXILIARY_TEXT + " of in on for from to at by with that which who the a an per "
+                         "resulted result").split())
+TYPED_UNIT_WEIGHT = 0.4
+"""x the calibrated similarity of what a number question asks to count ("people died", "hourly labor rate")
+to a quantity's unit ("157 fatalities", "$85 per hour"): the quantity of the asked kind leads, not a
+footnote number ("sensor 4 input") in a sentence closer to the question."""
+
+
+def asked_quantity(question: str) -> str:
+    """What a number question counts or measures: the words after "how many/much" or "what is the", up to
+    an auxiliary or a preposition ("How many people died in ..." -> ``people died``); ``""`` if none."""
+    m = _ASKED_QUANTITY.search(question)
+    if not m:
+        return ""
+    words: list[str] = []
+    for w in next(g for g in m.groups() if g).split():
+        if w.lower() in _PHRASE_END:
+            break
+        words.append(w)
+    return " ".join(words)
+
+
+def _unit_of(span: str) -> str:
+    """A quantity's unit: the words after its number ("189 fatalities" -> ``fatalities``)."""
+    return re.sub(r"^[$€£¥]?\s?[\d.,]+\s*%?", "", span).strip()
+
+
+def _unit_fits(question: str, qtype: QType, cands: list[_Candidate],
+               scorer: SimilarityScorer | None) -> dict[str, float]:
+    """The calibrated similarity of :func:`asked_quantity` to the unit of each quantity in the sentences."""
+    asked = asked_quantity(question) if qtype is QType.NUMBER and not _is_chinese(question) else ""
+    if not asked or scorer is None:
+        return {}
+    units = sorted({u for c in cands if c.kind == "sentence" for sp in find_spans(c.text, qtype)
+                    if (u := _unit_of(sp.text))})
+    qvec = scorer.query(asked)
+    vecs = scorer.passages(units)
+    if qvec is None or vecs is None or not units:
+        return {}
+    return dict(zip(units, (float(x) for x in scorer.vector_similarity(qvec, vecs)[0]), strict=True))
+
+
+def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
+                  scorer: SimilarityScorer | None = None) -> _Typed | None:
     """The best span of the asked type among the units that answer the question (see :func:`extractive_answer`)."""
     terms = key_terms(question)
     names = name_terms(question)
     q_terms = set(default_analyzer().tokenize(question))
     unit_words = {t for t, _ in terms}
+    fits = _unit_fits(question, qtype, cands, scorer)
+    key_set = {t for t, _ in terms}
+    name_set = set(names)
+    zh_question = bool(_HAN.search(question))
+    latin_terms = _latin_terms(terms) if zh_question else terms
+    documents: dict[str, list[str]] = {}  # a table row's chunk may lack its table's title: its document's other chunks
+    for ev in {id(c.evidence): c.evidence for c in cands}.values():
+        documents.setdefault(ev.doc_id, []).append(ev.content)
     duration = qtype is QType.NUMBER and _HOW_LONG.search(question.lower()) is not None
     asked = _ZH_MEASURE.search(question)
     measure = asked.group(1) if asked else ""  # 几天: a number of days
@@ -527,13 +716,16 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
     top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
     names_only_in_latin = _is_chinese(question) and qtype in (QType.PERSON, QType.PLACE)
     for c in cands:
+        if c.kind == "list":
+            continue
         if names_only_in_latin and c.kind != "row" and _is_chinese(c.text):
             continue  # jieba's person and place tags miss too many names (东华实业) to lead with one
         if qtype not in _MUST_HOLD_TYPE and c.kind == "sentence" and c.score < EXTRACTIVE_RELATIVE * top:
             continue  # a name or place in a sentence well below the best one is no answer
         if c.kind == "row":
             found = _typed_in_row(qtype, c, terms, q_terms)
-            if found and _unit_answers(question, c, terms, names) and (best is None or found.score > best.score):
+            if (found and _unit_answers(question, c, terms, names, documents=documents)
+                    and (best is None or found.score > best.score)):
                 best = found
             continue
         if qtype not in _TYPED:
@@ -541,9 +733,14 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
         context = c.previous if c.kind == "line" and c.previous else ""
         if c.kind == "line" and not context:
             continue
-        spans = [sp for sp in find_spans(c.text, qtype) if not _in_question(sp.text, question, q_terms)
-                 and (not duration or _DURATION.search(sp.text))]
-        if not spans or not _unit_answers(question, c, terms, names, context):
+        found_spans = find_spans(c.text, qtype)
+        if qtype in (QType.PERSON, QType.PLACE):
+            found_spans = [t for t in (_without_subject(sp, key_set, name_set) for sp in found_spans) if t]
+        spans = [sp for sp in found_spans if not _in_question(sp.text, question, q_terms)
+                 and (not duration or _DURATION.search(sp.text))
+                 and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, q_numbers))]
+        unit_terms = latin_terms if zh_question and not _is_chinese(c.text) else terms
+        if not spans or not _unit_answers(question, c, unit_terms, names, context):
             continue
         stated = TYPED_NAME_WEIGHT * name_coverage(names, [c.text, context]) if names else 0.0
         if q_numbers:
@@ -552,9 +749,15 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
             window = _window(c.text, sp.start, sp.end)
             if context:
                 window = f"{context}\n{window}"
-            score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(terms, [window])
+            score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(unit_terms, [window])
             if c.kind == "line":  # an author or date line is the name or date alone, not a name inside a line
                 score += TYPED_LINE_FILL * len(sp.text) / max(1, len(c.text))
+                if qtype is QType.PERSON and len(sp.text.split()) >= 2 and _under_title(c, unit_terms):
+                    score += TYPED_UNDER_TITLE
+            if qtype is QType.DATE:
+                score += _date_preference(question, sp.text)
+            if fits:
+                score += TYPED_UNIT_WEIGHT * fits.get(_unit_of(sp.text), 0.0)
             if qtype is QType.NUMBER and (set(default_analyzer().tokenize(sp.text)) & unit_words
                                           or (measure and sp.text.endswith(measure))):
                 score += TYPED_UNIT_BONUS
@@ -562,6 +765,145 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate]) -> _Type
                 support = f"{context}; {c.text}" if context else c.text
                 best = _Typed(sp.text, c, score, support)
     return best
+
+
+_ACRONYM_QUESTION = re.compile(
+    r"\b[Ww]hat\s+(?:does|do|did)\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Za-z0-9&]{1,9})[\"'”]?\s+stand\s+for\b|"
+    r"\b[Ww]hat\s+is\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Z0-9&]{1,9})[\"'”]?\s+short\s+for\b|"
+    r"\b(?:expansion|full\s+(?:name|form))\s+of\s+(?:the\s+)?([A-Z][A-Z0-9&]{1,9})\b|"
+    r"([A-Z][A-Z0-9&]{1,9})\s*(?:是什么的缩写|的全称|的全名|代表什么)")
+_MINOR_WORDS = frozenset([
+    "of", "and", "for", "the", "in", "on", "to", "a", "an", "by", "with", "at", "de", "des", "du", "la", "le"])
+
+
+def acronym_asked(question: str) -> str:
+    """The acronym a question asks the expansion of ("What does MCAS stand for?" -> ``MCAS``), else ``""``."""
+    m = _ACRONYM_QUESTION.search(question)
+    if not m:
+        return ""
+    acronym = next(g for g in m.groups() if g)
+    return acronym if sum(ch.isupper() for ch in acronym) >= 2 else ""
+
+
+def expansion(text: str, acronym: str) -> str:
+    """The words ``text`` spells ``acronym`` out with: the words right before "(ACRONYM)" whose initials
+    (minor words such as "of" skipped) give its letters ("maneuvering characteristics augmentation system
+    (MCAS)"), or the words inside "ACRONYM (...)"; ``""`` when it does not."""
+    letters = [ch.lower() for ch in acronym if ch.isalpha()]
+    for m in re.finditer(rf"\(\s*{re.escape(acronym)}\s*\)", text):
+        words = re.findall(r"[^\W\d_][\w'’\-]*", text[max(0, m.start() - 200):m.start()])
+        found = _spelled(words[::-1], letters[::-1])
+        if found:
+            return " ".join(found[::-1])
+    for m in re.finditer(rf"\b{re.escape(acronym)}\s*\(([^()]{{3,120}})\)", text):
+        words = re.findall(r"[^\W\d_][\w'’\-]*", m.group(1))
+        if _spelled(words[::-1], letters[::-1]) == words[::-1] or (words and words[0][0].lower() == letters[0]
+                                                                  and words[-1][0].lower() == letters[-1]):
+            return m.group(1).strip()
+    return ""
+
+
+def _spelled(words: list[str], letters: list[str]) -> list[str]:
+    """The shortest run of ``words`` (read backwards) whose initials, minor words skipped, are ``letters``
+    (also read backwards); a hyphenated word may give one letter per part."""
+    out: list[str] = []
+    k = 0
+    for w in words:
+        if k == len(letters):
+            break
+        parts = [x for x in w.split("-") if x]
+        initials = [x[0].lower() for x in parts][::-1]
+        if letters[k:k + len(initials)] == initials:
+            k += len(initials)
+        elif w[0].lower() == letters[k]:
+            k += 1
+        elif w.lower() in _MINOR_WORDS and out:
+            pass
+        else:
+            return []
+        out.append(w)
+    return out if k == len(letters) else []
+
+
+def _acronym_answer(question: str, evidence: Sequence[Evidence]) -> Answer | None:
+    """"What does MCAS stand for?": the expansion the evidence gives, then the sentence that gives it."""
+    acronym = acronym_asked(question)
+    if not acronym:
+        return None
+    for ev in evidence:
+        for piece in split_sentences(_WS.sub(" ", ev.content)):
+            found = expansion(piece, acronym)
+            if found:
+                sentence = piece.strip()
+                pieces = [(found, ev)] + ([(sentence, ev)] if normalise(sentence) != normalise(found) else [])
+                text, sentences, citations = _cited(pieces)
+                return Answer(text, EXTRACTIVE_MODEL, [ev], citations, sentences, mode=EXTRACTIVE_MODE)
+    return None
+
+
+def _latin_terms(terms: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A Chinese question's terms an English text can state (its Latin words: "Creativity in Machine
+    Learning", "permit"), their weights summing to 1 again; its Chinese words say nothing of an English unit."""
+    kept = [(t, w) for t, w in terms if not _HAN.search(t)]
+    total = sum(w for _, w in kept)
+    return [(t, w / total) for t, w in kept] if total > 0 else []
+
+
+def _without_subject(sp: Span, key_set: set[str], name_set: set[str]) -> Span | None:
+    """A name without the question's own words: "Superintendent Wendy Gudalewicz" for "Who is the
+    superintendent ...?" is ``Wendy Gudalewicz``; a name holding one of the question's names ("ALEXANDRE
+    MIRZAYANCE" for "... in Knowles v. Mirzayance?") or another of its words is the question's subject, not
+    its answer (None)."""
+    analyzer = default_analyzer()
+    words = sp.text.split()
+    terms = [set(analyzer.tokenize(w)) for w in words]
+    if any(t & name_set for t in terms):
+        return None
+    lo, hi = 0, len(words)
+    while lo < hi and terms[lo] and terms[lo] <= key_set:
+        lo += 1
+    while hi > lo and terms[hi - 1] and terms[hi - 1] <= key_set:
+        hi -= 1
+    if lo == hi or any(t & key_set for t in terms[lo:hi]):
+        return None
+    if (lo, hi) == (0, len(words)):
+        return sp
+    text = " ".join(words[lo:hi])
+    start = sp.start + sp.text.index(words[lo])
+    return Span(text, start, start + len(text))
+
+
+def _names_a_thing(text: str, sp: Span, q_numbers: set[str]) -> bool:
+    """A number that is part of a name or code (``Flight 610``, ``Vol. 85``) or that the question itself
+    states (the question's own name: "flight 610") is not a quantity that answers it."""
+    if names_a_thing(text, sp):
+        return True
+    lead = leading_number(sp.text)
+    return bool(lead) and lead in {re.sub(r"[.,]", "", n) for n in q_numbers}
+
+
+_ASKS_CLOCK = re.compile(r"\bwhat time\b|\bat what time\b|\bwhat hour\b|几点|什么时间")
+_ASKS_CONDITION = re.compile(r"\bwhen\s+(?:should|must|do|can|to|will|would|shall)\b|\bwhen\s+\w+\s+(?:I|we|you)\b|"
+                             r"什么时候(?:应该|需要|要|可以)", re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"\b(?:what|which|in what)\s+(?:year|decade|century)\b|哪一?年|年份")
+DATE_PREFERENCE = {DateKind.FULL: 0.2, DateKind.DAY: 0.15, DateKind.YEAR: 0.05, DateKind.WEEKDAY: 0.05,
+                   DateKind.CLOCK: -0.1, DateKind.DURATION: -0.1, DateKind.CONDITION: -0.15}
+"""Added to a date span's score by its precision: "when was X issued / on what date" is answered by a
+calendar date before a year, a clock time, a duration ("at least two business days") or a condition."""
+
+
+def _date_preference(question: str, span: str) -> float:
+    """:data:`DATE_PREFERENCE` for the span, except for the kinds the question's words ask for: a clock time
+    ("what time"), a year ("which year"), a condition or duration ("when should I ...")."""
+    kind = date_kind(span)
+    lower = question.lower()
+    if kind is DateKind.CLOCK and _ASKS_CLOCK.search(lower):
+        return 0.2
+    if kind is DateKind.YEAR and _ASKS_YEAR.search(lower):
+        return 0.2
+    if kind in (DateKind.CONDITION, DateKind.DURATION) and _ASKS_CONDITION.search(question):
+        return 0.0
+    return DATE_PREFERENCE[kind]
 
 
 def _cited(pieces: list[tuple[str, Evidence]]) -> tuple[str, list[str], list[Citation]]:
@@ -630,13 +972,16 @@ def extractive_answer(
     qtype = question_type(question)
     cands = _candidates(evidence, max_chars)
     known = {c.text.lower() for c in cands}
-    units = cands + _table_rows(evidence)
-    if qtype in (QType.PERSON, QType.DATE) and _AUTHOR_OR_PUBLISHED.search(question.lower()):
+    units = cands + _table_rows(evidence) + (_list_blocks(evidence) if qtype is QType.LIST else [])
+    if qtype in (QType.PERSON, QType.DATE, QType.CODE):
         units += _title_lines(evidence, known)
     if not units:
         return Answer(empty_response, EXTRACTIVE_MODEL, insufficient=True, mode=EXTRACTIVE_MODE)
+    spelled = _acronym_answer(question, evidence)
+    if spelled is not None:
+        return spelled
     vecs = _score(question, units, evidence, scorer, vector_weight)
-    typed = _typed_answer(question, qtype, units)
+    typed = _typed_answer(question, qtype, units, scorer)
     if typed is not None:
         pieces = [(typed.lead, typed.unit.evidence)]
         if normalise(typed.support) != normalise(typed.lead):
@@ -647,6 +992,11 @@ def extractive_answer(
         return _refusal(units, empty_response)
     if qtype is QType.LIST:
         max_sentences, relative = max(max_sentences, 5), min(relative, LIST_RELATIVE)
+        for c in units:
+            if c.kind == "list":
+                c.score += LIST_SHAPE_BONUS
+            elif c.kind == "sentence" and _ENUMERATION.search(c.text):
+                c.score += LIST_SHAPE_BONUS / 2
     selection = _select(question, units, vecs, scorer, max_sentences=max_sentences, max_chars=max_chars,
                         relative=relative)
     if not selection.answers:

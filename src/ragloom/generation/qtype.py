@@ -5,6 +5,8 @@ reason, yes or no, a list — read from its question words, in English and Chine
 
 * **number** — ``how many``/``how much``/``how long``/``how far``/``how old``..., ``what percentage``,
   ``the number of``/``the total``; 多少, 几个/几次/几天..., 多长/多久/多大/多远/多高/多重;
+* **code** — ``what is the <thing> number/code/id`` ("the docket number of ...", "the solicitation
+  number"); 编号/代码/型号是什么 — an identifier, not a quantity;
 * **date** — ``when``, ``what year``/``which year``/``what date``/``what time``/``what day``;
   哪一年, 哪年, 何时, 什么时候, 什么时间, 几月, 几号, 几点, 哪天, 年份, 日期;
 * **person** (or organisation, or another named thing) — ``who``/``whom``/``whose``, ``which
@@ -36,10 +38,14 @@ class QType(StrEnum):
     YESNO = "yesno"
     LIST = "list"
     DEFINITION = "definition"
+    CODE = "code"
     OTHER = "other"
 
 
 _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
+    (QType.CODE, re.compile(
+        r"\b(?:what|which)\s+(?:is|was|are|were)\s+(?:the|its|their)\s+(?!(?:total|overall|average|mean|whole)\b)"
+        r"(?:[\w\-]+\s+){0,3}?(?:number|no\.|code|id|identifier|serial)\b(?!\s+of\s+(?!the\b|this\b|that\b|its\b))")),
     (QType.DATE, re.compile(
         r"\bwhen\b|\b(?:what|which|in what)\s+(?:year|date|month|day|time|century|decade)\b|"
         r"\bhow long ago\b|\bsince when\b")),
@@ -62,14 +68,17 @@ _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
         r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|must|isn't|"
         r"aren't|doesn't|don't|didn't|can't)\b")),
     (QType.LIST, re.compile(
-        r"^\s*(?:list|name)\b|\bname\s+the\b|\bwhat\s+(?:are|were)\s+the\s+\w+s\b|\bwhich\s+\w+s\s+(?:are|were)\b|"
-        r"\bwhat\s+\w+s\s+are\s+there\b|\bwhat\s+kinds?\s+of\b")),
+        r"^\s*(?:list|name)\b|\bname\s+the\b|\bwhat\s+(?:are|were)\s+the\s+(?:[a-z\-]+\s+)?[a-z]+s\b(?!\s+(?:of|for)\s+(?:a|an|the)\b)|\bwhich\s+\w+s\s+(?:are|were)\b|"
+        r"\bwhat\s+\w+s\s+are\s+there\b|\bwhat\s+kinds?\s+of\b|"
+        r"^\s*what\s+(?:(?:two|three|four|five|six|seven|eight|nine|ten|several|\d+)\s+)?(?:[a-z\-]+\s+)?[a-z]+s\s+"
+        r"(?:do|does|did|can|could|are|were|will|should|must|may|might)\b")),
     (QType.DEFINITION, re.compile(
         r"^\s*what\s+(?:is|are|was|were)\b|\bwhat\s+does\s+.+\s+mean\b|^\s*define\b|\bdefinition of\b|"
         r"\bwhat\s+is\s+meant\b")),
 )
 
 _ZH_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
+    (QType.CODE, re.compile(r"(?:编号|代码|代号|型号|文号|案号)(?:是|为)?(?:什么|多少)")),
     (QType.LIST, re.compile(r"哪几")),  # 哪几个站点: which ones, not how many
     (QType.DATE, re.compile(r"哪一?年|何年|何时|什么时[候间]|几月|几号|几点|哪一?天|哪个月|年份|日期|"
                             r"多少年前|哪个朝代|哪个时期")),

