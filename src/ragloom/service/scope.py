@@ -1,0 +1,63 @@
+"""The applicability scope of a question, decided before retrieval (issue 27): the documents of the
+searched knowledge bases and their metadata, read by :func:`ragloom.retrieval.scope.decide`.
+
+A decided scope restricts retrieval to the matching documents (``document_ids``, a pre-filter); a
+missing value asks; a value no document carries is a gap that retrieves nothing (never a search of
+everything).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import select
+
+from ragloom.context import Context
+from ragloom.db.models import Document
+from ragloom.retrieval.options import RetrievalOptions
+from ragloom.retrieval.scope import ScopeDecision, ScopeKey, decide, is_clarification
+
+
+def documents_metadata(ctx: Context, kb_ids: Sequence[str],
+                       doc_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """id -> metadata of the documents of ``kb_ids`` (only ``doc_ids`` among them when given); the
+    caller has checked that it may read the knowledge bases."""
+    if not kb_ids:
+        return {}
+    with ctx.db.session() as s:
+        query = select(Document.id, Document.meta).where(Document.kb_id.in_(list(kb_ids)))
+        if doc_ids is not None:
+            query = query.where(Document.id.in_(list(doc_ids)))
+        return {d: dict(m or {}) for d, m in s.execute(query)}
+
+
+def decide_scope(ctx: Context, *, kb_ids: Sequence[str], keys: Sequence[ScopeKey], question: str,
+                 earlier: Sequence[str] = (), given: Mapping[str, str] | None = None,
+                 doc_ids: Sequence[str] | None = None) -> ScopeDecision:
+    """The scope of ``question`` over the documents of ``kb_ids`` (``doc_ids`` among them when given)."""
+    if not keys:
+        return decide(keys, {}, question=question)
+    return decide(keys, documents_metadata(ctx, kb_ids, doc_ids), question=question, earlier=earlier, given=given)
+
+
+def restricted(options: RetrievalOptions, decision: ScopeDecision) -> RetrievalOptions:
+    """``options`` restricted to the decided documents (a scoped decision; others are returned as is)."""
+    if decision.status != "scoped" or decision.doc_ids is None:
+        return options
+    allowed = decision.doc_ids
+    if options.document_ids is not None:
+        chosen = set(options.document_ids)
+        allowed = [d for d in allowed if d in chosen]
+    return options.model_copy(update={"document_ids": allowed})
+
+
+def clarified_question(turns: Sequence[tuple[str, str]], question: str) -> str:
+    """The question to search when the last replies asked for the scope: the questions they asked
+    about, then this one (which gives the missing value); else ``question``."""
+    asked: list[str] = []
+    for q, a in reversed(turns):
+        if not is_clarification(a):
+            break
+        asked.insert(0, q)
+    return " ".join([*asked, question]) if asked else question
