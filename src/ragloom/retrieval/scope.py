@@ -200,15 +200,23 @@ def _cue_pattern(key: ScopeKey) -> re.Pattern[str]:
                       rf"|[^\W_][\w\-]*)", re.IGNORECASE)
 
 
-def read_value(key: ScopeKey, text: str, known: Sequence[str]) -> tuple[str | None, str | None, str]:
-    """``(value, unknown, how)`` read from ``text``: a value the documents carry (or an alias of one),
-    else a value of the same shape or after the key's name that none carries (``unknown``)."""
+Span = tuple[int, int]
+
+
+def read_value(key: ScopeKey, text: str, known: Sequence[str],
+               bare: bool = False) -> tuple[str | None, str | None, str, Span | None]:
+    """``(value, unknown, how, span)`` read from ``text``: a value the documents carry (or an alias of
+    one), else a value of the same shape or after the key's name that none carries (``unknown``);
+    ``span``: where ``text`` names it."""
     if key.match == "range":
         for m in _cue_pattern(key).finditer(text):
             candidate = m.group(1)
             if _version(candidate) is not None and re.search(r"\d", candidate):
-                return candidate.lstrip("vV"), None, "question"
-        return None, None, ""
+                return candidate.lstrip("vV"), None, "question", m.span()
+        alone = re.fullmatch(r"\s*[vV]?(\d+(?:\.\d+)*)\s*[.!]?\s*", text) if bare else None
+        if alone is not None:
+            return alone.group(1), None, "question", alone.span(1)
+        return None, None, "", None
     found: list[tuple[int, int, str, str]] = []  # (start, -length, value, how)
     for value in known:
         pattern = _variant_pattern(value)
@@ -224,21 +232,21 @@ def read_value(key: ScopeKey, text: str, known: Sequence[str]) -> tuple[str | No
             found.append((hit.start(), -(hit.end() - hit.start()), canonical, "alias"))
     if found:
         found.sort()
-        _, _, value, how = found[0]
-        return value, None, how
+        start, negative_length, value, how = found[0]
+        return value, None, how, (start, start - negative_length)
     # an unknown value: after the key's name ("model X300"), or a token of a known value's shape
     for m in _cue_pattern(key).finditer(text):
         candidate = m.group(1)
         if re.search(r"\d", candidate):
-            return None, candidate, "question"
+            return None, candidate, "question", m.span()
     shapes = {_shape(v) for v in known if re.search(r"\d", v)}
     if shapes:
         tokens = re.findall(r"[^\W_]+", text)
         for i, token in enumerate(tokens):
             for candidate in (token, f"{token}{tokens[i + 1]}" if i + 1 < len(tokens) else ""):
                 if candidate and re.search(r"\d", candidate) and _shape(candidate) in shapes:
-                    return None, candidate, "question"
-    return None, None, ""
+                    return None, candidate, "question", None
+    return None, None, "", None
 
 
 def _join_or(values: Sequence[str]) -> str:
@@ -271,15 +279,40 @@ def gap_message(key: ScopeKey, value: str, known: Sequence[str], values: Mapping
     return f"There is no document for {key.title} {kind}{value}{where}, so I cannot answer it.{have}"
 
 
+def without_values(keys: Sequence[ScopeKey], decision: ScopeDecision, text: str) -> str:
+    """``text`` without the words naming the decided scope values (the scope holds them already: an
+    extractive answer then looks for what is asked, not for "firmware 2.4" in the manual)."""
+    spans = []
+    for key in keys:
+        if key.key in decision.values:
+            span = read_value(key, text, decision.known.get(key.key, []))[3]
+            if span is not None:
+                spans.append(span)
+    out = text
+    for start, end in sorted(spans, reverse=True):
+        out = out[:start] + " " + out[end:]
+    dangling = re.compile(r"(?i)(?<![^\W_])(?:on|with|for|of|in|at|running|my|the|a|an|model|version)"
+                          r"\s*(?=[,?.!;:)]|$)")
+    for _ in range(3):
+        out = dangling.sub("", out)
+        out = re.sub(r"\(\s*\)", "", out)
+        out = re.sub(r"\s+([,?.!;:])", r"\1", re.sub(r"\s{2,}", " ", out)).strip()
+        out = re.sub(r"([,;:])\s*(?=[?.!]|$)", "", out).strip()
+        out = re.sub(r"^[,;:.\s]+", "", out)
+    return out if re.search(r"[^\W_]{3,}", out) else text
+
+
 def is_clarification(answer: str) -> bool:
     return CLARIFY_TAIL in answer
 
 
 def decide(keys: Sequence[ScopeKey], documents: Mapping[str, Mapping[str, Any]], *, question: str,
-           earlier: Sequence[str] = (), given: Mapping[str, str] | None = None) -> ScopeDecision:
+           earlier: Sequence[str] = (), given: Mapping[str, str] | None = None,
+           answering: bool = False) -> ScopeDecision:
     """Decide the scope of one question. ``documents``: id -> metadata of the documents the question may
     be answered from; ``earlier``: the conversation's earlier questions, oldest first; ``given``:
-    values set by the caller (they win over anything read)."""
+    values set by the caller (they win over anything read); ``answering``: the question answers a
+    clarifying question (a bare version, "2.4", is then the version asked for)."""
     if not keys:
         return ScopeDecision(status="none", reason="no scope keys are required")
     given = dict(given or {})
@@ -297,7 +330,7 @@ def decide(keys: Sequence[ScopeKey], documents: Mapping[str, Mapping[str, Any]],
             continue
         texts = [(question, "question"), *((t, "conversation") for t in reversed(earlier))]
         for text, where in texts:
-            read, unknown, how = read_value(key, text, known)
+            read, unknown, how, _ = read_value(key, text, known, bare=answering and where == "question")
             if read is not None:
                 decision.values[key.key] = read
                 decision.sources[key.key] = where if how != "alias" else f"{where} (alias)"

@@ -30,7 +30,7 @@ from ragloom.generation.followup import rewrite_question
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
 from ragloom.generation.sentences import strip_markers
 from ragloom.models.chat import Sampling
-from ragloom.retrieval.scope import ScopeDecision
+from ragloom.retrieval.scope import ScopeDecision, is_clarification, without_values
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.service import answers, assistants, sessions, workspace_models
 from ragloom.service import scope as scoping
@@ -145,12 +145,22 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     question = request.question.strip()
     standalone, method = question, "off"
     chat_model = workspace_models.chat_model(ctx, principal.tenant_id)
-    asked = scoping.clarified_question(turns, question) if scope_keys else question
-    if asked != question:  # the question answers the scope's clarifying question: search the one it asked about
-        standalone, method = asked, "scope"
-    elif prompt.rewrite_followups:
+    kb_ids = [kb_id for kb_id, _, state in states if state == "ok"]
+    decision = None
+    if kb_ids and scope_keys:  # the applicability scope, decided before anything is searched
+        answering = bool(turns) and is_clarification(turns[-1][1])
+        decision = scoping.decide_scope(ctx, kb_ids=kb_ids, keys=scope_keys, question=question,
+                                        earlier=[q for q, _ in turns], doc_ids=options.document_ids,
+                                        answering=answering)
+        asked = scoping.clarified_question(turns, question)
+        if asked != question:  # it answers the scope's clarifying question: search the one that was asked
+            standalone, method = asked, "scope"
+    if method == "off" and prompt.rewrite_followups:
         rewrite = rewrite_question(turns, question, chat_model)
         standalone, method = rewrite.question, rewrite.method
+    if decision is not None and decision.status == "scoped" and chat_model is None:
+        # the scope holds the values: an extractive answer looks for what is asked, not for "firmware 2.4"
+        standalone = without_values(scope_keys, decision, standalone)
     extra = translate_question(standalone, prompt.cross_languages, chat_model)
     if prompt.keyword:
         keywords = extract_keywords(standalone, chat_model)
@@ -160,13 +170,9 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     prepared = Prepared(assistant_id=assistant_key, session_id=chat.id if chat is not None else None,
                         question=question, standalone=standalone, rewrite_method=method, search_query=search_query,
                         quote=prompt.quote, explain=request.explain, writing=writing, tenant_id=principal.tenant_id,
-                        notes=_kb_notes(states))
-    kb_ids = [kb_id for kb_id, _, state in states if state == "ok"]
-    if kb_ids and scope_keys:
-        decision = scoping.decide_scope(ctx, kb_ids=kb_ids, keys=scope_keys, question=question,
-                                        earlier=[q for q, _ in turns], doc_ids=options.document_ids)
-        prepared.scope = decision
-        if decision.status in ("clarify", "gap"):
+                        notes=_kb_notes(states), scope=decision)
+    if decision is not None:
+        if decision.status in ("clarify", "gap"):  # ask, or name the gap: nothing is retrieved
             prepared.scope_reply = decision.message
             return prepared
         options = scoping.restricted(options, decision)

@@ -34,11 +34,12 @@ def documents_metadata(ctx: Context, kb_ids: Sequence[str],
 
 def decide_scope(ctx: Context, *, kb_ids: Sequence[str], keys: Sequence[ScopeKey], question: str,
                  earlier: Sequence[str] = (), given: Mapping[str, str] | None = None,
-                 doc_ids: Sequence[str] | None = None) -> ScopeDecision:
+                 doc_ids: Sequence[str] | None = None, answering: bool = False) -> ScopeDecision:
     """The scope of ``question`` over the documents of ``kb_ids`` (``doc_ids`` among them when given)."""
     if not keys:
         return decide(keys, {}, question=question)
-    return decide(keys, documents_metadata(ctx, kb_ids, doc_ids), question=question, earlier=earlier, given=given)
+    return decide(keys, documents_metadata(ctx, kb_ids, doc_ids), question=question, earlier=earlier, given=given,
+                  answering=answering)
 
 
 def restricted(options: RetrievalOptions, decision: ScopeDecision) -> RetrievalOptions:
@@ -53,11 +54,12 @@ def restricted(options: RetrievalOptions, decision: ScopeDecision) -> RetrievalO
 
 
 def clarified_question(turns: Sequence[tuple[str, str]], question: str) -> str:
-    """The question to search when the last replies asked for the scope: the questions they asked
-    about, then this one (which gives the missing value); else ``question``."""
-    asked: list[str] = []
+    """The question to search and answer when the last replies asked for the scope: the question they
+    first asked about (this one and the ones between only give values, read by the scope, and the
+    search is restricted to the documents they select); else ``question``."""
+    asked = question
     for q, a in reversed(turns):
         if not is_clarification(a):
             break
-        asked.insert(0, q)
-    return " ".join([*asked, question]) if asked else question
+        asked = q
+    return asked

@@ -1,0 +1,172 @@
+"""An after-sales assistant with an applicability scope (issue 27) through the API, on real engines
+(the embedded search store, the shipped embedding model, extractive answers): it asks for the model
+when the question names none, answers from that model's manual only, and names the gap when no
+manual carries the model — never answering from a neighbour's manual."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from ragloom.api.app import create_app
+from ragloom.config import Settings
+from ragloom.service import accounts
+from ragloom.service.chat_views import ChatReply
+from ragloom.worker import run_one
+
+API = "/api/v1"
+MANUALS = {
+    # name: (metadata, text)
+    "x100-fw1.txt": ({"model": "X100", "firmware": ">=1.0,<2"},
+                     "X100 service manual for firmware 1.x.\n\nTo reset the X100, hold the red button for "
+                     "5 seconds until the lamp blinks.\n\nDescale the X100 every 30 days with citric acid."),
+    "x100-fw2.txt": ({"model": "X100", "firmware": ">=2.0,<3"},
+                     "X100 service manual for firmware 2.x.\n\nTo reset the X100, open Settings and choose "
+                     "Factory reset, then confirm with the green key.\n\nDescale the X100 every 45 days."),
+    "x200.txt": ({"model": ["X200", "X200S"], "firmware": ">=1.0,<3"},
+                 "X200 service manual.\n\nTo reset the X200, unplug it for 10 minutes.\n\n"
+                 "Descale the X200 every 60 days with the supplied tablets."),
+}
+
+
+@dataclass
+class Env:
+    client: TestClient
+    key: str
+    other_key: str
+    kb: str
+    docs: dict[str, str]
+
+    def api(self, method: str, path: str, *, key: str | None = None, **kwargs: Any) -> Any:
+        return self.client.request(method, API + path, headers={"Authorization": f"Bearer {key or self.key}"},
+                                   **kwargs)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    tmp = tmp_path_factory.mktemp("scope")
+    settings = Settings(home=tmp / "home", workers=0, rate_limit_per_minute=0, _env_file=None)
+    with TestClient(create_app(settings)) as client:
+        ctx = client.app.state.ctx  # type: ignore[attr-defined]
+        with ctx.db.session() as s:
+            boot = accounts.bootstrap(s)
+            assert boot.new_key is not None
+            tenant, user = accounts.create_tenant(s, name="other", owner_email="other@example.com")
+            other = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+        state = Env(client, boot.new_key.key, other, "", {})
+        kb = state.api("POST", "/datasets", json={"name": "manuals"}).json()
+        state.kb = kb["id"]
+        for name, (meta, text) in MANUALS.items():
+            up = state.api("POST", f"/datasets/{kb['id']}/documents",
+                           files=[("file", (name, text.encode(), "text/plain"))])
+            assert up.status_code == 201, up.text
+            doc = up.json()[0] if isinstance(up.json(), list) else up.json()
+            doc_id = doc.get("id") or doc["documents"][0]["id"]
+            state.docs[name] = doc_id
+            r = state.api("PATCH", f"/datasets/{kb['id']}/documents/{doc_id}/metadata", json={"metadata": meta})
+            assert r.status_code == 200, r.text
+        while run_one(ctx, "test"):
+            pass
+        yield state
+
+
+SCOPE = {"keys": [{"key": "model", "aliases": {"pro": "X200"}},
+                  {"key": "firmware", "match": "range", "names": ["fw"]}]}
+
+
+def _assistant(env: Env, name: str, scope: dict[str, Any] = SCOPE) -> dict[str, Any]:
+    r = env.api("POST", "/chats", json={"name": name, "dataset_ids": [env.kb], "scope": scope})
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def _ask(env: Env, assistant: str, question: str, **fields: Any) -> dict[str, Any]:
+    r = env.api("POST", f"/chats/{assistant}/completions", json={"question": question, **fields})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert ChatReply.model_validate(body).model_dump(mode="json") == body
+    return dict(body)
+
+
+def test_the_scope_is_kept_shown_and_changed(env: Env) -> None:
+    a = _assistant(env, "kept")
+    assert a["scope"]["keys"][0] == {"key": "model", "match": "equal", "label": None, "names": [],
+                                     "aliases": {"pro": "X200"}}
+    assert a["scope"]["keys"][1]["match"] == "range"
+    r = env.api("PATCH", f"/chats/{a['id']}", json={"scope": {"keys": [{"key": "model", "match": "in"}]}})
+    assert r.status_code == 200 and r.json()["scope"]["keys"] == [
+        {"key": "model", "match": "in", "label": None, "names": [], "aliases": {}}]
+    r = env.api("PATCH", f"/chats/{a['id']}", json={"scope": {"keys": [{"key": "model", "match": "near"}]}})
+    assert r.status_code == 422 and "match" in r.text
+    plain = env.api("POST", "/chats", json={"name": "plain", "dataset_ids": [env.kb]}).json()
+    assert plain["scope"] == {"keys": []}
+
+
+def test_a_question_without_the_model_is_asked_about_and_the_answer_fills_it(env: Env) -> None:
+    a = _assistant(env, "after-sales")
+    first = _ask(env, a["id"], "How do I reset it?", explain=True)
+    assert "Which model is it: X100, X200 or X200S?" in first["answer"]
+    assert first["references"] == [] and first["insufficient"] is True
+    scope = first["explain"]["scope"]
+    assert scope["status"] == "clarify" and scope["missing"] == ["model", "firmware"]
+    assert "retrieval" not in first["explain"]  # nothing was retrieved
+    # the next turn names the model: the firmware is still missing, asked with the X100's ranges only
+    second = _ask(env, a["id"], "an X-100", session_id=first["session_id"])
+    assert second["explain"]["scope"]["missing"] == ["firmware"]
+    assert ">=1.0,<2" in second["answer"] and ">=2.0,<3" in second["answer"] and "X200" not in second["answer"]
+    third = _ask(env, a["id"], "firmware 2.3", session_id=first["session_id"], explain=True)
+    decided = third["explain"]["scope"]
+    assert decided["status"] == "scoped" and decided["values"] == {"model": "X100", "firmware": "2.3"}
+    assert decided["sources"] == {"model": "conversation", "firmware": "question"} and decided["documents"] == 1
+    assert third["explain"]["standalone_question"] == "How do I reset it?"  # the values only scope it
+    assert third["references"], third
+    assert {r["doc_id"] for r in third["references"]} == {env.docs["x100-fw2.txt"]}
+    assert "Factory reset" in third["answer"]
+
+
+@pytest.mark.parametrize(("question", "manual"), [
+    ("How do I reset my X200 on firmware 2.0?", "x200.txt"),
+    ("My Pro (fw 1.4): what do I descale it with?", "x200.txt"),
+    ("How do I reset the X100 with firmware 1.2?", "x100-fw1.txt"),
+])
+def test_a_known_model_answers_from_its_manual_only(env: Env, question: str, manual: str) -> None:
+    a = _assistant(env, f"known {manual} {len(question)}")
+    reply = _ask(env, a["id"], question)
+    assert reply["explain"]["scope"]["status"] == "scoped"
+    assert reply["references"], reply
+    assert {r["doc_id"] for r in reply["references"]} == {env.docs[manual]}
+
+
+@pytest.mark.parametrize(("question", "named"), [
+    ("How do I reset my X300 on firmware 2.0?", "model X300"),
+    ("How do I reset my X100 with firmware 5.1?", "firmware version 5.1"),
+])
+def test_a_model_without_a_manual_is_a_gap_that_retrieves_nothing(env: Env, question: str, named: str) -> None:
+    a = _assistant(env, f"gap {named}")
+    reply = _ask(env, a["id"], question, explain=True)
+    assert named in reply["answer"] and "no document" in reply["answer"]
+    assert reply["references"] == [] and reply["insufficient"] is True
+    assert reply["explain"]["scope"]["status"] == "gap" and "retrieval" not in reply["explain"]
+
+
+def test_streamed_replies_ask_too(env: Env) -> None:
+    a = _assistant(env, "streamed")
+    with env.client.stream("POST", f"{API}/chats/{a['id']}/completions",
+                           headers={"Authorization": f"Bearer {env.key}"},
+                           json={"question": "How do I descale it?", "stream": True}) as resp:
+        assert resp.status_code == 200
+        text = "".join(line for line in resp.iter_lines())
+    assert "Which model is it" in text
+
+
+def test_another_workspace_cannot_reach_the_assistant(env: Env) -> None:
+    a = _assistant(env, "isolated")
+    r = env.api("POST", f"/chats/{a['id']}/completions", key=env.other_key, json={"question": "X100 fw 1.0 reset"})
+    assert r.status_code == 404
+    assert env.api("GET", f"/chats/{a['id']}", key=env.other_key).status_code == 404
+    r = env.api("PATCH", f"/chats/{a['id']}", key=env.other_key, json={"scope": {"keys": []}})
+    assert r.status_code == 404
