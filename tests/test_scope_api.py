@@ -170,3 +170,54 @@ def test_another_workspace_cannot_reach_the_assistant(env: Env) -> None:
     assert env.api("GET", f"/chats/{a['id']}", key=env.other_key).status_code == 404
     r = env.api("PATCH", f"/chats/{a['id']}", key=env.other_key, json={"scope": {"keys": []}})
     assert r.status_code == 404
+
+
+# --- the retrieval API's scope ----------------------------------------------------------------------
+
+def _retrieve(env: Env, question: str, scope: dict[str, Any] | None, **fields: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"question": question, "dataset_ids": ["manuals"], **fields}
+    if scope is not None:
+        body["scope"] = scope
+    r = env.api("POST", "/retrieval", json=body)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+def test_retrieval_with_given_values_searches_the_matching_documents_only(env: Env) -> None:
+    unscoped = _retrieve(env, "How do I reset it?", None)
+    assert "scope" not in unscoped and len({c["doc_id"] for c in unscoped["chunks"]}) == 3
+    found = _retrieve(env, "How do I reset it?", {"keys": [{"key": "firmware", "match": "range"}],
+                                                  "values": {"model": "x-200s", "firmware": "2.9"}})
+    assert found["scope"]["status"] == "scoped" and found["scope"]["values"] == {"model": "X200S", "firmware": "2.9"}
+    assert found["chunks"] and {c["doc_id"] for c in found["chunks"]} == {env.docs["x200.txt"]}
+
+
+def test_retrieval_reads_the_keys_from_the_question(env: Env) -> None:
+    keys = SCOPE["keys"]
+    found = _retrieve(env, "How do I reset the X100 on fw 1.7?", {"keys": keys})
+    assert found["scope"]["sources"] == {"model": "question", "firmware": "question"}
+    assert {c["doc_id"] for c in found["chunks"]} == {env.docs["x100-fw1.txt"]}
+    asked = _retrieve(env, "How do I reset it?", {"keys": keys})
+    assert asked["chunks"] == [] and asked["total"] == 0 and asked["scope"]["status"] == "clarify"
+    assert "Which model is it: X100, X200 or X200S?" in asked["scope"]["message"]
+    gap = _retrieve(env, "How do I reset the X900?", {"keys": keys})
+    assert gap["chunks"] == [] and gap["scope"]["status"] == "gap" and gap["scope"]["unknown"] == {"model": "X900"}
+    given_gap = _retrieve(env, "How do I reset it?", {"values": {"model": "X900"}})
+    assert given_gap["chunks"] == [] and "model X900" in given_gap["scope"]["message"]
+
+
+@pytest.mark.parametrize(("scope", "status"), [
+    ({"values": {"bad key": "x"}}, 422),
+    ({"keys": [{"key": "model", "match": "near"}]}, 422),
+    ({"values": {"model": " "}}, 422),
+    ({"colour": "red"}, 422),
+])
+def test_a_malformed_scope_is_a_4xx(env: Env, scope: dict[str, Any], status: int) -> None:
+    r = env.api("POST", "/retrieval", json={"question": "reset", "dataset_ids": ["manuals"], "scope": scope})
+    assert r.status_code == status, r.text
+
+
+def test_another_workspace_cannot_scope_into_the_datasets(env: Env) -> None:
+    r = env.api("POST", "/retrieval", key=env.other_key,
+                json={"question": "reset", "dataset_ids": [env.kb], "scope": {"values": {"model": "X100"}}})
+    assert r.status_code == 404

@@ -14,8 +14,9 @@ from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.dataflow import Answer
 from ragloom.errors import InvalidRequestError, RagloomError
 from ragloom.service import answers
+from ragloom.service import scope as scoping
 from ragloom.service.search import check_documents, search
-from ragloom.service.views import CitedAnswer, Retrieval, answer_view, retrieval_view
+from ragloom.service.views import CitedAnswer, Retrieval, answer_view, retrieval_view, scope_view
 
 router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
 
@@ -25,7 +26,17 @@ router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
 def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> Retrieval:
     _need_datasets(body.dataset_ids, body.route)
     check_documents(ctx, principal=principal, doc_ids=body.document_ids)
-    result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=body)
+    if body.scope is None:
+        return retrieval_view(search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
+                                     options=body))
+    if body.route:
+        raise InvalidRequestError("scope: give the dataset_ids the scope's documents are in (not route)")
+    options, decision = scoping.for_request(ctx, principal=principal, kb_ids=body.dataset_ids,
+                                            question=body.question, request=body.scope, options=body)
+    if decision.status in ("clarify", "gap"):  # nothing is retrieved: never a search of everything
+        return Retrieval(chunks=[], total=0, scope=scope_view(decision.as_json()))
+    result = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=options)
+    result.scope = decision.as_json()
     return retrieval_view(result)
 
 

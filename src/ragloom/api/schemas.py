@@ -10,6 +10,7 @@ from datetime import datetime
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from ragloom.retrieval.options import MAX_DOCUMENT_IDS, EvidenceOptions, RetrievalOptions
+from ragloom.retrieval.scope import ScopeRequest
 from ragloom.service.filenames import DisplayName, OptionalName
 from ragloom.states import KeyScope
 
@@ -34,6 +35,11 @@ class _Question(_Strict):
 
 class RetrievalRequest(RetrievalOptions, _Question):
     """A question, the datasets to search, and how to search them."""
+
+    scope: ScopeRequest | None = Field(None, description="the applicability scope, decided before retrieval: "
+                                       "the documents whose metadata match the values (given, or read from the "
+                                       "question); a missing value (clarify) or one no document carries (gap) "
+                                       "retrieves nothing — the response's scope says which and why")
 
 
 class AnswerRequest(EvidenceOptions, _Question):

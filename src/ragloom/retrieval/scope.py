@@ -91,6 +91,31 @@ class ScopeSettings(BaseModel):
         return value
 
 
+class ScopeRequest(BaseModel):
+    """A retrieval's scope: required keys (read from the question when no value is given) and values."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    keys: list[ScopeKey] = Field(default_factory=list, max_length=MAX_KEYS, description="required scope keys "
+                                 "and how they match; a key without a value in values is read from the question")
+    values: dict[str, str] = Field(default_factory=dict, max_length=MAX_KEYS, description="known values, e.g. "
+                                   '{"model": "X200", "firmware": "2.4"}; a key not in keys matches equal')
+
+    @field_validator("values")
+    @classmethod
+    def _value_keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, v in value.items():
+            if not re.match(_KEY, key):
+                raise ValueError(f"{key!r} is not a metadata key")
+            if not v.strip() or len(v) > 128:
+                raise ValueError(f"{key}: a value is 1 to 128 characters")
+        return value
+
+    def required(self) -> list[ScopeKey]:
+        declared = {k.key for k in self.keys}
+        return [*self.keys, *(ScopeKey(key=k) for k in self.values if k not in declared)]
+
+
 @dataclass(slots=True)
 class ScopeDecision:
     """What was decided about one question's scope, and why."""
@@ -108,7 +133,8 @@ class ScopeDecision:
     def as_json(self) -> dict[str, Any]:
         return {"status": self.status, "values": self.values, "sources": self.sources, "missing": self.missing,
                 "unknown": self.unknown, "known": self.known,
-                "documents": len(self.doc_ids) if self.doc_ids is not None else None, "reason": self.reason}
+                "documents": len(self.doc_ids) if self.doc_ids is not None else None, "reason": self.reason,
+                "message": self.message}
 
 
 # --- normalisation and matching -------------------------------------------------------------------

@@ -40,9 +40,8 @@ from ragloom.service.chat_views import (
     ChatReply,
     citation_view,
     reference_view,
-    scope_view,
 )
-from ragloom.service.views import explain_view, rounded_positions
+from ragloom.service.views import explain_view, rounded_positions, scope_view
 
 HISTORY_TURNS = 3  # the last turns a follow-up is rewritten with (REFERENCE §7 step 2)
 MAX_VARIABLES = 32

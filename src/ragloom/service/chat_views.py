@@ -29,6 +29,7 @@ from ragloom.service.views import (
     Explain,
     Number,
     Positions,
+    ScopeView,
     TableRows,
     Timestamp,
     View,
@@ -129,26 +130,6 @@ class CitationView(View):
                                 "null when not verified")
     sentence_text: str | None = Field(description="the answer's sentence the marker is on (without markers)")
     supporting_sentence: str | None = Field(description="the cited chunk's sentence that best matches it")
-
-
-class ScopeView(View):
-    """The applicability scope decided before retrieval (``ragloom.retrieval.scope``)."""
-
-    status: Literal["none", "scoped", "clarify", "gap"] = Field(
-        description="scoped: retrieval was restricted to the matching documents; clarify: a value is missing "
-        "and the reply asks for it; gap: no document carries a value, nothing was retrieved; none: no scope")
-    values: dict[str, str] = Field(description="key -> the value decided (as the documents spell it)")
-    sources: dict[str, str] = Field(description="key -> where the value came from: question, conversation, "
-                                    "request (alias when it was an alias)")
-    missing: list[str] = Field(description="keys without a value (clarify)")
-    unknown: dict[str, str] = Field(description="key -> a value no document carries (gap)")
-    known: dict[str, list[str]] = Field(description="key -> the values the documents carry")
-    documents: int | None = Field(description="how many documents the answer may come from")
-    reason: str
-
-
-def scope_view(decision: Mapping[str, Any]) -> ScopeView:
-    return ScopeView.model_validate(decision)
 
 
 class ChatExplain(View):

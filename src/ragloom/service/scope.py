@@ -9,14 +9,17 @@ everything).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 
-from ragloom.context import Context
+from ragloom.context import Context, Principal
 from ragloom.db.models import Document
-from ragloom.retrieval.options import RetrievalOptions
-from ragloom.retrieval.scope import ScopeDecision, ScopeKey, decide, is_clarification
+from ragloom.retrieval.options import EvidenceOptions
+from ragloom.retrieval.scope import ScopeDecision, ScopeKey, ScopeRequest, decide, is_clarification
+from ragloom.service import knowledgebases
+
+Options = TypeVar("Options", bound=EvidenceOptions)
 
 
 def documents_metadata(ctx: Context, kb_ids: Sequence[str],
@@ -42,7 +45,7 @@ def decide_scope(ctx: Context, *, kb_ids: Sequence[str], keys: Sequence[ScopeKey
                   answering=answering)
 
 
-def restricted(options: RetrievalOptions, decision: ScopeDecision) -> RetrievalOptions:
+def restricted(options: Options, decision: ScopeDecision) -> Options:
     """``options`` restricted to the decided documents (a scoped decision; others are returned as is)."""
     if decision.status != "scoped" or decision.doc_ids is None:
         return options
@@ -63,3 +66,15 @@ def clarified_question(turns: Sequence[tuple[str, str]], question: str) -> str:
             break
         asked = q
     return asked
+
+
+def for_request(ctx: Context, *, principal: Principal, kb_ids: Sequence[str], question: str, request: ScopeRequest,
+                options: Options) -> tuple[Options, ScopeDecision]:
+    """A retrieval's scope (the retrieval API's ``scope``): its values, and its keys without one read
+    from the question, over the documents of ``kb_ids`` (names or ids the caller can read, else 404);
+    ``options`` restricted to the matching documents. Clarify and gap: the caller retrieves nothing."""
+    with ctx.db.session() as s:
+        ids = [knowledgebases.get(s, principal=principal, kb_id_or_name=k).id for k in kb_ids]
+    decision = decide_scope(ctx, kb_ids=ids, keys=request.required(), question=question, given=request.values,
+                            doc_ids=options.document_ids)
+    return restricted(options, decision), decision
