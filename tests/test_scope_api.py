@@ -221,3 +221,30 @@ def test_another_workspace_cannot_scope_into_the_datasets(env: Env) -> None:
     r = env.api("POST", "/retrieval", key=env.other_key,
                 json={"question": "reset", "dataset_ids": [env.kb], "scope": {"values": {"model": "X100"}}})
     assert r.status_code == 404
+
+
+# --- the OpenAI-compatible endpoint -----------------------------------------------------------------
+
+def _openai(env: Env, model: str, messages: list[dict[str, str]], *, key: str | None = None) -> Any:
+    return env.api("POST", "/openai/v1/chat/completions", key=key, json={"model": model, "messages": messages})
+
+
+def test_the_openai_compatible_endpoint_asks_answers_in_scope_and_names_gaps(env: Env) -> None:
+    a = _assistant(env, "openai support")
+    r = _openai(env, a["name"], [{"role": "user", "content": "How do I reset it?"}])
+    assert r.status_code == 200, r.text
+    asked = r.json()["choices"][0]["message"]
+    assert "Which model is it: X100, X200 or X200S?" in asked["content"]
+    assert asked["reference"]["references"] == [] and asked["reference"]["explain"]["scope"]["status"] == "clarify"
+    # the caller keeps the conversation: its answer to the clarifying question fills the values
+    r = _openai(env, a["name"], [{"role": "user", "content": "How do I reset it?"},
+                                 {"role": "assistant", "content": asked["content"]},
+                                 {"role": "user", "content": "X100, firmware 1.3"}])
+    answered = r.json()["choices"][0]["message"]
+    assert answered["reference"]["explain"]["scope"]["values"] == {"model": "X100", "firmware": "1.3"}
+    assert {x["doc_id"] for x in answered["reference"]["references"]} == {env.docs["x100-fw1.txt"]}
+    assert "red button" in answered["content"]
+    r = _openai(env, a["name"], [{"role": "user", "content": "How do I reset my X300, fw 2.0?"}])
+    gap = r.json()["choices"][0]["message"]
+    assert "no document for model X300" in gap["content"] and gap["reference"]["references"] == []
+    assert _openai(env, a["name"], [{"role": "user", "content": "reset"}], key=env.other_key).status_code == 404
