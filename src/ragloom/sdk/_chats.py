@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack
 
+from ragloom.retrieval.scope import ScopeSettings
 from ragloom.sdk._base import Base, Route, body, operation
 from ragloom.sdk._knowledge import SearchFields
 from ragloom.sdk.events import ChatEvent, chat_event
@@ -33,6 +34,7 @@ class _AssistantCommon(TypedDict, total=False):
     top_n: int
     rerank: bool
     permission: Literal["me", "team"]
+    scope: ScopeSettings | Mapping[str, Any]
 
 
 class AssistantFields(TypedDict, total=False):
@@ -45,6 +47,7 @@ class AssistantFields(TypedDict, total=False):
     top_n: int
     rerank: bool
     permission: Literal["me", "team"]
+    scope: ScopeSettings | Mapping[str, Any]
 
 
 class AssistantChanges(_AssistantCommon, total=False):

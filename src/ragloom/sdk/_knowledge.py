@@ -19,6 +19,7 @@ from ragloom.api.schemas import (
     RetrievalRequest,
 )
 from ragloom.errors import RagloomError
+from ragloom.retrieval.scope import ScopeRequest
 from ragloom.sdk._base import Base, FileInput, Route, body, operation, read_files
 from ragloom.sdk.events import AnswerEvent, answer_event
 from ragloom.service.chunking_preview import ChunkingPreview, ChunkMethodList
@@ -388,12 +389,15 @@ class KnowledgeAPI(Base):
     # --- retrieval and answers ---
 
     @operation("POST", "/retrieval")
-    def retrieve(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (),
+    def retrieve(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (), *,
+                 scope: ScopeRequest | Mapping[str, Any] | None = None,
                  **options: Unpack[SearchFields]) -> Retrieval:
         """The chunks of the knowledge bases (ids or names; with ``route=True``, the candidates, none =
-        every readable one) that best match the question, best first."""
+        every readable one) that best match the question, best first. ``scope`` (``{"keys": [...],
+        "values": {...}}``): only the documents whose metadata match; the result's ``scope`` says what
+        was decided (clarify and gap retrieve nothing)."""
         return self._model(Retrieval, op, json=body(RetrievalRequest, {
-            "question": question, "dataset_ids": _dataset_ids(dataset_ids), **options}))
+            "question": question, "dataset_ids": _dataset_ids(dataset_ids), "scope": scope, **options}))
 
     @operation("POST", "/answer")
     def answer(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (), *, top_n: int = 6,
