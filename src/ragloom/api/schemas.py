@@ -10,8 +10,8 @@ from datetime import datetime
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from ragloom.retrieval.options import MAX_DOCUMENT_IDS, EvidenceOptions, RetrievalOptions
-from ragloom.retrieval.scope import ScopeRequest
 from ragloom.service.filenames import DisplayName, OptionalName
+from ragloom.service.scope import ScopeRequest
 from ragloom.states import KeyScope
 
 MAX_DATASETS = 100  # knowledge bases searched by one request

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack
 
-from ragloom.retrieval.scope import ScopeSettings
 from ragloom.sdk._base import Base, Route, body, operation
 from ragloom.sdk._knowledge import SearchFields
 from ragloom.sdk.events import ChatEvent, chat_event
@@ -22,6 +21,7 @@ from ragloom.service.chat_views import (
     SessionList,
     SessionView,
 )
+from ragloom.service.scope import ScopeSettings
 from ragloom.service.sessions import FeedbackSet, SessionCreate, SessionRename
 
 Rating = Literal["up", "down"]

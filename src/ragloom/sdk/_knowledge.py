@@ -19,12 +19,12 @@ from ragloom.api.schemas import (
     RetrievalRequest,
 )
 from ragloom.errors import RagloomError
-from ragloom.retrieval.scope import ScopeRequest
 from ragloom.sdk._base import Base, FileInput, Route, body, operation, read_files
 from ragloom.sdk.events import AnswerEvent, answer_event
 from ragloom.service.chunking_preview import ChunkingPreview, ChunkMethodList
 from ragloom.service.knowledgebases import KBCreate, KBUpdate
 from ragloom.service.reindex import Reindexed, ReindexRequest
+from ragloom.service.scope import ScopeRequest
 from ragloom.service.views import (
     ChunkList,
     CitedAnswer,

@@ -16,7 +16,9 @@ from sqlalchemy import select
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document
 from ragloom.retrieval.options import EvidenceOptions
-from ragloom.retrieval.scope import ScopeDecision, ScopeKey, ScopeRequest, decide, is_clarification
+from ragloom.retrieval.scope import ScopeDecision, ScopeKey, decide, is_clarification
+from ragloom.retrieval.scope import ScopeRequest as ScopeRequest  # the edge's types: a retrieval's scope,
+from ragloom.retrieval.scope import ScopeSettings as ScopeSettings  # an assistant's
 from ragloom.service import knowledgebases
 
 Options = TypeVar("Options", bound=EvidenceOptions)
