@@ -79,3 +79,32 @@ def test_no_keys_is_no_scope_and_settings_are_validated() -> None:
     with pytest.raises(ValueError):
         ScopeKey(key="bad key!")
     assert clarification([ScopeKey(key="model")], {}).startswith("Which model is it?")
+
+
+# --- with a chat model: the keys the matching leaves without a value are asked of it ------------------
+
+class _Model:
+    name = "stub"
+
+    def __init__(self, reply: str) -> None:
+        self.reply, self.prompts = reply, []
+
+    def chat(self, messages, **_):  # type: ignore[no-untyped-def]
+        self.prompts.append(messages)
+        return self.reply
+
+
+def test_a_chat_models_values_fill_what_matching_missed() -> None:
+    from ragloom.service.scope import extract_values
+
+    model = _Model('Sure: {"model": "x200", "firmware": "2.6"}')
+    got = extract_values(model, KEYS, {"model": ["X100", "X200"]}, ["the bigger one, on the latest 2.6 update"])
+    assert got == {"model": "x200", "firmware": "2.6"}
+    assert "known: X100, X200" in model.prompts[0][0]["content"]
+    d = decide(KEYS, DOCS, question="the bigger one, on the latest 2.6 update", extracted=got)
+    assert d.status == "scoped" and d.values == {"model": "X200", "firmware": "2.6"}
+    assert d.sources == {"model": "chat model", "firmware": "chat model"}
+    # a value the conversation names but no document carries is a gap; a guess it does not name is not
+    assert decide(KEYS, DOCS, question="my Q7 on 2.6", extracted={"model": "Q7", "firmware": "2.6"}).status == "gap"
+    assert decide(KEYS, DOCS, question="reset it", extracted={"model": "Z1"}).status == "clarify"
+    assert extract_values(_Model("no idea"), KEYS, {}, ["reset"]) == {}

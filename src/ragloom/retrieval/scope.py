@@ -328,17 +328,37 @@ def without_values(keys: Sequence[ScopeKey], decision: ScopeDecision, text: str)
     return out if re.search(r"[^\W_]{3,}", out) else text
 
 
+def _take_extracted(key: ScopeKey, decision: ScopeDecision, value: str | None, texts: Sequence[str]) -> None:
+    if value is None or not str(value).strip():
+        return
+    value = str(value).strip()
+    known = decision.known[key.key]
+    if key.match == "range":
+        if _version(value) is not None:
+            decision.values[key.key], decision.sources[key.key] = value.lstrip("vV"), "chat model"
+        return
+    by_norm = {normalize(v): v for v in known}
+    aliased = {normalize(a): t for a, t in key.aliases.items()}
+    canonical = by_norm.get(normalize(value)) or by_norm.get(normalize(aliased.get(normalize(value), "")))
+    if canonical is not None:
+        decision.values[key.key], decision.sources[key.key] = canonical, "chat model"
+    elif any(normalize(value) in normalize(t) for t in texts):  # named in the conversation: a gap
+        decision.unknown[key.key], decision.sources[key.key] = value, "chat model"
+
+
 def is_clarification(answer: str) -> bool:
     return CLARIFY_TAIL in answer
 
 
 def decide(keys: Sequence[ScopeKey], documents: Mapping[str, Mapping[str, Any]], *, question: str,
            earlier: Sequence[str] = (), given: Mapping[str, str] | None = None,
-           answering: bool = False) -> ScopeDecision:
+           answering: bool = False, extracted: Mapping[str, str] | None = None) -> ScopeDecision:
     """Decide the scope of one question. ``documents``: id -> metadata of the documents the question may
     be answered from; ``earlier``: the conversation's earlier questions, oldest first; ``given``:
     values set by the caller (they win over anything read); ``answering``: the question answers a
-    clarifying question (a bare version, "2.4", is then the version asked for)."""
+    clarifying question (a bare version, "2.4", is then the version asked for); ``extracted``: values a
+    chat model read from the conversation for keys the matching did not find (a value no document
+    carries is a gap only when the conversation names it: a model's guess is never one)."""
     if not keys:
         return ScopeDecision(status="none", reason="no scope keys are required")
     given = dict(given or {})
@@ -365,6 +385,8 @@ def decide(keys: Sequence[ScopeKey], documents: Mapping[str, Mapping[str, Any]],
                 decision.unknown[key.key] = unknown
                 decision.sources[key.key] = where
                 break
+        if key.key not in decision.values and key.key not in decision.unknown and extracted:
+            _take_extracted(key, decision, extracted.get(key.key), [question, *earlier])
         if key.key not in decision.values and key.key not in decision.unknown:
             decision.missing.append(key.key)
     by_key = {k.key: k for k in keys}

@@ -150,7 +150,7 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
         answering = bool(turns) and is_clarification(turns[-1][1])
         decision = scoping.decide_scope(ctx, kb_ids=kb_ids, keys=scope_keys, question=question,
                                         earlier=[q for q, _ in turns], doc_ids=options.document_ids,
-                                        answering=answering)
+                                        answering=answering, chat_model=chat_model)
         asked = scoping.clarified_question(turns, question)
         if asked != question:  # it answers the scope's clarifying question: search the one that was asked
             standalone, method = asked, "scope"

@@ -8,6 +8,8 @@ everything).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -15,6 +17,8 @@ from sqlalchemy import select
 
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document
+from ragloom.errors import ModelError
+from ragloom.models.chat import ChatModel
 from ragloom.retrieval.options import EvidenceOptions
 from ragloom.retrieval.scope import ScopeDecision, ScopeKey, decide, is_clarification
 from ragloom.retrieval.scope import ScopeRequest as ScopeRequest  # the edge's types: a retrieval's scope,
@@ -37,14 +41,59 @@ def documents_metadata(ctx: Context, kb_ids: Sequence[str],
         return {d: dict(m or {}) for d, m in s.execute(query)}
 
 
+EXTRACT_PROMPT = """\
+Read the user's messages for the values of these product details:
+{keys}
+Reply with one JSON object with exactly these keys, and nothing else; a value the messages do not \
+give is null. Never guess: a detail not stated is null."""
+
+
+def _key_line(key: ScopeKey, known: Sequence[str]) -> str:
+    if key.match == "range":
+        return f"- {key.key}: the {key.title} version number the user has, e.g. 2.4"
+    listed = ", ".join(known[:30])
+    return f"- {key.key}: the {key.title}" + (f" (known: {listed})" if listed else "")
+
+
+def extract_values(chat_model: ChatModel, keys: Sequence[ScopeKey], known: Mapping[str, list[str]],
+                   texts: Sequence[str]) -> dict[str, str]:
+    """The values of ``keys`` the chat model reads in ``texts`` (the user's messages, oldest first);
+    ``{}`` when it fails or answers something else than the JSON asked for."""
+    prompt = EXTRACT_PROMPT.format(keys="\n".join(_key_line(k, known.get(k.key, [])) for k in keys))
+    try:
+        reply = chat_model.chat([{"role": "system", "content": prompt},
+                                 {"role": "user", "content": "\n".join(texts)}], temperature=0.0, max_tokens=200)
+    except ModelError:
+        return {}
+    found = re.search(r"\{.*\}", reply, re.S)
+    try:
+        data = json.loads(found.group(0)) if found else {}
+    except ValueError:
+        return {}
+    wanted = {k.key for k in keys}
+    return {k: str(v) for k, v in data.items() if k in wanted and isinstance(v, str | int | float) and str(v).strip()} \
+        if isinstance(data, dict) else {}
+
+
 def decide_scope(ctx: Context, *, kb_ids: Sequence[str], keys: Sequence[ScopeKey], question: str,
                  earlier: Sequence[str] = (), given: Mapping[str, str] | None = None,
-                 doc_ids: Sequence[str] | None = None, answering: bool = False) -> ScopeDecision:
-    """The scope of ``question`` over the documents of ``kb_ids`` (``doc_ids`` among them when given)."""
+                 doc_ids: Sequence[str] | None = None, answering: bool = False,
+                 chat_model: ChatModel | None = None) -> ScopeDecision:
+    """The scope of ``question`` over the documents of ``kb_ids`` (``doc_ids`` among them when given).
+    Values are read by matching the documents' values; with ``chat_model``, the keys that reading
+    leaves without a value are asked of it."""
     if not keys:
         return decide(keys, {}, question=question)
-    return decide(keys, documents_metadata(ctx, kb_ids, doc_ids), question=question, earlier=earlier, given=given,
-                  answering=answering)
+    documents = documents_metadata(ctx, kb_ids, doc_ids)
+    decision = decide(keys, documents, question=question, earlier=earlier, given=given, answering=answering)
+    if chat_model is None or decision.status != "clarify":
+        return decision
+    missing = [k for k in keys if k.key in decision.missing]
+    extracted = extract_values(chat_model, missing, decision.known, [*earlier, question])
+    if not extracted:
+        return decision
+    return decide(keys, documents, question=question, earlier=earlier, given=given, answering=answering,
+                  extracted=extracted)
 
 
 def restricted(options: Options, decision: ScopeDecision) -> Options:
