@@ -248,3 +248,24 @@ def test_the_openai_compatible_endpoint_asks_answers_in_scope_and_names_gaps(env
     gap = r.json()["choices"][0]["message"]
     assert "no document for model X300" in gap["content"] and gap["reference"]["references"] == []
     assert _openai(env, a["name"], [{"role": "user", "content": "reset"}], key=env.other_key).status_code == 404
+
+
+def test_answers_take_the_scope_too(env: Env) -> None:
+    r = env.api("POST", "/answer", json={"question": "How do I reset the X100, fw 2.2?", "dataset_ids": ["manuals"],
+                                        "scope": {"keys": SCOPE["keys"]}})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["scope"]["status"] == "scoped" and "Factory reset" in body["answer"]
+    assert {x["doc_id"] for x in body["references"]} == {env.docs["x100-fw2.txt"]}
+    r = env.api("POST", "/answer", json={"question": "How do I reset it?", "dataset_ids": ["manuals"],
+                                        "scope": {"keys": SCOPE["keys"]}})
+    asked = r.json()
+    assert "Which model is it" in asked["answer"] and asked["references"] == [] and asked["insufficient"] is True
+    with env.client.stream("POST", f"{API}/answer", headers={"Authorization": f"Bearer {env.key}"},
+                           json={"question": "Reset my X300", "dataset_ids": ["manuals"], "stream": True,
+                                 "scope": {"values": {"model": "X300"}}}) as resp:
+        assert resp.status_code == 200
+        text = "".join(resp.iter_lines())
+    assert "no document for model X300" in text and '"status": "gap"' in text.replace('":"', '": "')
+    plain = env.api("POST", "/answer", json={"question": "How do I reset the X200?", "dataset_ids": ["manuals"]})
+    assert "scope" not in plain.json()

@@ -47,6 +47,9 @@ class AnswerRequest(EvidenceOptions, _Question):
 
     top_n: int = Field(6, ge=1, le=64, description="evidence chunks; at most RAGLOOM_MAX_RESULT_WINDOW too")
     stream: bool = False
+    scope: ScopeRequest | None = Field(None, description="the applicability scope, as the retrieval's: a missing "
+                                       "value is asked for and a value no document carries is named, with nothing "
+                                       "retrieved; the answer's scope says what was decided")
 
 
 class MetadataUpdate(_Strict):

@@ -401,16 +401,20 @@ class KnowledgeAPI(Base):
 
     @operation("POST", "/answer")
     def answer(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (), *, top_n: int = 6,
+               scope: ScopeRequest | Mapping[str, Any] | None = None,
                **options: Unpack[EvidenceFields]) -> CitedAnswer:
-        """An answer from the knowledge bases, citing its evidence as ``[ID:n]``."""
+        """An answer from the knowledge bases, citing its evidence as ``[ID:n]`` (with ``scope``: from the
+        documents whose metadata match, as :meth:`retrieve`'s; a missing value is asked for)."""
         return self._model(CitedAnswer, op, json=body(AnswerRequest, {
-            "question": question, "dataset_ids": _dataset_ids(dataset_ids), "top_n": top_n, **options}))
+            "question": question, "dataset_ids": _dataset_ids(dataset_ids), "top_n": top_n, "scope": scope,
+            **options}))
 
     @operation("POST", "/answer")
     def answer_stream(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (), *, top_n: int = 6,
+                      scope: ScopeRequest | Mapping[str, Any] | None = None,
                       **options: Unpack[EvidenceFields]) -> Iterator[AnswerEvent]:
         """The answer as it is written: :class:`~ragloom.sdk.Delta` events, then one
         :class:`~ragloom.sdk.AnswerFinal` with the checked answer and its references."""
         payload = body(AnswerRequest, {"question": question, "dataset_ids": _dataset_ids(dataset_ids),
-                                       "top_n": top_n, "stream": True, **options})
+                                       "top_n": top_n, "stream": True, "scope": scope, **options})
         return (answer_event(e) for e in self._events(op, path={}, json=payload))

@@ -16,14 +16,15 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 
 from ragloom.context import Context, Principal
+from ragloom.dataflow import Answer
 from ragloom.db.models import Document
 from ragloom.errors import ModelError
 from ragloom.models.chat import ChatModel
 from ragloom.retrieval.options import EvidenceOptions
-from ragloom.retrieval.scope import ScopeDecision, ScopeKey, decide, is_clarification
+from ragloom.retrieval.scope import ScopeDecision, ScopeKey, decide, is_clarification, without_values
 from ragloom.retrieval.scope import ScopeRequest as ScopeRequest  # the edge's types: a retrieval's scope,
 from ragloom.retrieval.scope import ScopeSettings as ScopeSettings  # an assistant's
-from ragloom.service import knowledgebases
+from ragloom.service import knowledgebases, workspace_models
 
 Options = TypeVar("Options", bound=EvidenceOptions)
 
@@ -129,3 +130,18 @@ def for_request(ctx: Context, *, principal: Principal, kb_ids: Sequence[str], qu
     decision = decide_scope(ctx, kb_ids=ids, keys=request.required(), question=question, given=request.values,
                             doc_ids=options.document_ids)
     return restricted(options, decision), decision
+
+
+def unretrieved_answer(ctx: Context, principal: Principal, decision: ScopeDecision) -> Answer:
+    """The answer of a clarify or gap decision: its message, nothing retrieved or cited."""
+    model = workspace_models.chat_model(ctx, principal.tenant_id)
+    return Answer(decision.message or "", model.name if model else "extractive", insufficient=True)
+
+
+def answer_question(ctx: Context, principal: Principal, request: ScopeRequest, decision: ScopeDecision,
+                    question: str) -> str:
+    """The question an answer searches and is written for once the scope is decided: without the words
+    naming the values when answers are extractive (the filter holds them), else as asked."""
+    if decision.status != "scoped" or workspace_models.chat_model(ctx, principal.tenant_id) is not None:
+        return question
+    return without_values(request.required(), decision, question)

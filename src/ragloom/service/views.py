@@ -720,6 +720,8 @@ class CitedAnswer(View):
     references: list[Reference]
     mode: str = Field(description="'extractive' (sentences quoted from the documents, no chat model) or 'model'")
     citations: list[AnswerCitation] = Field(description="every citation checked, with its verdict")
+    scope: ScopeView | SkipJsonSchema[None] = absent_unless("the request set scope: the scope decided before "
+                                                           "retrieval (clarify and gap: the answer asks or names it)")
 
 
 def reference_view(ev: Evidence) -> Reference:

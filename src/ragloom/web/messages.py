@@ -1146,8 +1146,8 @@ ZH: dict[str, str] = {
     "chat.a_retrieval": "检索",
     "chat.a_top_n": "每次回答使用的切片数",
     "chat.a_scope": "必需的适用范围",
-    "chat.a_scope_hint": "每次回答都需要取值的文档元数据键，例如 model, firmware:range（匹配方式：equal、in 或 range）。"
-                         "缺少取值时会先询问；没有文档对应该取值时会说明缺口。",
+    "chat.a_scope_hint": "每次回答都需要取值的文档元数据键，例如 model, firmware:range"
+                         "（匹配方式：equal、in 或 range）。缺少取值时会先询问；没有文档对应该取值时会说明缺口。",
     "chat.a_threshold": "相似度阈值",
     "chat.a_threshold_hint": "0–1：得分更低的切片被丢弃（加权融合）。留空：使用知识库的设置。",
     "chat.a_vector_weight": "向量相似度权重",
