@@ -178,6 +178,11 @@ def write_files(work: Path) -> None:
                                      "What does the warranty cover?,warranty\n"
                                      "Filing a claim with a dealer,warranty\n"
                                      "Parental leave and vacation days,leave\n")
+    (work / "device-manuals").mkdir()  # the after-sales assistant's manuals (their metadata: `ragloom docs meta`)
+    (work / "device-manuals" / "x100.txt").write_text(
+        "X100 service manual.\n\nTo reset the appliance, hold the red button for 5 seconds.\n")
+    (work / "device-manuals" / "x200.txt").write_text(
+        "X200 service manual.\n\nTo reset the appliance, unplug it for 10 minutes.\n")
     make_text(work / "parental-leave.md", "# Parental leave\n\nParents may take up to sixteen weeks of paid "
                                           "parental leave, to be requested two months in advance.\n")
 

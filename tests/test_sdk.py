@@ -93,8 +93,8 @@ def test_every_registered_method_is_a_public_method_of_the_client() -> None:
 
 @pytest.mark.parametrize(("fields", "model", "positional"), [
     (DatasetFields, KBCreate, {"name"}), (DatasetChanges, KBUpdate, set()),
-    (SearchFields, RetrievalRequest, {"question", "dataset_ids"}),
-    (EvidenceFields, AnswerRequest, {"question", "dataset_ids", "top_n", "stream"}),
+    (SearchFields, RetrievalRequest, {"question", "dataset_ids", "scope"}),  # scope: retrieve's own keyword
+    (EvidenceFields, AnswerRequest, {"question", "dataset_ids", "top_n", "stream", "scope"}),
     (AssistantFields, AssistantCreate, {"name", "dataset_ids"}), (AssistantChanges, AssistantUpdate, set()),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_keyword_options_are_the_request_models_fields(fields: Any, model: type[BaseModel],

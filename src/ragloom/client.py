@@ -51,6 +51,7 @@ class Client(Protocol):
     def version_diff(self, kb: str, doc: str, *, from_version: str | None = None,
                      to_version: str | None = None) -> dict[str, Any]: ...
     def rollback(self, kb: str, doc: str, version: str) -> dict[str, Any]: ...
+    def set_metadata(self, kb: str, doc: str, changes: Mapping[str, Any]) -> dict[str, Any]: ...
     def discard(self, kb: str, doc: str, version: str) -> dict[str, Any]: ...
     def search(self, kb: str | Sequence[str], question: str, *, top_n: int = 6, mode: str = "hybrid",
                explain: bool = False, toc_enhance: bool = False, route: bool = False,
@@ -173,6 +174,9 @@ class HttpClient:
 
     def rollback(self, kb: str, doc: str, version: str) -> dict[str, Any]:
         return _dump(self.api.activate_version(kb, doc, version))
+
+    def set_metadata(self, kb: str, doc: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+        return _dump(self.api.update_metadata(kb, doc, changes))
 
     def discard(self, kb: str, doc: str, version: str) -> dict[str, Any]:
         return _dump(self.api.discard_version(kb, doc, version))

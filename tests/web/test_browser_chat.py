@@ -20,7 +20,18 @@ import pytest
 from tests.fakes import openai_server
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.ingest.docgen import make_pdf
-from tests.web.browser import BROWSER, World, create_kb, new_page, open_world, shot, sign_up, sync_api, until
+from tests.web.browser import (
+    BROWSER,
+    World,
+    create_kb,
+    new_page,
+    open_world,
+    shot,
+    sign_up,
+    sync_api,
+    until,
+    upload_texts,
+)
 
 pytestmark = BROWSER
 
@@ -351,3 +362,39 @@ def test_markdown_builds_nodes_and_never_markup(chat_world: tuple[World, FakeOpe
     page.reload()
     expect(page.locator("#assistants-empty")).to_be_visible()
     expect(page.get_by_role("button", name="New assistant")).to_be_visible()
+
+
+def test_an_assistant_with_a_scope_asks_for_the_model_then_says_what_it_answered_from(
+        chat_world: tuple[World, FakeOpenAIServer]) -> None:
+    world, _ = chat_world
+    page = new_page(world)
+    sign_up(page, "scope@example.com")
+    kb = create_kb(page, "Devices")
+    upload_texts(page, {"x100.txt": "X100 manual.\n\nTo reset the appliance, hold the red button.\n",
+                        "x200.txt": "X200 manual.\n\nTo reset the appliance, unplug it.\n"})
+    expect(page.locator("#docs-table [data-testid=doc-status]")).to_have_text(["done", "done"], timeout=240_000)
+    for doc in api(page, "GET", f"/datasets/{kb}/documents")["documents"]:
+        api(page, "PATCH", f"/datasets/{kb}/documents/{doc['id']}/metadata",
+            {"metadata": {"model": doc["name"][:4].upper()}})
+
+    page.goto("/ui/chat")
+    page.get_by_role("button", name="New assistant").click()
+    dialog = page.locator("#assistant-dialog")
+    dialog.get_by_label("Name", exact=True).fill("Support")
+    dialog.get_by_label("Devices").check()
+    dialog.get_by_label("Required scope").fill("model")
+    dialog.get_by_role("button", name="Save").click()
+    page.wait_for_url(re.compile(r"^http://[^/]+/ui/chat/[0-9a-f]+$"))
+    made = api(page, "GET", f"/chats/{page.url.rsplit('/', 1)[1]}")
+    assert [(k["key"], k["match"]) for k in made["scope"]["keys"]] == [("model", "equal")]
+
+    page.get_by_label("Your question").fill("How do I reset it?")
+    page.get_by_label("Your question").press("Enter")
+    answer = page.get_by_test_id("answer").last
+    expect(answer).to_have_attribute("data-state", "done", timeout=SLOW)
+    expect(answer.get_by_test_id("answer-text")).to_contain_text("Which model is it: X100 or X200?")
+    page.get_by_label("Your question").fill("It is an x-200")
+    page.get_by_label("Your question").press("Enter")
+    answer = page.get_by_test_id("answer").nth(1)
+    expect(answer).to_have_attribute("data-state", "done", timeout=SLOW)
+    expect(answer.get_by_test_id("scope-used")).to_have_text("Answered from the documents for model X200")

@@ -11,6 +11,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validato
 
 from ragloom.retrieval.options import MAX_DOCUMENT_IDS, EvidenceOptions, RetrievalOptions
 from ragloom.service.filenames import DisplayName, OptionalName
+from ragloom.service.scope import ScopeRequest
 from ragloom.states import KeyScope
 
 MAX_DATASETS = 100  # knowledge bases searched by one request
@@ -35,12 +36,20 @@ class _Question(_Strict):
 class RetrievalRequest(RetrievalOptions, _Question):
     """A question, the datasets to search, and how to search them."""
 
+    scope: ScopeRequest | None = Field(None, description="the applicability scope, decided before retrieval: "
+                                       "the documents whose metadata match the values (given, or read from the "
+                                       "question); a missing value (clarify) or one no document carries (gap) "
+                                       "retrieves nothing — the response's scope says which and why")
+
 
 class AnswerRequest(EvidenceOptions, _Question):
     """A question, the datasets to answer from, which of their chunks may serve as evidence, and how many."""
 
     top_n: int = Field(6, ge=1, le=64, description="evidence chunks; at most RAGLOOM_MAX_RESULT_WINDOW too")
     stream: bool = False
+    scope: ScopeRequest | None = Field(None, description="the applicability scope, as the retrieval's: a missing "
+                                       "value is asked for and a value no document carries is named, with nothing "
+                                       "retrieved; the answer's scope says what was decided")
 
 
 class MetadataUpdate(_Strict):

@@ -34,6 +34,14 @@ PromptOpt = Annotated[str | None, typer.Option("--prompt", help='Prompt settings
                                                                 '{"cross_languages": ["English"]}.')]
 RetrievalOpt = Annotated[str | None, typer.Option("--retrieval", help='Retrieval options as JSON (those of '
                                                                       'search), e.g. {"fusion": "weighted"}.')]
+RequireOpt = Annotated[list[str] | None, typer.Option(
+    "--require-metadata", help="A document metadata key every answer needs a value for (the applicability "
+    "scope), KEY or KEY:MATCH with MATCH equal (default), in (the document lists its values) or range (the "
+    "document carries a version range such as >=2.1,<3); repeatable. Asked for when a question lacks it.")]
+AliasOpt = Annotated[list[str] | None, typer.Option(
+    "--scope-alias", help="Another name of a scope value, KEY:ALIAS=VALUE (e.g. model:pro=X200); repeatable.")]
+ScopeOpt = Annotated[str | None, typer.Option("--scope", help='The whole scope as JSON, e.g. {"keys": [{"key": '
+                                                              '"model"}]}; {"keys": []} removes it.')]
 
 
 def _json_option(text: str | None, flag: str) -> dict[str, Any]:
@@ -61,6 +69,40 @@ def _body(*, name: str | None, kb: list[str] | None, description: str | None, sy
     return {k: v for k, v in body.items() if v is not None}
 
 
+def _scope(require: list[str] | None, aliases: list[str] | None, scope: str | None) -> dict[str, Any] | None:
+    """The ``scope`` of the request body from --require-metadata, --scope-alias and --scope (None: unchanged)."""
+    if scope is not None:
+        if require or aliases:
+            raise RagloomError("--scope: give either the whole scope or --require-metadata/--scope-alias")
+        return _json_option(scope, "--scope")
+    if not require:
+        if aliases:
+            raise RagloomError("--scope-alias: give the keys too (--require-metadata)")
+        return None
+    keys: dict[str, dict[str, Any]] = {}
+    for item in require:
+        key, _, match = item.partition(":")
+        keys[key.strip()] = {"key": key.strip(), "match": match.strip() or "equal", "aliases": {}}
+    for item in aliases or []:
+        key, colon, rest = item.partition(":")
+        alias, eq, value = rest.partition("=")
+        if not colon or not eq or key.strip() not in keys:
+            raise RagloomError(f"--scope-alias {item!r}: give KEY:ALIAS=VALUE for a key of --require-metadata")
+        keys[key.strip()]["aliases"][alias.strip()] = value.strip()
+    return {"keys": list(keys.values())}
+
+
+def _scope_text(scope: dict[str, Any]) -> str:
+    keys = scope.get("keys") or []
+    if not keys:
+        return ""
+    parts = []
+    for k in keys:
+        aliases = ", ".join(f"{a}={v}" for a, v in k.get("aliases", {}).items())
+        parts.append(f"{k['key']} ({k['match']}{'; aliases ' + aliases if aliases else ''})")
+    return "scope: requires " + ", ".join(parts)
+
+
 def _assistant_text(a: dict[str, Any]) -> str:
     kbs = ", ".join(d["name"] + ("" if d["state"] == "ok" else f" ({d['state']})") for d in a["datasets"])
     p, r = a["prompt"], a["retrieval"]
@@ -73,6 +115,7 @@ def _assistant_text(a: dict[str, Any]) -> str:
              f"retrieval: top_n {a['top_n']}, mode {r['mode']}, fusion {r['fusion'] or 'server default'}"]
     if p["opening"]:
         lines.append(f"opening: {p['opening']}")
+    lines.append(_scope_text(a.get("scope") or {}))
     return "\n".join(line for line in lines if line)
 
 
@@ -81,14 +124,19 @@ def assistants_create(
     name: str, kb: KbOpt = None, description: DescriptionOpt = None, system: SystemOpt = None,
     opening: OpeningOpt = None, empty_response: EmptyOpt = None, quote: QuoteOpt = None, rewrite: RewriteOpt = None,
     top_n: TopNOpt = None, temperature: TemperatureOpt = None, llm: LlmOpt = None, prompt: PromptOpt = None,
-    retrieval: RetrievalOpt = None,
+    retrieval: RetrievalOpt = None, require_metadata: RequireOpt = None, scope_alias: AliasOpt = None,
+    scope: ScopeOpt = None,
 ) -> None:
-    """Create an assistant over one or more knowledge bases (--kb)."""
+    """Create an assistant over one or more knowledge bases (--kb); with --require-metadata, an
+    applicability scope: it asks for a missing value, answers from the matching documents only, and
+    names the gap when no document carries the value."""
     if not kb:
         raise RagloomError("--kb: give at least one knowledge base to answer from")
     body = _body(name=name, kb=kb, description=description, system=system, opening=opening,
                  empty_response=empty_response, quote=quote, rewrite=rewrite, top_n=top_n, temperature=temperature,
                  llm=llm, prompt=prompt, retrieval=retrieval)
+    if (scoped := _scope(require_metadata, scope_alias, scope)) is not None:
+        body["scope"] = scoped
     a = state.client().assistant_create(body)
     emit(a, f"Created assistant [bold]{a['name']}[/] ({a['id']})")
 
@@ -116,11 +164,15 @@ def assistants_update(
     description: DescriptionOpt = None, system: SystemOpt = None, opening: OpeningOpt = None,
     empty_response: EmptyOpt = None, quote: QuoteOpt = None, rewrite: RewriteOpt = None, top_n: TopNOpt = None,
     temperature: TemperatureOpt = None, llm: LlmOpt = None, prompt: PromptOpt = None, retrieval: RetrievalOpt = None,
+    require_metadata: RequireOpt = None, scope_alias: AliasOpt = None, scope: ScopeOpt = None,
 ) -> None:
-    """Change an assistant: only the options given change (--kb replaces the knowledge bases)."""
+    """Change an assistant: only the options given change (--kb replaces the knowledge bases,
+    --require-metadata the scope)."""
     body = _body(name=name, kb=kb, description=description, system=system, opening=opening,
                  empty_response=empty_response, quote=quote, rewrite=rewrite, top_n=top_n, temperature=temperature,
                  llm=llm, prompt=prompt, retrieval=retrieval)
+    if (scoped := _scope(require_metadata, scope_alias, scope)) is not None:
+        body["scope"] = scoped
     a = state.client().assistant_update(assistant, body)
     emit(a, _assistant_text(a))
 
@@ -239,6 +291,10 @@ def _stream_reply(events: Iterator[dict[str, Any]]) -> dict[str, Any]:
         out.print(reply["answer"], markup=False, highlight=False)
     for line in _citations(reply["references"]):
         out.print(line)
+    if (scope := reply.get("explain", {}).get("scope")) is not None:
+        values = ", ".join(f"{k} {v}" for k, v in scope["values"].items())
+        err.print(f"scope: {scope['status']}{' (' + values + ')' if values else ''} — {scope['reason']}",
+                  style="dim", markup=False, highlight=False)
     return reply
 
 

@@ -144,6 +144,43 @@ def docs(kb: str) -> None:
     emit({"documents": rows}, table)
 
 
+@docs_app.command("meta")
+def docs_meta(
+    kb: str, document: Annotated[str, typer.Argument(help="Name or id.")],
+    pairs: Annotated[list[str] | None, typer.Argument(help="KEY=VALUE to set (a JSON list or number is read as "
+                                                          "one: 'model=[\"X200\",\"X200S\"]'); KEY= removes it.")]
+    = None,
+) -> None:
+    """Show or set a document's metadata (what metadata filters and an assistant's scope match), e.g.
+    ``ragloom docs meta manuals x100.pdf model=X100 'firmware=>=2.1,<3'``."""
+    import json
+
+    changes: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise RagloomError(f"{pair!r}: give KEY=VALUE (KEY= removes the key)")
+        parsed: Any = value
+        if value == "":
+            parsed = None
+        elif value[:1] in "[0123456789-" or value in ("true", "false"):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = value
+        changes[key.strip()] = parsed
+    client = state.client()
+    doc: dict[str, Any] | None
+    if changes:
+        doc = client.set_metadata(kb, document, changes)
+    else:
+        doc = next((d for d in client.documents(kb) if document in (d["id"], d["name"])), None)
+        if doc is None:
+            raise RagloomError(f"document {document!r} not found in {kb!r}")
+    meta = doc.get("metadata") or {}
+    emit(doc, "\n".join(f"{k}: {v}" for k, v in meta.items()) or "no metadata")
+
+
 @docs_app.command("versions")
 def docs_versions(kb: str, document: Annotated[str, typer.Argument(help="Name or id.")]) -> None:
     """A document's versions, newest first: why and by whom each was made, its file, settings, chunks and

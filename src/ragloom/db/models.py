@@ -425,6 +425,8 @@ class Assistant(Base):
     retrieval: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     top_n: Mapped[int] = mapped_column(Integer, default=6)
     rerank: Mapped[bool] = mapped_column(Boolean, default=True)
+    # the applicability scope: a ScopeSettings (ragloom.retrieval.scope) — required metadata keys
+    scope: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -85,3 +85,5 @@ class RetrievalResult:
     explain_query: dict[str, object] | None = None
     # with routing: every candidate knowledge base, {"kb_id", "name", "score", "chosen"}, best first
     routing: list[dict[str, object]] | None = None
+    # with a scope (issue 27): the decision (ragloom.retrieval.scope.ScopeDecision.as_json)
+    scope: dict[str, object] | None = None

@@ -21,6 +21,7 @@ from ragloom.service.chat_views import (
     SessionList,
     SessionView,
 )
+from ragloom.service.scope import ScopeSettings
 from ragloom.service.sessions import FeedbackSet, SessionCreate, SessionRename
 
 Rating = Literal["up", "down"]
@@ -33,6 +34,7 @@ class _AssistantCommon(TypedDict, total=False):
     top_n: int
     rerank: bool
     permission: Literal["me", "team"]
+    scope: ScopeSettings | Mapping[str, Any]
 
 
 class AssistantFields(TypedDict, total=False):
@@ -45,6 +47,7 @@ class AssistantFields(TypedDict, total=False):
     top_n: int
     rerank: bool
     permission: Literal["me", "team"]
+    scope: ScopeSettings | Mapping[str, Any]
 
 
 class AssistantChanges(_AssistantCommon, total=False):

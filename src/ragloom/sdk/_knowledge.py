@@ -24,6 +24,7 @@ from ragloom.sdk.events import AnswerEvent, answer_event
 from ragloom.service.chunking_preview import ChunkingPreview, ChunkMethodList
 from ragloom.service.knowledgebases import KBCreate, KBUpdate
 from ragloom.service.reindex import Reindexed, ReindexRequest
+from ragloom.service.scope import ScopeRequest
 from ragloom.service.views import (
     ChunkList,
     CitedAnswer,
@@ -388,25 +389,32 @@ class KnowledgeAPI(Base):
     # --- retrieval and answers ---
 
     @operation("POST", "/retrieval")
-    def retrieve(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (),
+    def retrieve(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (), *,
+                 scope: ScopeRequest | Mapping[str, Any] | None = None,
                  **options: Unpack[SearchFields]) -> Retrieval:
         """The chunks of the knowledge bases (ids or names; with ``route=True``, the candidates, none =
-        every readable one) that best match the question, best first."""
+        every readable one) that best match the question, best first. ``scope`` (``{"keys": [...],
+        "values": {...}}``): only the documents whose metadata match; the result's ``scope`` says what
+        was decided (clarify and gap retrieve nothing)."""
         return self._model(Retrieval, op, json=body(RetrievalRequest, {
-            "question": question, "dataset_ids": _dataset_ids(dataset_ids), **options}))
+            "question": question, "dataset_ids": _dataset_ids(dataset_ids), "scope": scope, **options}))
 
     @operation("POST", "/answer")
     def answer(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (), *, top_n: int = 6,
+               scope: ScopeRequest | Mapping[str, Any] | None = None,
                **options: Unpack[EvidenceFields]) -> CitedAnswer:
-        """An answer from the knowledge bases, citing its evidence as ``[ID:n]``."""
+        """An answer from the knowledge bases, citing its evidence as ``[ID:n]`` (with ``scope``: from the
+        documents whose metadata match, as :meth:`retrieve`'s; a missing value is asked for)."""
         return self._model(CitedAnswer, op, json=body(AnswerRequest, {
-            "question": question, "dataset_ids": _dataset_ids(dataset_ids), "top_n": top_n, **options}))
+            "question": question, "dataset_ids": _dataset_ids(dataset_ids), "top_n": top_n, "scope": scope,
+            **options}))
 
     @operation("POST", "/answer")
     def answer_stream(self, op: Route, /, question: str, dataset_ids: str | Sequence[str] = (), *, top_n: int = 6,
+                      scope: ScopeRequest | Mapping[str, Any] | None = None,
                       **options: Unpack[EvidenceFields]) -> Iterator[AnswerEvent]:
         """The answer as it is written: :class:`~ragloom.sdk.Delta` events, then one
         :class:`~ragloom.sdk.AnswerFinal` with the checked answer and its references."""
         payload = body(AnswerRequest, {"question": question, "dataset_ids": _dataset_ids(dataset_ids),
-                                       "top_n": top_n, "stream": True, **options})
+                                       "top_n": top_n, "stream": True, "scope": scope, **options})
         return (answer_event(e) for e in self._events(op, path={}, json=payload))

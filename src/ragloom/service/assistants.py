@@ -21,6 +21,7 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Assistant, KnowledgeBase
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.retrieval.options import RetrievalOptions
+from ragloom.retrieval.scope import ScopeSettings
 from ragloom.service import knowledgebases, sharing, workspace_models
 from ragloom.service.filenames import DisplayName
 from ragloom.service.search import check_documents, check_result_window
@@ -128,6 +129,8 @@ class AssistantCreate(BaseModel):
     top_n: int = Field(6, ge=1, le=MAX_TOP_N, description="evidence chunks per answer")
     rerank: bool = Field(True, description="use the configured reranker, if any")
     permission: Literal["me", "team"] = Field("me", description="me: only you see it; team: the whole workspace")
+    scope: ScopeSettings = Field(default_factory=ScopeSettings, description="the applicability scope: document "
+                                 "metadata keys every answer needs a value for (asked for when missing)")
 
     @model_validator(mode="before")
     @classmethod
@@ -150,6 +153,7 @@ class AssistantUpdate(BaseModel):
     top_n: int | None = Field(None, ge=1, le=MAX_TOP_N)
     rerank: bool | None = None
     permission: Literal["me", "team"] | None = None
+    scope: ScopeSettings | None = Field(None, description="replaces the assistant's scope ({\"keys\": []}: none)")
 
     @model_validator(mode="before")
     @classmethod
@@ -206,6 +210,10 @@ def prompt_settings(assistant: Assistant) -> PromptSettings:
     return PromptSettings.model_validate(assistant.prompt)
 
 
+def scope_settings(assistant: Assistant) -> ScopeSettings:
+    return ScopeSettings.model_validate(assistant.scope or {})
+
+
 def _datasets(session: Session, principal: Principal, refs: list[str]) -> list[dict[str, str]]:
     """``[{"id", "name"}]`` of the requested knowledge bases; each must be readable by the caller
     (404 naming ``dataset_ids`` otherwise), and all must share an embedding model."""
@@ -239,7 +247,7 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: Assist
         tenant_id=principal.tenant_id, name=spec.name, description=spec.description, created_by=principal.user_id,
         knowledge_bases=datasets, llm=spec.llm.model_dump(mode="json"),
         prompt=spec.prompt.model_dump(mode="json"), retrieval=retrieval, top_n=spec.top_n, rerank=spec.rerank,
-        permission=spec.permission,
+        permission=spec.permission, scope=spec.scope.model_dump(mode="json"),
     )
     session.add(assistant)
     session.flush()
@@ -313,6 +321,8 @@ def update(ctx: Context, session: Session, *, principal: Principal, assistant_id
         assistant.rerank = changes["rerank"]
     if changes.get("permission") is not None:
         assistant.permission = changes["permission"]
+    if spec.scope is not None:
+        assistant.scope = spec.scope.model_dump(mode="json")
     session.flush()
     return assistant
 

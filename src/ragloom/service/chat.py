@@ -30,10 +30,18 @@ from ragloom.generation.followup import rewrite_question
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
 from ragloom.generation.sentences import strip_markers
 from ragloom.models.chat import Sampling
+from ragloom.retrieval.scope import ScopeDecision, is_clarification, without_values
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.service import answers, assistants, sessions, workspace_models
-from ragloom.service.chat_views import ChatAnswer, ChatExplain, ChatReply, citation_view, reference_view
-from ragloom.service.views import explain_view, rounded_positions
+from ragloom.service import scope as scoping
+from ragloom.service.chat_views import (
+    ChatAnswer,
+    ChatExplain,
+    ChatReply,
+    citation_view,
+    reference_view,
+)
+from ragloom.service.views import explain_view, rounded_positions, scope_view
 
 HISTORY_TURNS = 3  # the last turns a follow-up is rewritten with (REFERENCE §7 step 2)
 MAX_VARIABLES = 32
@@ -69,8 +77,10 @@ class Prepared:
     writing: answers.Writing
     tenant_id: str | None = None  # whose chat model writes the answer (None: the server's)
     notes: list[str] = field(default_factory=list)
-    result: RetrievalResult | None = None  # None: no knowledge base to search
+    result: RetrievalResult | None = None  # None: no knowledge base to search, or the scope's reply
     evidence: list[Evidence] = field(default_factory=list)
+    scope: ScopeDecision | None = None  # the assistant requires scope keys: what was decided
+    scope_reply: str | None = None  # the scope asks for a value (clarify) or names a gap: nothing retrieved
 
 
 def _system_prompt(prompt: assistants.PromptSettings, values: dict[str, str]) -> str:
@@ -120,6 +130,7 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
         states = assistants.dataset_states(s, principal=principal, assistant=assistant)
         prompt, llm = assistants.prompt_settings(assistant), assistants.llm_settings(assistant)
         options = assistants.retrieval_options(assistant, explain=request.explain)
+        scope_keys = assistants.scope_settings(assistant).keys
         rerank, assistant_key = assistant.rerank, assistant.id
     if llm_overrides:
         llm = llm.model_copy(update=dict(llm_overrides))
@@ -133,9 +144,22 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     question = request.question.strip()
     standalone, method = question, "off"
     chat_model = workspace_models.chat_model(ctx, principal.tenant_id)
-    if prompt.rewrite_followups:
+    kb_ids = [kb_id for kb_id, _, state in states if state == "ok"]
+    decision = None
+    if kb_ids and scope_keys:  # the applicability scope, decided before anything is searched
+        answering = bool(turns) and is_clarification(turns[-1][1])
+        decision = scoping.decide_scope(ctx, kb_ids=kb_ids, keys=scope_keys, question=question,
+                                        earlier=[q for q, _ in turns], doc_ids=options.document_ids,
+                                        answering=answering, chat_model=chat_model)
+        asked = scoping.clarified_question(turns, question)
+        if asked != question:  # it answers the scope's clarifying question: search the one that was asked
+            standalone, method = asked, "scope"
+    if method == "off" and prompt.rewrite_followups:
         rewrite = rewrite_question(turns, question, chat_model)
         standalone, method = rewrite.question, rewrite.method
+    if decision is not None and decision.status == "scoped" and chat_model is None:
+        # the scope holds the values: an extractive answer looks for what is asked, not for "firmware 2.4"
+        standalone = without_values(scope_keys, decision, standalone)
     extra = translate_question(standalone, prompt.cross_languages, chat_model)
     if prompt.keyword:
         keywords = extract_keywords(standalone, chat_model)
@@ -145,8 +169,12 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     prepared = Prepared(assistant_id=assistant_key, session_id=chat.id if chat is not None else None,
                         question=question, standalone=standalone, rewrite_method=method, search_query=search_query,
                         quote=prompt.quote, explain=request.explain, writing=writing, tenant_id=principal.tenant_id,
-                        notes=_kb_notes(states))
-    kb_ids = [kb_id for kb_id, _, state in states if state == "ok"]
+                        notes=_kb_notes(states), scope=decision)
+    if decision is not None:
+        if decision.status in ("clarify", "gap"):  # ask, or name the gap: nothing is retrieved
+            prepared.scope_reply = decision.message
+            return prepared
+        options = scoping.restricted(options, decision)
     if kb_ids:
         prepared.result, prepared.evidence = answers.find_evidence(
             ctx, principal=principal, kb_ids=kb_ids, question=search_query, options=options, rerank=rerank)
@@ -155,7 +183,7 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
 
 def _no_knowledge(ctx: Context, prepared: Prepared) -> Answer:
     model = workspace_models.chat_model(ctx, prepared.tenant_id) if prepared.tenant_id is not None else ctx.chat_model
-    return Answer(NO_KNOWLEDGE, model.name if model else "extractive", insufficient=True)
+    return Answer(prepared.scope_reply or NO_KNOWLEDGE, model.name if model else "extractive", insufficient=True)
 
 
 def _write(ctx: Context, prepared: Prepared) -> Answer:
@@ -251,6 +279,7 @@ def _shape(prepared: Prepared,
         question=prepared.question, standalone_question=prepared.standalone, rewrite_method=prepared.rewrite_method,
         search_query=prepared.search_query,
         retrieval=explain_view(prepared.result) if prepared.explain and prepared.result is not None else None,
+        scope=scope_view(prepared.scope.as_json()) if prepared.scope is not None else None,
     )
     return text, refs, citations, explain
 

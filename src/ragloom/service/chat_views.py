@@ -16,11 +16,20 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ragloom.db import models as db
 from ragloom.retrieval.options import RetrievalOptions
-from ragloom.service.assistants import LLMSettings, PromptSettings, llm_settings, prompt_settings, retrieval_options
+from ragloom.retrieval.scope import ScopeSettings
+from ragloom.service.assistants import (
+    LLMSettings,
+    PromptSettings,
+    llm_settings,
+    prompt_settings,
+    retrieval_options,
+    scope_settings,
+)
 from ragloom.service.views import (
     Explain,
     Number,
     Positions,
+    ScopeView,
     TableRows,
     Timestamp,
     View,
@@ -56,6 +65,7 @@ class AssistantView(View):
     retrieval: RetrievalOptions
     top_n: int
     rerank: bool
+    scope: ScopeSettings = Field(description="the applicability scope: required document metadata keys")
     permission: str = Field(description="me: only its creator sees it; team: the whole workspace")
     created_by: str | None
     created_at: Timestamp | None
@@ -74,7 +84,8 @@ def assistant_view(assistant: db.Assistant, states: Sequence[tuple[str, str, str
         dataset_ids=[kb["id"] for kb in assistant.knowledge_bases],
         datasets=[AssistantDataset(id=i, name=n, state=s) for i, n, s in states],
         llm=llm_settings(assistant), prompt=prompt_settings(assistant), retrieval=retrieval_options(assistant),
-        top_n=assistant.top_n, rerank=assistant.rerank, permission=assistant.permission,
+        top_n=assistant.top_n, rerank=assistant.rerank, scope=scope_settings(assistant),
+        permission=assistant.permission,
         created_by=assistant.created_by, created_at=iso_utc(assistant.created_at),
         updated_at=iso_utc(assistant.updated_at),
     )
@@ -132,6 +143,8 @@ class ChatExplain(View):
                               "keywords when the assistant asks for them")
     retrieval: Explain | SkipJsonSchema[None] = absent_unless("the question asked for explain: every "
                                                                "candidate's scores and the stage that dropped it")
+    scope: ScopeView | SkipJsonSchema[None] = absent_unless("the assistant requires scope keys: the scope "
+                                                           "decided before retrieval, and why")
 
 
 def reference_view(ref: Mapping[str, Any], active: Mapping[str, str | None]) -> ChatReference:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
@@ -606,12 +606,36 @@ class RoutingChoice(View):
     chosen: bool
 
 
+class ScopeView(View):
+    """The applicability scope decided before retrieval (``ragloom.retrieval.scope``)."""
+
+    status: Literal["none", "scoped", "clarify", "gap"] = Field(
+        description="scoped: retrieval was restricted to the matching documents; clarify: a value is missing "
+        "and the reply asks for it; gap: no document carries a value, nothing was retrieved; none: no scope")
+    values: dict[str, str] = Field(description="key -> the value decided (as the documents spell it)")
+    sources: dict[str, str] = Field(description="key -> where the value came from: question, conversation, "
+                                    "request (alias when it was an alias)")
+    missing: list[str] = Field(description="keys without a value (clarify)")
+    unknown: dict[str, str] = Field(description="key -> a value no document carries (gap)")
+    known: dict[str, list[str]] = Field(description="key -> the values the documents carry")
+    documents: int | None = Field(description="how many documents the answer may come from")
+    reason: str
+    message: str | None = Field(description="clarify: the question asking for the missing values; gap: the reply "
+                                "naming the value no document carries; null otherwise")
+
+
+def scope_view(decision: Mapping[str, Any]) -> ScopeView:
+    return ScopeView.model_validate(decision)
+
+
 class Retrieval(View):
     chunks: list[RetrievedChunk]
     total: int = Field(description="matches over the threshold (within the result window)")
     explain: Explain | SkipJsonSchema[None] = absent_unless("the request set explain")
     routing: list[RoutingChoice] | SkipJsonSchema[None] = absent_unless("the request set route: every "
                                                                          "candidate knowledge base, best first")
+    scope: ScopeView | SkipJsonSchema[None] = absent_unless("the request set scope: the scope decided before "
+                                                           "retrieval (clarify and gap retrieve nothing)")
 
 
 def chunk_view(c: Candidate) -> RetrievedChunk:
@@ -651,7 +675,8 @@ def explain_view(result: RetrievalResult) -> Explain | None:
 def retrieval_view(result: RetrievalResult) -> Retrieval:
     routing = None if result.routing is None else [RoutingChoice.model_validate(r) for r in result.routing]
     return Retrieval(chunks=[chunk_view(c) for c in result.chunks], total=result.total,
-                     explain=explain_view(result), routing=routing)
+                     explain=explain_view(result), routing=routing,
+                     scope=scope_view(result.scope) if result.scope is not None else None)
 
 
 # --- answers --------------------------------------------------------------------------------------
@@ -695,6 +720,8 @@ class CitedAnswer(View):
     references: list[Reference]
     mode: str = Field(description="'extractive' (sentences quoted from the documents, no chat model) or 'model'")
     citations: list[AnswerCitation] = Field(description="every citation checked, with its verdict")
+    scope: ScopeView | SkipJsonSchema[None] = absent_unless("the request set scope: the scope decided before "
+                                                           "retrieval (clarify and gap: the answer asks or names it)")
 
 
 def reference_view(ev: Evidence) -> Reference:

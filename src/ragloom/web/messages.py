@@ -474,6 +474,7 @@ EN: dict[str, str] = {
     "chat.cut_off": "The answer stopped before it was finished. Try again.",
     "chat.truncated": "The answer was cut at the assistant's maximum length.",
     "chat.searched_as": "Searched as: {q}",
+    "chat.scope_used": "Answered from the documents for {values}",
     "chat.sources": "Sources:",
     "chat.pages": "p. {pages}",
     "chat.warn_superseded": "This answer cites an older version of a document that was re-parsed or replaced "
@@ -533,6 +534,10 @@ EN: dict[str, str] = {
     "chat.a_keyword": "Add keywords to the search",
     "chat.a_retrieval": "Retrieval",
     "chat.a_top_n": "Evidence chunks per answer",
+    "chat.a_scope": "Required scope",
+    "chat.a_scope_hint": "Document metadata keys every answer needs a value for, e.g. model, firmware:range "
+                         "(match: equal, in or range). A missing value is asked for; a value no document carries "
+                         "is named as a gap.",
     "chat.a_threshold": "Similarity threshold",
     "chat.a_threshold_hint": "0–1: chunks scoring lower are dropped (weighted fusion). Empty: the knowledge "
                              "base's.",
@@ -1085,6 +1090,7 @@ ZH: dict[str, str] = {
     "chat.cut_off": "回答未完成就中断了，请重试。",
     "chat.truncated": "回答已达到助手设定的最大长度，被截断。",
     "chat.searched_as": "检索内容：{q}",
+    "chat.scope_used": "依据适用于 {values} 的文档回答",
     "chat.sources": "来源：",
     "chat.pages": "第 {pages} 页",
     "chat.warn_superseded": "此回答引用的文档此后已重新解析或替换：引用显示的是当时的文本。",
@@ -1139,6 +1145,9 @@ ZH: dict[str, str] = {
     "chat.a_keyword": "在检索中加入关键词",
     "chat.a_retrieval": "检索",
     "chat.a_top_n": "每次回答使用的切片数",
+    "chat.a_scope": "必需的适用范围",
+    "chat.a_scope_hint": "每次回答都需要取值的文档元数据键，例如 model, firmware:range"
+                         "（匹配方式：equal、in 或 range）。缺少取值时会先询问；没有文档对应该取值时会说明缺口。",
     "chat.a_threshold": "相似度阈值",
     "chat.a_threshold_hint": "0–1：得分更低的切片被丢弃（加权融合）。留空：使用知识库的设置。",
     "chat.a_vector_weight": "向量相似度权重",

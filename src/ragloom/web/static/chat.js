@@ -250,6 +250,11 @@ document.addEventListener("DOMContentLoaded", () => {
     }
     if (m.truncated) extras.push(el("p", { class: "hint" }, t("chat.truncated")));
     for (const note of m.notes || []) extras.push(el("p", { class: "hint" }, note));
+    const scope = m.explain && m.explain.scope;
+    if (scope && scope.status === "scoped") {
+      const values = Object.entries(scope.values).map(([k, v]) => `${k} ${v}`).join(", ");
+      extras.push(el("p", { class: "hint", "data-testid": "scope-used" }, t("chat.scope_used", { values })));
+    }
     if (m.explain && m.explain.standalone_question && m.question && m.explain.standalone_question !== m.question) {
       extras.push(el("p", { class: "hint" }, t("chat.searched_as", { q: m.explain.standalone_question })));
     }
@@ -594,6 +599,7 @@ document.addEventListener("DOMContentLoaded", () => {
       cross_languages: [], keyword: false },
     retrieval: { similarity_threshold: null, vector_similarity_weight: null, mode: "hybrid", fusion: null,
       toc_enhance: false, route: false },
+    scope: { keys: [] },
   };
   const LLM_FIELDS = ["temperature", "top_p", "max_tokens", "presence_penalty", "frequency_penalty"];
   let editing = null; // the assistant being edited; null: a new one
@@ -618,6 +624,8 @@ document.addEventListener("DOMContentLoaded", () => {
     f.rewrite_followups.checked = a.prompt.rewrite_followups !== false;
     f.keyword.checked = Boolean(a.prompt.keyword);
     f.top_n.value = a.top_n;
+    f.scope_keys.value = ((a.scope && a.scope.keys) || [])
+      .map((k) => (k.match === "equal" ? k.key : `${k.key}:${k.match}`)).join(", ");
     f.rerank.checked = a.rerank !== false;
     const r = a.retrieval || {};
     f.similarity_threshold.value = r.similarity_threshold ?? "";
@@ -692,6 +700,12 @@ document.addEventListener("DOMContentLoaded", () => {
       name: f.name.value.trim(), description: f.description.value.trim(), permission: f.permission.value,
       dataset_ids: [...aform.querySelectorAll("input[name=dataset]:checked")].map((i) => i.value),
       top_n: numberOr(f.top_n.value, 6), rerank: f.rerank.checked, llm,
+      // the required scope keys: "model, firmware:range"; the aliases and names an assistant has are kept
+      scope: { keys: words(f.scope_keys.value).map((w) => {
+        const [key, match] = w.split(":").map((x) => x.trim());
+        const had = ((editing && editing.scope && editing.scope.keys) || []).find((k) => k.key === key);
+        return { ...(had || {}), key, match: match || "equal" };
+      }) },
       prompt: {
         opening: f.opening.value, empty_response: f.empty_response.value.trim() || null,
         system: f.system.value.trim() || null, quote: f.quote.checked, rewrite_followups: f.rewrite_followups.checked,
