@@ -227,6 +227,38 @@ def test_a_staged_version_waits_for_review_then_is_published_or_discarded(doc: D
     assert doc.versions()[0]["content_hash"] == rows[2]["content_hash"]
 
 
+def test_a_knowledge_base_that_reviews_versions_holds_every_new_one_but_a_reindex(doc: Doc) -> None:
+    r = doc.client.patch(f"{API}/datasets/{doc.kb}", headers=doc.headers, json={"review_versions": True})
+    assert r.status_code == 200 and r.json()["review_versions"] is True, r.text
+    doc.replace(V2)  # no stage asked: the knowledge base's setting holds it
+    rows = {v["number"]: v for v in doc.versions()}
+    assert rows[2]["staged"] and rows[2]["status"] == "ready" and rows[1]["active"]
+    assert not any("zeppelin" in c for c in doc.search("zeppelin mechanic"))
+    assert doc.client.post(f"{doc.base}/reparse", headers=doc.headers).status_code == 202  # a re-parse waits too
+    doc.work()
+    assert doc.versions()[0]["staged"] and doc.versions()[0]["number"] == 3
+    new = doc.client.post(f"{API}/datasets/{doc.kb}/documents", headers=doc.headers,
+                          files=[("file", ("valve.md", b"# Valve\n\nThe brass valve opens at dawn.\n",
+                                            "text/markdown"))])
+    doc.work()
+    valve = new.json()["documents"][0]["id"]
+    got = doc.client.get(f"{API}/datasets/{doc.kb}/documents/{valve}", headers=doc.headers).json()
+    assert "waits for review" in got["message"]  # a new document is reviewed before anyone reads it
+    assert not any("brass valve" in c for c in doc.search("brass valve dawn"))
+    assert doc.client.post(f"{API}/datasets/{doc.kb}/documents/{valve}/versions/1/activate",
+                           headers=doc.headers).status_code == 200
+    assert any("brass valve" in c for c in doc.search("brass valve dawn"))
+    r = doc.client.post(f"{API}/datasets/{doc.kb}/reindex", headers=doc.headers, json={})
+    assert r.status_code == 202, r.text
+    doc.work()
+    latest = doc.versions()[0]
+    assert latest["reason"] == "reindex" and not latest["staged"] and latest["active"]  # never held back
+    r = doc.client.patch(f"{API}/datasets/{doc.kb}", headers=doc.headers, json={"review_versions": False})
+    assert r.json()["review_versions"] is False
+    doc.replace(V3)
+    assert doc.versions()[0]["active"] and not doc.versions()[0]["staged"]
+
+
 def test_a_version_of_another_embedding_model_or_a_dropped_index_is_not_made_live(doc: Doc) -> None:
     from ragloom.db.models import KnowledgeBase
     from ragloom.service import documents
@@ -326,6 +358,14 @@ def test_the_cli_adds_a_new_version_lists_compares_and_rolls_back(tmp_path: Path
     run("add", "manuals", str(pump), "--stage")
     assert "waits for review" in run("docs", "versions", "manuals", "pump.md", as_json=False)
     assert run("docs", "publish", "manuals", "pump.md", "--version", "3")["message"] == "published version 3"
+    assert run("kb", "set", "manuals", "--review-versions")["review_versions"] is True
+    pump.write_text(V1)
+    run("add", "manuals", str(pump))  # held by the knowledge base's setting, no --stage
+    assert [(v["number"], v["staged"], v["active"]) for v in run("docs", "versions", "manuals", "pump.md")[
+        "versions"]][:2] == [(4, True, False), (3, True, True)]
+    assert "new versions go live when built" in run("kb", "set", "manuals", "--publish-when-ready", as_json=False)
+    res = runner.invoke(app, ["--home", home, "kb", "set", "manuals"])
+    assert res.exit_code == 2 and "nothing to change" in res.output
 
 
 def test_a_first_version_compared_with_nothing_is_all_added(doc: Doc) -> None:

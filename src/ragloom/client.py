@@ -20,6 +20,7 @@ from ragloom.errors import RagloomError
 from ragloom.sdk import (
     AssistantChanges,
     AssistantFields,
+    DatasetChanges,
     DatasetFields,
     Delta,
     FusionName,
@@ -39,7 +40,10 @@ TERMINAL = ("done", "failed", "cancelled")
 class Client(Protocol):
     def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
                   parser_config: dict[str, Any] | None = None, tag_kb_ids: list[str] | None = None,
-                  topn_tags: int | None = None) -> dict[str, Any]: ...
+                  topn_tags: int | None = None, review_versions: bool = False) -> dict[str, Any]: ...
+    def kb_update(self, kb: str, changes: DatasetChanges) -> dict[str, Any]:
+        """Change a knowledge base's settings (``KBUpdate``); what is not given stays."""
+        ...
     def kb_list(self) -> list[dict[str, Any]]: ...
     def kb_tags(self, kb: str) -> dict[str, Any]: ...
     def kb_delete(self, kb: str) -> None: ...
@@ -133,14 +137,17 @@ class HttpClient:
 
     def kb_create(self, name: str, *, language: str = "en", description: str = "", chunk_method: str = "naive",
                   parser_config: dict[str, Any] | None = None, tag_kb_ids: list[str] | None = None,
-                  topn_tags: int | None = None) -> dict[str, Any]:
+                  topn_tags: int | None = None, review_versions: bool = False) -> dict[str, Any]:
         fields: DatasetFields = {"language": language, "description": description, "chunk_method": chunk_method,
-                                 "parser_config": parser_config or {}}
+                                 "parser_config": parser_config or {}, "review_versions": review_versions}
         if tag_kb_ids:  # unset tag options are left to the defaults
             fields["tag_kb_ids"] = list(tag_kb_ids)
         if topn_tags is not None:
             fields["topn_tags"] = topn_tags
         return _dump(self.api.create_dataset(name, **fields))
+
+    def kb_update(self, kb: str, changes: DatasetChanges) -> dict[str, Any]:
+        return _dump(self.api.update_dataset(kb, **changes))
 
     def kb_tags(self, kb: str) -> dict[str, Any]:
         return _dump(self.api.dataset_tags(kb))

@@ -81,9 +81,11 @@ def test_sign_up_create_a_knowledge_base_and_upload_a_pdf_and_a_docx_to_done(wor
     page.get_by_label("Token budget").fill("256")
     page.get_by_label("Synonyms").fill("pump, impeller")
     page.get_by_label("Page rank").fill("10")
+    page.get_by_label("Review new versions").check()
     page.get_by_role("button", name="Save").click()
     sync_api.expect(page.locator("#settings-error")).to_be_empty()
     sync_api.expect(page.locator("#flash")).to_have_text("Saved.")
+    assert page.evaluate(f"RL.api('GET', '/datasets/{kb}').then(d => d.review_versions)") is True
     shot(page, "knowledge-base-settings")
     assert page.outside == []
 

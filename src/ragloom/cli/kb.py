@@ -1,4 +1,4 @@
-"""Knowledge-base commands: ``kb create``, ``kb tags``, ``kb list`` and ``kb delete``."""
+"""Knowledge-base commands: ``kb create``, ``kb set``, ``kb tags``, ``kb list`` and ``kb delete``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ from typing import Annotated
 import typer
 
 from ragloom.cli._app import CliTable, ConfigOpt, MethodOpt, _config, emit, kb_app, state
+from ragloom.sdk import DatasetChanges
+
+REVIEW_HELP = ("New versions of its documents (new files, re-parses, settings changes) wait, built, until "
+               "someone publishes them (`ragloom docs publish`); readers keep the live version meanwhile.")
 
 
 @kb_app.command("create")
@@ -20,12 +24,46 @@ def kb_create(
         "--tag-set", help="A tag set (knowledge base of method 'tag') whose tags the chunks get; repeatable.")]
     = None,
     topn_tags: Annotated[int | None, typer.Option("--topn-tags", help="Tags kept per chunk (default 3).")] = None,
+    review_versions: Annotated[bool, typer.Option("--review-versions", help=REVIEW_HELP)] = False,
 ) -> None:
     """Create a knowledge base."""
     kb = state.client().kb_create(name, language=language, description=description,
                                   chunk_method=method or "naive", parser_config=_config(config),
-                                  tag_kb_ids=tag_set, topn_tags=topn_tags)
-    emit(kb, f"Created knowledge base [bold]{kb['name']}[/] ({kb['id']})")
+                                  tag_kb_ids=tag_set, topn_tags=topn_tags, review_versions=review_versions)
+    review = " · new versions wait for review" if kb.get("review_versions") else ""
+    emit(kb, f"Created knowledge base [bold]{kb['name']}[/] ({kb['id']}){review}")
+
+
+@kb_app.command("set")
+def kb_set(
+    kb: str,
+    review_versions: Annotated[bool | None, typer.Option(
+        "--review-versions/--publish-when-ready", help=REVIEW_HELP + " --publish-when-ready: they go live when "
+        "built (the default).", show_default=False)] = None,
+    min_relevance: Annotated[float | None, typer.Option(
+        "--min-relevance", min=0.0, max=1.0, help="Chunks whose relevance (calibrated probability, 0..1) is lower "
+        "are dropped from searches and answers.")] = None,
+    description: Annotated[str | None, typer.Option(help="A new description.")] = None,
+    method: MethodOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Change a knowledge base's settings; what is not given stays."""
+    changes: DatasetChanges = {}
+    if review_versions is not None:
+        changes["review_versions"] = review_versions
+    if min_relevance is not None:
+        changes["min_relevance"] = min_relevance
+    if description is not None:
+        changes["description"] = description
+    if method is not None:
+        changes["chunk_method"] = method
+    if config is not None:
+        changes["parser_config"] = _config(config) or {}
+    if not changes:
+        raise typer.BadParameter("nothing to change: give at least one option (see `ragloom kb set --help`)")
+    res = state.client().kb_update(kb, changes)
+    publish = "wait for review" if res["review_versions"] else "go live when built"
+    emit(res, f"Updated knowledge base [bold]{res['name']}[/]: new versions {publish}")
 
 
 @kb_app.command("tags")

@@ -173,6 +173,8 @@ class KnowledgeBase(Base):
     vector_similarity_weight: Mapped[float] = mapped_column(Float, default=0.3)
     # chunks whose calibrated relevance is lower are dropped (ragloom.retrieval.relevance); None: the server's
     min_relevance: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)
+    # new versions of its documents wait, built, for a reviewer to publish them (ragloom.service.versions)
+    review_versions: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
     # 0..100: a rank feature; when several knowledge bases are searched together, higher ranks first
     pagerank: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # the knowledge base's own synonym groups (added to the built-in dictionary at query time)

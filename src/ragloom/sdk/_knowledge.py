@@ -56,6 +56,7 @@ class _DatasetSettings(TypedDict, total=False):
     similarity_threshold: float
     vector_similarity_weight: float
     min_relevance: float
+    review_versions: bool
     pagerank: int
     synonyms: Sequence[Sequence[str]]
     tag_kb_ids: Sequence[str]

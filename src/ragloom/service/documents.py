@@ -244,7 +244,9 @@ def _new_version(
         parser_config=config,
         reason=reason,
         created_by=created_by,
-        staged=stage,
+        # the knowledge base may hold every new version for review; a re-index (a new embedding model, or a
+        # rebuilt store) must reach readers, so it never waits
+        staged=stage or (bool(kb.review_versions) and reason != VersionReason.REINDEX),
         embedding_model=kb.embedding_model,
     )
     session.add(version)

@@ -25,6 +25,9 @@ TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
 MIN_RELEVANCE_NOTE = ("chunks whose relevance (the calibrated probability that they are relevant, 0..1, whatever "
                       "the fusion) is lower are dropped: a question on a topic no document covers gets no chunk; "
                       "null: the server's default (RAGLOOM_MIN_RELEVANCE)")
+REVIEW_NOTE = ("new versions of its documents (uploads, new files, re-parses, settings changes) wait, built, as "
+               "ready until a reviewer publishes them (POST .../versions/{v}/activate) or discards them; readers "
+               "keep the live version meanwhile. false: published when built. A re-index is never held back")
 
 
 class KBCreate(BaseModel):
@@ -44,6 +47,7 @@ class KBCreate(BaseModel):
     similarity_threshold: float = Field(0.2, ge=0.0, le=1.0)
     vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
     min_relevance: float | None = Field(None, ge=0.0, le=1.0, description=MIN_RELEVANCE_NOTE)
+    review_versions: bool = Field(False, description=REVIEW_NOTE)
     pagerank: int = Field(0, ge=0, le=100, description="rank feature: searched together, higher ranks first")
     synonyms: list[list[str]] = Field(default_factory=list, description="synonym groups, e.g. [['PTO', 'leave']]")
     tag_kb_ids: list[str] = Field(default_factory=list, description="tag sets (knowledge bases of chunk method "
@@ -144,6 +148,7 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
         similarity_threshold=spec.similarity_threshold,
         vector_similarity_weight=spec.vector_similarity_weight,
         min_relevance=spec.min_relevance,
+        review_versions=spec.review_versions,
         pagerank=spec.pagerank,
         synonyms=validate_groups(spec.synonyms),
         tag_kb_ids=_tag_sets(session, principal, spec.tag_kb_ids, None),
@@ -193,6 +198,7 @@ class KBUpdate(BaseModel):
     similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     min_relevance: float | None = Field(None, ge=0.0, le=1.0, description=MIN_RELEVANCE_NOTE)
+    review_versions: bool | None = Field(None, description=REVIEW_NOTE)
     pagerank: int | None = Field(None, ge=0, le=100)
     synonyms: list[list[str]] | None = None
     tag_kb_ids: list[str] | None = None

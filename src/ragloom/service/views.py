@@ -104,6 +104,8 @@ class Dataset(View):
     min_relevance: Number | None = Field(description="chunks whose relevance (calibrated probability, 0..1) is "
                                          "lower are dropped, whatever the fusion; null: the server's default "
                                          "(RAGLOOM_MIN_RELEVANCE)")
+    review_versions: bool = Field(description="new versions of its documents wait, built, for a reviewer to "
+                                  "publish them; false: published when built")
     fusion: str
     fusion_note: str
     weighted_fusion: WeightedFusion
@@ -160,6 +162,7 @@ def kb_view(kb: db.KnowledgeBase, document_count: int | None = None, *, fusion: 
         similarity_threshold=kb.similarity_threshold,
         vector_similarity_weight=kb.vector_similarity_weight,
         min_relevance=kb.min_relevance,
+        review_versions=bool(kb.review_versions),
         fusion=fusion,
         fusion_note=FUSION_NOTE,
         weighted_fusion=WeightedFusion(similarity_threshold=kb.similarity_threshold,

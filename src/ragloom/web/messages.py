@@ -186,6 +186,10 @@ EN: dict[str, str] = {
     "settings.language_fixed": "The language is chosen at creation.",
     "settings.pagerank": "Page rank",
     "settings.pagerank_hint": "0–100: searched together with other knowledge bases, a higher rank comes first.",
+    "settings.review_versions": "Review new versions",
+    "settings.review_versions_hint": "New files, re-parses and settings changes wait, built, until someone "
+                                     "publishes them from the document's versions; readers keep the live version "
+                                     "meanwhile. Off: a new version goes live when it is built.",
     "settings.synonyms": "Synonyms",
     "settings.synonyms_hint": "One group per line, words separated by commas, e.g. PTO, leave, vacation.",
     "settings.embedding_model": "Embedding model",
@@ -813,6 +817,9 @@ ZH: dict[str, str] = {
     "settings.language_fixed": "语言在创建时确定。",
     "settings.pagerank": "页面排名",
     "settings.pagerank_hint": "0–100：与其他知识库一起检索时，排名高者靠前。",
+    "settings.review_versions": "新版本需审核",
+    "settings.review_versions_hint": "新文件、重新解析和设置变更在构建后等待，直到有人在文档的版本中发布；"
+                                     "其间读者仍看到当前版本。关闭：新版本构建完成即上线。",
     "settings.synonyms": "同义词",
     "settings.synonyms_hint": "每行一组，词之间用逗号分隔，例如：年假, 休假, 假期。",
     "settings.embedding_model": "向量模型",

@@ -100,6 +100,7 @@ document.addEventListener("DOMContentLoaded", async () => {
     showMethod(kb.chunk_method, kb.parser_config || {});
     form.permission.value = kb.permission;
     form.pagerank.value = kb.pagerank;
+    form.review_versions.checked = Boolean(kb.review_versions);
     form.synonyms.value = (kb.synonyms || []).map((group) => group.join(", ")).join("\n");
     form.embedding_model.value = kb.embedding_model;
     document.getElementById("s-embedding-note").textContent = kb.embedding_note || "";
@@ -160,6 +161,7 @@ document.addEventListener("DOMContentLoaded", async () => {
     const body = {
       name: form.name.value.trim(), description: form.description.value, chunk_method: form.chunk_method.value,
       parser_config: config, permission: form.permission.value, pagerank: Number(form.pagerank.value || 0),
+      review_versions: form.review_versions.checked,
       synonyms, tag_kb_ids: [...form.tag_kb_ids.selectedOptions].map((o) => o.value).filter(Boolean),
       topn_tags: Number(form.topn_tags.value || 3),
     };
