@@ -438,6 +438,21 @@ def test_references_stay_locked_to_the_version_they_cite(chat: Chat, tmp_path: P
     assert ref["file"] is None and ref["pages"] is None and ref["active_version_id"] is None
 
 
+def test_a_retrieval_and_an_answer_also_search_the_question_translated(chat: Chat) -> None:
+    body = {"question": PAGE2_QUESTION, "dataset_ids": [chat.kb], "cross_languages": ["French"]}
+    r = chat.api("POST", "/retrieval", json={**body, "explain": True})
+    assert r.status_code == 200, r.text
+    crossed = r.json()["explain"]["query"]["cross_languages"]
+    assert crossed["translations"] == [FRENCH] and crossed["search_query"] == f"{PAGE2_QUESTION}\n{FRENCH}"
+    assert "fake-chat" in crossed["note"] and r.json()["chunks"]
+    asked = [r.body for r in chat.server.requests if r.path.endswith("/chat/completions")][-1]
+    assert "French" in asked["messages"][0]["content"]
+    r = chat.api("POST", "/answer", json={**body, "top_n": 3})
+    assert r.status_code == 200 and "450 operating hours" in r.json()["answer"], r.text
+    too_many = chat.api("POST", "/retrieval", json={**body, "cross_languages": ["x"] * 9})
+    assert too_many.status_code == 422
+
+
 def test_an_assistant_whose_knowledge_base_was_deleted_says_so(chat: Chat) -> None:
     gone = chat.api("POST", "/datasets", json={"name": "doomed"}).json()
     a = _assistant(chat, "orphan", dataset_ids=[chat.kb, gone["id"]])

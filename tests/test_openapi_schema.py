@@ -39,9 +39,8 @@ REF = "#/components/schemas/"
 # The keys (in order) each resource had when the routes still returned plain dicts: the typed
 # models must send exactly these.
 DATASET_KEYS = ["id", "name", "description", "language", "permission", "chunk_method", "parser_config",
-                "embedding_model", "similarity_threshold", "vector_similarity_weight", "min_relevance", "review_versions",
-                "fusion",
-                "fusion_note",
+                "embedding_model", "similarity_threshold", "vector_similarity_weight", "min_relevance",
+                "review_versions", "fusion", "fusion_note",
                 "weighted_fusion", "pagerank", "synonyms", "tag_kb_ids", "topn_tags", "document_count", "created_at",
                 "raptor", "graphrag"]
 DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_count", "coverage", "chunk_method",

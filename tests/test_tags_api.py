@@ -42,8 +42,11 @@ def test_tag_sets_over_http(server) -> None:
     (chunk,) = api.get(f"/datasets/{notes_id}/documents/{doc_id}/chunks").json()["chunks"]
     assert "network" in chunk["tags"]
 
-    res = api.post("/retrieval", json={"question": QUESTION, "dataset_ids": [notes_id], "explain": True}).json()
+    res = api.post("/retrieval", json={"question": QUESTION, "dataset_ids": [notes_id], "explain": True,
+                                       "cross_languages": ["Chinese"]}).json()
     assert "network" in res["explain"]["query"]["query_tags"]
+    crossed = res["explain"]["query"]["cross_languages"]  # no chat model here: searched as asked, and said so
+    assert crossed["translations"] == [] and crossed["search_query"] == QUESTION and "no chat model" in crossed["note"]
     assert res["chunks"][0]["rank_feature"] > 0 and "network" in res["chunks"][0]["tags"]
     assert res["explain"]["candidates"][0]["rank_feature"] > 0
 

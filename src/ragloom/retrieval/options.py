@@ -10,9 +10,9 @@ Unset weights and thresholds (``None``) are resolved by the chosen fusion
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ragloom.retrieval.fusion import BuiltinFusion
 
@@ -49,6 +49,10 @@ class EvidenceOptions(BaseModel):
         None, ge=0.0, le=1.0, description="drop chunks whose relevance (the calibrated probability that they are "
         "relevant, 0..1) is lower, whatever the fusion; default: similarity_threshold when one is given and the "
         "fusion is normalized, else the knowledge base's min_relevance, else the server's")
+    cross_languages: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]] = \
+        Field(default_factory=list, max_length=8, description="languages the question is also searched in, e.g. "
+              "[\"English\", \"Chinese\"]: the workspace's chat model translates it first (explain shows the "
+              "translations); without a chat model the question is searched as asked")
 
 
 class RetrievalOptions(EvidenceOptions):

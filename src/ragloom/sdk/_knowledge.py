@@ -90,6 +90,7 @@ class EvidenceFields(TypedDict, total=False):
     similarity_threshold: float
     vector_similarity_weight: float
     min_relevance: float
+    cross_languages: Sequence[str]
 
 
 class SearchFields(EvidenceFields, total=False):

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
-from ragloom.errors import InvalidRequestError, NotFoundError
+from ragloom.errors import InvalidRequestError, ModelError, NotFoundError
 from ragloom.knowledge.toc import TocEntry
 from ragloom.retrieval.fusion import fusions
 from ragloom.retrieval.options import RetrievalOptions
@@ -96,6 +96,9 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     used unless ``rerank`` (``ragloom eval`` measures with and without it) or ``options.rerank`` is false."""
     opts = options or RetrievalOptions()
     check_result_window(ctx.settings, opts.page, opts.page_size)
+    crossed = cross_language_query(ctx, principal, question, opts.cross_languages) if opts.cross_languages else None
+    if crossed is not None:
+        question = crossed["search_query"]
     routing = None
     if opts.route:
         kb_ids, routing = route_knowledge_bases(ctx, principal=principal, kb_ids=kb_ids, question=question)
@@ -132,7 +135,25 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         result.explain_query["routing"] = routing
     if result.explain_query is not None:
         result.explain_query["query_tags"] = scope.query_tags
+        if crossed is not None:
+            result.explain_query["cross_languages"] = crossed
     return result
+
+
+def cross_language_query(ctx: Context, principal: Principal, question: str, languages: list[str]) -> dict[str, Any]:
+    """The question and its translations into ``languages`` by the workspace's chat model, one per line (what
+    is searched), with the translations and a note for explain; without a chat model, the question alone."""
+    from ragloom.generation.expansion import translate_question
+
+    model = workspace_models.chat_model(ctx, principal.tenant_id)
+    try:
+        translations = translate_question(question, list(languages), model)
+        note = (f"translated by {model.name}" if model is not None else
+                "no chat model is configured: the question was searched as asked, untranslated")
+    except ModelError as exc:  # a search does not fail for want of a translation
+        translations, note = [], f"the chat model could not translate the question ({exc.message}): searched as asked"
+    return {"languages": list(languages), "translations": translations, "note": note,
+            "search_query": "\n".join([question, *translations])}
 
 
 def check_result_window(settings: Settings, page: int, page_size: int) -> None:
