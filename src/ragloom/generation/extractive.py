@@ -394,6 +394,54 @@ _HOW_LONG = re.compile(r"\bhow long\b|多久|多长时间")
 _DURATION = re.compile(r"\b(?:second|minute|hour|day|week|month|year|decade|night)s?\b|centur|"
                        r"秒|分钟|小时|天|周|星期|月|年", re.IGNORECASE)
 _ZH_MEASURE = re.compile(r"(?:几|多少)([\u4e00-\u9fff])")
+# The kinds of measure a unit word belongs to: a question that asks for one ("how many kilograms", "how
+# heavy", "how far") is never answered with a quantity of another kind ("10 minutes").
+_DIMENSIONS: dict[str, re.Pattern[str]] = {
+    "time": _DURATION,
+    "mass": re.compile(r"\b(?:k?g|mg|grams?|kilo(?:gram)?s?|pounds?|lbs?|tons?|tonnes?|ounces?|oz)\b|"
+                       r"公斤|千克|克|吨|斤", re.IGNORECASE),
+    "length": re.compile(r"\b(?:mm|cm|km|m|metres?|meters?|kilometres?|kilometers?|inch(?:es)?|in\.|feet|foot|ft|"
+                         r"miles?|yards?)\b|毫米|厘米|公里|千米|米", re.IGNORECASE),
+    "volume": re.compile(r"\b(?:ml|l|litres?|liters?|gallons?|gal)\b|毫升|升", re.IGNORECASE),
+    "temperature": re.compile(r"°|\b(?:degrees?|celsius|fahrenheit)\b|摄氏度|度", re.IGNORECASE),
+    "money": re.compile(r"[$€£¥]|\b(?:dollars?|euros?|pounds sterling|yuan|rmb|usd|eur|cents?)\b|元|美元|欧元",
+                        re.IGNORECASE),
+}
+_ASKED_DIMENSION = (
+    ("mass", re.compile(r"\bweigh|\bhow heavy\b|\bweight\b|多重|重量", re.IGNORECASE)),
+    ("length", re.compile(r"\bhow (?:far|tall|wide|high|deep|long is the|thick)\b|\b(?:length|width|height|"
+                          r"distance|depth)\b|多远|多高|多宽|多深|长度|宽度|高度|距离", re.IGNORECASE)),
+    ("money", re.compile(r"\bcost|\bprice|\bhow much (?:money|does it cost|do(?:es)? .* (?:cost|charge|pay))|"
+                         r"\bfee\b|多少钱|价格|费用", re.IGNORECASE)),
+    ("temperature", re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b|温度", re.IGNORECASE)),
+)
+
+
+def _dimension(unit: str) -> str:
+    """The kind of measure of a unit ("minutes" -> ``time``, "kg" -> ``mass``); ``""`` when it is none of them."""
+    return next((kind for kind, pattern in _DIMENSIONS.items() if pattern.search(unit)), "")
+
+
+_RATE = re.compile(r"\s*(?:\b(?:per|a|an|each|every)\s+\w+|/\s*\w+|每\S+)\s*$", re.IGNORECASE)
+
+
+def _span_dimension(span: str) -> str:
+    """The kind of measure of a quantity: money by its currency, else its unit's, a rate's "per ..." aside
+    ("$85 per hour" -> ``money``, "450 operating hours" -> ``time``)."""
+    if _DIMENSIONS["money"].search(span):
+        return "money"
+    return _dimension(_RATE.sub("", _unit_of(span)))
+
+
+def asked_dimension(question: str) -> str:
+    """The kind of measure a number question asks for: by the unit it counts ("how many kilograms" -> ``mass``)
+    or by its verb ("how heavy", "weigh", "how far", "cost"); ``""`` when it asks for none in particular."""
+    counted = _dimension(asked_quantity(question)) if _ASKED_QUANTITY.search(question) else ""
+    if counted:
+        return counted
+    if _HOW_LONG.search(question.lower()):
+        return "time"
+    return next((kind for kind, pattern in _ASKED_DIMENSION if pattern.search(question)), "")
 _TITLE_PAGE_LINES = 20  # lines of a chunk's opening read as its title page
 _WINDOW_CHARS = 60  # around a span: the question's terms that surround it (20 for Chinese)
 TYPED_WINDOW_WEIGHT = 0.3
@@ -709,6 +757,7 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     for ev in {id(c.evidence): c.evidence for c in cands}.values():
         documents.setdefault(ev.doc_id, []).append(ev.content)
     duration = qtype is QType.NUMBER and _HOW_LONG.search(question.lower()) is not None
+    dimension = asked_dimension(question) if qtype is QType.NUMBER else ""
     asked = _ZH_MEASURE.search(question)
     measure = asked.group(1) if asked else ""  # 几天: a number of days
     q_numbers = numbers(question)
@@ -738,6 +787,7 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
             found_spans = [t for t in (_without_subject(sp, key_set, name_set) for sp in found_spans) if t]
         spans = [sp for sp in found_spans if not _in_question(sp.text, question, q_terms)
                  and (not duration or _DURATION.search(sp.text))
+                 and (not dimension or _span_dimension(sp.text) in ("", dimension))
                  and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, q_numbers))]
         unit_terms = latin_terms if zh_question and not _is_chinese(c.text) else terms
         if not spans or not _unit_answers(question, c, unit_terms, names, context):

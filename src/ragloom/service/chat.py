@@ -267,7 +267,10 @@ def _shape(prepared: Prepared,
     citations = [{**asdict(c), "sentence_text": answer.sentences[c.sentence] if c.sentence < len(answer.sentences)
                   else None} for c in answer.citations]
     text, cited = answer.text, list(answer.references)
-    if answer.insufficient and prepared.result is not None:
+    # the extractive answerer leads a refusal with the assistant's empty response, then lists what the documents
+    # cover nearest to the question, cited: kept; any other refusal is the empty response alone
+    nearest = answer.mode == "extractive" and bool(answer.citations)
+    if answer.insufficient and prepared.result is not None and not nearest:
         text, cited, citations = prepared.writing.empty_response, [], []
     elif not prepared.quote:
         text, cited, citations = strip_markers(text), list(prepared.evidence), []
