@@ -8,8 +8,9 @@ import numpy as np
 from ragloom.db import tasks
 from ragloom.db.models import Document, Task
 from ragloom.docstore.base import Filters
+from ragloom.ingest.pipeline import embed_step
 from ragloom.service import documents, knowledgebases
-from ragloom.service.ingestion import run_task, run_tasks
+from ragloom.service.ingestion import BatchProgress, run_task, run_tasks
 from ragloom.worker import run_one
 
 
@@ -116,3 +117,18 @@ def test_a_batch_leaves_the_other_workers_their_share(ctx, principal) -> None:
         second = tasks.claim(s, worker_id="w2")
         theirs = tasks.claim_more(s, second, worker_id="w2", limit=15, max_bytes=32_768, workers=2)
     assert (1 + len(mine), 1 + len(theirs)) == (4, 2)  # half of 8, then half of the 4 left
+
+
+def test_the_shared_steps_of_a_batch_move_every_task_s_progress(ctx, principal) -> None:
+    kb_id = _kb(ctx, principal, "moving")
+    _upload(ctx, principal, kb_id, dict(list(NOTES.items())[:3]))
+    with ctx.db.session() as s:
+        first = tasks.claim(s, worker_id="w")
+        batch = [first.id] + [t.id for t in tasks.claim_more(s, first, worker_id="w", limit=15, max_bytes=32_768)]
+    progress = BatchProgress(ctx, batch)
+    progress(0.6, "embedded 16/32 chunks")
+    progress(0.7, "embedded 24/32 chunks")  # within a second: not written
+    with ctx.db.session() as s:
+        rows = [s.get(Task, t) for t in batch]
+        assert [(t.progress, t.message) for t in rows] == [(0.6, "embedded 16/32 chunks, in a batch of 3 parts")] * 3
+    assert [embed_step(n) for n in (1, 31, 100, 1000)] == [8, 8, 13, 32]  # a few dozen chunks: several steps

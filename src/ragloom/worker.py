@@ -136,10 +136,12 @@ def _exit_now(wid: str) -> None:
 
 def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
             on_claim: Callable[[str | None], None] | None = None,
-            yielding: Callable[[], bool] | None = None) -> str | None:
+            yielding: Callable[[], bool] | None = None, own_process: bool = False) -> str | None:
     """Claim and run one task — with it, small documents of the same knowledge base waiting
     behind it (``ingest_batch_documents``) — or, when no task waits, one knowledge build; returns the
-    first task's (or the build's) id, or ``None`` when both queues are empty."""
+    first task's (or the build's) id, or ``None`` when both queues are empty. ``own_process``: this process
+    is a worker of its own, whose whole memory the task memory limit holds; else (in the API server, the CLI
+    or a test) the limit holds what the task adds to the process."""
     s_ = ctx.settings
     with ctx.db.session() as s:
         lost = tasks.requeue_stale(s, stale_after=workers.stale_after(s_), max_attempts=s_.task_max_retries)
@@ -151,13 +153,13 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
                                                      workers=max(s_.workers, len(workers.alive(s, s_))))]
     fail_lost_tasks(ctx, lost)
     if not batch:
-        return run_one_build(ctx, wid, stop=stop, on_claim=on_claim, yielding=yielding)
+        return run_one_build(ctx, wid, stop=stop, on_claim=on_claim, yielding=yielding, own_process=own_process)
     task_id = batch[0]
     if on_claim is not None:
         on_claim(task_id)
     # one task: the guard watches its cancel flag; a batch: each task is checked as it goes
     guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
-                      memory_limit_mb=s_.task_memory_limit_mb,
+                      memory_limit_mb=s_.task_memory_limit_mb, memory_baseline_mb=None if own_process else rss_mb(),
                       is_cancelled=_cancel_requested(ctx, task_id) if len(batch) == 1 else None,
                       stopping=stop.is_set if stop is not None else None, yielding=yielding)
     try:
@@ -182,7 +184,7 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
 
 def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None,
                   on_claim: Callable[[str | None], None] | None = None,
-                  yielding: Callable[[], bool] | None = None) -> str | None:
+                  yielding: Callable[[], bool] | None = None, own_process: bool = False) -> str | None:
     """Claim and run one knowledge build (:mod:`ragloom.service.builds`) — when no ingestion task waits:
     documents are parsed before knowledge is built over them. Returns its id, or ``None``."""
     s_ = ctx.settings
@@ -195,7 +197,8 @@ def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None
     if on_claim is not None:
         on_claim(build_id)
     guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
-                      memory_limit_mb=s_.task_memory_limit_mb, is_cancelled=_build_cancel_requested(ctx, build_id),
+                      memory_limit_mb=s_.task_memory_limit_mb, memory_baseline_mb=None if own_process else rss_mb(),
+                      is_cancelled=_build_cancel_requested(ctx, build_id),
                       stopping=stop.is_set if stop is not None else None, yielding=yielding)
     try:
         with guarded(guard), _BuildBeat(ctx, build_id):
@@ -314,7 +317,8 @@ def serve_forever(settings: Settings, stop: threading.Event | None = None, index
     yielding = signals.asked_back if signals is not None else None
     try:
         while not stop.is_set():
-            if run_one(ctx, wid, stop=stop, on_claim=on_claim, yielding=yielding) is None:
+            if run_one(ctx, wid, stop=stop, on_claim=on_claim, yielding=yielding,
+                       own_process=supervisor is not None) is None:
                 stop.wait(settings.worker_poll_seconds)
                 continue
             release_memory()

@@ -23,7 +23,7 @@ from ragloom.errors import LimitExceededError, ParseError, TaskCancelledError, T
 from ragloom.ingest.blocks import BBox, Block, Chunk, ParsedDocument
 from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
 from ragloom.ingest.chunkers.oversize import bound_chunks, split_row, split_text
-from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded
+from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
 from ragloom.ingest.parsers import PdfParser, new_registry, parse_document
 from ragloom.ingest.parsers.bounds import check_zip
 from ragloom.ingest.parsers.image import ImageParser
@@ -563,3 +563,17 @@ def test_sheets_are_checked_every_few_thousand_rows() -> None:
     text = "\n".join(f"{r},{r * 2}" for r in range(20_000)).encode()
     with guarded(TaskGuard(IngestLimits.defaults(), stopping=after(2))), pytest.raises(TaskInterruptedError):
         CsvParser().parse(text, "rows.csv")
+
+
+def test_a_task_in_a_shared_process_is_held_to_what_it_adds_a_worker_to_the_whole_process() -> None:
+    limits = IngestLimits.defaults()
+    shared = TaskGuard(limits, memory_limit_mb=64, memory_baseline_mb=rss_mb())  # the process holds far more
+    shared.checkpoint()  # the task itself added nothing yet
+    held = bytearray(96 * 1024 * 1024)  # the task takes 96 MiB
+    held[::4096] = b"x" * len(held[::4096])  # touched, so resident
+    with pytest.raises(LimitExceededError, match="MiB of memory taken by the task"):
+        shared.checkpoint()
+    del held
+    own = TaskGuard(limits, memory_limit_mb=64)  # a worker process of its own: all of it counts
+    with pytest.raises(LimitExceededError, match="MiB of worker memory.*RAGLOOM_TASK_MEMORY_LIMIT_MB"):
+        own.checkpoint()

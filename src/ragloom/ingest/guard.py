@@ -98,8 +98,12 @@ class TaskGuard:
 
     def __init__(self, limits: IngestLimits, *, time_limit: float | None = None, memory_limit_mb: float | None = None,
                  is_cancelled: Callable[[], bool] | None = None, stopping: Callable[[], bool] | None = None,
-                 yielding: Callable[[], bool] | None = None, cancel_every: float = 0.5) -> None:
+                 yielding: Callable[[], bool] | None = None, cancel_every: float = 0.5,
+                 memory_baseline_mb: float | None = None) -> None:
         self.limits = limits
+        # None: the memory limit holds the whole process (a worker process of its own); a figure: the process
+        # also serves other work (the API server, the CLI, tests), and the limit holds what the task added to it
+        self.memory_baseline_mb = memory_baseline_mb
         self.yielding = yielding
         self.time_limit = time_limit
         self.memory_limit_mb = memory_limit_mb
@@ -121,9 +125,10 @@ class TaskGuard:
         if self.time_limit is not None and self.elapsed > self.time_limit:
             raise exceeded("task_time_limit_seconds", "seconds of work", self.time_limit, round(self.elapsed))
         if self.memory_limit_mb is not None:
-            used = rss_mb()
+            used = rss_mb() - (self.memory_baseline_mb or 0.0)
             if used > self.memory_limit_mb:
-                raise exceeded("task_memory_limit_mb", "MiB of worker memory", int(self.memory_limit_mb), int(used))
+                what = "MiB of worker memory" if self.memory_baseline_mb is None else "MiB of memory taken by the task"
+                raise exceeded("task_memory_limit_mb", what, int(self.memory_limit_mb), int(used))
         now = time.monotonic()
         if self.is_cancelled is not None and now - self._cancel_checked >= self.cancel_every:
             self._cancel_checked = now

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 TITLE_WEIGHT = 0.1  # REFERENCE §6: vec = w * title + (1 - w) * content
 EMBED_BATCH = 32
+EMBED_MIN_BATCH = 8
 INDEX_BATCH = 256
 
 
@@ -142,10 +143,11 @@ def embed_many(parts: list[tuple[Job, list[Chunk]]], embedder: Embedder, progres
         is_chunk += ([False] if title else []) + [True] * len(chunks)
     total = sum(is_chunk)
     rows = []
-    for i in range(0, len(texts), EMBED_BATCH):
+    step = embed_step(len(texts))
+    for i in range(0, len(texts), step):
         checkpoint()  # cancel, shutdown, time and memory limits are honoured between batches
-        rows.append(embedder.embed_passages(texts[i : i + EMBED_BATCH]))
-        done = sum(is_chunk[: i + EMBED_BATCH])
+        rows.append(embedder.embed_passages(texts[i : i + step]))
+        done = sum(is_chunk[: i + step])
         progress(0.35 + 0.5 * done / max(1, total), f"embedded {done}/{total} chunks")
     every = np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
     out = []
@@ -156,6 +158,12 @@ def embed_many(parts: list[tuple[Job, list[Chunk]]], embedder: Embedder, progres
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         out.append(vecs.astype(np.float32))
     return out
+
+
+def embed_step(count: int) -> int:
+    """Texts per model call: :data:`EMBED_BATCH`, smaller for a few dozen texts so that progress moves
+    (at least about eight steps, never under :data:`EMBED_MIN_BATCH` texts)."""
+    return max(EMBED_MIN_BATCH, min(EMBED_BATCH, -(-count // 8)))
 
 
 def embedding_text(chunk: Chunk) -> str:

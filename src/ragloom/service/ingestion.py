@@ -28,7 +28,7 @@ from ragloom.docstore.base import Filters
 from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledError, TaskInterruptedError
 from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
-from ragloom.ingest.job import Job, no_progress
+from ragloom.ingest.job import Job
 from ragloom.service import chunk_edits, enrichment, versions, workspace_models
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
@@ -54,6 +54,28 @@ class TaskProgress:
             alive = tasks.report(s, self.task_id, progress=progress, message=message)
         if not alive:
             raise TaskCancelledError("cancelled by user")
+
+
+class BatchProgress:
+    """The shared steps of a batch of tasks (embedding, indexing: "embedded 120/400 chunks") reported on
+    every task of it, so that each document's progress moves; at most once a second, in one transaction. A
+    task cancelled meanwhile does not stop the others: it is told at publishing."""
+
+    def __init__(self, ctx: Context, task_ids: list[str]) -> None:
+        self.ctx = ctx
+        self.task_ids = task_ids
+        self._last = 0.0
+
+    def __call__(self, progress: float, message: str, *, force: bool = False) -> None:
+        checkpoint()
+        now = time.monotonic()
+        if not force and now - self._last < 1.0:
+            return
+        self._last = now
+        text = f"{message}, in a batch of {len(self.task_ids)} parts"
+        with self.ctx.db.session() as s:
+            for task_id in self.task_ids:
+                tasks.report(s, task_id, progress=progress, message=text)
 
 
 def load_job(ctx: Context, task_id: str) -> Job:
@@ -113,7 +135,7 @@ def run_tasks(ctx: Context, task_ids: list[str]) -> dict[str, RunOutcome]:
     if not ready:
         return outcomes
     # one task reports the shared steps; of several, each is told at publishing (and may be cancelled then)
-    shared = ready[0].progress if len(ready) == 1 else no_progress
+    shared = ready[0].progress if len(ready) == 1 else BatchProgress(ctx, [p.job.task_id for p in ready])
     try:
         embedder = workspace_models.embedder(ctx, ready[0].job.embedding_model)
         vectors = pipeline.embed_many([(p.job, p.chunks) for p in ready], embedder, shared)
