@@ -44,8 +44,8 @@ from tests.live import app_client
 
 API = "/api/v1"
 
-# Paths of /openapi.json outside /api/v1 that are not walked, and why. (The status page at / and
-# /status.json, /docs, /redoc and the MCP server are not in the schema: nothing to walk.)
+# Paths of /openapi.json outside /api/v1 that are not walked, and why. (The root /, the status page at
+# /status and /status.json, /docs, /redoc and the MCP server are not in the schema: nothing to walk.)
 NOT_API: dict[str, str] = {}
 
 # Path parameters and id fields of bodies and queries -> the resource of a workspace they name

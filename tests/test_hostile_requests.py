@@ -411,8 +411,9 @@ def test_originals_download_as_sandboxed_attachments(world: World) -> None:
         assert unquote(disposition.split("filename*=UTF-8''", 1)[1]) == doc["name"]
         assert r.headers["x-content-type-options"] == "nosniff"
         assert r.headers["content-security-policy"] == "sandbox"
-    # nosniff on every response: errors, the status page, health
+    # nosniff on every response: errors, the root's redirect, the status page, health
     for resp in (world.api.get("/datasets/nope"), httpx.get(world.live.url + "/"),
+                 httpx.get(world.live.url + "/status"),
                  httpx.get(world.live.url + "/api/v1/health"), httpx.get(world.live.url + "/status.json")):
         assert resp.headers["x-content-type-options"] == "nosniff", resp.url
     world.alive()
@@ -428,7 +429,7 @@ def test_status_shows_only_the_callers_tenant(world: World) -> None:
     anonymous = httpx.get(url + "/status.json")
     assert anonymous.status_code == 200
     assert set(anonymous.json()) == {"version", "health"} and anonymous.json()["health"] == "/api/v1/health"
-    page = httpx.get(url + "/")
+    page = httpx.get(url + "/status")
     assert page.status_code == 200 and "Documents by status" not in page.text and "/api/v1/health" in page.text
 
     mine = httpx.get(url + "/status.json", headers={"Authorization": f"Bearer {world.owner_key}"}).json()

@@ -83,20 +83,28 @@ class Contrarian:
 
 
 def test_reranker_mode_and_existing_kb(ctx, principal, tiny: Path) -> None:
+    kept = run_eval(ctx, principal, tiny, modes=["keyword"], keep=True)  # a knowledge base holding the corpus
+    assert f"scratch knowledge base kept: {kept.knowledge_base}" in kept.notes
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal,
-                              spec=knowledgebases.KBCreate(name="mine", vector_similarity_weight=0.9))
+        before = {d.id for d in documents.list_documents(s, principal=principal, kb_id=kept.knowledge_base)[0]}
     model = Contrarian()
-    first = run_eval(ctx, principal, tiny, kb="mine", modes=["hybrid", "hybrid+rerank"], reranker=model)
+    first = run_eval(ctx, principal, tiny, kb=kept.knowledge_base, modes=["hybrid", "hybrid+rerank"],
+                     reranker=model)
     assert [m.name for m in first.modes] == ["hybrid", "hybrid+rerank"] and not first.notes
     assert len(model.calls) == len(TINY_QUERIES) + 1 and all(n >= len(TINY) for n in model.calls)  # whole window
     assert first.mode("hybrid+rerank").metrics["hit@1"] < first.mode("hybrid").metrics["hit@1"]
-    assert first.knowledge_base == "mine" and not first.scratch
-    again = run_eval(ctx, principal, tiny, kb="mine", modes=["keyword"])  # re-run: nothing new to ingest
-    assert again.mode("keyword").queries == len(TINY_QUERIES)
+    assert first.knowledge_base == kept.knowledge_base and not first.scratch
+    with ctx.db.session() as s:  # measured as it stands: no document added, none re-parsed
+        docs, total = documents.list_documents(s, principal=principal, kb_id=kept.knowledge_base)
+        assert total == len(TINY) and {d.id for d in docs} == before and all(d.status == "done" for d in docs)
+        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="mine"))
+    empty = run_eval(ctx, principal, tiny, kb="mine", modes=["keyword"])
+    assert empty.mode("keyword").metrics["hit@1"] == 0.0
+    assert any(n.startswith(f"{len(TINY)} corpus documents are not in mine") for n in empty.notes), empty.notes
+    with pytest.raises(InvalidRequestError, match="scratch knowledge base only"):
+        run_eval(ctx, principal, tiny, kb="mine", modes=["hybrid"], enrich=["kg"])
     with ctx.db.session() as s:
-        docs, total = documents.list_documents(s, principal=principal, kb_id="mine")
-        assert total == len(TINY) and all(d.status == "done" for d in docs)
+        assert documents.list_documents(s, principal=principal, kb_id="mine")[1] == 0
 
 
 def _report() -> EvalReport:
@@ -134,3 +142,12 @@ def test_bad_arguments(ctx, principal, tiny: Path, kwargs: dict, message: str) -
 def test_tiny_fixture_is_consistent(tiny: Path) -> None:
     ds = load_dataset(tiny)
     assert len(ds.corpus) == len(TINY) and len(ds.queries) == len(TINY_QUERIES)
+
+
+def test_plot_without_matplotlib_fails_before_any_work(ctx, principal, tiny: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragloom\[plot\]'"):
+        run_eval(ctx, principal, tiny, modes=["keyword"], plot=tmp_path / "chart.png")
+    with ctx.db.session() as s:
+        assert not knowledgebases.list_visible(s, principal=principal)  # nothing was ingested

@@ -110,6 +110,38 @@ def test_ui_routes_stay_out_of_the_api_contract(client: TestClient) -> None:
     assert not [p for p in paths if p.startswith("/ui")]
 
 
-def test_status_page_without_a_session_links_to_sign_in(client: TestClient) -> None:
-    page = client.get("/", follow_redirects=False)
-    assert page.status_code == 200 and "/api/v1/health" in page.text and 'href="/ui/login"' in page.text
+def test_root_sends_a_visitor_to_sign_in_and_an_api_client_to_the_status_page(settings) -> None:
+    with app_client(settings) as (client, _ctx, auth):
+        root = client.get("/", follow_redirects=False)
+        assert root.status_code == 303 and root.headers["location"] == "/ui/login"
+        assert client.get("/").url.path == "/ui/login"  # a browser lands on the sign-in form
+        page = client.get("/status", follow_redirects=False)
+        assert page.status_code == 200 and "/api/v1/health" in page.text and 'href="/ui/kb"' in page.text
+        assert "Documents by status" not in page.text
+        for path in ("/", "/status"):  # monitoring and API clients: the status page with their counts
+            counted = client.get(path, headers=auth, follow_redirects=False)
+            assert counted.status_code == 200 and "Documents by status" in counted.text, path
+        assert client.get("/", headers={"Authorization": "Bearer ragloom-wrong"}).status_code == 401
+        assert set(client.get("/status.json").json()) == {"version", "health"}
+
+
+def test_workspace_owners_and_admins_find_the_status_page(client: TestClient) -> None:
+    from sqlalchemy import update
+
+    from ragloom.db.models import Membership
+    from ragloom.states import Role
+
+    sign_up(client)
+    members = client.get("/ui/workspace/members")
+    assert 'href="/status"' in members.text and messages.EN["nav.status"] in members.text
+    page = client.get("/status")
+    assert "Your workspace: 0 knowledge bases" in page.text and "Documents by status" in page.text
+    client.cookies.set(messages.LANGUAGE_COOKIE, "zh")
+    assert messages.ZH["status.documents"] in client.get("/status").text
+    client.cookies.delete(messages.LANGUAGE_COOKIE)
+    ctx = client.app.state.ctx  # type: ignore[attr-defined]
+    with ctx.db.session() as s:
+        s.execute(update(Membership).values(role=Role.MEMBER))
+    assert 'href="/status"' not in client.get("/ui/workspace/members").text
+    assert "Documents by status" not in client.get("/status").text  # a member sees no counts
+    assert set(client.get("/status.json").json()) == {"version", "health"}  # the JSON reads only a key

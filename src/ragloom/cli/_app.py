@@ -196,11 +196,17 @@ def main_options(
     api_key: Annotated[str | None, typer.Option(envvar="RAGLOOM_API_KEY", help="API key for --url.")] = None,
     json_out: Annotated[bool, typer.Option(JSON_FLAG, help="Machine-readable output: one JSON document on "
                                                           "stdout (also accepted after the command).")] = False,
-    log_level: Annotated[str, typer.Option(envvar="RAGLOOM_LOG_LEVEL")] = "WARNING",
+    log_level: Annotated[str, typer.Option(envvar="RAGLOOM_LOG_LEVEL", help="Level of ragloom's own log "
+                                                                             "lines on stderr.")] = "WARNING",
+    verbose: Annotated[bool, typer.Option("--verbose", envvar="RAGLOOM_VERBOSE", help="Log at INFO, third-party "
+                                          "libraries' lines too (OCR and layout models, onnxruntime...): "
+                                          "without it they show warnings and errors only.")] = False,
 ) -> None:
     from ragloom.logs import setup_logging
 
-    setup_logging(log_level)
+    level = "INFO" if verbose and logging.getLevelName(log_level.upper()) in (logging.WARNING, logging.ERROR,
+                                                                            logging.CRITICAL) else log_level
+    setup_logging(level, verbose_libraries=verbose)
     state.home, state.url, state.api_key, state.json = home, url, api_key, json_out
     if json_out:
         _json_stdout(ctx)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
@@ -11,6 +11,10 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from ragloom.cli._app import CliTable, app, emit, err, out, state
 from ragloom.client import LocalClient
 from ragloom.errors import RagloomError
+
+if TYPE_CHECKING:
+    from ragloom.context import Context, Principal
+    from ragloom.evaluation.report import EvalReport
 
 
 @app.command()
@@ -103,13 +107,17 @@ def eval_(
     corpus: Annotated[Path | None, typer.Option(
         "--corpus", help="Directory the corpus's \"path\" entries are relative to (default: the set's folder), "
                          "for a set over documents kept elsewhere.")] = None,
-    kb: Annotated[str | None, typer.Option("--kb", help="Use this knowledge base instead of a scratch one.")]
-    = None,
+    kb: Annotated[str | None, typer.Option(
+        "--kb", help="Measure this existing knowledge base of the data directory as it stands (its documents "
+                     "named as the corpus names them; nothing is uploaded) instead of a scratch one.")] = None,
     mode: Annotated[list[str] | None, typer.Option(
         "--mode", help="keyword, vector, hybrid, hybrid-weighted, hybrid+rerank")] = None,
     top_k: Annotated[int, typer.Option("--top-k")] = 10,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write a comparison chart (PNG).")] = None,
-    keep: Annotated[bool, typer.Option("--keep", help="Keep the scratch knowledge base.")] = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Write a comparison chart (PNG; needs matplotlib: pip install 'ragloom[plot]').")] = None,
+    keep: Annotated[bool, typer.Option(
+        "--keep", help="Keep the scratch data directory (and its knowledge base) and print where it is.")]
+    = False,
     answers: Annotated[bool, typer.Option(
         "--answers", help="Also answer the queries that have gold answers (\"answer\": [...]) and score the "
                           "answers: extractive and, when one is configured, the chat model side by side.")]
@@ -128,9 +136,15 @@ def eval_(
                          "keywords and questions per chunk). Repeat for several.")] = None,
 ) -> None:
     """Measure retrieval on a labelled set: keyword, vector, hybrid (and + reranker) side by side; with
-    --answers, answer accuracy, citation support, refusals and latency too."""
+    --answers, answer accuracy, citation support, refusals and latency too. The corpus is ingested in
+    a scratch data directory of its own (deleted afterwards unless --keep), never in yours; --kb
+    measures one of your knowledge bases instead, reading your data directory only."""
     from ragloom.evaluation import DEFAULT_MODES, run_eval, shipped_set
+    from ragloom.evaluation.report import require_matplotlib
+    from ragloom.evaluation.scratch import scratch_home
 
+    if plot is not None:
+        require_matplotlib()  # before any work, not after the whole run
     if directory.startswith("builtin:"):
         try:
             folder = shipped_set(directory.removeprefix("builtin:"))
@@ -138,9 +152,8 @@ def eval_(
             raise RagloomError(str(exc)) from exc
     else:
         folder = Path(directory)
-    client = state.client()
-    if not isinstance(client, LocalClient):
-        raise RagloomError("eval works on the data directory; run it without --url")
+    if state.url:
+        raise RagloomError("eval works on a data directory; run it without --url")
     with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                   console=err, disable=state.json, transient=True) as bar:
         tasks: dict[str, Any] = {}
@@ -150,8 +163,23 @@ def eval_(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
-        report = run_eval(client.ctx, client.principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES),
-                          top_k=top_k, plot=plot, keep=keep, progress=progress, answers=answers,
-                          max_queries=limit, max_corpus=corpus_limit, grade_order=grade_order,
-                          enrich=tuple(enrich or ()), corpus_root=corpus)
+        def run(ctx: Context, principal: Principal) -> EvalReport:
+            return run_eval(ctx, principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES), top_k=top_k,
+                            plot=plot, keep=keep, progress=progress, answers=answers, max_queries=limit,
+                            max_corpus=corpus_limit, grade_order=grade_order, enrich=tuple(enrich or ()),
+                            corpus_root=corpus)
+
+        if kb is not None:
+            client = state.client()
+            if not isinstance(client, LocalClient):
+                raise RagloomError("eval works on a data directory; run it without --url")
+            report = run(client.ctx, client.principal)
+        else:
+            with scratch_home(state.settings(), keep=keep) as scratch:
+                report = run(scratch.ctx, scratch.principal)
+            report.notes.extend(scratch.notes)
+            if keep:
+                report.notes.append(f"scratch data directory kept: {scratch.home} "
+                                    f"(RAGLOOM_HOME={scratch.home} ragloom kb list)")
+                err.print(f"Scratch data directory kept: {scratch.home}")
     emit(report.to_dict(), report.render())

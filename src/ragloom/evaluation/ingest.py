@@ -1,9 +1,10 @@
 """Put an evaluation corpus into a knowledge base through the normal service layer.
 
 One document per corpus item (``<id>.txt`` for text items, the file name for path
-items). Tasks run in this process (:func:`ragloom.worker.run_until`), so no
-worker needs to be running. Re-ingesting unchanged items into an existing
-knowledge base creates no new version (the upload de-duplicates by content).
+items), into a scratch knowledge base. Tasks run in this process
+(:func:`ragloom.worker.run_until`), so no worker needs to be running. An existing
+knowledge base is measured as it stands: nothing is uploaded into it
+(:func:`existing_kb_notes`).
 """
 
 from __future__ import annotations
@@ -87,6 +88,23 @@ def ingest(ctx: Context, principal: Principal, dataset: Dataset, target: IngestR
         log.warning("%d of %d corpus documents failed to parse: %s", len(target.failed), len(rows),
                     ", ".join(target.failed[:10]))
     return target
+
+
+def existing_kb_notes(ctx: Context, dataset: Dataset, target: IngestResult) -> list[str]:
+    """Measure an existing knowledge base as it stands (nothing is uploaded): notes on the corpus
+    documents it lacks or could not parse; ``target`` gets the counts."""
+    items = [c for c in dataset.corpus if not c.is_empty]
+    target.empty = [c.id for c in dataset.corpus if c.is_empty]
+    with ctx.db.session() as s:
+        rows = s.execute(select(Document.name, Document.status).where(Document.kb_id == target.kb_id)).all()
+    status = dict(rows)
+    target.documents = sum(1 for c in items if c.document_name in status)
+    target.failed = sorted(c.document_name for c in items if status.get(c.document_name, "done") != "done")
+    missing = [c.document_name for c in items if c.document_name not in status]
+    if not missing:
+        return []
+    shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+    return [f"{len(missing)} corpus documents are not in {target.kb_name} and can never be found: {shown}"]
 
 
 def _drain(ctx: Context, ids: list[str], progress: Progress) -> None:

@@ -144,13 +144,11 @@ class EvalReport:
 
         Needs matplotlib (the ``plot`` extra); :class:`MissingDependencyError` otherwise.
         """
-        try:
-            import matplotlib
+        require_matplotlib()
+        import matplotlib
 
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            raise MissingDependencyError("matplotlib", "plot") from None
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
         out = Path(path)
         names = self.metric_names
         fig, (ax, lat) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 1]})
@@ -173,3 +171,12 @@ class EvalReport:
         fig.savefig(out, dpi=110)
         plt.close(fig)
         return out
+
+
+def require_matplotlib() -> None:
+    """Raise :class:`MissingDependencyError` naming the ``plot`` extra (``pip install 'ragloom[plot]'``)
+    when matplotlib cannot be imported: ``--plot`` checks it before any work."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError("matplotlib", "plot") from None

@@ -27,8 +27,16 @@ from ragloom.evaluation import metrics as M
 from ragloom.evaluation.answers import DEFAULT_TOP_N, AnswerReport, check_answers, evaluate_answers
 from ragloom.evaluation.dataset import Dataset, LabelledQuery, load_dataset
 from ragloom.evaluation.enrichment import check_enrichments, evaluate_enrichments
-from ragloom.evaluation.ingest import IngestResult, Progress, drop_kb, ingest, no_progress, open_kb
-from ragloom.evaluation.report import EnrichmentResult, EvalReport, ModeResult, QueryOutcome
+from ragloom.evaluation.ingest import (
+    IngestResult,
+    Progress,
+    drop_kb,
+    existing_kb_notes,
+    ingest,
+    no_progress,
+    open_kb,
+)
+from ragloom.evaluation.report import EnrichmentResult, EvalReport, ModeResult, QueryOutcome, require_matplotlib
 from ragloom.models.rerank import Reranker
 from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.rerank import rerank
@@ -193,13 +201,14 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
              corpus_root: Path | str | None = None) -> EvalReport:
     """Evaluate retrieval on the labelled set in ``directory`` (see :mod:`ragloom.evaluation.dataset`).
 
-    The corpus goes into ``kb`` (an existing knowledge base, by id or name; never
-    deleted) or into a new scratch knowledge base, deleted afterwards unless
-    ``keep``. ``hybrid+rerank`` uses ``reranker`` or else the configured one
-    (``ctx.reranker``); with neither it is left out and a note says so.
-    ``plot`` writes a PNG chart (needs matplotlib). ``answers`` also answers every query that has
-    gold answers (extractively, and with the configured chat model when there is one) and scores
-    the answers (:mod:`ragloom.evaluation.answers`; ``answer_top_n`` chunks of evidence each).
+    The corpus goes into a new scratch knowledge base, deleted afterwards unless ``keep``; with
+    ``kb`` (an existing knowledge base, by id or name) nothing is uploaded or built: the knowledge
+    base is measured as it stands (its documents named as the corpus names them; a note counts the
+    corpus documents it lacks), and ``enrich`` is refused. ``hybrid+rerank`` uses ``reranker`` or
+    else the configured one (``ctx.reranker``); with neither it is left out and a note says so.
+    ``plot`` writes a PNG chart (needs matplotlib: checked first, before any work). ``answers`` also
+    answers every query that has gold answers (extractively, and with the configured chat model when
+    there is one) and scores the answers (:mod:`ragloom.evaluation.answers`; ``answer_top_n`` chunks of evidence each).
     ``max_corpus`` keeps the first N corpus items and the queries they answer, ``max_queries`` the
     first N queries (a sample of a large set; ``corpus_size`` and ``query_count`` say what was run).
     ``grade_order``: ``lower`` when the set's grade 1 is the most relevant (Cranfield's codes).
@@ -209,8 +218,13 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
     Unanswerable queries are left out of the retrieval scores (a note counts them).
     Raises :class:`InvalidRequestError` for a malformed set or bad arguments.
     """
+    if plot is not None:
+        require_matplotlib()
     _check_modes(modes, top_k)
     enrich = check_enrichments(enrich)
+    if enrich and kb is not None:
+        raise InvalidRequestError("enrichments are built over a scratch knowledge base only: leave out the "
+                                  "knowledge base (kb) to measure them")
     dataset = load_dataset(directory, max_queries=max_queries, max_corpus=max_corpus, grade_order=grade_order,
                            corpus_root=corpus_root)
     if answers:
@@ -229,7 +243,10 @@ def run_eval(ctx: Context, principal: Principal, directory: Path | str, *, kb: s
     target = open_kb(ctx, principal, dataset, kb=kb, language=language)
     try:
         started = time.perf_counter()
-        ingest(ctx, principal, dataset, target, progress)
+        if target.scratch:
+            ingest(ctx, principal, dataset, target, progress)
+        else:
+            notes.extend(existing_kb_notes(ctx, dataset, target))
         ingest_seconds = time.perf_counter() - started
         results, cand_window = evaluate(ctx, principal, dataset, target.kb_id, modes=run_modes, top_k=top_k,
                                         reranker=reranker, progress=progress)

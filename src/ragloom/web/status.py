@@ -1,9 +1,13 @@
-"""A minimal status page at ``/`` (and ``/status.json``); a browser signed in to the web UI is sent
-on to it (``/ui``), anyone else sees the status and a link to sign in.
+"""The server's root ``/``, a minimal status page at ``/status`` and ``/status.json``.
 
-Without an API key it shows only the version and where to look (``/api/v1/health``, ``/docs``):
-nothing about any tenant. With ``Authorization: Bearer <key>`` it shows the counts of the
-caller's own tenant (knowledge bases, documents and tasks by status); an unknown key is a 401.
+``/`` sends a browser on to the web UI — its knowledge bases when signed in, else the sign-in page;
+a request with an ``Authorization`` header (an API client, monitoring) gets the status page there.
+
+Without an API key the status page shows only the version and where to look (``/api/v1/health``,
+``/docs``): nothing about any tenant. With ``Authorization: Bearer <key>`` it shows the counts of
+the caller's own tenant (knowledge bases, documents and tasks by status); an unknown key is a 401.
+A browser signed in to the web UI as an owner or admin of its current workspace sees that
+workspace's counts (the workspace pages link here); ``/status.json`` reads only the key.
 """
 
 from __future__ import annotations
@@ -18,11 +22,16 @@ from ragloom import __version__
 from ragloom.context import Context, Principal
 from ragloom.service import accounts
 from ragloom.service.system import workspace_counts
+from ragloom.states import Role
+from ragloom.web.messages import catalogue, language
 from ragloom.web.pages import UI, viewer
 
 router = APIRouter(include_in_schema=False)
 
 HEALTH = "/api/v1/health"
+STATUS = "/status"
+SIGN_IN = f"{UI}/login"
+MANAGERS = (str(Role.OWNER), str(Role.ADMIN))
 
 
 def _caller(request: Request) -> Principal | None:
@@ -43,33 +52,56 @@ def status(request: Request) -> dict[str, Any]:
     return out
 
 
+def _managed_workspace(request: Request) -> str | None:
+    """The id of the signed-in browser's current workspace when it is an owner or admin there."""
+    if "authorization" in request.headers:
+        return None
+    who = viewer(request)
+    if who is None:
+        return None
+    current = next((w for w in who.workspaces if w["current"]), None)
+    return current["id"] if current and current["role"] in MANAGERS else None
+
+
 @router.get("/", response_class=HTMLResponse)
+def root(request: Request) -> Response:
+    if "authorization" in request.headers:
+        return HTMLResponse(_status_html(request))
+    return RedirectResponse(f"{UI}/kb" if viewer(request) is not None else SIGN_IN, status_code=303)
+
+
+@router.get(STATUS, response_class=HTMLResponse)
 def status_page(request: Request) -> Response:
-    if "authorization" not in request.headers and viewer(request) is not None:
-        return RedirectResponse(f"{UI}/kb", status_code=303)
     return HTMLResponse(_status_html(request))
 
 
 def _status_html(request: Request) -> str:
     st = status(request)
+    if "scope" not in st and (tenant_id := _managed_workspace(request)) is not None:
+        st.update(scope="tenant", **workspace_counts(request.app.state.ctx, tenant_id))
+    lang = language(request)
+    messages = catalogue(lang)
+
+    def t(key: str) -> str:
+        return html.escape(messages.get(key, key))
 
     def table(title: str, counts: dict[str, int]) -> str:
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in sorted(counts.items()))
-        return f"<h2>{title}</h2><table>{rows or '<tr><td>none</td></tr>'}</table>"
+        return f"<h2>{title}</h2><table>{rows or '<tr><td>' + t('status.none') + '</td></tr>'}</table>"
 
     if "scope" in st:
-        body = (f"<p>Your workspace: {st['knowledge_bases']} knowledge bases</p>"
-                f"{table('Documents by status', st['documents'])}{table('Tasks by status', st['tasks'])}")
+        body = (f"<p>{t('status.workspace').replace('{n}', str(st['knowledge_bases']))}</p>"
+                f"{table(t('status.documents'), st['documents'])}{table(t('status.tasks'), st['tasks'])}")
     else:
-        body = ("<p>Send <code>Authorization: Bearer &lt;key&gt;</code> to <code>/status.json</code> "
-                "for your workspace's document and task counts.</p>")
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>ragloom</title>
+        body = f"<p>{t('status.key_hint')}</p>"
+    return f"""<!doctype html><html lang="{'zh-CN' if lang == 'zh' else 'en'}"><head><meta charset="utf-8">
+<title>ragloom</title>
 <meta http-equiv="refresh" content="3">
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:40rem}}
 td{{padding:.2rem 1rem;border-bottom:1px solid #ddd}}</style></head><body>
 <h1>ragloom {html.escape(st['version'])}</h1>
-<p><a href="{UI}/login">Sign in to the web UI</a></p>
-<p>API: <a href="/docs">/docs</a> · health: <a href="{HEALTH}">{HEALTH}</a></p>
+<p><a href="{UI}/kb">{t('status.web_ui')}</a></p>
+<p>API: <a href="/docs">/docs</a> · {t('status.health')}: <a href="{HEALTH}">{HEALTH}</a></p>
 {body}
 </body></html>"""
 

