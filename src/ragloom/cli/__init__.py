@@ -8,10 +8,10 @@ progress and messages go to stderr; failures exit non-zero with a message on std
 
 The application, its global options and shared state live in ``_app``; the
 commands are registered by importing their modules below, in the order
-``--help`` lists them: ``server`` (init, serve, worker), ``keys`` (create, list, revoke), ``users``
-(list, password, signup: server administration), ``models`` (list, set, delete, test), ``documents``
-(add, reindex, docs, chunks, parse), ``builds`` (build raptor, builds), ``search`` (search, ask, eval),
-``chat`` (chat, assistants, sessions), ``kb``,
+``--help`` lists them: ``server`` (init, serve, worker), ``quickstart`` (the sample documents),
+``keys`` (create, list, revoke), ``users`` (list, password, signup: server administration),
+``models`` (list, set, delete, test), ``documents`` (add, reindex, docs, chunks, parse), ``builds``
+(build raptor, builds), ``search`` (search, ask, eval), ``chat`` (chat, assistants, sessions), ``kb``,
 ``maintenance`` (gc), ``mcp`` (the MCP server on stdio).
 """
 
@@ -25,8 +25,8 @@ from ragloom.cli._app import State, app, emit, err, kb_app, keys_app, main_optio
 from ragloom.errors import RagloomError
 
 # Importing a command module registers its commands; this order is the order ``--help`` lists them in.
-for _module in ("server", "keys", "users", "models", "documents", "builds", "search", "chat", "kb", "maintenance",
-                "mcp"):
+for _module in ("server", "quickstart", "keys", "users", "models", "documents", "builds", "search", "chat", "kb",
+                "maintenance", "mcp"):
     importlib.import_module(f"ragloom.cli.{_module}")
 
 __all__ = ["State", "app", "emit", "err", "kb_app", "keys_app", "main", "main_options", "out", "state"]

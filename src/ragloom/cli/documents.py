@@ -60,7 +60,7 @@ def add(
         emit({"documents": docs}, f"Queued {len(docs)} documents"
              + ("" if state.url else " (they are parsed when `ragloom serve` or `ragloom worker` runs)"))
         return
-    final = _wait(client, kb, {d["id"] for d in docs})
+    final = wait_parsed(client, kb, {d["id"] for d in docs})
     failed = [d for d in final if d["status"] != "done"]
     if failed:
         table = CliTable("document", "status", "reason", title="Not added", fluid=("reason",))
@@ -72,7 +72,9 @@ def add(
     emit({"documents": final, "failed": 0}, f"Added {len(final)} documents ({chunks} chunks) to {kb}")
 
 
-def _wait(client: Client, kb: str, ids: set[str]) -> list[dict[str, Any]]:
+def wait_parsed(client: Client, kb: str, ids: set[str]) -> list[dict[str, Any]]:
+    """Process (in local mode) and wait, with a progress bar on stderr, until the documents ``ids`` of ``kb``
+    have finished (done, failed or cancelled); their final rows."""
     client.start_processing()
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
@@ -113,7 +115,7 @@ def reindex(
             by_kb.setdefault(d.kb_id, set()).add(d.id)
     if wait:
         for kb_id, ids in by_kb.items():
-            _wait(client, kb_id, ids)
+            wait_parsed(client, kb_id, ids)
     emit({"reparsed": sum(len(v) for v in by_kb.values())}, f"Re-parsing {sum(len(v) for v in by_kb.values())} "
          f"documents in {len(by_kb)} knowledge bases" + (" — done" if wait else ""))
 
