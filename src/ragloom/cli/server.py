@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import sys
 import threading
 import time
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ragloom.cli._app import app, emit, out, state
+from ragloom.config import Settings
 from ragloom.errors import RagloomError
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ def serve(
         boot = accounts.bootstrap(s)
     if boot.new_key:
         show_first_admin(boot, settings.home, terminal=sys.stdout.isatty())
+        out.print(quickstart_hint(settings.home))
     pool = WorkerPool(settings, settings.workers, ctx=ctx).start()
     api = create_app(context=ctx, pool=pool)
     mount_http(api)  # the MCP tools at /mcp (cli/mcp_server.py)
@@ -127,6 +130,15 @@ def show_first_admin(boot: Bootstrap, home: Path, *, terminal: bool) -> None:
                 f"api_key={boot.new_key.key}\nemail={accounts.ADMIN_EMAIL}\npassword={boot.password}\n")
     out.print(f"The first administrator's API key and password are in {path} (readable by this user only): "
               "keep them, then delete the file")
+
+
+def quickstart_hint(home: Path) -> str:
+    """The line of the first start that points at ``ragloom quickstart`` (sample documents to try)."""
+    default = Path(Settings.model_fields["home"].default)  # the data directory without --home or RAGLOOM_HOME
+    program = ".venv/bin/ragloom" if Path(".venv/bin/ragloom").exists() else "ragloom"
+    where = "" if home.resolve() == default.resolve() else f" --home {shlex.quote(str(home))}"
+    return (f"To try it with sample documents, run `{program}{where} quickstart` in another terminal: it loads "
+            "them into a knowledge base 'samples' with an assistant 'sample helper' and prints questions to ask")
 
 
 def header_deadline_protocol(seconds: float) -> type[asyncio.Protocol]:
