@@ -213,6 +213,31 @@ def test_a_file_that_kills_its_worker_fails_after_max_retries(ctx, principal, se
     assert "killed by SIGKILL" in doc.message and "tried 2 times" in doc.message
 
 
+def stop_outside_a_write(ctx, pid: int) -> None:  # type: ignore[no-untyped-def]
+    """SIGSTOP a worker the way a task stuck in a long computation is stuck: not in the middle of a
+    database write (a SQLite write lock held by a stopped process stalls every other writer; on a loaded
+    machine the stop may land inside a progress report or a heartbeat). Stopped, then resumed for a moment
+    and stopped again while its write lock is held."""
+    import sqlite3
+
+    path = ctx.db.engine.url.database
+    for _ in range(200):
+        os.kill(pid, signal.SIGSTOP)
+        if not path:  # not SQLite: its writes do not lock the database
+            return
+        con = sqlite3.connect(path, timeout=0.5)
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            con.rollback()
+            return
+        except sqlite3.OperationalError:
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(0.02)
+        finally:
+            con.close()
+    raise AssertionError(f"worker {pid} kept the database's write lock")
+
+
 @pytestmark_slow
 def test_a_hung_worker_is_killed_at_the_time_limit(ctx, principal, settings, monkeypatch) -> None:
     import ragloom.supervisor
@@ -221,7 +246,7 @@ def test_a_hung_worker_is_killed_at_the_time_limit(ctx, principal, settings, mon
     (doc_id,) = upload(ctx, principal, {"long.txt": long_text(60)}, parser_config={"chunk_token_num": 64})
     with pool_of(ctx, settings, task_time_limit_seconds=2.0) as pool:
         _, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start", poll=0.02)  # type: ignore[misc]
-        os.kill(pid, signal.SIGSTOP)  # stuck: no checkpoint, no heartbeat
+        stop_outside_a_write(ctx, pid)  # stuck: no checkpoint, no heartbeat
         wait(lambda: doc_state(ctx, doc_id).status == "failed", 30, "the hung task to fail")
         wait(lambda: pool.pids() and pool.pids()[0] != pid, 30, "a new worker")
     message = doc_state(ctx, doc_id).message
@@ -233,7 +258,7 @@ def test_a_cancelled_task_stuck_in_one_call_frees_its_worker_within_seconds(ctx,
     (doc_id,) = upload(ctx, principal, {"long.txt": long_text(60)}, parser_config={"chunk_token_num": 64})
     with pool_of(ctx, settings, cancel_grace_seconds=1.0) as pool:
         _, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start", poll=0.02)  # type: ignore[misc]
-        os.kill(pid, signal.SIGSTOP)  # stuck inside one call: no checkpoint reads the cancel
+        stop_outside_a_write(ctx, pid)  # stuck inside one call: no checkpoint reads the cancel
         cancelled = time.monotonic()
         with ctx.db.session() as s:
             documents.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
@@ -262,7 +287,7 @@ def test_one_workspace_stuck_on_every_worker_gives_one_back_to_a_waiting_workspa
             _, pid = wait(lambda d=doc_id: running_worker(ctx, d), 60, "both tasks to start", poll=0.02)  # type: ignore[misc]
             pids.add(pid)
         for pid in pids:
-            os.kill(pid, signal.SIGSTOP)  # both stuck: without fairness the other workspace waits 30 minutes
+            stop_outside_a_write(ctx, pid)  # both stuck: without fairness the other workspace waits 30 min
         other = second_tenant(ctx)
         (theirs,) = upload(ctx, other, {"note.txt": b"Another workspace's note is not kept waiting."})
         wait(lambda: doc_state(ctx, theirs).status == "done", 90, "the other workspace's note")

@@ -108,7 +108,13 @@ document.addEventListener("DOMContentLoaded", () => {
       box.hidden = true;
       pending = null;
       RL.flash(t("build.started"));
-      for (const b of started.builds) seenActive.add(b.id);
+      // shown at once as the API returned them (queued): a quick build may be done by the next poll
+      for (const b of [...started.builds].reverse()) {
+        seenActive.add(b.id);
+        tbody.insertBefore(render(b), tbody.firstChild);
+      }
+      table.hidden = false;
+      document.getElementById("builds-empty").hidden = true;
       poll.now();
     }
   });
