@@ -158,8 +158,15 @@ def test_chinese_interface_after_switching_language(world: World) -> None:
     sync_api.expect(page.get_by_role("button", name="创建")).to_be_visible()
     sync_api.expect(page.get_by_role("link", name="工作区")).to_be_visible()
     shot(page, "knowledge-bases-zh")
+    # a document's progress, which the server writes in English, is said in Chinese; a failure's reason is not
+    said = page.evaluate("""() => ['pages 13-24: embedded 16/31 chunks', 'published 42 chunks',
+      'waiting for a worker', 'report.pdf: encrypted'].map(RL.statusText)""")
+    assert said == ["第 13-24 页：已向量化 16/31 个切片", "已发布 42 个切片", "等待处理", "report.pdf: encrypted"], said
     page.get_by_role("button", name="English").click()
     sync_api.expect(page.locator("h1")).to_have_text("Knowledge bases")
+    english = ["pages 13-24: embedded 16/31 chunks, in a batch of 3 parts", "published 42 chunks; 2 pages by OCR",
+               "version 2 is built (9 chunks) and waits for review: publish or discard it"]
+    assert page.evaluate("(m) => m.map(RL.statusText)", english) == english  # English: exactly the server's words
 
 
 def test_phone_width_pages_have_no_horizontal_scroll(world: World) -> None:

@@ -185,5 +185,38 @@ const RL = (() => {
 
   document.addEventListener("DOMContentLoaded", setupTopBar);
 
-  return { t, api, el, button, showError, flash, busy, when, formValues, cookie, csrf, poller, ApiError, UI };
+  // A document's progress messages, which the server writes in English, said in the page's language; any
+  // other message (a failure's reason, a parser's note) is shown as it came.
+  const PROGRESS = [
+    [/^pages (\d+)-(\d+): ([\s\S]*)$/, (m) => t("progress.pages", { from: m[1], to: m[2], message: statusText(m[3]) })],
+    [/^(\d+) of (\d+) page ranges done; waiting for a worker$/, (m) => t("progress.ranges_waiting", { done: m[1], n: m[2] })],
+    [/^waiting for a worker$/, () => t("progress.waiting")],
+    [/^parsing$/, () => t("progress.parsing")],
+    [/^parsed (\d+) blocks; rendering page previews$/, (m) => t("progress.previews", { n: m[1] })],
+    [/^parsed (\d+) blocks; chunking$/, (m) => t("progress.chunking", { n: m[1] })],
+    [/^(\d+) chunks; embedding$/, (m) => t("progress.embedding", { n: m[1] })],
+    [/^embedded (\d+)\/(\d+) chunks(?:, in a batch of (\d+) parts)?$/, (m) =>
+      t(m[3] ? "progress.embedded_batch" : "progress.embedded", { done: m[1], n: m[2], parts: m[3] })],
+    [/^indexing$/, () => t("progress.indexing")],
+    [/^indexed (\d+)\/(\d+) chunks(?:, in a batch of (\d+) parts)?$/, (m) =>
+      t(m[3] ? "progress.indexed_batch" : "progress.indexed", { done: m[1], n: m[2], parts: m[3] })],
+    [/^publishing$/, () => t("progress.publishing")],
+    [/^(\d+) chunks indexed([\s\S]*)$/, (m) => t("progress.chunks_indexed", { n: m[1] }) + m[2]],
+    [/^published (\d+) chunks([\s\S]*)$/, (m) => t("progress.published", { n: m[1] }) + m[2]],
+    [/^version (\d+) is built \((\d+) chunks\) and waits for review: publish or discard it$/, (m) =>
+      t("progress.waits_for_review", { version: m[1], n: m[2] })],
+    [/^cancelled by user$/, () => t("progress.cancelled")],
+  ];
+
+  function statusText(message) {
+    if (!message) return message;
+    for (const [pattern, say] of PROGRESS) {
+      const m = pattern.exec(message);
+      if (m) return say(m);
+    }
+    return message;
+  }
+
+  return { t, api, el, button, showError, flash, busy, when, formValues, cookie, csrf, poller, ApiError, UI,
+    statusText };
 })();

@@ -65,7 +65,7 @@ document.addEventListener("DOMContentLoaded", () => {
         ? el("progress", { max: 100, value: pct, "aria-label": `${doc.name}: ${pct}%` }, `${pct}%`) : null,
       ACTIVE.has(doc.status) ? el("span", { class: "pct" }, `${pct}%`) : null,
       doc.message ? el("div", { class: doc.status === "failed" ? "reason" : "hint", "data-testid": "doc-message" },
-        doc.message) : null,
+        RL.statusText(doc.message)) : null,
     ];
   }
 
