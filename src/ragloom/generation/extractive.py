@@ -618,7 +618,8 @@ def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], 
     the lines before it, ``extra``, state ``TYPED_LINE_COVERAGE`` of the question's key terms)."""
     documents = documents or {}
     texts = [c.text] + ([extra] if extra else [])
-    if not names_stated(names, texts + [c.evidence.content, c.evidence.document_name]
+    # a file name's words count (cupertino_usd_4-6-16.pdf states Cupertino): its separators are spaces
+    if not names_stated(names, texts + [c.evidence.content, re.sub(r"[_.]+", " ", c.evidence.document_name)]
                         + (documents.get(c.evidence.doc_id, []) if c.kind == "row" else [])):
         return False
     if c.kind == "line":  # a title page's line: its page's other lines state the question's terms

@@ -57,7 +57,8 @@ _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
         r"^\s*(?:who|whom|whose)\b|\b(?:who|whom|whose)\s+(?:is|was|are|were|wrote|did|does|has|had|invented|"
         r"founded|made|created|discovered|directed|designed|developed|owns|led)\b|"
         r"\b(?:which|what)\s+(?:company|companies|organi[sz]ation|firm|person|people|team|university|agency|"
-        r"author|authors|manufacturer)\b|\bthe\s+authors?\s+of\b|\bwritten\s+by\b|"
+        r"author|authors|manufacturer|office|department|division|ministry|committee|institute)\b|"
+        r"\bthe\s+authors?\s+of\b|\bwritten\s+by\b|\bwhat\s+(?:is|was)\s+the\s+name\s+of\b|"
         r"^\s*which\s+[a-z]+\s+(?!of\b)[a-z]+s\b")),  # "which planet spins ...": a named thing
     (QType.PLACE, re.compile(
         r"^\s*where\b|\bwhere\s+(?:is|was|are|were|do|does|did|can|in)\b|"

@@ -45,7 +45,7 @@ _STOP_UNIT = (
 )
 _NOT_UNIT = rf"(?!(?:{'|'.join(_STOP_UNIT.split())})\b)"
 _UNIT = rf"(?:\s{_NOT_UNIT}[A-Za-z°µ][\w°/]*(?:\s(?:per|a|an)\s[a-z]+)?)?"
-_QUANTITY = rf"(?:{_DIGITS}|{_WORDNUM}){_SCALE}{_UNIT}"
+_QUANTITY = rf"(?:{_DIGITS}|{_WORDNUM}){_SCALE}(?:\s\(\d+(?:\.\d+)?\))?{_UNIT}"  # "three (3) minutes": legal style
 _EN_NUMBER = re.compile(rf"{_QUANTITY}(?:,?\s(?:and\s)?(?:{_DIGITS}|{_WORDNUM}){_SCALE}{_UNIT})*", re.IGNORECASE)
 
 _MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
