@@ -5,7 +5,7 @@
 Six small documents of the kinds people bring, with facts a question can find: a pump manual PDF
 (headings, a servicing interval, a parts table), a scanned service bulletin (a PNG: pixels only,
 read by OCR), a travel and expense policy (DOCX), an HR page on leave (HTML), a table of IT
-help-desk topics (CSV) and product care instructions in Chinese (Markdown). The text is invented
+help-desk topics with tags (CSV) and product care instructions in Chinese (Markdown). The text is invented
 for ragloom and licensed as the project. The same bytes come out every run (fixed dates, fixed zip
 timestamps, no randomness), so the committed files can be checked against this script
 (tests/test_samples.py). Needs fpdf2 (a dev dependency), python-docx and Pillow; no network.
@@ -37,7 +37,7 @@ a parts and specifications table |
 | `service-bulletin.png` | a scanned page (pixels only, read by OCR): a service bulletin on the pump's shaft seal |
 | `travel-policy.docx` | a travel and expense policy: headings, bullet lists, an allowance table |
 | `hr-leave.html` | an HR intranet page on leave: annual, sick and parental leave |
-| `topics.csv` | IT help-desk topics: one question and answer a row |
+| `topics.csv` | IT help-desk topics: a question, its answer and its tags a row (a tag set for the `tag` method) |
 | `care-guide-zh.md` | care instructions for a water purifier, in Chinese |
 
 Everything here is invented for ragloom (no real product, company or person) and is licensed
@@ -137,14 +137,16 @@ fourth consecutive day of absence.</p>
 """
 
 TOPICS = [
-    ("question", "answer"),
+    ("question", "answer", "tags"),
     ("How do I reset my password?", "Use the self-service portal at id.example.internal or call the help desk "
-                                    "on extension 4400."),
-    ("Who do I call when my laptop breaks?", "The IT help desk on extension 4400, weekdays from 8:00 to 18:00."),
+                                    "on extension 4400.", "accounts, passwords"),
+    ("Who do I call when my laptop breaks?", "The IT help desk on extension 4400, weekdays from 8:00 to 18:00.",
+     "hardware, help desk"),
     ("How do I get access to a shared drive?", "Ask the drive's owner to approve a request in the service "
-                                               "portal."),
-    ("Can I use my own phone for work e-mail?", "Yes, after enrolling it in the device management app."),
-    ("How long are deleted e-mails kept?", "Deleted e-mails can be restored for 30 days."),
+                                               "portal.", "access, files"),
+    ("Can I use my own phone for work e-mail?", "Yes, after enrolling it in the device management app.",
+     "mobile, e-mail"),
+    ("How long are deleted e-mails kept?", "Deleted e-mails can be restored for 30 days.", "e-mail, retention"),
 ]
 
 CARE_GUIDE_ZH = """\

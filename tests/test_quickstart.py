@@ -50,7 +50,7 @@ def test_each_sample_opens_in_its_format() -> None:
     assert any("within 30 days" in p.text for p in policy.paragraphs) and policy.tables
     assert "28 days of paid annual leave" in (folder / "hr-leave.html").read_text(encoding="utf-8")
     rows = list(csv.reader(io.StringIO((folder / "topics.csv").read_text(encoding="utf-8"))))
-    assert rows[0] == ["question", "answer"] and all(len(r) == 2 for r in rows)
+    assert rows[0] == ["question", "answer", "tags"] and all(len(r) == 3 for r in rows)
     assert "活性炭滤芯每六个月更换一次" in (folder / "care-guide-zh.md").read_text(encoding="utf-8")
     assert "Apache-2.0" in (folder / "README.md").read_text(encoding="utf-8")
 
