@@ -4,6 +4,7 @@ OpenAI-compatible server (tests/fakes/openai_server.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,6 +214,12 @@ def test_the_readme_example_runs(compat: Compat) -> None:
     code = readme[start + len("```python\n"):readme.index("```", start + 10)]
     code = code.replace("http://127.0.0.1:9380/api/v1/openai/v1", compat.base_url)
     code = code.replace('os.environ["RAGLOOM_API_KEY"]', repr(compat.key))
+    # the assistant the README's "Chat" section creates, over the same knowledge base
+    (name,) = set(re.findall(r'model="([^"]+)"', code))
+    api = compat.base_url.removesuffix("/openai/v1")
+    made = httpx.post(f"{api}/chats", headers={"Authorization": f"Bearer {compat.key}"},
+                      json={"name": name, "dataset_ids": compat.assistant["dataset_ids"]})
+    assert made.status_code in (201, 409), made.text
     namespace: dict[str, Any] = {}
     exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
     assert "450 operating hours" in namespace["reply"].choices[0].message.content

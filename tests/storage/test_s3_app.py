@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pypdfium2
 import pytest
 from sqlalchemy import func, select
 
@@ -22,6 +23,8 @@ from ragloom.worker import run_until
 from tests.ingest.docgen import make_pdf
 from tests.live import app_client
 from tests.storage.engines import ACCESS_KEY, SECRET_KEY, S3Server, age_object
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 HOUR = 3600.0
@@ -162,12 +165,12 @@ def test_the_readme_s3_commands_run_as_shown(s3: S3Server, tmp_path: Path) -> No
     code = code.replace("RAGLOOM_S3_BUCKET=ragloom", f"RAGLOOM_S3_BUCKET={bucket}")
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
-    make_pdf(work / "report.pdf", [["# Quarterly report", "Sales rose by four percent in the north."],
-                                   ["## Outlook", "The outlook for the next quarter is stable."]])
     commands = [split_comment(c)[0] for c in code.replace("\\\n", " ").splitlines() if c.strip()]
     proc = Shell(work, home).run("set -e\n" + "\n".join(commands), block)
     stored = _names(s3, bucket)
-    assert len(stored) == 3 and all(n.startswith("ragloom/") for n in stored), (stored, proc.stdout)
+    pages = len(pypdfium2.PdfDocument(ROOT / "src" / "ragloom" / "samples" / "orion-manual.pdf"))
+    # the sample the README adds (a clone's file): its original and an image of each page
+    assert len(stored) == 1 + pages and all(n.startswith("ragloom/") for n in stored), (stored, proc.stdout)
     assert not (home / "files").exists() or not any(p.is_file() for p in (home / "files").rglob("*"))
     assert "deleted" in proc.stdout  # `ragloom gc --dry-run` reported on the bucket
     s3.drop_bucket(bucket)
