@@ -35,6 +35,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const list = document.getElementById("messages");
   const form = document.getElementById("ask-form");
   const question = document.getElementById("question");
+  let started = Promise.resolve(); // the page's first opening of an assistant and its session (below)
   const panel = document.getElementById("cite-panel");
   const dialog = document.getElementById("assistant-dialog");
   const aform = document.getElementById("assistant-form");
@@ -416,8 +417,9 @@ document.addEventListener("DOMContentLoaded", () => {
     form.setAttribute("aria-busy", String(on));
   }
 
-  form.addEventListener("submit", (e) => {
+  form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    await started; // a question typed while the page opens its session is asked in it, not wiped by it
     const text = question.value.trim();
     if (!text || streaming || !assistant) return;
     ask(text);
@@ -756,7 +758,7 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("assistant-edit").addEventListener("click", () => { if (assistant) openDialog(assistant); });
 
   showAnswerMode();
-  (async () => {
+  started = (async () => {
     try {
       await loadAssistants();
     } catch (err) {
