@@ -436,7 +436,7 @@ def _span_dimension(span: str) -> str:
 def asked_dimension(question: str) -> str:
     """The kind of measure a number question asks for: by the unit it counts ("how many kilograms" -> ``mass``)
     or by its verb ("how heavy", "weigh", "how far", "cost"); ``""`` when it asks for none in particular."""
-    counted = _dimension(asked_quantity(question)) if _ASKED_QUANTITY.search(question) else ""
+    counted = _dimension(asked_quantity(question))  # "" when it counts nothing in particular
     if counted:
         return counted
     if _HOW_LONG.search(question.lower()):
