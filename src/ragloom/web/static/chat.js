@@ -389,6 +389,10 @@ document.addEventListener("DOMContentLoaded", () => {
       if (failure) throw new Error(failure);
       if (!reply) throw new Error(t("chat.cut_off"));
       sessionId = reply.session_id;
+      // the question box is free again before the answer shows as done: a question sent the moment
+      // it shows is asked, not dropped while the session list reloads
+      if (streaming === controller) streaming = null;
+      setAsking(false);
       fill(item, { ...reply, id: reply.message_id, session_id: reply.session_id, content: reply.answer,
         feedback: null, question: text });
       say(t("chat.answered"));
@@ -407,7 +411,7 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     } finally {
       if (streaming === controller) streaming = null;
-      setAsking(false);
+      if (!streaming) setAsking(false); // a next question may already be streaming
     }
   }
 
