@@ -44,7 +44,8 @@ DATASET_KEYS = ["id", "name", "description", "language", "permission", "chunk_me
                 "weighted_fusion", "pagerank", "synonyms", "tag_kb_ids", "topn_tags", "document_count", "created_at",
                 "raptor", "graphrag"]
 DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_count", "coverage", "chunk_method",
-                 "parser_config", "metadata", "active_version_id", "latest_version_id", "created_at", "updated_at"]
+                 "parser_config", "metadata", "active_version_id", "latest_version_id", "created_at", "updated_at",
+                 "file_type", "size", "page_count", "thumbnail"]
 STORED_CHUNK_KEYS = ["chunk_id", "doc_id", "version_id", "document_name", "order", "method", "kind", "available",
                      "heading_path", "content", "positions", "html", "parent_id", "tag_keywords", "tags", "edited"]
 RETRIEVED_CHUNK_KEYS = ["chunk_id", "doc_id", "kb_id", "version_id", "document_name", "content", "similarity",

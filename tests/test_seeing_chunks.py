@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from ragloom.service import accounts
 from tests.corpus import write_manual_pdf
@@ -45,6 +47,15 @@ def test_chunk_listing_and_per_document_method(settings, tmp_path: Path) -> None
         assert all(abs(p["width"] - 595.28) < 1 and abs(p["height"] - 841.89) < 1 for p in pages)
         png = api.get(pages[1]["image"].removeprefix("/api/v1"))
         assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
+        # the list says what the file is, and links its first page's thumbnail (scaled on request)
+        listed = api.get(f"/datasets/{ds}/documents").json()["documents"][0]
+        assert (listed["file_type"], listed["size"], listed["page_count"]) == ("pdf", pdf.stat().st_size, 3)
+        thumb = api.get(listed["thumbnail"].removeprefix("/api/v1"))
+        assert thumb.status_code == 200 and thumb.headers["content-type"] == "image/png"
+        with Image.open(io.BytesIO(thumb.content)) as small, Image.open(io.BytesIO(png.content)) as full:
+            assert small.width == 240 < full.width and abs(small.height / small.width - full.height / full.width) < 0.01
+        assert api.get(pages[0]["image"].removeprefix("/api/v1"), params={"width": 5}).status_code == 422
+        assert api.get(f"/datasets/{ds}/documents/{doc_id}").json()["thumbnail"] == listed["thumbnail"]
         original = api.get(f"/datasets/{ds}/documents/{doc_id}/file")
         assert original.content == pdf.read_bytes() and original.headers["content-type"] == "application/pdf"
         listing = api.get(f"/datasets/{ds}/documents/{doc_id}/chunks").json()

@@ -53,8 +53,18 @@ def test_sign_up_create_a_knowledge_base_and_upload_a_pdf_and_a_docx_to_done(wor
     sync_api.expect(statuses).to_have_text(["done", "done"], timeout=240_000)
     seen = set(page.evaluate("[...window.seen]"))
     assert seen & {"queued", "running"}, seen  # progress was shown live, before done, without a reload
-    names = sorted(rows.locator("td.name").all_inner_texts())
+    names = sorted(rows.locator("td.name a[title]").all_inner_texts())
     assert names == ["leave-policy.docx", "pump-manual.pdf"]
+    # each row says what the file is: the PDF its first page's thumbnail, its type, pages and size; the
+    # DOCX (no pages) an icon naming its type
+    pdf_row = page.locator("#docs-table tbody tr", has_text="pump-manual.pdf")
+    sync_api.expect(pdf_row.get_by_test_id("doc-facts")).to_have_text(
+        re.compile(r"^PDF · 2 pages · [\d.]+ kB$"), timeout=SLOW)
+    until(page, "() => { const i = document.querySelector('[data-testid=doc-thumbnail]');"
+                " return i && i.complete && i.naturalWidth === 240; }")
+    docx_row = page.locator("#docs-table tbody tr", has_text="leave-policy.docx")
+    sync_api.expect(docx_row.get_by_test_id("doc-icon")).to_have_text("DOCX")
+    sync_api.expect(docx_row.get_by_test_id("doc-facts")).to_have_text(re.compile(r"^DOCX · [\d.]+ kB$"))
     assert all(int(n) > 0 for n in page.locator("#docs-table td.num").all_inner_texts())
     assert not [t for t in rows.all_inner_texts() if "null" in t or "undefined" in t]
     shot(page, "documents")
@@ -247,6 +257,42 @@ def test_chunks_on_their_pages_edit_one_and_the_edit_survives_a_reparse(world: W
     item.locator("button.pick").click()  # its boxes scrolled into view, for the screenshot
     sync_api.expect(item).to_have_class(re.compile(r"\bselected\b"), timeout=SLOW)
     shot(page, "chunks")
+
+    # the viewer: pages by key and by thumbnail, zoom that keeps every region on its text
+    viewer = page.get_by_test_id("doc-viewer")
+    number = viewer.get_by_test_id("viewer-page")
+    thumbs = viewer.locator(".viewer-thumb")
+    sync_api.expect(thumbs).to_have_count(2)
+    thumbs.first.click()
+    sync_api.expect(number).to_have_value("1")
+    viewer.locator(".viewer-pages").focus()
+    page.keyboard.press("PageDown")
+    sync_api.expect(number).to_have_value("2")
+    sync_api.expect(thumbs.nth(1)).to_have_attribute("aria-current", "page")
+    page.keyboard.press("Home")
+    sync_api.expect(number).to_have_value("1")
+    before = page.locator(".page-frame[data-page='2'] img").bounding_box()
+    page.keyboard.press("+")
+    page.keyboard.press("+")
+    sync_api.expect(viewer.get_by_test_id("viewer-zoom")).to_have_text("150%")
+    after = page.locator(".page-frame[data-page='2'] img").bounding_box()
+    assert before and after and abs(after["width"] / before["width"] - 1.5) < 0.02
+    item.locator("button.pick").click()  # scrolled to its region at this zoom, the region still on its page
+    box = regions.first.bounding_box()
+    view = viewer.locator(".viewer-pages").bounding_box()
+    img = page.locator(".page-frame[data-page='2'] img").bounding_box()
+    assert box and view and img and view["y"] <= box["y"] <= view["y"] + view["height"]
+    assert img["x"] <= box["x"] and box["x"] + box["width"] <= img["x"] + img["width"] + 0.5
+    viewer.locator(".viewer-pages").focus()
+    page.keyboard.press("0")
+    sync_api.expect(viewer.get_by_test_id("viewer-zoom")).to_have_text("100%")
+    # a citation's link (?chunk=ID) opens the page with that chunk selected
+    page.goto(f"{page.url.split('?')[0]}?chunk={chunk_id}")
+    sync_api.expect(page.locator(f"#chunk-list li[data-chunk-id='{chunk_id}']")).to_have_class(
+        re.compile(r"\bselected\b"), timeout=SLOW)
+    until(page, """(id) => { const r = document.querySelector(`.region[data-chunk-id='${id}']`).getBoundingClientRect();
+      const v = document.querySelector('.viewer-pages').getBoundingClientRect();
+      return r.height > 0 && r.top >= v.top && r.bottom <= v.bottom; }""", chunk_id)
 
     # edit the chunk's text: marked as edited
     same = page.locator(f"#chunk-list li[data-chunk-id='{chunk_id}']")

@@ -244,7 +244,7 @@ def test_chat_streams_an_answer_whose_citation_highlights_the_cited_text(
     assert_on_regions(page, pdf, "Harbor pump manual")
     shot(page, "chat")
     link = panel.get_by_role("link", name="Open the document's chunks")
-    assert link.get_attribute("href") == f"/ui/kb/{kb}/documents/{doc}"
+    assert link.get_attribute("href") == f"/ui/kb/{kb}/documents/{doc}?chunk={ref['chunk_id']}"
 
     # keyboard: Escape closes the panel and gives the focus back to the marker; Enter opens it again
     page.keyboard.press("Escape")

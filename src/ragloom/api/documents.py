@@ -13,7 +13,7 @@ from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
 from ragloom.api.schemas import ChunkCreate, ChunkUpdate, DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.api.uploads import SpoolingRoute, spooled
-from ragloom.errors import NotFoundError, PayloadTooLargeError
+from ragloom.errors import PayloadTooLargeError
 from ragloom.service import chunk_edits, chunks, documents, knowledgebases, versions
 from ragloom.service.views import (
     ChunkList,
@@ -82,7 +82,8 @@ def list_documents(
         docs, total = documents.list_documents(
             s, principal=principal, kb_id=dataset_id, offset=(page - 1) * page_size, limit=page_size, where=where
         )
-        return DocumentList(documents=[document_view(d) for d in docs], total=total)
+        facts = documents.file_facts(s, docs)
+        return DocumentList(documents=[document_view(d, facts) for d in docs], total=total)
 
 
 @router.get("/{document_id}")
@@ -266,14 +267,14 @@ def list_pages(dataset_id: str, document_id: str, ctx: ContextDep, principal: Pr
             responses=binary_response("image/png", "the page's preview image"))
 def page_image(dataset_id: str, document_id: str, page: Annotated[int, Path(ge=1, le=MAX_PAGE_NUMBER)],
                ctx: ContextDep, principal: PrincipalDep,
-               version_id: str | None = None) -> Response:
+               version_id: str | None = None,
+               width: Annotated[int | None, Query(ge=16, le=1024, description="scaled down to this many pixels "
+                                                   "wide (a thumbnail); the stored image when absent or "
+                                                   "narrower")] = None) -> Response:
     with ctx.db.session() as s:
-        rows = documents.pages(s, principal=principal, kb_id=dataset_id, doc_id=document_id, version_id=version_id)
-    found = next((p for p in rows if p.page == page and p.image_key), None)
-    if found is None or found.image_key is None:
-        raise NotFoundError(f"no preview image of page {page}")
-    return Response(ctx.objects.get(found.image_key), media_type="image/png",
-                    headers={"Cache-Control": "private, max-age=86400"})
+        image = documents.page_png(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id, page=page,
+                                   version_id=version_id, width=width)
+    return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
 
 
 VIEW_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"

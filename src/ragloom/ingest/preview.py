@@ -115,6 +115,22 @@ def highlighted(view: str, highlight: Iterable[int]) -> str:
     return view
 
 
+def scaled_png(png: bytes, width: int) -> bytes:
+    """A stored page image scaled down to ``width`` pixels wide (its aspect kept): a thumbnail. The
+    image as it is when it is no wider."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        if image.width <= width:
+            return png
+        height = max(1, round(image.height * width / image.width))
+        small = image.convert("RGB")
+        small.thumbnail((width, height), Image.Resampling.LANCZOS, reducing_gap=2.0)
+        out = io.BytesIO()
+        small.save(out, format="PNG", optimize=False)
+        return out.getvalue()
+
+
 def image_pngs(data: bytes, parsed: ParsedDocument, dpi: int) -> Iterator[tuple[int, bytes]]:
     """Each frame of an image file as a PNG at its page size (``parsed.page_sizes``, points) and ``dpi``."""
     from PIL import Image, ImageSequence

@@ -376,6 +376,31 @@ def list_documents(
     return list(rows), total
 
 
+@dataclass(frozen=True)
+class FileFacts:
+    """What the document list shows of a document's file: of the version a reader sees."""
+
+    size: int
+    page_count: int | None
+    thumbnail: bool  # its first page has a preview image
+
+
+def file_facts(session: Session, docs: Sequence[Document]) -> dict[str, FileFacts]:
+    """The shown version's size, page count and whether its first page has an image, by document id:
+    two queries for a whole page of the list."""
+    from ragloom.db.models import VersionPage
+
+    shown = {d.id: d.active_version_id or d.latest_version_id for d in docs}
+    ids = sorted({v for v in shown.values() if v})
+    if not ids:
+        return {}
+    versions = {v.id: v for v in session.scalars(select(DocumentVersion).where(DocumentVersion.id.in_(ids)))}
+    pictured = set(session.scalars(select(VersionPage.version_id).where(
+        VersionPage.version_id.in_(ids), VersionPage.page == 1, VersionPage.image_key.is_not(None))))
+    return {doc_id: FileFacts(versions[vid].size, versions[vid].page_count, vid in pictured)
+            for doc_id, vid in shown.items() if vid in versions}
+
+
 def versions(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> list[DocumentVersion]:
     """A document's versions, newest first."""
     doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
@@ -543,6 +568,20 @@ def pages(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
         raise NotFoundError(f"version {vid!r} of {doc.name!r} not found")
     rows = session.scalars(select(VersionPage).where(VersionPage.version_id == vid).order_by(VersionPage.page))
     return [PageInfo(r.page, r.width, r.height, r.image_key) for r in rows]
+
+
+def page_png(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str, page: int,
+             version_id: str | None = None, width: int | None = None) -> bytes:
+    """A page's preview image (PNG) of a version (default: the one shown), scaled down to ``width``
+    pixels wide when asked (a thumbnail, made on request: nothing more is stored)."""
+    from ragloom.ingest.preview import scaled_png
+
+    found = next((p for p in pages(session, principal=principal, kb_id=kb_id, doc_id=doc_id, version_id=version_id)
+                  if p.page == page and p.image_key), None)
+    if found is None or found.image_key is None:
+        raise NotFoundError(f"no preview image of page {page}")
+    image = ctx.objects.get(found.image_key)
+    return scaled_png(image, width) if width is not None else image
 
 
 def view(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,

@@ -27,7 +27,7 @@ from ragloom.states import VersionStatus
 
 if TYPE_CHECKING:
     from ragloom.dataflow import Answer, Citation, Evidence
-    from ragloom.service.documents import PageInfo
+    from ragloom.service.documents import FileFacts, PageInfo
 
 
 def iso_utc(dt: datetime | None) -> str | None:
@@ -219,6 +219,12 @@ class Document(View):
     latest_version_id: str | None
     created_at: Timestamp | None
     updated_at: Timestamp | None
+    file_type: str = Field("", description="the name's extension, lower case (pdf, docx); empty without one")
+    size: int | None = Field(None, description="bytes of the file of the version a reader sees")
+    page_count: int | None = Field(None, description="pages of that version (a paginated format's); null "
+                                   "for a flowing one")
+    thumbnail: str | None = Field(None, description="a small image of its first page (a PNG link), null when "
+                                  "it has none")
 
 
 class DocumentList(View):
@@ -247,7 +253,24 @@ class PageList(View):
     pages: list[Page]
 
 
-def document_view(doc: db.Document) -> Document:
+THUMBNAIL_WIDTH = 240  # pixels: twice the list's thumbnail column, sharp on a dense screen
+
+
+def document_view(doc: db.Document, facts: Mapping[str, FileFacts] | None = None) -> Document:
+    """The API's view of a document; ``facts`` (documents.file_facts of a page of the list) saves a
+    query per document, else they are read in the document's own session."""
+    if facts is None:
+        from sqlalchemy.orm import object_session
+
+        from ragloom.service.documents import file_facts
+
+        session = object_session(doc)
+        facts = file_facts(session, [doc]) if session is not None else {}
+    fact = facts.get(doc.id)
+    shown = doc.active_version_id or doc.latest_version_id
+    thumbnail = (f"/api/v1/datasets/{doc.kb_id}/documents/{doc.id}/pages/1.png?version_id={shown}"
+                 f"&width={THUMBNAIL_WIDTH}") if fact is not None and fact.thumbnail else None
+    suffix = doc.name.rsplit(".", 1)[1].lower() if "." in doc.name.strip(".") else ""
     return Document(
         id=doc.id,
         kb_id=doc.kb_id,
@@ -264,6 +287,10 @@ def document_view(doc: db.Document) -> Document:
         latest_version_id=doc.latest_version_id,
         created_at=_iso(doc.created_at),
         updated_at=_iso(doc.updated_at),
+        file_type=suffix if suffix.isalnum() and len(suffix) <= 16 else "",
+        size=fact.size if fact is not None else None,
+        page_count=fact.page_count if fact is not None else None,
+        thumbnail=thumbnail,
     )
 
 

@@ -447,7 +447,8 @@ document.addEventListener("DOMContentLoaded", () => {
     const pages = el("div", { class: "cite-pages", "data-testid": "cite-pages" });
     const links = [];
     if (r.kb_id && r.status !== "deleted") {
-      links.push(el("a", { href: `${RL.UI}/kb/${enc(r.kb_id)}/documents/${enc(r.doc_id)}` }, t("chat.open_chunks")));
+      const at = r.chunk_id ? `?chunk=${enc(r.chunk_id)}` : "";
+      links.push(el("a", { href: `${RL.UI}/kb/${enc(r.kb_id)}/documents/${enc(r.doc_id)}${at}` }, t("chat.open_chunks")));
     }
     if (r.file) links.push(el("a", { href: r.file, download: "" }, t("chat.open_file")));
     const body = [
@@ -520,26 +521,31 @@ document.addEventListener("DOMContentLoaded", () => {
       return;
     }
     if (token !== panelToken) return;
-    const frames = [];
-    for (const n of numbers) {
-      const page = sizes.find((p) => p.page === n);
-      if (!page || !page.image || !(page.width > 0 && page.height > 0)) continue;
-      const alt = t("chat.page_alt", { n, doc: r.document_name });
-      const frame = RLPages.frame(page, alt, { "data-testid": "cite-page" });
+    // the whole document in the viewer, the cited pages' regions drawn, opened at the first region
+    const cited = new Set(numbers);
+    const shown = sizes.filter((p) => p.image && p.width > 0 && p.height > 0);
+    if (!shown.some((p) => cited.has(p.page))) {
+      box.replaceChildren();
+      return;
+    }
+    const view = RLPages.viewer(shown, {
+      label: t("chat.pages_of", { doc: r.document_name }), thumbs: false,
+      frameAttrs: (p) => (cited.has(p.page) ? { "data-testid": "cite-page", loading: "eager" } : {}),
+    });
+    for (const [n, frame] of view.frames) {
+      if (!cited.has(n)) continue;
       frame.classList.add("cite-frame");
       for (const pos of r.positions) {
         if (pos.length >= 5 && pos[0] === n) {
           frame.append(RLPages.place(el("div", { class: "region cited", "data-testid": "cite-region" }), frame, pos));
         }
       }
-      frames.push(el("figure", { class: "cite-page" },
-        el("figcaption", { class: "hint" }, t("chat.page", { n })), frame));
     }
-    box.replaceChildren(...frames);
+    box.replaceChildren(view.node);
     const first = box.querySelector(".region");
     if (first) {
       const img = first.parentElement.querySelector("img");
-      const reveal = () => { if (token === panelToken) first.scrollIntoView({ block: "nearest" }); };
+      const reveal = () => { if (token === panelToken) view.reveal(first); };
       if (img.complete) reveal();
       else img.addEventListener("load", reveal, { once: true });
     }

@@ -26,6 +26,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const regions = new Map(); // chunk id -> its region buttons
   let chunks = [];
   let selected = null;
+  let viewer = null; // pageview.js's document viewer of the shown version's pages
   let shownVersion = null;
   let timer = null;
 
@@ -46,9 +47,16 @@ document.addEventListener("DOMContentLoaded", () => {
         state.textContent = doc.status === "failed" ? doc.message : "";
       }
       if (doc.active_version_id !== shownVersion) {
+        const first = shownVersion === null;
         shownVersion = doc.active_version_id;
         await loadPages();
         await loadChunks();
+        // opened from a citation (?chunk=ID): that chunk selected, its region in the middle of the view
+        const asked = first ? new URLSearchParams(location.search).get("chunk") : null;
+        if (asked && items.has(asked)) {
+          select(asked, "list");
+          items.get(asked).scrollIntoView({ block: "nearest" });
+        }
       }
     } catch (err) {
       fail(err);
@@ -69,11 +77,9 @@ document.addEventListener("DOMContentLoaded", () => {
     const box = document.getElementById("pages");
     frames.clear();
     const shown = pages.filter((p) => p.image && p.width > 0 && p.height > 0);
-    box.replaceChildren(...shown.map((p) => {
-      const frame = RLPages.frame(p, t("chunks.page", { n: p.page }), { "data-testid": "page-image" });
-      frames.set(p.page, frame);
-      return frame;
-    }));
+    viewer = RLPages.viewer(shown, { label: t("chunks.pages"), frameAttrs: () => ({ "data-testid": "page-image" }) });
+    for (const [n, frame] of viewer.frames) frames.set(n, frame);
+    box.replaceChildren(viewer.node);
     layout.classList.toggle("no-pages", shown.length === 0);
     document.getElementById("no-pages").hidden = shown.length > 0;
     const view = document.getElementById("doc-view");
@@ -213,7 +219,7 @@ document.addEventListener("DOMContentLoaded", () => {
       li.focus({ preventScroll: true });
     } else if (from === "list") {
       const first = (regions.get(id) || [])[0];
-      if (first) first.scrollIntoView({ block: "center" });
+      if (first && viewer) viewer.reveal(first); // on any page, at any zoom
     }
   }
 

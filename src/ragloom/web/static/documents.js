@@ -69,10 +69,49 @@ document.addEventListener("DOMContentLoaded", () => {
     ];
   }
 
+  /** The file-type families the icons are coloured by (the extension is written on the icon). */
+  const FAMILY = {
+    pdf: "pdf", doc: "doc", docx: "doc", odt: "doc", rtf: "doc", txt: "text", md: "text", markdown: "text",
+    xls: "sheet", xlsx: "sheet", csv: "sheet", tsv: "sheet", ods: "sheet", ppt: "slides", pptx: "slides",
+    odp: "slides", png: "image", jpg: "image", jpeg: "image", gif: "image", bmp: "image", tif: "image",
+    tiff: "image", webp: "image", htm: "web", html: "web", xml: "web", json: "web", eml: "mail", msg: "mail",
+    mbox: "mail", epub: "doc",
+  };
+
+  /** The first page's small image when the document has one, else an icon naming its file type. */
+  function thumbnail(doc) {
+    const type = (doc.file_type || "").toLowerCase();
+    const icon = el("span", { class: `file-icon ft-${FAMILY[type] || "other"}`, "aria-hidden": "true",
+      "data-testid": "doc-icon" }, (type || "?").slice(0, 4).toUpperCase());
+    if (!doc.thumbnail) return el("span", { class: "doc-thumb" }, icon);
+    const img = el("img", { src: doc.thumbnail, alt: "", loading: "lazy", "data-testid": "doc-thumbnail" });
+    img.addEventListener("error", () => img.replaceWith(icon), { once: true });
+    return el("span", { class: "doc-thumb" }, img);
+  }
+
+  /** Bytes in the page's language: 940 B, 12.4 kB, 3.1 MB. */
+  function bytes(n) {
+    if (n === null || n === undefined) return null;
+    const units = ["B", "kB", "MB", "GB"];
+    let i = 0;
+    let v = Number(n);
+    while (v >= 1000 && i < units.length - 1) { v /= 1000; i += 1; }
+    const shown = new Intl.NumberFormat(document.documentElement.lang || undefined,
+      { maximumFractionDigits: i === 0 || v >= 100 ? 0 : 1 }).format(v);
+    return `${shown} ${units[i]}`;
+  }
+
+  /** "PDF · 12 pages · 1.2 MB": what the file is, under its name. */
+  function facts(doc) {
+    const parts = [doc.file_type ? doc.file_type.toUpperCase() : null,
+      doc.page_count ? t(doc.page_count === 1 ? "docs.pages_one" : "docs.pages", { n: doc.page_count }) : null, bytes(doc.size)].filter(Boolean);
+    return parts.length ? el("div", { class: "hint doc-facts", "data-testid": "doc-facts" }, parts.join(" · ")) : null;
+  }
+
   function render(doc) {
     let tr = rows.get(doc.id);
     const fingerprint = JSON.stringify([doc.status, doc.progress, doc.message, doc.chunk_count, doc.name,
-      doc.chunk_method]);
+      doc.chunk_method, doc.thumbnail, doc.size, doc.page_count]);
     if (!tr) {
       tr = el("tr", { dataset: { docId: doc.id } }, el("td", { class: "name" }), el("td", { class: "status" }),
         el("td", { class: "wide num" }), el("td", { class: "acts" }));
@@ -81,9 +120,13 @@ document.addEventListener("DOMContentLoaded", () => {
     tr.doc = doc;
     if (tr.dataset.fingerprint === fingerprint) return tr;
     const [name, status, chunks, acts] = tr.children;
-    name.replaceChildren(el("a", { href: `${RL.UI}/kb/${encodeURIComponent(kbId)}/documents/${encodeURIComponent(doc.id)}`,
-      title: t("docs.open", { name: doc.name }) }, doc.name),
-      ...(doc.chunk_method ? [" ", el("span", { class: "badge", "data-testid": "doc-method" }, doc.chunk_method)] : []));
+    const href = `${RL.UI}/kb/${encodeURIComponent(kbId)}/documents/${encodeURIComponent(doc.id)}`;
+    name.replaceChildren(el("div", { class: "doc-name" },
+      el("a", { href, tabindex: "-1", "aria-hidden": "true", class: "doc-thumb-link" }, thumbnail(doc)),
+      el("div", {},
+        el("a", { href, title: t("docs.open", { name: doc.name }) }, doc.name),
+        ...(doc.chunk_method ? [" ", el("span", { class: "badge", "data-testid": "doc-method" }, doc.chunk_method)] : []),
+        facts(doc))));
     status.replaceChildren(...statusCell(doc).filter(Boolean));
     chunks.replaceChildren(String(doc.chunk_count));
     if (tr.dataset.status !== doc.status) acts.replaceChildren(actions(doc)); // keeps focus while it runs
