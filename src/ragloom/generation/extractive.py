@@ -34,7 +34,7 @@ import numpy as np
 
 from ragloom.dataflow import Answer, Citation, Evidence
 from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, name_coverage, name_terms
-from ragloom.generation.qtype import QType, question_type
+from ragloom.generation.qtype import FREQUENCY_QUESTION, QType, question_type
 from ragloom.generation.scoring import SimilarityScorer, numbers
 from ragloom.generation.sentences import _CODE, attach_markers, split_sentences
 from ragloom.generation.spans import DateKind, Span, date_kind, find_spans, leading_number, names_a_thing
@@ -1048,14 +1048,33 @@ def extractive_answer(
                 c.score += LIST_SHAPE_BONUS
             elif c.kind == "sentence" and _ENUMERATION.search(c.text):
                 c.score += LIST_SHAPE_BONUS / 2
+    frequency = bool(FREQUENCY_QUESTION.search(question.lower()))
+    if frequency:  # "how often": a sentence that states a frequency ("every 450 hours", 每年一次) answers it
+        for c in units:
+            if c.kind in ("sentence", "row") and FREQUENCY_SPAN.search(c.text):
+                c.score += FREQUENCY_BONUS
     selection = _select(question, units, vecs, scorer, max_sentences=max_sentences, max_chars=max_chars,
                         relative=relative)
     if not selection.answers:
         return _refusal(units, empty_response)
-    pieces = [(part, c.evidence) for c in selection.sentences for part in c.parts]
+    chosen = selection.sentences
+    stating = [c for c in chosen if FREQUENCY_SPAN.search(c.text)] if frequency else []
+    if stating:  # the reply leads with the frequency, the rest in reading order after it
+        lead = max(stating, key=lambda c: c.score)
+        chosen = [lead, *(c for c in chosen if c is not lead)]
+    pieces = [(part, c.evidence) for c in chosen for part in c.parts]
     text, sentences, citations = _cited(pieces)
     refs = sorted({id(c.evidence): c.evidence for c in selection.sentences}.values(), key=lambda e: e.index)
     return Answer(text, EXTRACTIVE_MODEL, refs, citations, sentences, mode=EXTRACTIVE_MODE)
 
 
 LIST_RELATIVE = 0.6  # a list question quotes sentences down to this share of the best one's score
+FREQUENCY_BONUS = 0.15  # a sentence stating a frequency, for a "how often" question (as LIST_SHAPE_BONUS)
+FREQUENCY_SPAN = re.compile(
+    r"\b(?:every|each|per|once\s+(?:a|an|per|every)|twice\s+(?:a|an|per|every)|\d+\s+times\s+(?:a|an|per|every))"
+    r"\s+(?:\d[\d,.]*\s+)?(?:[a-z]+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|quarters?|years?|"
+    r"seasons?|shifts?|uses?|cycles?|kilomet(?:er|re)s?|km|miles?|visits?|inspections?)\b|"
+    r"\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|biannually|semi-annually)\b|"
+    r"每(?:隔)?[\d一二三四五六七八九十两半几]*[个]?(?:秒|分钟|小时|天|日|周|星期|月|季度|年)|[一二三四五六七八九十两\d]+次",
+    re.IGNORECASE)
+"""A frequency stated in a sentence: "every 450 operating hours", "twice a year", "annually", 每半年一次."""

@@ -97,14 +97,16 @@ _ZH_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
-_FREQUENCY = re.compile(r"\bhow often\b|多久.{0,8}一次|多长时间.{0,8}一次|多少.{0,3}一次|频率")
+FREQUENCY_QUESTION = re.compile(r"\bhow often\b|\bhow frequently\b|多久.{0,8}一次|多长时间.{0,8}一次|"
+                                r"多少.{0,3}一次|频率")
+"""A question of frequency (lower-cased): its answer states how often, not a number alone."""
 
 
 def question_type(question: str) -> QType:
     """What ``question`` asks for (see the module docstring); a question of frequency ("how often",
     多久…一次) is *other*: its answer is a phrase ("every year", 每年一次), not a number."""
     text = question.strip()
-    if _FREQUENCY.search(text.lower()):
+    if FREQUENCY_QUESTION.search(text.lower()):
         return QType.OTHER
     rules = _ZH_RULES if _HAN.search(text) else _EN_RULES
     probe = text if rules is _ZH_RULES else text.lower()
