@@ -7,7 +7,7 @@ DEVSTAMP := $(VENV)/.installed-dev
 
 NEWEST ?= 3.13
 
-.PHONY: run test test-newest lint bench clean fonts
+.PHONY: run test test-newest lint bench screenshots clean fonts
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,10 @@ lint: $(DEVSTAMP)
 ## make bench: ingestion and query benchmark (N documents, M queries)
 bench: $(DEVSTAMP)
 	$(PY) benchmarks/ingest_query.py
+
+## make screenshots: every page of the web UI over the sample set, en and zh, desktop and phone (docs/screenshots/walk/)
+screenshots: $(DEVSTAMP)
+	$(PY) scripts/screenshots.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
