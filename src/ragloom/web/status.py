@@ -86,7 +86,8 @@ def _status_html(request: Request) -> str:
         return html.escape(messages.get(key, key))
 
     def table(title: str, counts: dict[str, int]) -> str:
-        rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in sorted(counts.items()))
+        rows = "".join(f"<tr><td>{t(f'status.{k}') if f'status.{k}' in messages else html.escape(k)}</td>"
+                       f"<td>{v}</td></tr>" for k, v in sorted(counts.items()))
         return f"<h2>{title}</h2><table>{rows or '<tr><td>' + t('status.none') + '</td></tr>'}</table>"
 
     if "scope" in st:
