@@ -92,3 +92,6 @@ def test_plot_without_matplotlib_fails_at_once_naming_the_extra(tmp_path: Path,
     assert result.exit_code != 0
     assert "pip install 'ragloom[plot]'" in str(result.exception)
     assert not home.exists()  # before any work: not even the data directory
+    # and the option's help names the extra as it is typed (not eaten as console markup)
+    shown = CliRunner().invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
+    assert "pip install 'ragloom[plot]'" in shown.output

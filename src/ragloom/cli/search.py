@@ -114,7 +114,7 @@ def eval_(
         "--mode", help="keyword, vector, hybrid, hybrid-weighted, hybrid+rerank")] = None,
     top_k: Annotated[int, typer.Option("--top-k")] = 10,
     plot: Annotated[Path | None, typer.Option(
-        "--plot", help="Write a comparison chart (PNG; needs matplotlib: pip install 'ragloom[plot]').")] = None,
+        "--plot", help="Write a comparison chart (PNG; needs matplotlib: pip install 'ragloom\\[plot]').")] = None,
     keep: Annotated[bool, typer.Option(
         "--keep", help="Keep the scratch data directory (and its knowledge base) and print where it is.")]
     = False,
