@@ -95,3 +95,9 @@ def test_plot_without_matplotlib_fails_at_once_naming_the_extra(tmp_path: Path,
     # and the option's help names the extra as it is typed (not eaten as console markup)
     shown = CliRunner().invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
     assert "pip install 'ragloom[plot]'" in shown.output
+    # the error a person sees on the console says it as written too
+    code = ("import sys; sys.modules['matplotlib'] = None; sys.argv = ['ragloom', '--home', sys.argv[1], 'eval', "
+            "'builtin:en', '--plot', sys.argv[2]]; from ragloom.cli import main; main()")
+    run = subprocess.run([sys.executable, "-c", code, str(home), str(tmp_path / "c.png")], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert run.returncode == 2 and "pip install 'ragloom[plot]'" in run.stderr, run.stderr

@@ -21,6 +21,8 @@ import importlib
 import json
 import sys
 
+from rich.markup import escape
+
 from ragloom.cli._app import State, app, emit, err, kb_app, keys_app, main_options, out, state
 from ragloom.errors import RagloomError
 
@@ -39,5 +41,5 @@ def main() -> None:
     except RagloomError as exc:
         if state.json:
             sys.stdout.write(json.dumps({"error": type(exc).__name__, "message": exc.message}) + "\n")
-        err.print(f"[red]error:[/] {exc.message}")
+        err.print(f"[red]error:[/] {escape(exc.message)}")  # "pip install 'ragloom[plot]'" shown as written
         sys.exit(2)
