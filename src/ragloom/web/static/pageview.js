@@ -61,7 +61,7 @@ const RLPages = (() => {
     const prev = tool(t("viewer.prev"), "‹", () => step(-1));
     const next = tool(t("viewer.next"), "›", () => step(1));
     const thumbsToggle = tool(t("viewer.thumbs"), "▤", () => showThumbs(thumbs.hidden),
-      { "aria-pressed": "false" });
+      { "aria-pressed": "false", class: "small icon viewer-thumbs-toggle" });
     const bar = el("div", { class: "viewer-bar", role: "toolbar", "aria-label": t("viewer.tools") },
       thumbsToggle, prev, number, total, next,
       el("span", { class: "viewer-sep" }),
