@@ -27,10 +27,10 @@ run: $(STAMP)
 
 ## make test: set up with dev dependencies, lint, type-check (mypy --strict), check the import contracts, then run the whole test suite
 test: $(DEVSTAMP) fonts
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
-	OMP_WAIT_POLICY=PASSIVE $(VENV)/bin/pytest -q -n auto
+	OMP_WAIT_POLICY=PASSIVE $(VENV)/bin/pytest -q -n auto --durations=40
 
 ## make test-newest: the same checks and suite on the newest Python ragloom supports, in .venv-$(NEWEST)
 ## (built from Debian's source package into .python/ when not installed)
@@ -47,7 +47,7 @@ fonts:
 	  else echo "note: install fonts-wqy-zenhei to run the Chinese OCR tests"; fi; }
 
 lint: $(DEVSTAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
