@@ -166,11 +166,14 @@ def test_a_cancel_is_seen_at_the_next_report(ctx: Context, kind: JobKind[Any]) -
     running, waiting, failing = seed(ctx.db, kind, 3)
     assert claim(ctx.db, kind) == running
     with ctx.db.session() as s:
+        assert not queue.cancel_requested(kind, s, running) and queue.cancel_requested(kind, s, "gone")
         queue.request_cancel(kind, s, s.get(kind.model, running))
         queue.request_cancel(kind, s, s.get(kind.model, waiting))  # a queued job: at once
     assert (state(ctx.db, kind, waiting).status, state(ctx.db, kind, waiting).message) == ("cancelled",
                                                                                            "cancelled by user")
     assert state(ctx.db, kind, running).message == "cancelling"
+    with ctx.db.session() as s:  # what the running job's guard reads
+        assert queue.cancel_requested(kind, s, running) and queue.cancel_requested(kind, s, waiting)
     with ctx.db.session() as s:
         assert queue.report(kind, s, running, progress=0.6) is False
     assert state(ctx.db, kind, running).progress == 0.0

@@ -5,7 +5,8 @@ table's model, the order and the fairness of its claims, the group of which at m
 time, and the few rules in which kinds differ. Its rows share the queue columns (:class:`QueueRow`). The
 lifecycle is written once, here, each function taking the kind: :func:`claim`, :func:`heartbeat`,
 :func:`report`, :func:`finish`, :func:`fail`, :func:`hand_back`, :func:`request_cancel`,
-:func:`mark_cancelled`, :func:`requeue_stale`, :func:`requeue_worker` and :func:`requeue_lost`.
+:func:`mark_cancelled`, :func:`cancel_requested`, :func:`requeue_stale`, :func:`requeue_worker` and
+:func:`requeue_lost`.
 
 Claiming takes the runnable jobs in the kind's fair order (:func:`fair_scopes`): a candidate row is read
 ``FOR UPDATE SKIP LOCKED`` — on PostgreSQL, concurrent workers thus take different rows instead of all
@@ -310,6 +311,13 @@ def request_cancel(kind: JobKind[J], session: Session, job: J) -> None:
         job.cancel_requested = True
         job.message = "cancelling"
         _changed(kind, session, job)
+
+
+def cancel_requested(kind: JobKind[Any], session: Session, job_id: str) -> bool:
+    """The job's cancel was requested, or it is cancelled, or gone: its run should stop."""
+    t = kind.table
+    row = session.execute(select(t.cancel_requested, t.status).where(t.id == job_id)).first()
+    return row is None or bool(row[0]) or row[1] == TaskStatus.CANCELLED
 
 
 def requeue_stale(kind: JobKind[J], session: Session, *, now: datetime | None = None,
