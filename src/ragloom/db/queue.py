@@ -134,6 +134,7 @@ def fair_scopes(kind: JobKind[Any], session: Session, *, now: datetime | None = 
 
 def _fair_groups(kind: JobKind[Any], session: Session, now: datetime, scope: ColumnElement[bool],
                  levels: tuple[Column, ...]) -> Iterator[ColumnElement[bool]]:
+    """The groups of the first of ``levels`` inside ``scope`` in fair order (each split by the next levels)."""
     t, key = kind.table, levels[0]
     waiting = session.execute(select(key, func.min(t.created_at)).where(runnable(kind, now), scope)
                               .group_by(key)).all()
@@ -206,6 +207,7 @@ def take(kind: JobKind[J], session: Session, job_id: str, worker_id: str, now: d
 
 
 def _changed(kind: JobKind[J], session: Session, job: J) -> None:
+    """Tell the kind a job's state changed (a task's document mirrors it)."""
     if kind.on_change is not None:
         kind.on_change(session, job)
 
