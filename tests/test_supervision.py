@@ -14,7 +14,6 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -23,7 +22,7 @@ from sqlalchemy import select
 
 from ragloom.context import Principal
 from ragloom.db import tasks, workers
-from ragloom.db.models import Document, Task, utcnow
+from ragloom.db.models import Document, Task
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.supervisor import WorkerPool
 from ragloom.worker import ORPHAN_GRACE_SECONDS
@@ -83,33 +82,7 @@ def test_a_huge_document_shares_the_workers_with_small_ones(ctx, principal, tmp_
     assert (third.document_id, third.from_page) == (big, 11)
 
 
-# -- lost workers ---------------------------------------------------------------------------------
-
-
-def test_a_task_whose_worker_keeps_vanishing_fails_after_its_retries(ctx, principal) -> None:
-    (doc_id,) = upload(ctx, principal, {"a.txt": b"some text"})
-    for attempt in (1, 2, 3):
-        task = claim(ctx, wid=f"gone:{attempt}")
-        assert task is not None and task.attempts == attempt
-        with ctx.db.session() as s:
-            s.get(Task, task.id).heartbeat_at = utcnow() - timedelta(minutes=10)
-        with ctx.db.session() as s:
-            failed = tasks.requeue_stale(s, stale_after=timedelta(minutes=1), max_attempts=3)
-        assert failed == ([] if attempt < 3 else [task.id])
-    with ctx.db.session() as s:
-        doc = s.get(Document, doc_id)
-        assert doc.status == "failed"
-        assert "tried 3 times" in doc.message and "RAGLOOM_TASK_MAX_RETRIES" in doc.message
-    assert claim(ctx) is None  # never re-queued again
-
-
-def test_a_task_handed_back_on_shutdown_keeps_its_attempts(ctx, principal) -> None:
-    upload(ctx, principal, {"a.txt": b"some text"})
-    task = claim(ctx, wid="stopping")
-    with ctx.db.session() as s:
-        tasks.requeue_worker(s, "stopping", reason="its worker was stopped", count_attempt=False)
-    again = claim(ctx)
-    assert again.id == task.id and again.attempts == 1
+# -- health (the lost workers' tasks: test_queue.py) ------------------------------------------------
 
 
 def test_health_is_503_without_a_live_worker(ctx, principal, admin) -> None:

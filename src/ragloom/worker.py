@@ -34,8 +34,8 @@ from sqlalchemy import select
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.db import builds, tasks, workers
-from ragloom.db.models import KnowledgeBuild, Task
+from ragloom.db import builds, queue, tasks, workers
+from ragloom.db.models import Task
 from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
 from ragloom.service.builds import run_build
 from ragloom.service.ingestion import fail_version, load_job, run_tasks, settle_cancelled
@@ -160,7 +160,7 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
     # one task: the guard watches its cancel flag; a batch: each task is checked as it goes
     guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
                       memory_limit_mb=s_.task_memory_limit_mb, memory_baseline_mb=None if own_process else rss_mb(),
-                      is_cancelled=_cancel_requested(ctx, task_id) if len(batch) == 1 else None,
+                      is_cancelled=_cancel_requested(ctx, tasks.TASKS, task_id) if len(batch) == 1 else None,
                       stopping=stop.is_set if stop is not None else None, yielding=yielding)
     try:
         with guarded(guard):
@@ -198,7 +198,7 @@ def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None
         on_claim(build_id)
     guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
                       memory_limit_mb=s_.task_memory_limit_mb, memory_baseline_mb=None if own_process else rss_mb(),
-                      is_cancelled=_build_cancel_requested(ctx, build_id),
+                      is_cancelled=_cancel_requested(ctx, builds.BUILDS, build_id),
                       stopping=stop.is_set if stop is not None else None, yielding=yielding)
     try:
         with guarded(guard), _BuildBeat(ctx, build_id):
@@ -240,21 +240,11 @@ class _BuildBeat:
                 log.warning("build %s: heartbeat failed: %s", self.build_id, exc)
 
 
-def _build_cancel_requested(ctx: Context, build_id: str) -> Callable[[], bool]:
+def _cancel_requested(ctx: Context, kind: queue.JobKind[Any], job_id: str) -> Callable[[], bool]:
+    """Whether the job's cancel was asked (or it is gone), read afresh each time: a guard's check."""
     def asked() -> bool:
         with ctx.db.session() as s:
-            row = s.execute(select(KnowledgeBuild.cancel_requested, KnowledgeBuild.status)
-                            .where(KnowledgeBuild.id == build_id)).first()
-        return row is None or bool(row[0]) or row[1] == TaskStatus.CANCELLED
-
-    return asked
-
-
-def _cancel_requested(ctx: Context, task_id: str) -> Callable[[], bool]:
-    def asked() -> bool:
-        with ctx.db.session() as s:
-            row = s.execute(select(Task.cancel_requested, Task.status).where(Task.id == task_id)).first()
-        return row is None or bool(row[0]) or row[1] == TaskStatus.CANCELLED
+            return queue.cancel_requested(kind, s, job_id)
 
     return asked
 

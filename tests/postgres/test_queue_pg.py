@@ -1,7 +1,8 @@
-"""The task and build queues on PostgreSQL: concurrent workers, each with its own engine, take every
-task exactly once (``FOR UPDATE SKIP LOCKED``: they take different rows, nobody waits for another's
-candidate), a lease whose heartbeat stopped goes to another worker, and times are UTC whatever the
-server's time zone."""
+"""The job queue on PostgreSQL: concurrent workers, each with its own engine, take every task exactly once
+(``FOR UPDATE SKIP LOCKED``: they take different rows, nobody waits for another's candidate), a knowledge
+base runs one build of a kind even when two workers claim at once, a lease whose heartbeat stopped goes to
+another worker (a task's and a build's alike), and times are UTC whatever the server's time zone. (The
+whole lifecycle runs on PostgreSQL too: ``test_sqlite_suite_on_pg.py`` imports ``tests/test_queue.py``.)"""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import psycopg
 import pytest
 from sqlalchemy import func, make_url, select, text, update
 
-from ragloom.db import builds, tasks, workers
+from ragloom.db import builds, queue, tasks, workers
 from ragloom.db.models import (
     Document,
     DocumentVersion,
@@ -26,9 +28,11 @@ from ragloom.db.models import (
     Worker,
     utcnow,
 )
+from ragloom.db.queue import JobKind
 from ragloom.db.session import Database, upgrade
 from ragloom.states import TaskStatus
 from tests.pg import PgServer
+from tests.test_queue import add_document, seed
 
 
 @pytest.fixture
@@ -55,19 +59,7 @@ def _queue(db: Database, layout: dict[str, list[int]]) -> list[str]:
             s.add(kb)
             s.flush()
             for d, ranges in enumerate(docs):
-                doc = Document(kb_id=kb.id, tenant_id=tenant.id, name=f"doc{d}.pdf")
-                s.add(doc)
-                s.flush()
-                version = DocumentVersion(document_id=doc.id, number=1, content_hash="0" * 64, size=10)
-                s.add(version)
-                s.flush()
-                doc.latest_version_id = version.id
-                for r in range(ranges):
-                    task = Task(tenant_id=tenant.id, kb_id=kb.id, document_id=doc.id, version_id=version.id,
-                                from_page=12 * r + 1, to_page=12 * r + 12)
-                    s.add(task)
-                    s.flush()
-                    ids.append(task.id)
+                ids += add_document(s, kb, f"doc{d}.pdf", ranges=ranges)
     return ids
 
 
@@ -165,33 +157,34 @@ def test_fairness_first_the_tenant_with_fewest_running_tasks(db: Database) -> No
         assert {tenants[first.tenant_id], tenants[second.tenant_id]} == {"busy", "quiet"}
 
 
-def test_a_lease_whose_heartbeat_stopped_goes_to_another_worker(db: Database) -> None:
-    (fresh, stale) = _queue(db, {"a": [1, 1]})
+@pytest.mark.parametrize("kind", [tasks.TASKS, builds.BUILDS], ids=["task", "build"])
+def test_a_lease_whose_heartbeat_stopped_goes_to_another_worker(db: Database, kind: JobKind[Any]) -> None:
+    (fresh, stale) = seed(db, kind, 2)
     with db.session() as s:
-        a = tasks.claim(s, worker_id="alive")
-        b = tasks.claim(s, worker_id="dead")
+        a = queue.claim(kind, s, worker_id="alive")
+        b = queue.claim(kind, s, worker_id="dead")
         assert a is not None and b is not None
         assert {a.id, b.id} == {fresh, stale}
         fresh, stale = a.id, b.id
+    t: Any = kind.model
     with db.session() as s:  # heartbeats written by the server's clock, in its own (non-UTC) zone
-        s.execute(update(Task).where(Task.id == fresh).values(heartbeat_at=text("now() - interval '4 minutes'")))
-        s.execute(update(Task).where(Task.id == stale).values(heartbeat_at=text("now() - interval '6 minutes'")))
+        s.execute(update(t).where(t.id == fresh).values(heartbeat_at=text("now() - interval '4 minutes'")))
+        s.execute(update(t).where(t.id == stale).values(heartbeat_at=text("now() - interval '6 minutes'")))
     with db.session() as s:
-        beat = s.scalar(select(Task.heartbeat_at).where(Task.id == stale))
+        beat = s.scalar(select(t.heartbeat_at).where(t.id == stale))
         assert beat is not None and beat.utcoffset() == timedelta(0)  # read back in UTC
         assert timedelta(minutes=5) < utcnow() - beat < timedelta(minutes=7)
-        assert tasks.requeue_stale(s, stale_after=timedelta(minutes=5)) == []  # re-queued, not failed
+        assert queue.requeue_stale(kind, s, stale_after=timedelta(minutes=5)) == []  # re-queued, not failed
     with db.session() as s:
-        assert s.get(Task, fresh).status == TaskStatus.RUNNING  # type: ignore[union-attr]
-        retaken = tasks.claim(s, worker_id="other")
+        assert s.get(kind.model, fresh).status == TaskStatus.RUNNING
+        retaken = queue.claim(kind, s, worker_id="other")
         assert retaken is not None and retaken.id == stale
         assert (retaken.claimed_by, retaken.attempts) == ("other", 2)
     with db.session() as s:  # the dead worker's last attempt: failed for good
-        s.execute(update(Task).where(Task.id == stale).values(heartbeat_at=utcnow() - timedelta(hours=1),
-                                                              attempts=3))
+        s.execute(update(t).where(t.id == stale).values(heartbeat_at=utcnow() - timedelta(hours=1), attempts=3))
     with db.session() as s:
-        assert tasks.requeue_stale(s, stale_after=timedelta(minutes=5), max_attempts=3) == [stale]
-        assert s.get(Task, stale).status == TaskStatus.FAILED  # type: ignore[union-attr]
+        assert queue.requeue_stale(kind, s, stale_after=timedelta(minutes=5), max_attempts=3) == [stale]
+        assert s.get(kind.model, stale).status == TaskStatus.FAILED
 
 
 def test_two_workers_taking_back_stale_leases_at_once_take_each_back_once(pg_url: str, db: Database) -> None:
@@ -245,22 +238,6 @@ def test_a_knowledge_base_runs_one_build_of_a_kind_even_when_two_workers_claim_a
     with db.session() as s:
         running = Counter(s.scalars(select(KnowledgeBuild.kb_id).where(KnowledgeBuild.status == TaskStatus.RUNNING)))
     assert running == Counter({kbs["a"]: 1, kbs["b"]: 1})
-
-
-def test_a_stale_build_lease_is_taken_back(db: Database) -> None:
-    _queue(db, {"a": [1]})
-    with db.session() as s:
-        kb = s.scalars(select(KnowledgeBase)).one()
-        s.add(KnowledgeBuild(tenant_id=kb.tenant_id, kb_id=kb.id, kind="raptor"))
-    with db.session() as s:
-        build = builds.claim(s, worker_id="dead")
-        assert build is not None
-        build.heartbeat_at = utcnow() - timedelta(minutes=10)
-    with db.session() as s:
-        assert builds.requeue_stale(s, stale_after=timedelta(minutes=5)) == []
-    with db.session() as s:
-        again = builds.claim(s, worker_id="other")
-        assert again is not None and again.id == build.id and again.attempts == 2
 
 
 def test_long_worker_ids_and_provider_model_names_fit(db: Database) -> None:

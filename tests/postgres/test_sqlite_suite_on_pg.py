@@ -1,8 +1,8 @@
 """Tests of the SQLite suite run again on PostgreSQL: imported here, where the ``settings`` fixture and
 ``RAGLOOM_DATABASE_URL`` name a fresh PostgreSQL database (``conftest.py``). Chosen for what they do to
-the metadata DB — the task queue and batched claims, the ingestion pipeline's transactions, keys and
-the audit log on every API route, manual chunk edits — and kept to the quick ones (the command-line
-and long-PDF tests run on SQLite only)."""
+the metadata DB — the job queue's lifecycle (tasks and builds) and batched claims, the ingestion
+pipeline's transactions, keys and the audit log on every API route, manual chunk edits — and kept to the
+quick ones (the command-line and long-PDF tests run on SQLite only)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,16 @@ from tests.test_pipeline import (  # noqa: F401
     test_parse_failure_keeps_reason_and_previous_version,
     test_reindex_rebuilds_the_search_store_from_the_stored_files,
 )
+from tests.test_queue import (  # noqa: F401
+    kind,
+    test_a_cancel_is_seen_at_the_next_report,
+    test_a_finished_job_is_done_with_its_message,
+    test_a_job_handed_back_on_shutdown_keeps_its_attempts,
+    test_a_job_whose_worker_keeps_vanishing_fails_after_its_retries,
+    test_a_transient_failure_is_retried_later_until_the_attempts_run_out,
+    test_each_job_is_claimed_once_by_concurrent_workers,
+    test_progress_never_goes_back_and_a_failure_keeps_its_reason,
+)
 from tests.test_tasks import (  # noqa: F401
     test_cancel_request_is_seen_by_the_running_task,
-    test_each_task_is_claimed_once_by_concurrent_workers,
-    test_progress_never_goes_back_and_failure_keeps_reason,
 )
