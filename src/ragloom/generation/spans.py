@@ -146,8 +146,13 @@ def _en_names(text: str) -> list[Span]:
         start = text.index(words[0], start)
         if len(words) == 1 and _SENTENCE_START.search(text[:start]):
             continue  # "Made by ...": a capitalised first word is no name
+        if len(words) == 1 and _ROMAN.fullmatch(name):
+            continue  # "Section II": a numeral (in a name it is part of it: "John Paul II")
         out.append(Span(name, start, start + len(name)))
     return out
+
+
+_ROMAN = re.compile(r"[IVXLC]{2,}|[VXLC]")
 
 
 _CODE_SPAN = re.compile(
