@@ -8,9 +8,10 @@ from fastapi import APIRouter, Body, Query, Response
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, error_responses
+from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags
 from ragloom.service import knowledgebases, workspace_models
 from ragloom.service.reindex import Reindexed, ReindexRequest, reindex
-from ragloom.service.views import Dataset, DatasetList, DatasetTags, kb_view
+from ragloom.service.views import kb_view
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], responses=CALLER_ERRORS)
 

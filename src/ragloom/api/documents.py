@@ -14,23 +14,18 @@ from ragloom.api.responses import CALLER_ERRORS, binary_response, error_response
 from ragloom.api.schemas import ChunkCreate, ChunkUpdate, DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.api.uploads import SpoolingRoute, spooled
 from ragloom.errors import PayloadTooLargeError
-from ragloom.service import chunk_edits, chunks, documents, knowledgebases, versions
-from ragloom.service.views import (
-    ChunkList,
+from ragloom.schemas.chunks import ChunkList, StoredChunk
+from ragloom.schemas.documents import (
     DeletedDocuments,
     Document,
     DocumentList,
     PageList,
-    StoredChunk,
     UploadedDocuments,
     VersionDiff,
     VersionList,
-    document_view,
-    pages_view,
-    stored_chunk_view,
-    version_diff_view,
-    version_view,
 )
+from ragloom.service import chunk_edits, chunks, documents, knowledgebases, versions
+from ragloom.service.views import document_view, pages_view, stored_chunk_view, version_diff_view, version_view
 
 # the upload route's multipart body is received straight to disk (api/uploads.py)
 router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"], responses=CALLER_ERRORS,

@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ragloom.service.views import CitedAnswer, Number, absent_unless
+from ragloom.schemas.answers import CitedAnswer
+from ragloom.schemas.base import Number, absent_unless
 
 REF = "#/components/schemas/{model}"  # where FastAPI puts the models' schemas
 

@@ -14,8 +14,7 @@ from ragloom.api.deps import CallerDep, ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
 from ragloom.api.schemas import InvitationAccept, InvitationCreate, OwnerChange, RoleChange, WorkspaceName
 from ragloom.context import Caller, Principal
-from ragloom.service import signin, workspaces
-from ragloom.service.views import (
+from ragloom.schemas.workspaces import (
     InvitationList,
     InvitationView,
     MemberList,
@@ -23,8 +22,9 @@ from ragloom.service.views import (
     NewInvitation,
     WorkspaceList,
     WorkspaceView,
-    invitation_view,
 )
+from ragloom.service import signin, workspaces
+from ragloom.service.views import invitation_view
 from ragloom.states import Role
 
 router = APIRouter(tags=["workspaces"], responses=CALLER_ERRORS)

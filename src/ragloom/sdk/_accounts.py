@@ -6,8 +6,10 @@ from datetime import datetime
 from typing import Literal
 
 from ragloom.api.schemas import KeyCreate, LogIn, PasswordChange, SignUp, SignupSetting, WorkspaceSwitch
+from ragloom.schemas.accounts import Me, SignedIn, SignupState
+from ragloom.schemas.audit import AuditLog
+from ragloom.schemas.keys import ApiKeyInfo, ApiKeyList, NewApiKey
 from ragloom.sdk._base import Base, Route, body, operation
-from ragloom.service.views import ApiKeyInfo, ApiKeyList, AuditLog, Me, NewApiKey, SignedIn, SignupState
 
 KeyScopeName = Literal["read-write", "read"]
 

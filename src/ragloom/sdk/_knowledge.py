@@ -19,28 +19,25 @@ from ragloom.api.schemas import (
     RetrievalRequest,
 )
 from ragloom.errors import RagloomError
+from ragloom.schemas.answers import CitedAnswer
+from ragloom.schemas.chunks import ChunkList, StoredChunk
+from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags
+from ragloom.schemas.documents import (
+    DeletedDocuments,
+    Document,
+    DocumentList,
+    PageList,
+    UploadedDocuments,
+    VersionDiff,
+    VersionList,
+)
+from ragloom.schemas.retrieval import Retrieval
 from ragloom.sdk._base import Base, FileInput, Route, body, operation, read_files
 from ragloom.sdk.events import AnswerEvent, answer_event
 from ragloom.service.chunking_preview import ChunkingPreview, ChunkMethodList
 from ragloom.service.knowledgebases import KBCreate, KBUpdate
 from ragloom.service.reindex import Reindexed, ReindexRequest
 from ragloom.service.scope import ScopeRequest
-from ragloom.service.views import (
-    ChunkList,
-    CitedAnswer,
-    Dataset,
-    DatasetList,
-    DatasetTags,
-    DeletedDocuments,
-    Document,
-    DocumentList,
-    PageList,
-    Retrieval,
-    StoredChunk,
-    UploadedDocuments,
-    VersionDiff,
-    VersionList,
-)
 
 TERMINAL = ("done", "failed", "cancelled")  # a document's states once its processing has ended
 SearchMode = Literal["hybrid", "keyword", "vector"]

@@ -6,9 +6,7 @@ from typing import Literal
 
 from ragloom.api.responses import Health
 from ragloom.api.schemas import InvitationAccept, InvitationCreate, OwnerChange, RoleChange, WorkspaceName
-from ragloom.sdk._base import Base, Route, body, operation
-from ragloom.service.providers import ConnectionTest, ProviderInfo, ProviderList, ProviderSet
-from ragloom.service.views import (
+from ragloom.schemas.workspaces import (
     InvitationList,
     InvitationView,
     MemberList,
@@ -17,6 +15,8 @@ from ragloom.service.views import (
     WorkspaceList,
     WorkspaceView,
 )
+from ragloom.sdk._base import Base, Route, body, operation
+from ragloom.service.providers import ConnectionTest, ProviderInfo, ProviderList, ProviderSet
 
 ProviderKindName = Literal["chat", "embedding", "rerank"]
 

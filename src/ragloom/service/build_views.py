@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from ragloom.db import models as db
-from ragloom.service.views import Number, Timestamp, View, iso_utc
+from ragloom.schemas.base import Number, Timestamp, View, iso_utc
 
 
 class BuildEstimate(View):

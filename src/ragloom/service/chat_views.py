@@ -17,6 +17,9 @@ from pydantic.json_schema import SkipJsonSchema
 from ragloom.db import models as db
 from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.scope import ScopeSettings
+from ragloom.schemas.base import Number, Positions, Timestamp, View, absent_unless, iso_utc
+from ragloom.schemas.chunks import TableRows
+from ragloom.schemas.retrieval import Explain, ScopeView
 from ragloom.service.assistants import (
     LLMSettings,
     PromptSettings,
@@ -25,19 +28,7 @@ from ragloom.service.assistants import (
     retrieval_options,
     scope_settings,
 )
-from ragloom.service.views import (
-    Explain,
-    Number,
-    Positions,
-    ScopeView,
-    TableRows,
-    Timestamp,
-    View,
-    absent_unless,
-    iso_utc,
-    table_rows_view,
-    view_link,
-)
+from ragloom.service.views import table_rows_view, view_link
 from ragloom.states import MessageRole, ReferenceStatus
 
 DatasetState = Literal["ok", "deleted", "unreadable"]

@@ -50,9 +50,9 @@ from ragloom.knowledge.graph import (
     resolve_entities,
 )
 from ragloom.knowledge.graph.llm import LlmRunner
+from ragloom.schemas.builds import GraphSettings
 from ragloom.service import knowledgebases, llm_cache
 from ragloom.service.build_jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
-from ragloom.service.graph_settings import GraphSettings
 
 log = logging.getLogger(__name__)
 

@@ -14,11 +14,10 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError, StoreError
-from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.nlp.synonyms import validate_groups
+from ragloom.schemas.builds import GraphSettings, RaptorSettings
 from ragloom.service import audit, sharing, workspace_models
 from ragloom.service.filenames import DisplayName
-from ragloom.service.graph_settings import GraphSettings
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)

@@ -41,8 +41,8 @@ from ragloom.errors import (
 from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.embedding import OpenAIEmbedder
 from ragloom.models.rerank import HttpReranker
+from ragloom.schemas.base import Number, Timestamp, View, absent_unless, iso_utc
 from ragloom.service import audit, secrets
-from ragloom.service.views import Number, Timestamp, View, absent_unless, iso_utc
 from ragloom.service.workspace_models import NAME_LIMIT, ProviderKind, embedding_model_name, find, outbound
 from ragloom.states import Role
 

@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
+from ragloom.schemas.base import View
+from ragloom.schemas.datasets import Dataset
 from ragloom.service import audit, documents, knowledgebases, workspace_models
-from ragloom.service.views import Dataset, View, kb_view
+from ragloom.service.views import kb_view
 
 
 class ReindexRequest(BaseModel):
