@@ -24,7 +24,7 @@ from rich.table import Table
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts, knowledgebases
 from ragloom.service.search import search
 

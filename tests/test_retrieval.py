@@ -8,9 +8,9 @@ from pydantic import ValidationError
 
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest import pipeline
-from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import documents, ingestion, knowledgebases
 from ragloom.service.search import active_versions_fn, search
 from ragloom.worker import run_until

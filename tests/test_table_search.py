@@ -13,7 +13,7 @@ import pytest
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts, chunks, documents, knowledgebases
 from ragloom.service.search import search
 from ragloom.worker import run_until

@@ -13,7 +13,7 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.docstore.ids import toc_id
 from ragloom.knowledge.toc import load_toc
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import documents, knowledgebases
 from ragloom.service.search import search
 from ragloom.worker import run_until

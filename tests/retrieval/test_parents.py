@@ -107,8 +107,8 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
     """Parent-child chunking + an HTTP reranker (test server on loopback): the page is in reranked order."""
     from ragloom.config import Settings
     from ragloom.context import Context
-    from ragloom.retrieval.options import RetrievalOptions
     from ragloom.retrieval.rerank import rank_key
+    from ragloom.schemas.options import RetrievalOptions
     from ragloom.service import accounts, knowledgebases
     from ragloom.service.search import search
     from tests.fakes.openai_server import FakeOpenAIServer

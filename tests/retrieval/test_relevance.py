@@ -13,8 +13,8 @@ import pytest
 
 from ragloom.evaluation.dataset import load_dataset
 from ragloom.evaluation.runner import SEARCH_MODES  # noqa: F401  (the modes the bench runs exist)
-from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
 from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, features, is_cjk, load_models, model_for
+from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
 from ragloom.service import answers, knowledgebases
 from ragloom.service.search import search
 from tests.test_retrieval import MIXED, _ingest

@@ -14,7 +14,7 @@ from ragloom.docstore.base import Hit
 from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.knowledge.tags import TagPrior, score_tags
 from ragloom.retrieval.features import TAG_WEIGHT, RankFeatures, tag_cosine
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.service.chunks import list_chunks
 from ragloom.service.search import search

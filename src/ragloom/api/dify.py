@@ -41,7 +41,7 @@ from ragloom.errors import (
     RateLimitedError,
     http_status,
 )
-from ragloom.retrieval.options import MAX_PAGE_SIZE, RetrievalOptions
+from ragloom.schemas.options import MAX_PAGE_SIZE, RetrievalOptions
 from ragloom.service import accounts
 from ragloom.service.search import search
 from ragloom.service.views import retrieval_view

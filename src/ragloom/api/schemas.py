@@ -1,7 +1,7 @@
 """Request bodies of the API (responses are the models of ``ragloom.service.views`` and ``ragloom.api.responses``).
 
 Creating a dataset takes ``ragloom.service.knowledgebases.KBCreate`` itself; the retrieval and answer
-bodies are the use cases' options (``ragloom.retrieval.options``) plus the question and the datasets."""
+bodies are the use cases' options (``ragloom.schemas.options``) plus the question and the datasets."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from datetime import datetime
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from ragloom.retrieval.options import MAX_DOCUMENT_IDS, EvidenceOptions, RetrievalOptions
+from ragloom.schemas.options import MAX_DOCUMENT_IDS, EvidenceOptions, RetrievalOptions
+from ragloom.schemas.scope import ScopeRequest
 from ragloom.service.filenames import DisplayName, OptionalName
-from ragloom.service.scope import ScopeRequest
 from ragloom.states import KeyScope
 
 MAX_DATASETS = 100  # knowledge bases searched by one request

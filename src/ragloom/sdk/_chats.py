@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack
 
+from ragloom.schemas.scope import ScopeSettings
 from ragloom.sdk._base import Base, Route, body, operation
 from ragloom.sdk._knowledge import SearchFields
 from ragloom.sdk.events import ChatEvent, chat_event
@@ -21,7 +22,6 @@ from ragloom.service.chat_views import (
     SessionList,
     SessionView,
 )
-from ragloom.service.scope import ScopeSettings
 from ragloom.service.sessions import FeedbackSet, SessionCreate, SessionRename
 
 Rating = Literal["up", "down"]

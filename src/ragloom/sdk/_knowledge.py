@@ -32,12 +32,12 @@ from ragloom.schemas.documents import (
     VersionList,
 )
 from ragloom.schemas.retrieval import Retrieval
+from ragloom.schemas.scope import ScopeRequest
 from ragloom.sdk._base import Base, FileInput, Route, body, operation, read_files
 from ragloom.sdk.events import AnswerEvent, answer_event
 from ragloom.service.chunking_preview import ChunkingPreview, ChunkMethodList
 from ragloom.service.knowledgebases import KBCreate, KBUpdate
 from ragloom.service.reindex import Reindexed, ReindexRequest
-from ragloom.service.scope import ScopeRequest
 
 TERMINAL = ("done", "failed", "cancelled")  # a document's states once its processing has ended
 SearchMode = Literal["hybrid", "keyword", "vector"]

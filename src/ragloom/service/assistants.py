@@ -20,8 +20,8 @@ from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.db.models import Assistant, KnowledgeBase
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
-from ragloom.retrieval.options import RetrievalOptions
-from ragloom.retrieval.scope import ScopeSettings
+from ragloom.schemas.options import RetrievalOptions
+from ragloom.schemas.scope import ScopeSettings
 from ragloom.service import knowledgebases, sharing, workspace_models
 from ragloom.service.filenames import DisplayName
 from ragloom.service.search import check_documents, check_result_window

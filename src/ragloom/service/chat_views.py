@@ -15,11 +15,11 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from ragloom.db import models as db
-from ragloom.retrieval.options import RetrievalOptions
-from ragloom.retrieval.scope import ScopeSettings
 from ragloom.schemas.base import Number, Positions, Timestamp, View, absent_unless, iso_utc
 from ragloom.schemas.chunks import TableRows
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.schemas.retrieval import Explain, ScopeView
+from ragloom.schemas.scope import ScopeSettings
 from ragloom.service.assistants import (
     LLMSettings,
     PromptSettings,
