@@ -9,6 +9,7 @@ import pytest
 
 from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.retrieval.parents import swap_in_parents
+from ragloom.schemas.datasets import KBCreate
 
 
 def record(rid: str, content: str = "", parent: str | None = None, *, vector: np.ndarray | None = None,
@@ -124,7 +125,7 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
         try:
             with ctx.db.session() as s:
                 principal = accounts.bootstrap(s).principal
-                knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+                knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
                     name="shelves", chunk_method="title", parser_config={"children_delimiter": "."}))
             _ingest(ctx, principal, "shelves", {"shelves.md": text})
             res = search(ctx, principal=principal, kb_ids=["shelves"], question="where is the router",

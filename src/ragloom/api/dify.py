@@ -31,7 +31,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragloom.api.deps import READS, BearerDep, ContextDep, rate_bucket
 from ragloom.api.ratelimit import charge, refund_charge
-from ragloom.api.responses import ErrorBody
 from ragloom.context import Caller, Principal
 from ragloom.errors import (
     AuthenticationError,
@@ -42,6 +41,7 @@ from ragloom.errors import (
     http_status,
 )
 from ragloom.schemas.options import MAX_PAGE_SIZE, RetrievalOptions
+from ragloom.schemas.system import ErrorBody
 from ragloom.service import accounts
 from ragloom.service.search import search
 from ragloom.service.views import retrieval_view

@@ -11,14 +11,16 @@ from fastapi.responses import StreamingResponse
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
-from ragloom.api.schemas import ChunkCreate, ChunkUpdate, DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.api.uploads import SpoolingRoute, spooled
 from ragloom.errors import PayloadTooLargeError
-from ragloom.schemas.chunks import ChunkList, StoredChunk
+from ragloom.schemas.chunks import ChunkCreate, ChunkList, ChunkUpdate, StoredChunk
 from ragloom.schemas.documents import (
     DeletedDocuments,
     Document,
+    DocumentIds,
     DocumentList,
+    DocumentUpdate,
+    MetadataUpdate,
     PageList,
     UploadedDocuments,
     VersionDiff,
@@ -233,7 +235,7 @@ def delete_chunk(dataset_id: str, document_id: str, chunk_id: str, ctx: ContextD
 def download_file(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
                   version_id: str | None = None) -> Response:
     """The original file (of ``version_id`` when given)."""
-    from ragloom.service.filenames import ascii_filename
+    from ragloom.schemas.names import ascii_filename
 
     with ctx.db.session() as s:
         stored = documents.open_original(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,

@@ -47,7 +47,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragloom.api.deps import READS, ContextDep, PrincipalDep, rate_limited
 from ragloom.api.ratelimit import refund_charge
-from ragloom.api.responses import REF, ErrorBody
+from ragloom.api.responses import REF
 from ragloom.context import Context
 from ragloom.errors import (
     AuthenticationError,
@@ -58,8 +58,9 @@ from ragloom.errors import (
     RateLimitedError,
     http_status,
 )
+from ragloom.schemas.chats import ChatAnswer, CompletionRequest
+from ragloom.schemas.system import ErrorBody
 from ragloom.service import assistants, chat
-from ragloom.service.chat_views import ChatAnswer
 
 log = logging.getLogger(__name__)
 
@@ -351,7 +352,7 @@ def chat_completions(body: ChatCompletionRequest, ctx: ContextDep,
                           ("presence_penalty", body.presence_penalty), ("frequency_penalty", body.frequency_penalty),
                           ("max_tokens", None if max_tokens is None else max(16, max_tokens))) if v is not None}
     prepared = chat.prepare(ctx, principal=principal, assistant_id=body.model,
-                            request=chat.CompletionRequest(question=question), history=history,
+                            request=CompletionRequest(question=question), history=history,
                             llm_overrides=overrides)
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if not body.stream:

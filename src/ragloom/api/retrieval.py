@@ -10,11 +10,10 @@ from fastapi.responses import StreamingResponse
 
 from ragloom.api.deps import READS, ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import ANSWER_STREAM, CALLER_ERRORS, error_responses
-from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.dataflow import Answer
 from ragloom.errors import InvalidRequestError, RagloomError
-from ragloom.schemas.answers import CitedAnswer
-from ragloom.schemas.retrieval import Retrieval, ScopeView
+from ragloom.schemas.answers import AnswerRequest, CitedAnswer
+from ragloom.schemas.retrieval import Retrieval, RetrievalRequest, ScopeView
 from ragloom.service import answers
 from ragloom.service import scope as scoping
 from ragloom.service.search import check_documents, search

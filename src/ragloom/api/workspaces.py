@@ -12,15 +12,19 @@ from sqlalchemy.orm import Session
 
 from ragloom.api.deps import CallerDep, ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
-from ragloom.api.schemas import InvitationAccept, InvitationCreate, OwnerChange, RoleChange, WorkspaceName
 from ragloom.context import Caller, Principal
 from ragloom.schemas.workspaces import (
+    InvitationAccept,
+    InvitationCreate,
     InvitationList,
     InvitationView,
     MemberList,
     MemberView,
     NewInvitation,
+    OwnerChange,
+    RoleChange,
     WorkspaceList,
+    WorkspaceName,
     WorkspaceView,
 )
 from ragloom.service import signin, workspaces

@@ -1,4 +1,5 @@
-"""An answer with the evidence it cites and how well each citation is supported."""
+"""A question to answer from the datasets (:class:`AnswerRequest`), and the answer with the evidence it
+cites and how well each citation is supported."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from ragloom.schemas.base import Number, Positions, View, absent_unless
-from ragloom.schemas.retrieval import ScopeView
+from ragloom.schemas.options import EvidenceOptions
+from ragloom.schemas.retrieval import Question, ScopeView
+from ragloom.schemas.scope import ScopeRequest
 
 
 class Reference(View):
@@ -50,3 +53,13 @@ class CitedAnswer(View):
     citations: list[AnswerCitation] = Field(description="every citation checked, with its verdict")
     scope: ScopeView | SkipJsonSchema[None] = absent_unless("the request set scope: the scope decided before "
                                                            "retrieval (clarify and gap: the answer asks or names it)")
+
+
+class AnswerRequest(EvidenceOptions, Question):
+    """A question, the datasets to answer from, which of their chunks may serve as evidence, and how many."""
+
+    top_n: int = Field(6, ge=1, le=64, description="evidence chunks; at most RAGLOOM_MAX_RESULT_WINDOW too")
+    stream: bool = False
+    scope: ScopeRequest | None = Field(None, description="the applicability scope, as the retrieval's: a missing "
+                                       "value is asked for and a value no document carries is named, with nothing "
+                                       "retrieved; the answer's scope says what was decided")

@@ -56,3 +56,9 @@ class View(BaseModel):
     """A response body: exactly the declared fields."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class Request(BaseModel):
+    """A request body: exactly the declared fields (an unknown one is refused, 422)."""
+
+    model_config = ConfigDict(extra="forbid")

@@ -8,6 +8,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragloom.errors import InvalidRequestError
+from ragloom.schemas.base import Number, Timestamp, View
+
+MAX_DOCUMENTS = 1000  # document_ids of one request
+
 
 PROMPT_SLOT = "{cluster_content}"
 DEFAULT_PROMPT = (
@@ -85,3 +89,71 @@ class GraphSettings(BaseModel):
             problems = "; ".join(f"graphrag.{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
                                  for err in exc.errors())
             raise InvalidRequestError(f"invalid knowledge-graph settings: {problems}") from exc
+
+
+class BuildEstimate(View):
+    """What a build would cost before it starts: chat-model calls and tokens, from the documents' chunks
+    and the method. The first summary layer is planned for real; the layers above are projected."""
+
+    kind: str
+    mode: str = Field(description="llm (the workspace's chat model writes summaries) or extractive (no chat "
+                                  "model: the sentences nearest each cluster's centre, no LLM call)")
+    model: str | None = Field(description="the chat model; null in extractive mode")
+    documents: int = Field(description="documents considered (with a published version)")
+    documents_to_build: int = Field(description="of them, those whose part is not up to date")
+    llm_calls: int = Field(description="chat-model calls expected (0 in extractive mode)")
+    llm_calls_cached: int = Field(description="of the first layer's calls, those already in the LLM cache "
+                                              "(free)")
+    prompt_tokens: int = Field(description="prompt tokens of those calls (the embedder's tokenizer)")
+    completion_tokens: int = Field(description="at most this many reply tokens")
+    note: str
+    details: dict[str, Any] = Field(description="the kind's own figures (raptor: chunks, summaries, layers, "
+                                                "knowledge_base_tree)")
+
+
+class Build(View):
+    """A knowledge build: queued, running, done, failed or cancelled, with its stage, progress and costs."""
+
+    id: str
+    kb_id: str
+    document_id: str | None = Field(description="null: every document of the dataset")
+    kind: str
+    trigger: str = Field(description="user (started by hand), publish (a document was published) or delete "
+                                     "(a document was deleted)")
+    status: str = Field(description="queued, running, done, failed or cancelled")
+    stage: str
+    progress: Number
+    message: str
+    attempts: int
+    estimate: BuildEstimate | None
+    stats: dict[str, Any] = Field(description="what it did: documents built and skipped, summaries made and "
+                                              "reused, llm calls, cache hits, prompt and completion tokens")
+    created_by: str | None
+    created_at: Timestamp | None
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
+
+
+class BuildList(View):
+    builds: list[Build]
+    total: int
+
+
+class BuildsStarted(View):
+    """The builds a request queued (none for a dry run) and the estimate they were started with."""
+
+    dry_run: bool
+    builds: list[Build]
+    estimate: BuildEstimate
+
+
+class BuildRequest(BaseModel):
+    """What to build: ``kind`` over the dataset, or over some of its documents (one build each);
+    ``dry_run`` only estimates."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(min_length=1, max_length=16, description="raptor or graph")
+    document_ids: list[str] | None = Field(None, max_length=MAX_DOCUMENTS, description="ids or names; null: the "
+                                           "whole dataset (documents whose part is up to date are skipped)")
+    dry_run: bool = Field(False, description="only estimate the cost (chat-model calls and tokens); start nothing")

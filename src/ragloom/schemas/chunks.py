@@ -1,4 +1,5 @@
-"""Chunks as stored (a document's chunks in reading order) and a dry-run parse of a file."""
+"""Chunks: a chunk a caller writes or edits, chunks as stored (a document's chunks in reading order)
+and a dry-run parse of a file."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ragloom.schemas.base import Number, Positions, View, absent_unless
+from ragloom.schemas.base import Number, Positions, Request, View, absent_unless
 from ragloom.schemas.documents import Coverage
 
 
@@ -94,3 +95,20 @@ class ParsePreview(View):
     blocks: list[ParsedBlock]
     chunks: list[ParsedChunk]
     coverage: Coverage = Field(description="how much of the parsed text the chunks keep")
+
+
+MAX_CHUNK_TEXT = 100_000  # characters of a chunk a caller writes
+
+
+class ChunkUpdate(Request):
+    """A chunk's new text and/or whether it may be retrieved (``false`` disables it); kept as an
+    override of the document that a re-parse re-applies to the chunk when it still exists."""
+
+    content: str | None = Field(None, min_length=1, max_length=MAX_CHUNK_TEXT)
+    available: bool | None = Field(None, description="false: disabled, never retrieved; true: enabled again")
+
+
+class ChunkCreate(Request):
+    """A chunk of the caller's own text, added after the document's last chunk (kept over re-parses)."""
+
+    content: str = Field(min_length=1, max_length=MAX_CHUNK_TEXT)

@@ -1,4 +1,5 @@
-"""Documents as the API shows them: the document, its pages, its versions and what changed between two."""
+"""Documents: the changes a request makes (metadata, settings, which to delete) and the document as the
+API shows it, with its pages, its versions and what changed between two."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from typing import Any
 
 from pydantic import Field
 
-from ragloom.schemas.base import Number, Timestamp, View
+from ragloom.schemas.base import Number, Request, Timestamp, View
+from ragloom.schemas.options import MAX_DOCUMENT_IDS
 
 
 class Coverage(View):
@@ -141,3 +143,20 @@ class VersionDiff(View):
     changed: int
     unchanged: int
     changes: list[ChunkDiff]
+
+
+class DocumentIds(Request):
+    ids: list[str] = Field(min_length=1, max_length=MAX_DOCUMENT_IDS)
+
+
+class MetadataUpdate(Request):
+    """Keys to set (scalars or lists of scalars); ``null`` removes a key."""
+
+    metadata: dict[str, str | int | float | bool | list[str | int | float | bool] | None]
+
+
+class DocumentUpdate(Request):
+    """A document's own chunk method (``null`` = follow the dataset); changing it re-parses the document."""
+
+    chunk_method: str | None
+    parser_config: dict[str, object] | None = None

@@ -1,4 +1,5 @@
-"""A retrieval's result: the chunks found, why each candidate ended where it did, the knowledge
+"""A retrieval: the request (a question, the datasets, the options of :mod:`ragloom.schemas.options`
+and a scope) and its result — the chunks found, why each candidate ended where it did, the knowledge
 bases routed to and the applicability scope decided."""
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ from typing import Any, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ragloom.schemas.base import Number, Positions, View, absent_unless
+from ragloom.schemas.base import Number, Positions, Request, View, absent_unless
+from ragloom.schemas.options import RetrievalOptions
+from ragloom.schemas.scope import ScopeRequest
 
 
 class RetrievedChunk(View):
@@ -98,3 +101,23 @@ class Retrieval(View):
                                                                          "candidate knowledge base, best first")
     scope: ScopeView | SkipJsonSchema[None] = absent_unless("the request set scope: the scope decided before "
                                                            "retrieval (clarify and gap retrieve nothing)")
+
+
+MAX_DATASETS = 100  # knowledge bases searched by one request
+
+
+class Question(Request):
+    """The question and where to look: the first fields of the retrieval and answer bodies."""
+
+    question: str = Field(min_length=1, max_length=4000)
+    dataset_ids: list[str] = Field(default_factory=list, max_length=MAX_DATASETS,
+                                   description="required unless route is true")
+
+
+class RetrievalRequest(RetrievalOptions, Question):
+    """A question, the datasets to search, and how to search them."""
+
+    scope: ScopeRequest | None = Field(None, description="the applicability scope, decided before retrieval: "
+                                       "the documents whose metadata match the values (given, or read from the "
+                                       "question); a missing value (clarify) or one no document carries (gap) "
+                                       "retrieves nothing — the response's scope says which and why")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from ragloom.api.schemas import KeyCreate, LogIn, PasswordChange, SignUp, SignupSetting, WorkspaceSwitch
-from ragloom.schemas.accounts import Me, SignedIn, SignupState
+from ragloom.schemas.accounts import LogIn, Me, PasswordChange, SignedIn, SignUp, SignupSetting, SignupState
 from ragloom.schemas.audit import AuditLog
-from ragloom.schemas.keys import ApiKeyInfo, ApiKeyList, NewApiKey
+from ragloom.schemas.keys import ApiKeyInfo, ApiKeyList, KeyCreate, NewApiKey
+from ragloom.schemas.workspaces import WorkspaceSwitch
 from ragloom.sdk._base import Base, Route, body, operation
 
 KeyScopeName = Literal["read-write", "read"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from ragloom.errors import RagloomError
 from ragloom.schemas.answers import CitedAnswer
-from ragloom.service.chat_views import ChatReply
+from ragloom.schemas.chats import ChatReply
 
 
 @dataclass(frozen=True, slots=True)

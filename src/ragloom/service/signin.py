@@ -33,9 +33,9 @@ from ragloom.errors import (
     PermissionDeniedError,
     RateLimitedError,
 )
+from ragloom.schemas.names import clean_name
 from ragloom.service import audit, passwords
 from ragloom.service.accounts import aware, hash_key
-from ragloom.service.filenames import clean_name
 from ragloom.states import Role
 
 THROTTLE_WINDOW = timedelta(minutes=15)

@@ -26,9 +26,9 @@ from sqlalchemy.orm import Session
 from ragloom.context import Caller, Principal
 from ragloom.db.models import ApiKey, Invitation, Membership, Tenant, User, utcnow
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from ragloom.schemas.names import clean_name
 from ragloom.service import audit
 from ragloom.service.accounts import aware, hash_key
-from ragloom.service.filenames import clean_name
 from ragloom.service.signin import normalize_email
 from ragloom.states import Role
 
