@@ -97,6 +97,3 @@ def session_detail(s: db.ChatSession, assistant: db.Assistant, messages: Sequenc
     return SessionDetail(**dict(head), messages=[message_view(m, active) for m in messages])
 
 
-# --- a reply ----------------------------------------------------------------------------------------
-
-

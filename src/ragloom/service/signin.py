@@ -51,7 +51,6 @@ def normalize_email(email: str) -> str:
     return value
 
 
-
 # -- sign-up, open or closed ---------------------------------------------------------------------
 
 def signup_open(session: Session) -> bool:

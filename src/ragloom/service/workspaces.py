@@ -36,7 +36,6 @@ INVITE_PREFIX = "ragloom-invite-"
 MAX_INVITE_HOURS = 24 * 30
 
 
-
 def _name(name: str) -> str:
     value = clean_name(name)
     if not value or len(value) > 128:
