@@ -1,6 +1,6 @@
-"""What every response model shares: :class:`View` (exactly the declared fields), the JSON number,
-timestamp and positions types, and fields left out of the JSON when they do not apply
-(:func:`absent_unless`).
+"""What every model shares: :class:`View` (a response body: exactly the declared fields),
+:class:`Request` (a request body: an unknown field is refused), the JSON number, timestamp and
+positions types, and fields left out of the JSON when they do not apply (:func:`absent_unless`).
 
 The models of :mod:`ragloom.schemas` are the API's response bodies (so ``/openapi.json`` describes
 every body) and what the CLI prints (``model_dump(mode="json")``). They forbid unknown fields, so a
@@ -27,12 +27,8 @@ def iso_utc(dt: datetime | None) -> str | None:
 
 # A JSON number kept as given: an int stays an int (``3``, not ``3.0``), as the API always sent it.
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
-
-
 # ISO 8601 in UTC with an explicit offset (iso_utc)
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
-
-
 # [[page, left, right, top, bottom], ...] in PDF points (page 1-based)
 Positions = Annotated[list[list[Number]], Field(description="[[page, left, right, top, bottom], ...] in PDF points")]
 

@@ -1,5 +1,6 @@
-"""A knowledge base's build settings (RAPTOR summary trees, the knowledge graph), validated like
-the chunking parameters."""
+"""Knowledge builds: a knowledge base's build settings (RAPTOR summary trees, the knowledge graph),
+validated like the chunking parameters; a request to start builds; and a build with its progress,
+cost estimate and the builds a request started, as the API shows them."""
 
 from __future__ import annotations
 

@@ -8,9 +8,8 @@ summaries as searchable rows."""
 from ragloom.knowledge.raptor.cluster import cluster
 from ragloom.knowledge.raptor.summarize import Cluster, ExtractiveSummarizer, LlmSummarizer, Summarizer, budget
 from ragloom.knowledge.raptor.tree import Node, Tree, TreeEstimate, TreeHooks, build_tree, estimate_tree, plan_layer
-from ragloom.schemas.builds import DEFAULT_PROMPT, RaptorSettings
 
 __all__ = [
-    "DEFAULT_PROMPT", "Cluster", "ExtractiveSummarizer", "LlmSummarizer", "Node", "RaptorSettings", "Summarizer",
+    "Cluster", "ExtractiveSummarizer", "LlmSummarizer", "Node", "Summarizer",
     "Tree", "TreeEstimate", "TreeHooks", "budget", "build_tree", "cluster", "estimate_tree", "plan_layer",
 ]
