@@ -14,5 +14,5 @@ The modules: :mod:`~ragloom.schemas.base` (what every model shares), :mod:`~ragl
 :mod:`~ragloom.schemas.keys`, :mod:`~ragloom.schemas.audit`, :mod:`~ragloom.schemas.providers`,
 :mod:`~ragloom.schemas.system` (the error body, /health), :mod:`~ragloom.schemas.names` (the rules of
 a name a person gives), and the compatible APIs' bodies, :mod:`~ragloom.schemas.dify` and
-:mod:`~ragloom.schemas.openai`.
+:mod:`~ragloom.schemas.openai`, and what the MCP server's tools return, :mod:`~ragloom.schemas.mcp`.
 """
