@@ -1,9 +1,10 @@
 """Chat assistants: create, list, read, update, delete — always scoped to the caller's tenant.
 
 An assistant answers from its knowledge bases (which the caller must be able to read when setting
-them) with its chat model settings (:class:`LLMSettings`), its prompt settings
-(:class:`PromptSettings`) and its retrieval options: a :class:`RetrievalOptions` — the retrieval API's
-own options type — of which ``page``, ``page_size`` and ``explain`` are not the assistant's to keep
+them) with its chat model settings (:class:`~ragloom.schemas.assistants.LLMSettings`), its prompt
+settings (:class:`~ragloom.schemas.assistants.PromptSettings`) and its retrieval options: a
+:class:`~ragloom.schemas.options.RetrievalOptions` — the retrieval API's own options type — of which
+``page``, ``page_size`` and ``explain`` are not the assistant's to keep
 (an answer reads one page of ``top_n`` chunks; explain is asked per question).
 """
 

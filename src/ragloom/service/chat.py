@@ -99,7 +99,7 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     ``history`` — (question, answer) pairs, oldest first — is a conversation the caller keeps (the
     OpenAI-compatible API): it replaces the session's stored turns (``request.session_id`` must then
     be null). ``llm_overrides`` (``temperature``, ``top_p``, ``max_tokens``, the penalties: fields of
-    :class:`~ragloom.service.assistants.LLMSettings`) override the assistant's for this answer."""
+    :class:`~ragloom.schemas.assistants.LLMSettings`) override the assistant's for this answer."""
     if history is not None and request.session_id:
         raise InvalidRequestError("session_id: a question with its own history cannot continue a stored session")
     with ctx.db.session() as s:
