@@ -7,7 +7,7 @@ DEVSTAMP := $(VENV)/.installed-dev
 
 NEWEST ?= 3.13
 
-.PHONY: run test test-newest lint bench screenshots clean fonts
+.PHONY: run test test-newest lint bench screenshots openapi clean fonts
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,10 @@ lint: $(DEVSTAMP)
 ## make bench: ingestion and query benchmark (N documents, M queries)
 bench: $(DEVSTAMP)
 	$(PY) benchmarks/ingest_query.py
+
+## make openapi: rewrite tests/openapi.json, the reference OpenAPI document (when the API changes on purpose)
+openapi: $(DEVSTAMP)
+	$(PY) scripts/openapi.py
 
 ## make screenshots: every page of the web UI over the sample set, en and zh, desktop and phone (docs/screenshots/walk/)
 screenshots: $(DEVSTAMP)

@@ -44,8 +44,8 @@ from ragloom.dataflow import Candidate
 from ragloom.evaluation.dataset import Dataset, load_dataset
 from ragloom.evaluation.ingest import drop_kb, ingest, open_kb
 from ragloom.retrieval import retriever
-from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, RelevanceModel, features, is_cjk
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts
 from ragloom.service.search import search
 

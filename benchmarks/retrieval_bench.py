@@ -30,9 +30,9 @@ from ragloom.context import Context
 from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase
 from ragloom.nlp import analyze_chunk
-from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts
 from ragloom.service.search import active_versions_fn
 

@@ -36,6 +36,8 @@ from ingesting import ingest_all
 from rich.console import Console
 from rich.table import Table
 
+from ragloom.schemas.datasets import KBCreate
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's tests/ helpers start the servers
 
 from tests.pg import PgServer, pg_server  # noqa: E402
@@ -86,7 +88,7 @@ def ingestion(make: Stack, docs: list[tuple[str, bytes]], workers: int, console:
         try:
             with ctx.db.session() as s:
                 principal = accounts.bootstrap(s).principal
-                kb = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="bench")).id
+                kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="bench")).id
             seconds, _chunks, failed = ingest_all(ctx, principal, kb, docs, workers, console)
         finally:
             ctx.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ragloom.config import Settings
 from ragloom.context import Context
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.service.tags import question_tags, tagger_for
 from ragloom.worker import run_until
@@ -50,7 +51,7 @@ def main() -> None:
         ctx.init_storage()
         with ctx.db.session() as s:
             principal = accounts.bootstrap(s).principal
-            tag_kb = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+            tag_kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
                 name="tags", chunk_method="tag")).id
             docs = documents.add_documents(ctx, s, principal=principal, kb_id=tag_kb, uploads=[
                 documents.Upload(filename="tags.csv", data=tag_file(args.rows, rng, words))])
@@ -68,7 +69,7 @@ def main() -> None:
             tagger.tag(text)
         print(f"tag one 80-word chunk: {ms((time.perf_counter() - started) / len(texts))} ms")
         with ctx.db.session() as s:
-            notes = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+            notes = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
                 name="notes", tag_kb_ids=[tag_kb]))
         times = []
         for _ in range(args.queries):

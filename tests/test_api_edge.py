@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 
 from ragloom.api.app import create_app
 from ragloom.config import Settings
+from ragloom.schemas.base import iso_utc
 from ragloom.service import accounts
-from ragloom.service.views import iso_utc
 
 BASE = "http://testserver"
 # src= and href= attributes, and url: '...' / url("...") inside the pages' inline scripts

@@ -9,6 +9,7 @@ from ragloom.db import tasks
 from ragloom.db.models import Document, Task
 from ragloom.docstore.base import Filters
 from ragloom.ingest.pipeline import embed_step
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import documents, knowledgebases
 from ragloom.service.ingestion import BatchProgress, run_task, run_tasks
 from ragloom.worker import run_one
@@ -16,7 +17,7 @@ from ragloom.worker import run_one
 
 def _kb(ctx, principal, name: str) -> str:  # type: ignore[no-untyped-def]
     with ctx.db.session() as s:
-        return knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name=name)).id
+        return knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name=name)).id
 
 
 def _upload(ctx, principal, kb_id: str, files: dict[str, bytes]) -> list[str]:  # type: ignore[no-untyped-def]

@@ -13,8 +13,8 @@ from ragloom.config import Settings
 from ragloom.errors import InvalidRequestError, RateLimitedError
 from ragloom.ingest.chunkers import ChunkerConfig
 from ragloom.retrieval import metadata
-from ragloom.retrieval.options import RetrievalOptions
-from ragloom.service.filenames import MAX_FILENAME_CHARS, ascii_filename, normalize_filename
+from ragloom.schemas.names import MAX_FILENAME_CHARS, ascii_filename, normalize_filename
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service.knowledgebases import parse_config_json, validate_chunking
 from ragloom.service.search import check_result_window
 

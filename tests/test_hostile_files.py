@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from ragloom.config import Settings
 from ragloom.db.models import Document, Task, VersionPage
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import documents, knowledgebases
 from ragloom.worker import run_until
 from tests.ingest import hostile
@@ -27,7 +28,7 @@ def settings(tmp_path: Path) -> Settings:
 
 def _upload(ctx, principal, files: dict[str, bytes]) -> dict[str, str]:  # type: ignore[no-untyped-def]
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="kb"))
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="kb"))
     with ctx.db.session() as s:
         docs = documents.add_documents(ctx, s, principal=principal, kb_id="kb",
                                        uploads=[documents.Upload(filename=n, data=d) for n, d in files.items()])

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, Task, VersionPage
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.service.gc import collect_garbage
 from ragloom.worker import run_until
@@ -31,7 +32,7 @@ HOUR = 3600.0
 def _kb(ctx: Context, principal: Principal, name: str = "kb") -> None:
     with ctx.db.session() as s:
         if not any(k.name == name for k in knowledgebases.list_visible(s, principal=principal)):
-            knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name=name))
+            knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name=name))
 
 
 def _upload(ctx: Context, principal: Principal, name: str, data: bytes, kb: str = "kb") -> str:

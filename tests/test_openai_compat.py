@@ -15,8 +15,8 @@ import openai
 import pytest
 
 from ragloom.config import Settings
+from ragloom.schemas.chats import ChatAnswer
 from ragloom.service import accounts
-from ragloom.service.chat_views import ChatAnswer
 from tests.corpus import write_manual_pdf
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import live_server, wait_documents

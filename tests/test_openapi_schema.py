@@ -15,22 +15,14 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
 from ragloom.api.app import create_app
-from ragloom.api.responses import ErrorBody, Health
 from ragloom.config import Settings
+from ragloom.schemas.answers import CitedAnswer
+from ragloom.schemas.chunks import ChunkList
+from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags
+from ragloom.schemas.documents import DeletedDocuments, Document, DocumentList, PageList, UploadedDocuments
+from ragloom.schemas.retrieval import Retrieval
+from ragloom.schemas.system import ErrorBody, Health
 from ragloom.service import accounts
-from ragloom.service.views import (
-    ChunkList,
-    CitedAnswer,
-    Dataset,
-    DatasetList,
-    DatasetTags,
-    DeletedDocuments,
-    Document,
-    DocumentList,
-    PageList,
-    Retrieval,
-    UploadedDocuments,
-)
 from ragloom.worker import run_one
 from tests.corpus import PAGE2_QUESTION, write_manual_pdf
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ragloom.db import tasks
 from ragloom.db.models import Document, DocumentVersion, Task
 from ragloom.docstore.base import Filters
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import documents, knowledgebases
 from ragloom.service.ingestion import run_task
 
@@ -12,7 +13,7 @@ from ragloom.service.ingestion import run_task
 def _upload(ctx, principal, name: str, data: bytes) -> str:
     with ctx.db.session() as s:
         if not knowledgebases.list_visible(s, principal=principal):
-            knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="kb"))
+            knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="kb"))
     with ctx.db.session() as s:
         (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="kb",
                                          uploads=[documents.Upload(filename=name, data=data)])
@@ -74,7 +75,7 @@ def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> N
     make_pdf(pdf, pages)
     with ctx.db.session() as s:  # a small budget: every page is a chunk of its own
         knowledgebases.create(ctx, s, principal=principal,
-                              spec=knowledgebases.KBCreate(name="kb", parser_config={"chunk_token_num": 32}))
+                              spec=KBCreate(name="kb", parser_config={"chunk_token_num": 32}))
     doc_id = _upload(ctx, principal, "big.pdf", pdf.read_bytes())
     with ctx.db.session() as s:
         ranges = sorted((t.from_page, t.to_page) for t in s.scalars(select(Task).where(Task.document_id == doc_id)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts
 from ragloom.service.search import search
 from tests.fakes.openai_server import FakeOpenAIServer

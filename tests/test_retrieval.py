@@ -8,9 +8,10 @@ from pydantic import ValidationError
 
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest import pipeline
-from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
+from ragloom.schemas.datasets import KBCreate, KBUpdate
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import documents, ingestion, knowledgebases
 from ragloom.service.search import active_versions_fn, search
 from ragloom.worker import run_until
@@ -29,7 +30,7 @@ def _ingest(ctx, principal, kb: str, files: dict[str, str], language: str = "en"
     with ctx.db.session() as s:
         if not any(k.name == kb for k in knowledgebases.list_visible(s, principal=principal)):
             knowledgebases.create(ctx, s, principal=principal,
-                                  spec=knowledgebases.KBCreate(name=kb, language=language))
+                                  spec=KBCreate(name=kb, language=language))
     with ctx.db.session() as s:
         ups = [documents.Upload(filename=n, data=t.encode()) for n, t in files.items()]
         ids = [d.id for d in documents.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=ups)]
@@ -207,7 +208,7 @@ def test_parent_child_children_match_and_the_parent_is_returned(ctx, principal) 
     text = ("# Kettle\n\nDescale the kettle monthly with citric acid. Rinse twice before boiling water again. "
             "Never immerse the base in water. The warranty lasts three years.\n")
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="pc", parser_config={"children_delimiter": ".", "chunk_token_num": 256}))
     _ingest(ctx, principal, "pc", {"kettle.md": text})
     res = search(ctx, principal=principal, kb_ids=["pc"], question="how to descale the kettle with citric acid")
@@ -221,7 +222,7 @@ def test_parent_child_children_match_and_the_parent_is_returned(ctx, principal) 
 
 def test_synonyms_builtin_and_per_knowledge_base(ctx, principal) -> None:
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="hr", synonyms=[["PTO", "paid leave"]]))
     _ingest(ctx, principal, "hr", {"leave.md": "# Leave\n\nEmployees accrue paid leave every month of service.\n",
                                    "pump.md": "# Pump\n\nTo fix the pump, replace the worn impeller seal.\n"})
@@ -235,7 +236,7 @@ def test_synonyms_builtin_and_per_knowledge_base(ctx, principal) -> None:
     assert top("repair pump") == "pump.md"  # built-in: repair ~ fix
     with ctx.db.session() as s, pytest.raises(InvalidRequestError):
         knowledgebases.update(s, principal=principal, kb_id_or_name="hr",
-                              spec=knowledgebases.KBUpdate(synonyms=[["lonely"]]))
+                              spec=KBUpdate(synonyms=[["lonely"]]))
 
 
 def test_pagerank_puts_a_knowledge_base_first(ctx, principal) -> None:
@@ -244,7 +245,7 @@ def test_pagerank_puts_a_knowledge_base_first(ctx, principal) -> None:
     _ingest(ctx, principal, "high", {"b.md": text.replace("front desk", "reception desk")})
     with ctx.db.session() as s:
         knowledgebases.update(s, principal=principal, kb_id_or_name="high",
-                              spec=knowledgebases.KBUpdate(pagerank=50))
+                              spec=KBUpdate(pagerank=50))
     question = "where do visitors collect a badge at the front desk"
     res = search(ctx, principal=principal, kb_ids=["low", "high"], question=question,
                  options=RetrievalOptions(explain=True))
@@ -261,7 +262,7 @@ def test_toc_is_built_from_headings_and_enhances_retrieval(ctx, principal) -> No
               "## Warranty terms\n\nClaims are accepted for two years after the date on the receipt.\n\n"
               "## Cleaning the steam wand\n\nWipe the wand after every use and purge it briefly.\n")
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="toc", parser_config={"chunk_token_num": 32}))
     _ingest(ctx, principal, "toc", {"espresso.md": manual})
     with ctx.db.session() as s:
@@ -287,9 +288,9 @@ def test_toc_is_built_from_headings_and_enhances_retrieval(ctx, principal) -> No
 
 def test_router_picks_knowledge_bases_by_description(ctx, principal) -> None:
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="kitchen", description="Cooking recipes, baking bread and sourdough, kitchen hygiene"))
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="it", description="Network administration: routers, Wi-Fi, VPN and firewalls"))
     _ingest(ctx, principal, "kitchen", {"bread.md": MIXED["bread.md"]})
     _ingest(ctx, principal, "it", {"router.md": MIXED["router.md"]})

@@ -8,6 +8,7 @@ import pytest
 from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service.search import search
 from tests.test_retrieval import _drain
 
@@ -41,7 +42,7 @@ def test_mixed_text_and_scanned_pdf_is_searchable_with_page_positions(ctx, princ
     pdf.output(str(path))
 
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="scans"))
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="scans"))
     with ctx.db.session() as s:
         (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="scans",
                                          uploads=[documents.Upload("report.pdf", path.read_bytes())])

@@ -17,9 +17,12 @@ import pytest
 from pydantic import BaseModel
 
 from ragloom.api.app import create_app
-from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.config import Settings
 from ragloom.errors import ConflictError, LimitExceededError, ModelError, StoreError
+from ragloom.schemas.answers import AnswerRequest
+from ragloom.schemas.assistants import AssistantCreate, AssistantUpdate
+from ragloom.schemas.datasets import KBCreate, KBUpdate
+from ragloom.schemas.retrieval import RetrievalRequest
 from ragloom.sdk import (
     OPERATIONS,
     AnswerFinal,
@@ -42,8 +45,6 @@ from ragloom.sdk import (
     SearchFields,
 )
 from ragloom.service import accounts
-from ragloom.service.assistants import AssistantCreate, AssistantUpdate
-from ragloom.service.knowledgebases import KBCreate, KBUpdate
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import live_server
 

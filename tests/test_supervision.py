@@ -23,6 +23,8 @@ from sqlalchemy import select
 from ragloom.context import Principal
 from ragloom.db import tasks, workers
 from ragloom.db.models import Document, Task
+from ragloom.schemas.builds import BuildRequest
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.supervisor import WorkerPool
 from ragloom.worker import ORPHAN_GRACE_SECONDS
@@ -39,7 +41,7 @@ def second_tenant(ctx) -> Principal:  # type: ignore[no-untyped-def]
 def upload(ctx, principal: Principal, files: dict[str, bytes], kb: str = "kb", **kb_options) -> list[str]:  # type: ignore[no-untyped-def]
     with ctx.db.session() as s:
         if not any(k.name == kb for k in knowledgebases.list_visible(s, principal=principal)):
-            knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name=kb, **kb_options))
+            knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name=kb, **kb_options))
     with ctx.db.session() as s:
         docs = documents.add_documents(ctx, s, principal=principal, kb_id=kb,
                                        uploads=[documents.Upload(filename=n, data=d) for n, d in files.items()])
@@ -294,7 +296,7 @@ def test_a_knowledge_build_is_counted_in_health_and_held_to_the_memory_limit(ctx
     upload(ctx, principal, {"a.txt": long_text(8)}, parser_config={"chunk_token_num": 64})
     while run_one(ctx, "test"):
         pass
-    (build,) = builds.start(ctx, principal=principal, kb_id="kb", request=builds.BuildRequest(kind="graph")).builds
+    (build,) = builds.start(ctx, principal=principal, kb_id="kb", request=BuildRequest(kind="graph")).builds
     with TestClient(create_app(context=ctx), headers={"Authorization": f"Bearer {admin.new_key.key}"}) as client:
         queue = client.get("/api/v1/health").json()["queue"]
     assert queue["builds_queued"] == 1 and queue["builds_running"] == 0 and queue["queued"] == 0

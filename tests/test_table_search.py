@@ -13,7 +13,8 @@ import pytest
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.datasets import KBCreate
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts, chunks, documents, knowledgebases
 from ragloom.service.search import search
 from ragloom.worker import run_until
@@ -54,7 +55,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Context, P
     with ctx.db.session() as s:
         principal = accounts.bootstrap(s).principal
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="checks", parser_config={"chunk_token_num": 160}))
     data, values = nics_html()
     with ctx.db.session() as s:

@@ -7,12 +7,13 @@ from sqlalchemy import select
 
 from ragloom.db import tasks
 from ragloom.db.models import Document
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import documents, knowledgebases
 
 
 def _queue(ctx, principal, n):
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="kb"))
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="kb"))
     with ctx.db.session() as s:
         ups = [documents.Upload(filename=f"f{i}.txt", data=f"text {i}".encode()) for i in range(n)]
         return [d.id for d in documents.add_documents(ctx, s, principal=principal, kb_id="kb", uploads=ups)]

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from ragloom.docstore.base import Filters
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import documents, knowledgebases
 from ragloom.supervisor import WorkerPool
 from tests.ingest.docgen import paragraph
@@ -20,7 +21,7 @@ def test_two_worker_processes_ingest_together(ctx, principal, settings) -> None:
     rng = random.Random(5)
     with ctx.db.session() as s:
         kb = knowledgebases.create(ctx, s, principal=principal,
-                                   spec=knowledgebases.KBCreate(name="shared", parser_config={"chunk_token_num": 64}))
+                                   spec=KBCreate(name="shared", parser_config={"chunk_token_num": 64}))
         kb_id = kb.id
     texts = {f"doc{i}.md": f"# Doc {i}\n\n" + "\n\n".join(paragraph(rng, 4) for _ in range(6)) for i in range(8)}
     with ctx.db.session() as s:

@@ -28,6 +28,9 @@ from typing import Any
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document
+from ragloom.schemas.assistants import AssistantCreate
+from ragloom.schemas.chats import CompletionRequest
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import accounts, assistants, chat, documents, knowledgebases
 from ragloom.worker import run_until
 
@@ -119,7 +122,7 @@ def run(ctx: Context, principal: Principal, assistant: str, case: Case) -> dict[
     replies = []
     for text in case.turns:
         prepared = chat.prepare(ctx, principal=principal, assistant_id=assistant,
-                                request=chat.CompletionRequest(question=text, session_id=session))
+                                request=CompletionRequest(question=text, session_id=session))
         reply = chat.complete(ctx, principal=principal, prepared=prepared)
         session = reply.session_id
         replies.append(reply)
@@ -164,7 +167,7 @@ def main() -> None:
         ctx.init_storage()
         with ctx.db.session() as s:
             principal = accounts.bootstrap(s).principal
-            kb = knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="manuals")).id
+            kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="manuals")).id
             docs = documents.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=[
                 documents.Upload(filename=m.name, data=m.text().encode()) for m in ms])
             for doc, m in zip(docs, ms, strict=True):
@@ -180,7 +183,7 @@ def main() -> None:
                           {"key": "firmware", "match": "range", "names": ["fw"]}]}
         with ctx.db.session() as s:
             for name, extra in (("scoped", {"scope": scope}), ("baseline", {})):
-                assistants.create(ctx, s, principal=principal, spec=assistants.AssistantCreate.model_validate(
+                assistants.create(ctx, s, principal=principal, spec=AssistantCreate.model_validate(
                     {"name": name, "dataset_ids": [kb], **extra}))
         report: dict[str, Any] = {"manuals": len(ms), "questions": len(all_cases), "assistants": {}}
         rows_out: dict[str, list[dict[str, Any]]] = {}

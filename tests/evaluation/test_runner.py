@@ -14,6 +14,7 @@ from ragloom.db.models import KnowledgeBase
 from ragloom.errors import InvalidRequestError, MissingDependencyError
 from ragloom.evaluation import EvalReport, ModeResult, load_dataset, run_eval, shipped_set
 from ragloom.evaluation.runner import rank_ids
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import documents, knowledgebases
 
 # obvious answers: each query shares its key words with exactly one passage
@@ -97,7 +98,7 @@ def test_reranker_mode_and_existing_kb(ctx, principal, tiny: Path) -> None:
     with ctx.db.session() as s:  # measured as it stands: no document added, none re-parsed
         docs, total = documents.list_documents(s, principal=principal, kb_id=kept.knowledge_base)
         assert total == len(TINY) and {d.id for d in docs} == before and all(d.status == "done" for d in docs)
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="mine"))
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="mine"))
     empty = run_eval(ctx, principal, tiny, kb="mine", modes=["keyword"])
     assert empty.mode("keyword").metrics["hit@1"] == 0.0
     assert any(n.startswith(f"{len(TINY)} corpus documents are not in mine") for n in empty.notes), empty.notes

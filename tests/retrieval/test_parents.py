@@ -9,6 +9,7 @@ import pytest
 
 from ragloom.dataflow import Candidate, ChunkRecord
 from ragloom.retrieval.parents import swap_in_parents
+from ragloom.schemas.datasets import KBCreate
 
 
 def record(rid: str, content: str = "", parent: str | None = None, *, vector: np.ndarray | None = None,
@@ -107,8 +108,8 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
     """Parent-child chunking + an HTTP reranker (test server on loopback): the page is in reranked order."""
     from ragloom.config import Settings
     from ragloom.context import Context
-    from ragloom.retrieval.options import RetrievalOptions
     from ragloom.retrieval.rerank import rank_key
+    from ragloom.schemas.options import RetrievalOptions
     from ragloom.service import accounts, knowledgebases
     from ragloom.service.search import search
     from tests.fakes.openai_server import FakeOpenAIServer
@@ -124,7 +125,7 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
         try:
             with ctx.db.session() as s:
                 principal = accounts.bootstrap(s).principal
-                knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(
+                knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
                     name="shelves", chunk_method="title", parser_config={"children_delimiter": "."}))
             _ingest(ctx, principal, "shelves", {"shelves.md": text})
             res = search(ctx, principal=principal, kb_ids=["shelves"], question="where is the router",

@@ -13,8 +13,9 @@ import pytest
 
 from ragloom.evaluation.dataset import load_dataset
 from ragloom.evaluation.runner import SEARCH_MODES  # noqa: F401  (the modes the bench runs exist)
-from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
 from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, features, is_cjk, load_models, model_for
+from ragloom.schemas.datasets import KBUpdate
+from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
 from ragloom.service import answers, knowledgebases
 from ragloom.service.search import search
 from tests.test_retrieval import MIXED, _ingest
@@ -95,7 +96,7 @@ def test_min_relevance_of_the_request_the_knowledge_base_and_similarity_threshol
     assert len(weighted) == len(MIXED)
     with ctx.db.session() as s:
         knowledgebases.update(s, principal=principal, kb_id_or_name="mixed",
-                              spec=knowledgebases.KBUpdate(min_relevance=cut))
+                              spec=KBUpdate(min_relevance=cut))
     by_kb = search(ctx, principal=principal, kb_ids=["mixed"], question=q,
                    options=RetrievalOptions(page_size=10, explain=True))
     assert [c.record.id for c in by_kb.chunks] == [c.record.id for c in by_request]

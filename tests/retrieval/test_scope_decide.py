@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragloom.retrieval.scope import ScopeKey, ScopeSettings, clarification, decide, is_clarification
+from ragloom.retrieval.scope import clarification, decide, is_clarification
+from ragloom.schemas.scope import ScopeKey, ScopeSettings
 
 KEYS = [ScopeKey(key="model", aliases={"pro": "X200"}), ScopeKey(key="firmware", match="range", names=["fw"])]
 DOCS = {

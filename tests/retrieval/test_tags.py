@@ -14,7 +14,8 @@ from ragloom.docstore.base import Hit
 from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.knowledge.tags import TagPrior, score_tags
 from ragloom.retrieval.features import TAG_WEIGHT, RankFeatures, tag_cosine
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.datasets import KBCreate, KBUpdate
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.service.chunks import list_chunks
 from ragloom.service.search import search
@@ -50,7 +51,7 @@ def tag_xlsx(rows=TAG_ROWS) -> bytes:
 
 def make_kb(ctx, principal, name: str, **fields) -> str:
     with ctx.db.session() as s:
-        return knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name=name, **fields)).id
+        return knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name=name, **fields)).id
 
 
 def upload(ctx, principal, kb: str, files: dict[str, bytes]) -> list[str]:
@@ -180,7 +181,7 @@ def test_chunks_get_tags_and_a_matching_question_lifts_them(ctx, principal, tag_
     # without the tag set the question has no tags: the pagerank alone decides, the order flips
     with ctx.db.session() as s:
         knowledgebases.update(s, principal=principal, kb_id_or_name=notes,
-                              spec=knowledgebases.KBUpdate(tag_kb_ids=[]))
+                              spec=KBUpdate(tag_kb_ids=[]))
     res = search(ctx, principal=principal, kb_ids=[notes, others], question=QUESTION)
     assert [c.record.kb_id for c in res.chunks[:2]] == [others, notes]
     with ctx.db.session() as s:
@@ -216,11 +217,11 @@ def test_tag_kb_ids_are_validated(ctx, principal, tag_set) -> None:
         make_kb(ctx, principal, "bad", tag_kb_ids=["no-such-kb"])
     with ctx.db.session() as s, pytest.raises(InvalidRequestError, match="own tag set"):
         knowledgebases.update(s, principal=principal, kb_id_or_name=tag_set,
-                              spec=knowledgebases.KBUpdate(tag_kb_ids=[tag_set]))
+                              spec=KBUpdate(tag_kb_ids=[tag_set]))
     with pytest.raises(ValueError, match="topn_tags"):
-        knowledgebases.KBCreate(name="x", topn_tags=0)
+        KBCreate(name="x", topn_tags=0)
     # the reference keeps both settings in parser_config: accepted there too
-    spec = knowledgebases.KBCreate(name="compat", parser_config={"tag_kb_ids": [tag_set], "topn_tags": 5})
+    spec = KBCreate(name="compat", parser_config={"tag_kb_ids": [tag_set], "topn_tags": 5})
     assert spec.tag_kb_ids == [tag_set] and spec.topn_tags == 5 and spec.parser_config == {}
 
 

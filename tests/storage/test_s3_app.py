@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 
 from ragloom.context import Context, Principal
 from ragloom.db.models import Task
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import accounts, documents, knowledgebases
 from ragloom.service.gc import collect_garbage
 from ragloom.storage.keys import object_path
@@ -104,7 +105,7 @@ def test_an_app_on_s3_ingests_serves_pages_and_originals_and_collects(s3: S3Serv
 def _upload(ctx: Context, principal: Principal, name: str, data: bytes) -> str:
     with ctx.db.session() as s:
         if not any(k.name == "kb" for k in knowledgebases.list_visible(s, principal=principal)):
-            knowledgebases.create(ctx, s, principal=principal, spec=knowledgebases.KBCreate(name="kb"))
+            knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="kb"))
     with ctx.db.session() as s:
         (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="kb",
                                          uploads=[documents.Upload(filename=name, data=data)])

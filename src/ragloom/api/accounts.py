@@ -12,11 +12,13 @@ from ragloom.api.deps import (
     limited_per_address,
 )
 from ragloom.api.responses import CALLER_ERRORS, error_responses
-from ragloom.api.schemas import LogIn, PasswordChange, SignUp, SignupSetting, WorkspaceSwitch
 from ragloom.context import Caller, Context
 from ragloom.errors import InvalidRequestError, PermissionDeniedError
+from ragloom.schemas.accounts import LogIn, Me, PasswordChange, SignedIn, SignUp, SignupSetting, SignupState
+from ragloom.schemas.base import iso_utc
+from ragloom.schemas.workspaces import WorkspaceSwitch, WorkspaceView
 from ragloom.service import signin, workspaces
-from ragloom.service.views import Me, SignedIn, SignupState, WorkspaceView, iso_utc, user_view
+from ragloom.service.views import user_view
 from ragloom.web import cookies
 
 router = APIRouter(tags=["accounts"], responses=CALLER_ERRORS)

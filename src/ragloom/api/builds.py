@@ -9,8 +9,9 @@ from fastapi import APIRouter, Query
 
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS, error_responses
+from ragloom.schemas.builds import Build, BuildList, BuildRequest, BuildsStarted
 from ragloom.service import builds
-from ragloom.service.build_views import Build, BuildList, BuildsStarted, build_view
+from ragloom.service.build_views import build_view
 
 router = APIRouter(prefix="/datasets/{dataset_id}/builds", tags=["builds"], responses=CALLER_ERRORS)
 
@@ -18,7 +19,7 @@ MAX_LIST_PAGE = 1_000_000
 
 
 @router.post("", status_code=202, responses=error_responses(502))
-def start_build(dataset_id: str, body: builds.BuildRequest, ctx: ContextDep, principal: PrincipalDep) -> BuildsStarted:
+def start_build(dataset_id: str, body: BuildRequest, ctx: ContextDep, principal: PrincipalDep) -> BuildsStarted:
     """Estimate a build (chat-model calls and prompt tokens, from the chunks and the method) and, unless
     ``dry_run``, queue it: one for the dataset (its documents whose part is up to date are skipped) or one
     per document of ``document_ids``. Workers run builds when no document waits to be parsed."""

@@ -10,24 +10,24 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import StreamingResponse
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
-from ragloom.api.responses import CALLER_ERRORS, REF, ErrorBody, error_responses
+from ragloom.api.responses import CALLER_ERRORS, REF, error_responses
 from ragloom.errors import RagloomError
-from ragloom.service import assistants, chat, sessions
-from ragloom.service.chat_views import (
-    AssistantList,
-    AssistantView,
-    ChatReply,
+from ragloom.schemas.assistants import AssistantCreate, AssistantList, AssistantUpdate, AssistantView
+from ragloom.schemas.chats import ChatReply, CompletionRequest
+from ragloom.schemas.sessions import (
     DeletedMessages,
+    FeedbackSet,
     Message,
     MessageList,
+    SessionCreate,
     SessionDetail,
     SessionList,
+    SessionRename,
     SessionView,
-    assistant_view,
-    message_view,
-    session_detail,
-    session_view,
 )
+from ragloom.schemas.system import ErrorBody
+from ragloom.service import assistants, chat, sessions
+from ragloom.service.chat_views import assistant_view, message_view, session_detail, session_view
 
 router = APIRouter(prefix="/chats", tags=["chats"], responses=CALLER_ERRORS)
 
@@ -39,7 +39,7 @@ PageSizeQuery = Annotated[int, Query(ge=1, le=1000)]
 # --- assistants -------------------------------------------------------------------------------------
 
 @router.post("", status_code=201, responses=error_responses(409))
-def create_assistant(body: assistants.AssistantCreate, ctx: ContextDep, principal: PrincipalDep) -> AssistantView:
+def create_assistant(body: AssistantCreate, ctx: ContextDep, principal: PrincipalDep) -> AssistantView:
     with ctx.db.session() as s:
         a = assistants.create(ctx, s, principal=principal, spec=body)
         return assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a))
@@ -62,7 +62,7 @@ def get_assistant(chat_id: str, ctx: ContextDep, principal: PrincipalDep) -> Ass
 
 
 @router.patch("/{chat_id}", responses=error_responses(409))
-def update_assistant(chat_id: str, body: assistants.AssistantUpdate, ctx: ContextDep,
+def update_assistant(chat_id: str, body: AssistantUpdate, ctx: ContextDep,
                      principal: PrincipalDep) -> AssistantView:
     with ctx.db.session() as s:
         a = assistants.update(ctx, s, principal=principal, assistant_id_or_name=chat_id, spec=body)
@@ -80,7 +80,7 @@ def delete_assistant(chat_id: str, ctx: ContextDep, principal: PrincipalDep) -> 
 # --- sessions ---------------------------------------------------------------------------------------
 
 @router.post("/{chat_id}/sessions", status_code=201)
-def create_session(chat_id: str, body: sessions.SessionCreate, ctx: ContextDep,
+def create_session(chat_id: str, body: SessionCreate, ctx: ContextDep,
                    principal: PrincipalDep) -> SessionView:
     with ctx.db.session() as s:
         a = assistants.get(s, principal=principal, assistant_id_or_name=chat_id)
@@ -112,7 +112,7 @@ def get_session(chat_id: str, session_id: str, ctx: ContextDep, principal: Princ
 
 
 @router.patch("/{chat_id}/sessions/{session_id}")
-def rename_session(chat_id: str, session_id: str, body: sessions.SessionRename, ctx: ContextDep,
+def rename_session(chat_id: str, session_id: str, body: SessionRename, ctx: ContextDep,
                    principal: PrincipalDep) -> SessionView:
     with ctx.db.session() as s:
         a = assistants.get(s, principal=principal, assistant_id_or_name=chat_id)
@@ -140,7 +140,7 @@ def list_messages(chat_id: str, session_id: str, ctx: ContextDep, principal: Pri
 
 
 @router.put("/{chat_id}/sessions/{session_id}/messages/{message_id}/feedback")
-def set_feedback(chat_id: str, session_id: str, message_id: str, body: sessions.FeedbackSet, ctx: ContextDep,
+def set_feedback(chat_id: str, session_id: str, message_id: str, body: FeedbackSet, ctx: ContextDep,
                  principal: PrincipalDep) -> Message:
     """Rate an answer (up or down, with a comment); ``rating: null`` removes the rating."""
     with ctx.db.session() as s:
@@ -190,7 +190,7 @@ CHAT_STREAM: dict[int | str, dict[str, Any]] = {200: {
 
 @router.post("/{chat_id}/completions", response_model=ChatReply, dependencies=[rate_limited("answer")],
              responses={**CHAT_STREAM, **error_responses(429, 502)})
-def completions(chat_id: str, body: chat.CompletionRequest, ctx: ContextDep,
+def completions(chat_id: str, body: CompletionRequest, ctx: ContextDep,
                 principal: PrincipalDep) -> ChatReply | StreamingResponse:
     """Ask an assistant a question in a session (a new session without ``session_id``). The question and
     the answer are stored; the answer's references keep the document versions they cite."""

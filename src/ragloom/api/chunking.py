@@ -9,8 +9,9 @@ from fastapi import APIRouter, File, Form, UploadFile
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.errors import PayloadTooLargeError
+from ragloom.schemas.chunking import PREVIEW_CHUNKS, ChunkingPreview, ChunkMethodList
 from ragloom.service import chunking_preview, knowledgebases
-from ragloom.service.chunking_preview import ChunkingPreview, ChunkMethodList, Sample
+from ragloom.service.chunking_preview import Sample
 
 router = APIRouter(tags=["datasets"], responses=CALLER_ERRORS)
 
@@ -26,7 +27,7 @@ def chunk_methods(principal: PrincipalDep) -> ChunkMethodList:
              responses=error_responses(413, 422, 429),
              description="Chunk a sample with a method and parameters, storing nothing: a PDF's first "
                          f"{chunking_preview.PREVIEW_PAGES} pages are read and the first "
-                         f"{chunking_preview.PREVIEW_CHUNKS} chunks shown (their count is of all).")
+                         f"{PREVIEW_CHUNKS} chunks shown (their count is of all).")
 def chunking_preview_route(
     dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
     file: Annotated[UploadFile | None, File(description="a sample file")] = None,

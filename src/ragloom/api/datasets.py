@@ -8,15 +8,16 @@ from fastapi import APIRouter, Body, Query, Response
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, error_responses
+from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags, KBCreate, KBUpdate, Reindexed, ReindexRequest
 from ragloom.service import knowledgebases, workspace_models
-from ragloom.service.reindex import Reindexed, ReindexRequest, reindex
-from ragloom.service.views import Dataset, DatasetList, DatasetTags, kb_view
+from ragloom.service.reindex import reindex
+from ragloom.service.views import kb_view
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], responses=CALLER_ERRORS)
 
 
 @router.post("", status_code=201, responses=error_responses(409))
-def create_dataset(body: knowledgebases.KBCreate, ctx: ContextDep, principal: PrincipalDep) -> Dataset:
+def create_dataset(body: KBCreate, ctx: ContextDep, principal: PrincipalDep) -> Dataset:
     with ctx.db.session() as s:
         kb = knowledgebases.create(ctx, s, principal=principal, spec=body)
         return kb_view(kb, 0, fusion=ctx.settings.fusion)
@@ -71,7 +72,7 @@ def dataset_tags(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> D
 
 
 @router.patch("/{dataset_id}", responses=error_responses(409))
-def update_dataset(dataset_id: str, body: knowledgebases.KBUpdate, ctx: ContextDep,
+def update_dataset(dataset_id: str, body: KBUpdate, ctx: ContextDep,
                    principal: PrincipalDep) -> Dataset:
     with ctx.db.session() as s:
         kb = knowledgebases.update(s, principal=principal, kb_id_or_name=dataset_id, spec=body)

@@ -11,26 +11,23 @@ from fastapi.responses import StreamingResponse
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
-from ragloom.api.schemas import ChunkCreate, ChunkUpdate, DocumentIds, DocumentUpdate, MetadataUpdate
 from ragloom.api.uploads import SpoolingRoute, spooled
 from ragloom.errors import PayloadTooLargeError
-from ragloom.service import chunk_edits, chunks, documents, knowledgebases, versions
-from ragloom.service.views import (
-    ChunkList,
+from ragloom.schemas.chunks import ChunkCreate, ChunkList, ChunkUpdate, StoredChunk
+from ragloom.schemas.documents import (
     DeletedDocuments,
     Document,
+    DocumentIds,
     DocumentList,
+    DocumentUpdate,
+    MetadataUpdate,
     PageList,
-    StoredChunk,
     UploadedDocuments,
     VersionDiff,
     VersionList,
-    document_view,
-    pages_view,
-    stored_chunk_view,
-    version_diff_view,
-    version_view,
 )
+from ragloom.service import chunk_edits, chunks, documents, knowledgebases, versions
+from ragloom.service.views import document_view, pages_view, stored_chunk_view, version_diff_view, version_view
 
 # the upload route's multipart body is received straight to disk (api/uploads.py)
 router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"], responses=CALLER_ERRORS,
@@ -238,7 +235,7 @@ def delete_chunk(dataset_id: str, document_id: str, chunk_id: str, ctx: ContextD
 def download_file(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep,
                   version_id: str | None = None) -> Response:
     """The original file (of ``version_id`` when given)."""
-    from ragloom.service.filenames import ascii_filename
+    from ragloom.schemas.names import ascii_filename
 
     with ctx.db.session() as s:
         stored = documents.open_original(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query
 
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
+from ragloom.schemas.graph import GraphView
 from ragloom.service import graph_build
-from ragloom.service.graph_build import GraphView
 
 router = APIRouter(prefix="/datasets/{dataset_id}/graph", tags=["builds"], responses=CALLER_ERRORS)
 

@@ -10,11 +10,12 @@ from fastapi import APIRouter, Query
 
 from ragloom.api.deps import CallerDep, ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
-from ragloom.api.schemas import KeyCreate
 from ragloom.context import Principal
 from ragloom.errors import PermissionDeniedError
+from ragloom.schemas.audit import AuditLog
+from ragloom.schemas.keys import ApiKeyInfo, ApiKeyList, KeyCreate, NewApiKey
 from ragloom.service import accounts, audit, workspaces
-from ragloom.service.views import ApiKeyInfo, ApiKeyList, AuditLog, NewApiKey, audit_view, key_view
+from ragloom.service.views import audit_view, key_view
 from ragloom.states import Role
 
 router = APIRouter(tags=["keys"], responses=CALLER_ERRORS)

@@ -1,6 +1,8 @@
-"""Response bodies that exist only at the edge: the error body, /health, and the answer's event stream.
+"""How the API declares its responses: the error body under each status code, binary bodies, and
+the answer's event stream.
 
-Every other body is a resource model of :mod:`ragloom.service.views`. :func:`error_responses` builds
+Every body is a model of :mod:`ragloom.schemas` (the error body and /health's in
+:mod:`ragloom.schemas.system`). :func:`error_responses` builds
 the ``responses=`` declarations (routers and routes) that put the error body into ``/openapi.json``
 for each status code :mod:`ragloom.api.errors` may answer with.
 """
@@ -8,24 +10,12 @@ for each status code :mod:`ragloom.api.errors` may answer with.
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.json_schema import SkipJsonSchema
-
-from ragloom.service.views import CitedAnswer, Number, absent_unless
+from ragloom.schemas.answers import CitedAnswer
+from ragloom.schemas.system import ErrorBody
 
 REF = "#/components/schemas/{model}"  # where FastAPI puts the models' schemas
-
-
-class ErrorBody(BaseModel):
-    """Every error response (4xx and 5xx): the error's class and a message for a person."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    error: str = Field(description="the kind of error, e.g. NotFoundError, InvalidRequestError, HTTPError",
-                       examples=["NotFoundError"])
-    message: str = Field(examples=["knowledge base 'manuals' not found"])
 
 
 def error_body(kind: str, message: str) -> dict[str, str]:
@@ -64,45 +54,6 @@ def binary_response(media_type: str, description: str) -> dict[int | str, dict[s
     """``responses=`` of a route that answers with a file's bytes."""
     return {200: {"description": description,
                   "content": {media_type: {"schema": {"type": "string", "format": "binary"}}}}}
-
-
-# --- /health --------------------------------------------------------------------------------------
-
-class WorkerState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    alive: int = Field(description="workers that sent a heartbeat recently (any machine)")
-    expected: int | None = Field(description="workers this server's pool runs; null without a pool")
-    busy: int = Field(description="alive workers running a task")
-    restarts: int | None = Field(description="worker restarts by this server's pool; null without a pool")
-    last_exits: list[str]
-
-
-class QueueState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    queued: int
-    running: int
-    oldest_queued_seconds: Number | None = Field(description="how long the oldest runnable task has waited")
-    builds_queued: int = Field(0, description="knowledge builds (RAPTOR, knowledge graph) waiting for a worker")
-    builds_running: int = Field(0, description="knowledge builds a worker is running")
-
-
-HealthStatus = Literal["ok", "degraded", "unavailable"]
-
-
-class Health(BaseModel):
-    """Liveness of the API and of the ingestion workers; no tenant data. Anyone sees the status; the
-    workers and the queue are shown to a caller with an API key or a web session."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: HealthStatus = Field(description="ok; degraded: fewer workers alive than expected; unavailable (HTTP "
-                                             "503): none, so uploads wait")
-    version: str
-    workers: WorkerState | SkipJsonSchema[None] = absent_unless("the caller sent an API key or is signed in")
-    queue: QueueState | SkipJsonSchema[None] = absent_unless("the caller sent an API key or is signed in")
-    message: str | SkipJsonSchema[None] = absent_unless("status is 'unavailable'")
 
 
 # --- the answer as a stream (POST /answer with stream: true) ------------------------------------

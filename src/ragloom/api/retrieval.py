@@ -10,13 +10,14 @@ from fastapi.responses import StreamingResponse
 
 from ragloom.api.deps import READS, ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import ANSWER_STREAM, CALLER_ERRORS, error_responses
-from ragloom.api.schemas import AnswerRequest, RetrievalRequest
 from ragloom.dataflow import Answer
 from ragloom.errors import InvalidRequestError, RagloomError
+from ragloom.schemas.answers import AnswerRequest, CitedAnswer
+from ragloom.schemas.retrieval import Retrieval, RetrievalRequest, ScopeView
 from ragloom.service import answers
 from ragloom.service import scope as scoping
 from ragloom.service.search import check_documents, search
-from ragloom.service.views import CitedAnswer, Retrieval, ScopeView, answer_view, retrieval_view, scope_view
+from ragloom.service.views import answer_view, retrieval_view, scope_view
 
 router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Request, Response
 
 from ragloom import __version__
 from ragloom.api.deps import ContextDep, authenticate
-from ragloom.api.responses import Health, HealthStatus, QueueState, WorkerState
 from ragloom.context import Context
+from ragloom.schemas.system import Health, HealthStatus, QueueState, WorkerState
 from ragloom.service.system import worker_health
 from ragloom.web import cookies
 

@@ -12,19 +12,23 @@ from sqlalchemy.orm import Session
 
 from ragloom.api.deps import CallerDep, ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
-from ragloom.api.schemas import InvitationAccept, InvitationCreate, OwnerChange, RoleChange, WorkspaceName
 from ragloom.context import Caller, Principal
-from ragloom.service import signin, workspaces
-from ragloom.service.views import (
+from ragloom.schemas.workspaces import (
+    InvitationAccept,
+    InvitationCreate,
     InvitationList,
     InvitationView,
     MemberList,
     MemberView,
     NewInvitation,
+    OwnerChange,
+    RoleChange,
     WorkspaceList,
+    WorkspaceName,
     WorkspaceView,
-    invitation_view,
 )
+from ragloom.service import signin, workspaces
+from ragloom.service.views import invitation_view
 from ragloom.states import Role
 
 router = APIRouter(tags=["workspaces"], responses=CALLER_ERRORS)

@@ -13,8 +13,8 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from ragloom.cli._app import CliTable, app, emit, err, state
 from ragloom.client import Client, HttpClient
 from ragloom.errors import RagloomError
+from ragloom.schemas.builds import Build, BuildEstimate
 from ragloom.sdk import Ragloom
-from ragloom.service.build_views import Build, BuildEstimate
 
 BUILD_TERMINAL = ("done", "failed", "cancelled")
 

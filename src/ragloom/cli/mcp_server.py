@@ -28,13 +28,14 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ragloom import __version__
 from ragloom.client import LOCAL_URL, Client, HttpClient
 from ragloom.errors import AuthenticationError, RagloomError
+from ragloom.schemas.mcp import AnswerReference, CitedAnswer, FoundChunk, KnowledgeBase, KnowledgeBases, SearchResult
 
 MCP_PATH = "/mcp"
 
@@ -44,48 +45,6 @@ INSTRUCTIONS = ("ragloom is a document knowledge base. Call list_knowledge_bases
 
 
 # --- what the tools return ------------------------------------------------------------------------
-
-class KnowledgeBase(BaseModel):
-    id: str
-    name: str
-    description: str
-    language: str
-    documents: int = Field(description="documents in the knowledge base")
-
-
-class KnowledgeBases(BaseModel):
-    knowledge_bases: list[KnowledgeBase]
-
-
-class FoundChunk(BaseModel):
-    document: str = Field(description="the document's file name")
-    document_id: str
-    knowledge_base_id: str
-    page: int | None = Field(description="the first page the chunk is on (1-based); null when the format "
-                                         "has no pages")
-    pages: list[int] = Field(description="every page the chunk is on")
-    score: float = Field(description="similarity to the question, 0..1; the best first")
-    text: str
-
-
-class SearchResult(BaseModel):
-    chunks: list[FoundChunk]
-    total: int = Field(description="matching chunks in all (the best top_n are returned)")
-
-
-class AnswerReference(BaseModel):
-    id: int = Field(description="n of the answer's [ID:n] citations")
-    document: str
-    document_id: str
-    pages: list[int]
-    text: str = Field(description="the cited chunk")
-
-
-class CitedAnswer(BaseModel):
-    answer: str = Field(description="the answer, citing its sources as [ID:n]")
-    model: str = Field(description="the chat model that wrote it, or 'extractive' (sentences of the sources)")
-    insufficient: bool = Field(description="true when the knowledge bases do not answer the question")
-    references: list[AnswerReference]
 
 
 def _pages(positions: list[list[float]]) -> list[int]:

@@ -2,7 +2,7 @@
 
 Each query goes through the answer use case the API's ``/answer`` runs
 (:func:`ragloom.service.answers.answer`: its ``top_n`` best chunks as evidence, the
-default :class:`~ragloom.retrieval.options.EvidenceOptions`), once per *answerer*: the
+default :class:`~ragloom.schemas.options.EvidenceOptions`), once per *answerer*: the
 extractive answerer (always) and the configured chat model (``RAGLOOM_CHAT_*``, when there
 is one), side by side over the same knowledge base.
 
@@ -49,7 +49,7 @@ from ragloom.evaluation.dataset import Dataset, LabelledQuery
 from ragloom.evaluation.ingest import Progress, no_progress
 from ragloom.generation.extractive import EXTRACTIVE_MODEL
 from ragloom.generation.thresholds import SUPPORTED_VERDICT
-from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
+from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
 from ragloom.service.answers import answer, find_evidence
 
 DEFAULT_TOP_N = 6  # the API's /answer default

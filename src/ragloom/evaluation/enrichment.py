@@ -31,6 +31,8 @@ from ragloom.evaluation.dataset import Dataset
 from ragloom.evaluation.ingest import IngestResult, Progress, drop_kb, ingest, no_progress, open_kb
 from ragloom.evaluation.report import EnrichmentResult, ModeResult
 from ragloom.models.rerank import Reranker
+from ragloom.schemas.builds import BuildRequest
+from ragloom.schemas.datasets import KBUpdate
 from ragloom.service import builds, knowledgebases, llm_cache
 from ragloom.states import TaskStatus
 from ragloom.worker import run_until
@@ -98,7 +100,7 @@ def evaluate_enrichments(ctx: Context, principal: Principal, dataset: Dataset, t
 def _build(ctx: Context, principal: Principal, kb_id: str, kind: str, progress: Progress) -> tuple[float, int, str]:
     """Run a build of ``kind`` over the whole knowledge base in this process; (seconds, LLM calls, how)."""
     started = time.perf_counter()
-    queued = builds.start(ctx, principal=principal, kb_id=kb_id, request=builds.BuildRequest(kind=kind))
+    queued = builds.start(ctx, principal=principal, kb_id=kb_id, request=BuildRequest(kind=kind))
     ids = [b.id for b in queued.builds]
     terminal = (TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.CANCELLED)
 
@@ -129,7 +131,7 @@ def _ingest_with_keywords(ctx: Context, principal: Principal, dataset: Dataset, 
         kb = knowledgebases.get(s, principal=principal, kb_id_or_name=copy.kb_id)
         config = {**dict(kb.parser_config or {}), "auto_keywords": AUTO_KEYWORDS, "auto_questions": AUTO_QUESTIONS}
         knowledgebases.update(s, principal=principal, kb_id_or_name=copy.kb_id,
-                              spec=knowledgebases.KBUpdate(parser_config=config))
+                              spec=KBUpdate(parser_config=config))
     before = _cached_calls(ctx, principal.tenant_id)
     started = time.perf_counter()
     try:

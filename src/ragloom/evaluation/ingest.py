@@ -19,6 +19,7 @@ from sqlalchemy import select
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document
 from ragloom.evaluation.dataset import CorpusItem, Dataset
+from ragloom.schemas.datasets import KBCreate
 from ragloom.service import documents, knowledgebases
 from ragloom.worker import run_until
 
@@ -60,7 +61,7 @@ def open_kb(ctx: Context, principal: Principal, dataset: Dataset, *, kb: str | N
             found = knowledgebases.get(s, principal=principal, kb_id_or_name=kb)
             return IngestResult(kb_id=found.id, kb_name=found.name, scratch=False)
         name = f"eval-{uuid.uuid4().hex[:10]}"
-        spec = knowledgebases.KBCreate(name=name, language=language or guess_language(dataset.corpus),
+        spec = KBCreate(name=name, language=language or guess_language(dataset.corpus),
                                        description=f"scratch knowledge base for evaluating {dataset.directory}")
         created = knowledgebases.create(ctx, s, principal=principal, spec=spec)
         return IngestResult(kb_id=created.id, kb_name=created.name, scratch=True)

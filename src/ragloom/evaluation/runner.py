@@ -38,10 +38,10 @@ from ragloom.evaluation.ingest import (
 )
 from ragloom.evaluation.report import EnrichmentResult, EvalReport, ModeResult, QueryOutcome, require_matplotlib
 from ragloom.models.rerank import Reranker
-from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.rerank import rerank
 from ragloom.retrieval.retriever import window
 from ragloom.retrieval.types import RetrievalParams
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
 from ragloom.service.search import search, vector_weight
 

@@ -36,7 +36,7 @@ see the README's retrieval-quality table for the figures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -110,7 +110,6 @@ class WeightedFusion:
 
 
 fusions: Registry[[], Fusion] = Registry("fusion", "ragloom.fusions")  # built-ins: ragloom.plugins
-BuiltinFusion = Literal["normalized", "weighted"]  # the names a request may choose (retrieval.options)
 
 
 def is_cross_language(sides: Sides) -> bool:

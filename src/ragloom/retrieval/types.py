@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragloom.dataflow import Candidate
-from ragloom.retrieval.options import RetrievalOptions
+from ragloom.schemas.options import RetrievalOptions
 
 
 @dataclass(slots=True)

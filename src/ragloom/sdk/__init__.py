@@ -12,8 +12,8 @@
 
 One method per API operation (each declares the route it calls: :data:`OPERATIONS`), with typed
 parameters; results are the API's own response models (``Dataset``, ``DocumentList``, ``ChatReply``...,
-from :mod:`ragloom.service.views` and :mod:`ragloom.service.chat_views`). Request bodies are checked by
-the API's request models before they are sent. ``answer_stream`` and ``chat_stream`` yield
+from :mod:`ragloom.schemas`, the only part of ragloom besides :mod:`ragloom.errors` the SDK loads).
+Request bodies are checked by the API's request models before they are sent. ``answer_stream`` and ``chat_stream`` yield
 :class:`Delta` events, then the finished result (:class:`AnswerFinal`, :class:`ChatFinal`).
 
 Errors are the :mod:`ragloom.errors` classes, read from the API's error body: the class the server

@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from ragloom.api.schemas import KeyCreate, LogIn, PasswordChange, SignUp, SignupSetting, WorkspaceSwitch
+from ragloom.schemas.accounts import LogIn, Me, PasswordChange, SignedIn, SignUp, SignupSetting, SignupState
+from ragloom.schemas.audit import AuditLog
+from ragloom.schemas.keys import ApiKeyInfo, ApiKeyList, KeyCreate, NewApiKey
+from ragloom.schemas.workspaces import WorkspaceSwitch
 from ragloom.sdk._base import Base, Route, body, operation
-from ragloom.service.views import ApiKeyInfo, ApiKeyList, AuditLog, Me, NewApiKey, SignedIn, SignupState
 
 KeyScopeName = Literal["read-write", "read"]
 

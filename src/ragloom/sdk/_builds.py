@@ -6,10 +6,9 @@ import time
 from collections.abc import Sequence
 
 from ragloom.errors import RagloomError
+from ragloom.schemas.builds import Build, BuildList, BuildRequest, BuildsStarted
+from ragloom.schemas.graph import GraphView
 from ragloom.sdk._base import Base, Route, body, operation
-from ragloom.service.build_views import Build, BuildList, BuildsStarted
-from ragloom.service.builds import BuildRequest
-from ragloom.service.graph_build import GraphView
 
 BUILD_TERMINAL = ("done", "failed", "cancelled")
 

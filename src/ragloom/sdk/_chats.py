@@ -5,24 +5,30 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack
 
+from ragloom.schemas.assistants import (
+    AssistantCreate,
+    AssistantList,
+    AssistantUpdate,
+    AssistantView,
+    LLMSettings,
+    PromptSettings,
+)
+from ragloom.schemas.chats import ChatReply, CompletionRequest
+from ragloom.schemas.scope import ScopeSettings
+from ragloom.schemas.sessions import (
+    DeletedMessages,
+    FeedbackSet,
+    Message,
+    MessageList,
+    SessionCreate,
+    SessionDetail,
+    SessionList,
+    SessionRename,
+    SessionView,
+)
 from ragloom.sdk._base import Base, Route, body, operation
 from ragloom.sdk._knowledge import SearchFields
 from ragloom.sdk.events import ChatEvent, chat_event
-from ragloom.service.assistants import AssistantCreate, AssistantUpdate, LLMSettings, PromptSettings
-from ragloom.service.chat import CompletionRequest
-from ragloom.service.chat_views import (
-    AssistantList,
-    AssistantView,
-    ChatReply,
-    DeletedMessages,
-    Message,
-    MessageList,
-    SessionDetail,
-    SessionList,
-    SessionView,
-)
-from ragloom.service.scope import ScopeSettings
-from ragloom.service.sessions import FeedbackSet, SessionCreate, SessionRename
 
 Rating = Literal["up", "down"]
 

@@ -9,38 +9,27 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, Unpack
 from urllib.parse import unquote
 
-from ragloom.api.schemas import (
-    AnswerRequest,
-    ChunkCreate,
-    ChunkUpdate,
-    DocumentIds,
-    DocumentUpdate,
-    MetadataUpdate,
-    RetrievalRequest,
-)
 from ragloom.errors import RagloomError
-from ragloom.sdk._base import Base, FileInput, Route, body, operation, read_files
-from ragloom.sdk.events import AnswerEvent, answer_event
-from ragloom.service.chunking_preview import ChunkingPreview, ChunkMethodList
-from ragloom.service.knowledgebases import KBCreate, KBUpdate
-from ragloom.service.reindex import Reindexed, ReindexRequest
-from ragloom.service.scope import ScopeRequest
-from ragloom.service.views import (
-    ChunkList,
-    CitedAnswer,
-    Dataset,
-    DatasetList,
-    DatasetTags,
+from ragloom.schemas.answers import AnswerRequest, CitedAnswer
+from ragloom.schemas.chunking import ChunkingPreview, ChunkMethodList
+from ragloom.schemas.chunks import ChunkCreate, ChunkList, ChunkUpdate, StoredChunk
+from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags, KBCreate, KBUpdate, Reindexed, ReindexRequest
+from ragloom.schemas.documents import (
     DeletedDocuments,
     Document,
+    DocumentIds,
     DocumentList,
+    DocumentUpdate,
+    MetadataUpdate,
     PageList,
-    Retrieval,
-    StoredChunk,
     UploadedDocuments,
     VersionDiff,
     VersionList,
 )
+from ragloom.schemas.retrieval import Retrieval, RetrievalRequest
+from ragloom.schemas.scope import ScopeRequest
+from ragloom.sdk._base import Base, FileInput, Route, body, operation, read_files
+from ragloom.sdk.events import AnswerEvent, answer_event
 
 TERMINAL = ("done", "failed", "cancelled")  # a document's states once its processing has ended
 SearchMode = Literal["hybrid", "keyword", "vector"]

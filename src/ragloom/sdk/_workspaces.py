@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ragloom.api.responses import Health
-from ragloom.api.schemas import InvitationAccept, InvitationCreate, OwnerChange, RoleChange, WorkspaceName
-from ragloom.sdk._base import Base, Route, body, operation
-from ragloom.service.providers import ConnectionTest, ProviderInfo, ProviderList, ProviderSet
-from ragloom.service.views import (
+from ragloom.schemas.providers import ConnectionTest, ProviderInfo, ProviderList, ProviderSet
+from ragloom.schemas.system import Health
+from ragloom.schemas.workspaces import (
+    InvitationAccept,
+    InvitationCreate,
     InvitationList,
     InvitationView,
     MemberList,
     MemberView,
     NewInvitation,
+    OwnerChange,
+    RoleChange,
     WorkspaceList,
+    WorkspaceName,
     WorkspaceView,
 )
+from ragloom.sdk._base import Base, Route, body, operation
 
 ProviderKindName = Literal["chat", "embedding", "rerank"]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragloom.errors import RagloomError
-from ragloom.service.chat_views import ChatReply
-from ragloom.service.views import CitedAnswer
+from ragloom.schemas.answers import CitedAnswer
+from ragloom.schemas.chats import ChatReply
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ from ragloom.dataflow import Answer, Evidence
 from ragloom.generation.extractive import DEFAULT_EMPTY_RESPONSE
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
 from ragloom.models.chat import ChatModel, Sampling
-from ragloom.retrieval.options import EvidenceOptions, RetrievalOptions
 from ragloom.retrieval.types import RetrievalResult
+from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
 from ragloom.service import workspace_models
 from ragloom.service.search import search, term_similarity_fn
 

@@ -1,18 +1,18 @@
 """Chat assistants: create, list, read, update, delete — always scoped to the caller's tenant.
 
 An assistant answers from its knowledge bases (which the caller must be able to read when setting
-them) with its chat model settings (:class:`LLMSettings`), its prompt settings
-(:class:`PromptSettings`) and its retrieval options: a :class:`RetrievalOptions` — the retrieval API's
-own options type — of which ``page``, ``page_size`` and ``explain`` are not the assistant's to keep
+them) with its chat model settings (:class:`~ragloom.schemas.assistants.LLMSettings`), its prompt
+settings (:class:`~ragloom.schemas.assistants.PromptSettings`) and its retrieval options: a
+:class:`~ragloom.schemas.options.RetrievalOptions` — the retrieval API's own options type — of which
+``page``, ``page_size`` and ``explain`` are not the assistant's to keep
 (an answer reads one page of ``top_n`` chunks; explain is asked per question).
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
@@ -20,145 +20,16 @@ from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.db.models import Assistant, KnowledgeBase
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
-from ragloom.retrieval.options import RetrievalOptions
-from ragloom.retrieval.scope import ScopeSettings
+from ragloom.schemas.assistants import AssistantCreate, AssistantUpdate, LLMSettings, PromptSettings
+from ragloom.schemas.options import RetrievalOptions
+from ragloom.schemas.scope import ScopeSettings
 from ragloom.service import knowledgebases, sharing, workspace_models
-from ragloom.service.filenames import DisplayName
 from ragloom.service.search import check_documents, check_result_window
 from ragloom.states import Role
 
-MAX_DATASETS = 100
-MAX_TOP_N = 64
-KNOWLEDGE = "knowledge"  # the prompt slot the evidence goes into: {knowledge}
-_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # retrieval options an assistant does not keep: its answers read page 1 of top_n chunks, and explain
 # is asked for per question (completions)
 PER_ANSWER = ("page", "page_size", "explain")
-
-
-class LLMSettings(BaseModel):
-    """The chat model and how it writes (the reference's defaults, but ``max_tokens``: ragloom's)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    provider: str | None = Field(None, description="the configured chat provider (RAGLOOM_CHAT_PROVIDER); "
-                                 "null = the configured one")
-    model: str | None = Field(None, description="the configured chat model (RAGLOOM_CHAT_MODEL); null = the "
-                              "configured one, or extractive answers when none is configured")
-    temperature: float = Field(0.1, ge=0.0, le=2.0)
-    top_p: float = Field(0.3, ge=0.0, le=1.0)
-    max_tokens: int = Field(1024, ge=16, le=32768, description="tokens kept for the answer")
-    presence_penalty: float = Field(0.4, ge=-2.0, le=2.0)
-    frequency_penalty: float = Field(0.7, ge=-2.0, le=2.0)
-
-
-class PromptVariable(BaseModel):
-    """A ``{name}`` slot of the system prompt, filled by each question's ``variables``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)
-    optional: bool = Field(True, description="false: every question must give a value")
-
-
-class PromptSettings(BaseModel):
-    """How the assistant talks: its system prompt, greeting, refusal, and what it does with a question."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    system: str | None = Field(None, max_length=20_000, description="system prompt; the evidence goes at its "
-                               "{knowledge} slot (appended when missing); null = ragloom's default prompt")
-    variables: list[PromptVariable] = Field(default_factory=list, max_length=32,
-                                            description="other {name} slots of the system prompt")
-    opening: str = Field("", max_length=2000, description="the greeting shown when a session starts")
-    empty_response: str | None = Field(None, max_length=2000, description="the reply when the documents do not "
-                                       "answer; null = ragloom's ('The documents do not contain enough ...')")
-    quote: bool = Field(True, description="cite the evidence with [ID:n] markers")
-    rewrite_followups: bool = Field(True, description="rewrite a follow-up question into a standalone one "
-                                    "with the session's last turns before searching")
-    cross_languages: list[str] = Field(default_factory=list, max_length=8, description="languages the question "
-                                       "is also searched in (needs a chat model), e.g. ['English', 'Chinese']")
-    keyword: bool = Field(False, description="add keywords the chat model extracts to the search (needs one)")
-
-    @field_validator("cross_languages")
-    @classmethod
-    def _languages(cls, value: list[str]) -> list[str]:
-        cleaned = [v.strip() for v in value]
-        if any(not v or len(v) > 32 for v in cleaned):
-            raise ValueError("each language is a name of 1 to 32 characters")
-        return list(dict.fromkeys(cleaned))
-
-    @model_validator(mode="after")
-    def _slots(self) -> PromptSettings:
-        names = [v.name for v in self.variables]
-        if KNOWLEDGE in names:
-            raise ValueError("variables: 'knowledge' is the evidence slot, not a variable")
-        if len(set(names)) != len(names):
-            raise ValueError("variables: a name is declared twice")
-        undeclared = sorted(set(_SLOT.findall(self.system or "")) - set(names) - {KNOWLEDGE})
-        if undeclared:
-            raise ValueError(f"system uses {', '.join('{' + n + '}' for n in undeclared)}, not declared in variables")
-        return self
-
-
-def _hoist_toc_enhance(data: Any) -> Any:
-    """Accept ``toc_enhance`` among the prompt settings (where the reference keeps it): it is a
-    retrieval option, moved there."""
-    if isinstance(data, dict) and isinstance(data.get("prompt"), dict) and "toc_enhance" in data["prompt"]:
-        data = dict(data)
-        prompt = dict(data["prompt"])
-        retrieval = dict(data.get("retrieval") or {})
-        retrieval.setdefault("toc_enhance", prompt.pop("toc_enhance"))
-        data["prompt"], data["retrieval"] = prompt, retrieval
-    return data
-
-
-class AssistantCreate(BaseModel):
-    """A new assistant (also the API's request body)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: DisplayName = Field(min_length=1, max_length=128)
-    description: str = Field("", max_length=4000)
-    dataset_ids: list[str] = Field(min_length=1, max_length=MAX_DATASETS,
-                                   description="knowledge bases (ids or names) the caller can read")
-    llm: LLMSettings = Field(default_factory=LLMSettings)
-    prompt: PromptSettings = Field(default_factory=PromptSettings)
-    retrieval: RetrievalOptions = Field(default_factory=RetrievalOptions, description="the retrieval API's options; "
-                                        "page, page_size and explain are per answer (page_size is top_n)")
-    top_n: int = Field(6, ge=1, le=MAX_TOP_N, description="evidence chunks per answer")
-    rerank: bool = Field(True, description="use the configured reranker, if any")
-    permission: Literal["me", "team"] = Field("me", description="me: only you see it; team: the whole workspace")
-    scope: ScopeSettings = Field(default_factory=ScopeSettings, description="the applicability scope: document "
-                                 "metadata keys every answer needs a value for (asked for when missing)")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _hoist(cls, data: Any) -> Any:
-        return _hoist_toc_enhance(data)
-
-
-class AssistantUpdate(BaseModel):
-    """Fields to change; unset fields stay. ``llm``, ``prompt`` and ``retrieval`` are merged key by key
-    into the assistant's (send ``{"prompt": {"quote": false}}`` to change only that)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: DisplayName | None = Field(None, min_length=1, max_length=128)
-    description: str | None = Field(None, max_length=4000)
-    dataset_ids: list[str] | None = Field(None, min_length=1, max_length=MAX_DATASETS)
-    llm: dict[str, Any] | None = Field(None, description="LLMSettings keys to change")
-    prompt: dict[str, Any] | None = Field(None, description="PromptSettings keys to change")
-    retrieval: dict[str, Any] | None = Field(None, description="RetrievalOptions keys to change")
-    top_n: int | None = Field(None, ge=1, le=MAX_TOP_N)
-    rerank: bool | None = None
-    permission: Literal["me", "team"] | None = None
-    scope: ScopeSettings | None = Field(None, description="replaces the assistant's scope ({\"keys\": []}: none)")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _hoist(cls, data: Any) -> Any:
-        return _hoist_toc_enhance(data)
 
 
 def _validation_message(field: str, exc: ValidationError) -> str:

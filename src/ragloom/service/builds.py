@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -42,28 +41,16 @@ from ragloom.errors import (
     TaskCancelledError,
     TaskInterruptedError,
 )
+from ragloom.schemas.builds import BuildEstimate, BuildRequest, BuildsStarted
 from ragloom.service import knowledgebases
 from ragloom.service.build_jobs import BuildJob, Estimate, enqueue
 from ragloom.service.build_kinds import kind_of, kinds
-from ragloom.service.build_views import BuildEstimate, BuildsStarted, build_view
+from ragloom.service.build_views import build_view
 from ragloom.states import RunOutcome, TaskStatus
 
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 5.0  # the first retry's pause after a model or store failure; doubled at each attempt
-MAX_DOCUMENTS = 1000  # document_ids of one request
-
-
-class BuildRequest(BaseModel):
-    """What to build: ``kind`` over the dataset, or over some of its documents (one build each);
-    ``dry_run`` only estimates."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: str = Field(min_length=1, max_length=16, description="raptor or graph")
-    document_ids: list[str] | None = Field(None, max_length=MAX_DOCUMENTS, description="ids or names; null: the "
-                                           "whole dataset (documents whose part is up to date are skipped)")
-    dry_run: bool = Field(False, description="only estimate the cost (chat-model calls and tokens); start nothing")
 
 
 # --- use cases -----------------------------------------------------------------------------------------

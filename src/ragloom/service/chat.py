@@ -17,7 +17,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import IntegrityError
 
 from ragloom.context import Context, Principal
@@ -32,34 +31,16 @@ from ragloom.generation.sentences import strip_markers
 from ragloom.models.chat import Sampling
 from ragloom.retrieval.scope import ScopeDecision, is_clarification, without_values
 from ragloom.retrieval.types import RetrievalResult
+from ragloom.schemas.assistants import PromptSettings
+from ragloom.schemas.chats import ChatAnswer, ChatExplain, ChatReply, CompletionRequest
 from ragloom.service import answers, assistants, sessions, workspace_models
 from ragloom.service import scope as scoping
-from ragloom.service.chat_views import (
-    ChatAnswer,
-    ChatExplain,
-    ChatReply,
-    citation_view,
-    reference_view,
-)
+from ragloom.service.chat_views import citation_view, reference_view
 from ragloom.service.views import explain_view, rounded_positions, scope_view
 
 HISTORY_TURNS = 3  # the last turns a follow-up is rewritten with (REFERENCE §7 step 2)
-MAX_VARIABLES = 32
 STORE_ATTEMPTS = 3  # concurrent answers in one session: retries for the next turn number
 NO_KNOWLEDGE = "This assistant cannot answer: it has no knowledge base left to search."
-
-
-class CompletionRequest(BaseModel):
-    """A question to an assistant, in a session (a new one when ``session_id`` is not given)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    question: str = Field(min_length=1, max_length=4000)
-    session_id: str | None = Field(None, description="continue this session; null = start a new one")
-    stream: bool = Field(False, description="server-sent events: answer deltas, then the reply, then [DONE]")
-    explain: bool = Field(False, description="add the retrieval's candidates and scores to the reply's explain")
-    variables: dict[str, str] = Field(default_factory=dict, max_length=MAX_VARIABLES,
-                                      description="values of the system prompt's {name} slots")
 
 
 @dataclass(slots=True)
@@ -83,7 +64,7 @@ class Prepared:
     scope_reply: str | None = None  # the scope asks for a value (clarify) or names a gap: nothing retrieved
 
 
-def _system_prompt(prompt: assistants.PromptSettings, values: dict[str, str]) -> str:
+def _system_prompt(prompt: PromptSettings, values: dict[str, str]) -> str:
     """The assistant's system prompt with its variables filled; a missing required one, or an
     unknown one, is an InvalidRequestError naming it."""
     declared = {v.name: v for v in prompt.variables}
@@ -118,7 +99,7 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     ``history`` — (question, answer) pairs, oldest first — is a conversation the caller keeps (the
     OpenAI-compatible API): it replaces the session's stored turns (``request.session_id`` must then
     be null). ``llm_overrides`` (``temperature``, ``top_p``, ``max_tokens``, the penalties: fields of
-    :class:`~ragloom.service.assistants.LLMSettings`) override the assistant's for this answer."""
+    :class:`~ragloom.schemas.assistants.LLMSettings`) override the assistant's for this answer."""
     if history is not None and request.session_id:
         raise InvalidRequestError("session_id: a question with its own history cannot continue a stored session")
     with ctx.db.session() as s:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from ragloom.config import Settings
@@ -22,11 +21,18 @@ from ragloom.context import Context, Principal
 from ragloom.dataflow import ParsedDocument
 from ragloom.errors import InvalidRequestError, ParseError
 from ragloom.ingest.guard import IngestLimits
+from ragloom.schemas.chunking import (
+    PREVIEW_CHARS,
+    PREVIEW_CHUNKS,
+    ChunkingPreview,
+    ChunkMethod,
+    ChunkMethodList,
+    MethodParameter,
+    PreviewChunk,
+)
 from ragloom.service import documents, knowledgebases, workspace_models
 
 PREVIEW_PAGES = 5  # of a PDF: enough to see the method at work, quick enough for a form
-PREVIEW_CHUNKS = 50  # chunks returned (the count is of all)
-PREVIEW_CHARS = 2000  # of each chunk's text
 PREVIEW_SECONDS = 60.0
 
 BUDGET = ("chunk_token_num", "delimiter", "overlapped_percent", "heading_prefix")
@@ -66,50 +72,6 @@ SUMMARIES: dict[str, str] = {
     "email": "Headers, body and each attachment, each packed like naive.",
     "tag": "A tag set: each row is (content, tags); other knowledge bases take their tags from it.",
 }
-
-
-class MethodParameter(BaseModel):
-    """One parameter of a chunk method, as a form field."""
-
-    name: str
-    type: str = Field(description="integer, number, boolean, string or object (a JSON object)")
-    default: Any
-    minimum: float | None = None
-    maximum: float | None = None
-    max_length: int | None = None
-    nullable: bool = False
-    description: str
-
-
-class ChunkMethod(BaseModel):
-    name: str
-    description: str
-    parameters: list[MethodParameter]
-
-
-class ChunkMethodList(BaseModel):
-    methods: list[ChunkMethod]
-
-
-class PreviewChunk(BaseModel):
-    order: int
-    text: str = Field(description=f"the chunk's text (its first {PREVIEW_CHARS} characters)")
-    tokens: int
-    pages: list[int] = Field(description="pages the chunk lies on (1-based; empty for a flowing format)")
-    truncated: bool
-
-
-class ChunkingPreview(BaseModel):
-    """How the sample was chunked. Nothing was stored."""
-
-    filename: str
-    chunk_method: str
-    parser_config: dict[str, Any]
-    pages_parsed: int | None = Field(description="pages read (a PDF's first pages only)")
-    pages_total: int | None
-    blocks: int
-    chunk_count: int
-    chunks: list[PreviewChunk] = Field(description=f"the first {PREVIEW_CHUNKS}")
 
 
 def _parameter(name: str) -> MethodParameter:

@@ -11,8 +11,9 @@ from ragloom.context import Context, Principal
 from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import DocumentVersion
 from ragloom.docstore.base import Filters
+from ragloom.schemas.chunks import ParsePreview
 from ragloom.service import chunk_edits, documents
-from ragloom.service.views import ParsePreview, parse_preview_view
+from ragloom.service.views import parse_preview_view
 
 
 @dataclass(slots=True)

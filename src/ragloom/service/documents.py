@@ -55,7 +55,7 @@ class Upload:
 
 
 def _clean_name(name: str) -> str:
-    from ragloom.service.filenames import normalize_filename
+    from ragloom.schemas.names import normalize_filename
 
     return normalize_filename(name)
 

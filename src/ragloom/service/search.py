@@ -13,9 +13,9 @@ from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import InvalidRequestError, ModelError, NotFoundError
 from ragloom.knowledge.toc import TocEntry
 from ragloom.retrieval.fusion import fusions
-from ragloom.retrieval.options import RetrievalOptions
 from ragloom.retrieval.retriever import TocSupport, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
+from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases, workspace_models
 from ragloom.service.tags import question_tags
 

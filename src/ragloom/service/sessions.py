@@ -5,42 +5,19 @@ assistant of their tenant: any other id is 'not found'."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Principal
 from ragloom.db.models import Assistant, ChatMessage, ChatSession, Document, KnowledgeBase, utcnow
 from ragloom.errors import InvalidRequestError, NotFoundError
+from ragloom.schemas.sessions import NAME_CHARS, FeedbackSet
 from ragloom.service import assistants
-from ragloom.service.filenames import DisplayName
 from ragloom.states import MessageRole
 
-NAME_CHARS = 255
 DEFAULT_NAME = "New session"
-
-
-class SessionCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: DisplayName | None = Field(None, min_length=1, max_length=NAME_CHARS, description="default: 'New session'")
-
-
-class SessionRename(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: DisplayName = Field(min_length=1, max_length=NAME_CHARS)
-
-
-class FeedbackSet(BaseModel):
-    """A rating of an answer; ``rating: null`` removes it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    rating: Literal["up", "down"] | None
-    comment: str = Field("", max_length=4000)
 
 
 def name_from(question: str) -> str:

@@ -33,9 +33,9 @@ from ragloom.errors import (
     PermissionDeniedError,
     RateLimitedError,
 )
+from ragloom.schemas.names import clean_name
 from ragloom.service import audit, passwords
 from ragloom.service.accounts import aware, hash_key
-from ragloom.service.filenames import clean_name
 from ragloom.states import Role
 
 THROTTLE_WINDOW = timedelta(minutes=15)
@@ -49,7 +49,6 @@ def normalize_email(email: str) -> str:
     if not _EMAIL.match(value) or len(value) > 255 or value != clean_name(value):
         raise InvalidRequestError("email: not an e-mail address")
     return value
-
 
 
 # -- sign-up, open or closed ---------------------------------------------------------------------

@@ -19,9 +19,10 @@ from ragloom.dataflow import ChunkKind, ChunkRecord
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.knowledge.tags import Tagger, TagSets, count_tags, tag_all
+from ragloom.schemas.datasets import DatasetTags
 from ragloom.service import knowledgebases, workspace_models
 from ragloom.service.knowledgebases import TAG_METHOD
-from ragloom.service.views import DatasetTags, tags_view
+from ragloom.service.views import tags_view
 
 
 def resolve_tag_sets(session: Session, *, tenant_id: str, kb_ids: Sequence[str], topn: int) -> TagSets | None:

@@ -26,15 +26,14 @@ from sqlalchemy.orm import Session
 from ragloom.context import Caller, Principal
 from ragloom.db.models import ApiKey, Invitation, Membership, Tenant, User, utcnow
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from ragloom.schemas.names import clean_name
 from ragloom.service import audit
 from ragloom.service.accounts import aware, hash_key
-from ragloom.service.filenames import clean_name
 from ragloom.service.signin import normalize_email
 from ragloom.states import Role
 
 INVITE_PREFIX = "ragloom-invite-"
 MAX_INVITE_HOURS = 24 * 30
-
 
 
 def _name(name: str) -> str:

@@ -6,11 +6,10 @@ storage and progress; :mod:`ragloom.service.raptor` gives it a knowledge base's 
 summaries as searchable rows."""
 
 from ragloom.knowledge.raptor.cluster import cluster
-from ragloom.knowledge.raptor.settings import DEFAULT_PROMPT, RaptorSettings
 from ragloom.knowledge.raptor.summarize import Cluster, ExtractiveSummarizer, LlmSummarizer, Summarizer, budget
 from ragloom.knowledge.raptor.tree import Node, Tree, TreeEstimate, TreeHooks, build_tree, estimate_tree, plan_layer
 
 __all__ = [
-    "DEFAULT_PROMPT", "Cluster", "ExtractiveSummarizer", "LlmSummarizer", "Node", "RaptorSettings", "Summarizer",
+    "Cluster", "ExtractiveSummarizer", "LlmSummarizer", "Node", "Summarizer",
     "Tree", "TreeEstimate", "TreeHooks", "budget", "build_tree", "cluster", "estimate_tree", "plan_layer",
 ]

@@ -17,8 +17,8 @@ from typing import Protocol
 import numpy as np
 
 from ragloom.errors import ModelError
-from ragloom.knowledge.raptor.settings import PROMPT_SLOT
 from ragloom.models.chat import ChatModel, Message
+from ragloom.schemas.builds import PROMPT_SLOT
 
 CountTokens = Callable[[str], int]
 Progress = Callable[[int, int], None]

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragloom.knowledge.raptor.cluster import cluster, split_in_two
-from ragloom.knowledge.raptor.settings import RaptorSettings
 from ragloom.knowledge.raptor.summarize import Cluster, CountTokens, Summarizer
+from ragloom.schemas.builds import RaptorSettings
 
 MAX_SPLITS = 4  # how many times an over-budget cluster is split again
 

@@ -1,5 +1,5 @@
 """What a caller may choose about one retrieval: the one declaration of its fields, defaults, ranges
-and descriptions. The API's request bodies are built on these models (``ragloom.api.schemas``), the
+and descriptions. The API's request bodies are built on these models (:mod:`ragloom.schemas.requests`), the
 search and answer use cases take them, and the stages receive them inside ``RetrievalParams``.
 
 :class:`EvidenceOptions` is what an answer and a retrieval share (which chunks may serve, how strictly
@@ -14,9 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ragloom.retrieval.fusion import BuiltinFusion
-
 Mode = Literal["hybrid", "keyword", "vector"]
+BuiltinFusion = Literal["normalized", "weighted"]  # the fusions a request may choose (ragloom.retrieval.fusion)
 
 MAX_PAGE = 1_000_000_000  # static bound; the real one is page x page_size <= RAGLOOM_MAX_RESULT_WINDOW
 MAX_PAGE_SIZE = 256
