@@ -104,7 +104,7 @@ def test_documents_filters_metadata_own_method_and_versions(world: World) -> Non
     expect(rows).to_have_count(2)
     page.get_by_label("File type").fill("md")
     expect(rows).to_have_count(1)
-    expect(rows.first.locator("td.name a")).to_have_text("ferry-rules.md")
+    expect(rows.first.get_by_role("link", name="ferry-rules.md")).to_be_visible()
     page.get_by_label("Name contains").fill("")
     page.get_by_label("File type").fill("")
     page.get_by_label("Status", exact=True).select_option("failed")
