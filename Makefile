@@ -30,7 +30,7 @@ test: $(DEVSTAMP) fonts
 	$(VENV)/bin/ruff check src tests benchmarks scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
-	OMP_WAIT_POLICY=PASSIVE $(VENV)/bin/pytest -q -n auto --durations=40
+	OMP_WAIT_POLICY=PASSIVE $(VENV)/bin/pytest -q -n auto --dist worksteal --durations=40
 
 ## make test-newest: the same checks and suite on the newest Python ragloom supports, in .venv-$(NEWEST)
 ## (built from Debian's source package into .python/ when not installed)

@@ -12,6 +12,29 @@ from ragloom.context import Context, Principal
 from ragloom.service import accounts
 from tests.pg import PgServer, pg_server
 
+# The longest tests of `make test` (its --durations list), longest first: they start first, so two workers
+# do not end the run with one of them alone on a four-minute test. Refresh it from that list now and then.
+LONGEST_FIRST = (
+    "tests/test_readme.py::test_readme_commands_run_on_a_data_directory",
+    "tests/test_chat_cli.py::test_assistants_and_a_chat_from_the_command_line",
+    "tests/test_cli_local_vs_server.py::test_the_cli_says_the_same_with_and_without_a_server",
+    "tests/test_builds_cli.py::test_build_raptor_locally_and_against_a_server",
+    "tests/test_chat_cli.py::test_the_chat_commands_say_the_same_with_and_without_a_server",
+    "tests/test_cli_contract.py::test_json_before_or_after_the_command_prints_the_same_document",
+    "tests/test_hostile_server.py::test_hostile_files_end_inside_their_limits_while_another_tenant_is_served",
+    "tests/test_scope_cli.py::test_an_after_sales_assistant_from_the_command_line",
+    "tests/test_two_machines.py::test_two_machines_share_the_queue_and_one_takes_over_from_the_other",
+    "tests/test_tags_api.py::test_tag_sets_from_the_cli",
+    "tests/test_cli.py::test_cli_add_search_ask",
+    "tests/test_readme.py::test_readme_commands_run_against_a_server",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first (``LONGEST_FIRST``), the rest in their order."""
+    rank = {nodeid: i for i, nodeid in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid, len(rank)))  # stable: the others keep their order
+
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
