@@ -119,7 +119,7 @@ def test_an_offline_graph_is_built_shown_searched_cited_and_shrinks_on_delete(of
 
 def test_a_build_that_fails_while_merging_resumes_without_duplicates(offline: GraphWorld,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragloom.service import graph_build
+    from ragloom.service.builds import graph_build
 
     w = offline
     w.graph_dataset("labs")

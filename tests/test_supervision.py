@@ -290,7 +290,7 @@ def test_a_knowledge_build_is_counted_in_health_and_held_to_the_memory_limit(ctx
 
     from ragloom.api.app import create_app
     from ragloom.db.models import KnowledgeBuild
-    from ragloom.service import builds
+    from ragloom.service.builds import builds
     from ragloom.worker import run_one
 
     upload(ctx, principal, {"a.txt": long_text(8)}, parser_config={"chunk_token_num": 64})

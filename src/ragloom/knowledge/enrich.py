@@ -8,7 +8,7 @@ answers, indexed in the question field so a question phrased like them finds the
 beginning and fills those metadata fields).
 
 The model given is called as it is: the ingestion passes the workspace's model behind the LLM cache
-(:mod:`ragloom.service.llm_cache`), so a re-parse, a re-index or a second knowledge base holding the
+(:mod:`ragloom.service.builds.llm_cache`), so a re-parse, a re-index or a second knowledge base holding the
 same text does not pay twice. Calls run :data:`CONCURRENCY` at a time; ``checkpoint`` is called
 before each (a cancelled task stops). A reply that cannot be read gives nothing (counted in
 :attr:`Enricher.unreadable`); a model that cannot be reached raises

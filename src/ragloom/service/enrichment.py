@@ -3,7 +3,7 @@ chunk and fills the metadata fields the knowledge base asks for (:mod:`ragloom.k
 
 Runs after chunking, before embedding, when the document's ``parser_config`` asks for it
 (``auto_keywords``, ``auto_questions``, ``metadata_fields``). Calls go through the workspace's LLM
-cache (:mod:`ragloom.service.llm_cache`): a re-parse of the same text costs no call. Without a chat
+cache (:mod:`ragloom.service.builds.llm_cache`): a re-parse of the same text costs no call. Without a chat
 model the document is indexed as it is and its task message says so; a model that fails after its
 retries fails the task with the model's reason (a retry later may succeed).
 """
@@ -19,7 +19,7 @@ from ragloom.dataflow import Chunk, ParsedDocument
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job
 from ragloom.knowledge.enrich import Enricher, EnrichSettings
-from ragloom.service import llm_cache
+from ragloom.service.builds import llm_cache
 
 log = logging.getLogger(__name__)
 

@@ -333,10 +333,11 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
 
 
 def _knowledge_follows(ctx: Context, job: Job) -> None:
-    """The knowledge built over the document follows its new version (:func:`ragloom.service.build_kinds.on_published`:
-    a RAPTOR branch rebuilt, ...). The version is published whatever happens here: a failure to queue
-    that is logged, never turned into a failure of the parse."""
-    from ragloom.service import build_kinds
+    """The knowledge built over the document follows its new version
+    (:func:`ragloom.service.builds.build_kinds.on_published`: a RAPTOR branch rebuilt, ...). The version is
+    published whatever happens here: a failure to queue that is logged, never turned into a failure of the
+    parse."""
+    from ragloom.service.builds import build_kinds
 
     try:
         build_kinds.on_published(ctx, job.kb_id, job.doc_id)

@@ -77,7 +77,7 @@ def check_documents(ctx: Context, *, principal: Principal, doc_ids: list[str] | 
 
 
 def active_versions_fn(ctx: Context) -> Callable[[list[str]], dict[str, str | None]]:
-    from ragloom.service.raptor import KB_TREE_DOC, KB_TREE_VERSION
+    from ragloom.service.builds.raptor import KB_TREE_DOC, KB_TREE_VERSION
 
     def active_versions(doc_ids: list[str]) -> dict[str, str | None]:
         with ctx.db.session() as s:

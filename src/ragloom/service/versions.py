@@ -178,7 +178,7 @@ def activate(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, ver
         ctx.docstore.delete(tenant_id, Filters(kb_ids=[kb_id], version_ids=[dropped]))
     if old_id and old_id != target_id:
         retire(ctx, tenant_id=tenant_id, kb_id=kb_id, doc_id=out, version_id=old_id)
-    from ragloom.service import build_kinds
+    from ragloom.service.builds import build_kinds
 
     try:
         build_kinds.on_published(ctx, kb_id, out)  # RAPTOR summaries and graph records follow

@@ -53,7 +53,7 @@ def clip(text: str, count_tokens: CountTokens, budget: int) -> str:
 class LlmSummarizer:
     """The chat model writes each summary (REFERENCE §8): the prompt holds the cluster's texts, each cut to
     ``(context − max_token − prompt) / k`` tokens; the reply is at most ``max_token`` tokens. ``workers``
-    bounds the calls in flight (the chat model may bound them further, :mod:`ragloom.service.llm_cache`)."""
+    bounds the calls in flight (the chat model may bound them further, :mod:`ragloom.service.builds.llm_cache`)."""
 
     def __init__(self, chat: ChatModel, *, prompt: str, max_token: int, context_tokens: int,
                  count_tokens: CountTokens, workers: int = 4) -> None:

@@ -16,7 +16,7 @@ did not change are found stored and cost nothing.
 
 **Resume.** A node's id is a hash of (scope, recipe, layer, source ids). New nodes are written hidden
 (``available=False``) layer by layer; a run that stopped finds them and goes on; the chat model's
-replies are in the LLM cache (:mod:`ragloom.service.llm_cache`) as soon as they arrive. When a tree is
+replies are in the LLM cache (:mod:`ragloom.service.builds.llm_cache`) as soon as they arrive. When a tree is
 complete its nodes are made visible in one write and the rows of an earlier tree that are not part of
 it are deleted, so readers never see two trees of one document, and a re-run never duplicates one.
 """
@@ -52,8 +52,9 @@ from ragloom.knowledge.raptor import (
 )
 from ragloom.models.embedding import Embedder
 from ragloom.schemas.builds import RaptorSettings
-from ragloom.service import knowledgebases, llm_cache, workspace_models
-from ragloom.service.build_jobs import DocumentPart, document_parts
+from ragloom.service import knowledgebases, workspace_models
+from ragloom.service.builds import llm_cache
+from ragloom.service.builds.build_jobs import DocumentPart, document_parts
 
 log = logging.getLogger(__name__)
 

@@ -51,8 +51,9 @@ from ragloom.knowledge.graph import (
 from ragloom.knowledge.graph.llm import LlmRunner
 from ragloom.schemas.builds import GraphSettings
 from ragloom.schemas.graph import GraphCommunity, GraphEdge, GraphNode, GraphView
-from ragloom.service import knowledgebases, llm_cache
-from ragloom.service.build_jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
+from ragloom.service import knowledgebases
+from ragloom.service.builds import llm_cache
+from ragloom.service.builds.build_jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The ``raptor`` kind of knowledge build: estimate, run, discard, and the document life-cycle hooks
-(the trees themselves: :mod:`ragloom.service.raptor`).
+(the trees themselves: :mod:`ragloom.service.builds.raptor`).
 
 A build of a dataset (``document_id`` None) rebuilds the branches that are not current and skips the
 others; a build of one document rebuilds that branch. With scope ``dataset`` the knowledge-base tree
@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 from ragloom.context import Context
 from ragloom.db.models import KnowledgeBase, KnowledgeBuild
 from ragloom.knowledge.raptor import LlmSummarizer, estimate_tree
-from ragloom.service import raptor
-from ragloom.service.build_jobs import BuildJob, Estimate, enqueue
+from ragloom.service.builds import raptor
+from ragloom.service.builds.build_jobs import BuildJob, Estimate, enqueue
 from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)
