@@ -21,7 +21,7 @@ from ragloom.schemas.assistants import AssistantView
 from ragloom.schemas.chats import ChatReply
 from ragloom.schemas.sessions import MessageList, SessionDetail, SessionList
 from ragloom.service import accounts
-from ragloom.service import chat as chat_use_case
+from ragloom.service.chat import chat as chat_use_case
 from ragloom.worker import run_one
 from tests.corpus import PAGE2_FACT, PAGE2_QUESTION, write_manual_pdf
 from tests.fakes.openai_server import FakeOpenAIServer

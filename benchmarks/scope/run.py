@@ -31,7 +31,8 @@ from ragloom.db.models import Document
 from ragloom.schemas.assistants import AssistantCreate
 from ragloom.schemas.chats import CompletionRequest
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import accounts, assistants, chat, documents, knowledgebases
+from ragloom.service import accounts, documents, knowledgebases
+from ragloom.service.chat import assistants, chat
 from ragloom.worker import run_until
 
 BUTTONS = ["red", "blue", "green", "yellow", "white", "black", "orange"]

@@ -26,8 +26,8 @@ from ragloom.schemas.sessions import (
     SessionView,
 )
 from ragloom.schemas.system import ErrorBody
-from ragloom.service import assistants, chat, sessions
-from ragloom.service.chat_views import assistant_view, message_view, session_detail, session_view
+from ragloom.service.chat import assistants, chat, sessions
+from ragloom.service.chat.chat_views import assistant_view, message_view, session_detail, session_view
 
 router = APIRouter(prefix="/chats", tags=["chats"], responses=CALLER_ERRORS)
 

@@ -8,7 +8,7 @@ The request's ``messages`` are the conversation, kept by the caller: the last me
 user's question; the earlier user/assistant pairs are the history its follow-up is rewritten with
 (the last turns, as a stored session's). System (and developer) messages are ignored: the
 assistant's own system prompt, with its evidence, writes the answer. Nothing is stored — no session,
-no message. The answer is the chat use case's (:mod:`ragloom.service.chat`: :func:`prepare`, then
+no message. The answer is the chat use case's (:mod:`ragloom.service.chat.chat`: :func:`prepare`, then
 :func:`reply` or :func:`reply_stream`). ``temperature``, ``top_p``, ``presence_penalty``,
 ``frequency_penalty`` and ``max_tokens`` (or ``max_completion_tokens``) override the assistant's
 chat model settings; ``finish_reason`` is ``"length"`` when the chat model stopped at that limit.
@@ -75,7 +75,7 @@ from ragloom.schemas.openai import (
     Usage,
 )
 from ragloom.schemas.system import ErrorBody
-from ragloom.service import assistants, chat
+from ragloom.service.chat import assistants, chat
 
 log = logging.getLogger(__name__)
 

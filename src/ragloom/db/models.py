@@ -408,7 +408,7 @@ class Assistant(Base):
     """A chat assistant: knowledge bases to answer from, and how to retrieve and write answers.
 
     ``llm``, ``prompt`` and ``retrieval`` hold the JSON of the service's settings models
-    (``ragloom.service.assistants``); ``retrieval`` is a ``RetrievalOptions`` (the retrieval API's
+    (``ragloom.service.chat.assistants``); ``retrieval`` is a ``RetrievalOptions`` (the retrieval API's
     options type). ``knowledge_bases`` is ``[{"id", "name"}]``: the name is kept so an assistant
     whose knowledge base was deleted can still say which one.
     """

@@ -1,6 +1,6 @@
 """The answer use case: retrieve evidence in the caller's scope, then answer with citations.
 
-:func:`answer` and :func:`answer_stream` serve ``/answer``; chat assistants (``service/chat.py``)
+:func:`answer` and :func:`answer_stream` serve ``/answer``; chat assistants (``service/chat/chat.py``)
 take the same two steps — :func:`find_evidence`, then :func:`write` or :func:`write_stream` — with
 their own retrieval options and :class:`Writing`.
 """

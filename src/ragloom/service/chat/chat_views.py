@@ -17,7 +17,7 @@ from ragloom.schemas.assistants import AssistantDataset, AssistantView
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.chats import ChatExplain, ChatReference, CitationView
 from ragloom.schemas.sessions import Feedback, Message, SessionDetail, SessionView
-from ragloom.service.assistants import llm_settings, prompt_settings, retrieval_options, scope_settings
+from ragloom.service.chat.assistants import llm_settings, prompt_settings, retrieval_options, scope_settings
 from ragloom.service.views import table_rows_view, view_link
 from ragloom.states import MessageRole, ReferenceStatus
 
@@ -25,7 +25,7 @@ from ragloom.states import MessageRole, ReferenceStatus
 
 
 def assistant_view(assistant: db.Assistant, states: Sequence[tuple[str, str, str]]) -> AssistantView:
-    """``states``: :func:`ragloom.service.assistants.dataset_states` of the assistant."""
+    """``states``: :func:`ragloom.service.chat.assistants.dataset_states` of the assistant."""
     return AssistantView(
         id=assistant.id, name=assistant.name, description=assistant.description,
         dataset_ids=[kb["id"] for kb in assistant.knowledge_bases],

@@ -14,7 +14,7 @@ from ragloom.context import Principal
 from ragloom.db.models import Assistant, ChatMessage, ChatSession, Document, KnowledgeBase, utcnow
 from ragloom.errors import InvalidRequestError, NotFoundError
 from ragloom.schemas.sessions import NAME_CHARS, FeedbackSet
-from ragloom.service import assistants
+from ragloom.service.chat import assistants
 from ragloom.states import MessageRole
 
 DEFAULT_NAME = "New session"

@@ -33,9 +33,10 @@ from ragloom.retrieval.scope import ScopeDecision, is_clarification, without_val
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.schemas.assistants import PromptSettings
 from ragloom.schemas.chats import ChatAnswer, ChatExplain, ChatReply, CompletionRequest
-from ragloom.service import answers, assistants, sessions, workspace_models
+from ragloom.service import answers, workspace_models
 from ragloom.service import scope as scoping
-from ragloom.service.chat_views import citation_view, reference_view
+from ragloom.service.chat import assistants, sessions
+from ragloom.service.chat.chat_views import citation_view, reference_view
 from ragloom.service.views import explain_view, rounded_positions, scope_view
 
 HISTORY_TURNS = 3  # the last turns a follow-up is rewritten with (REFERENCE §7 step 2)

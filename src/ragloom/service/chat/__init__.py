@@ -1,0 +1,1 @@
+"""Chat: assistants, sessions and their messages, the chat completion, and the views of them."""
