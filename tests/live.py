@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.worker import serve_forever
 
 

@@ -15,7 +15,7 @@ import pytest
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.db.models import LoginSession, User
-from ragloom.service import accounts, passwords
+from ragloom.service.accounts import accounts, passwords
 from tests.live import Live, live_server
 from tests.test_cli import ragloom
 

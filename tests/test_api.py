@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.corpus import PAGE2_QUESTION, write_manual_pdf, write_policy_docx
 from tests.live import live_server, wait_documents
 

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.schemas.base import iso_utc
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 
 BASE = "http://testserver"
 # src= and href= attributes, and url: '...' / url("...") inside the pages' inline scripts

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from ragloom.config import Settings
 from ragloom.db.models import ApiKey
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.live import app_client
 from tests.test_cli import ragloom
 

@@ -20,7 +20,7 @@ from ragloom.config import Settings
 from ragloom.schemas.assistants import AssistantView
 from ragloom.schemas.chats import ChatReply
 from ragloom.schemas.sessions import MessageList, SessionDetail, SessionList
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.service.chat import chat as chat_use_case
 from ragloom.worker import run_one
 from tests.corpus import PAGE2_FACT, PAGE2_QUESTION, write_manual_pdf

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.worker import run_one
 from tests.ingest.docgen import make_pdf
 from tests.live import app_client

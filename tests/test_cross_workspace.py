@@ -36,7 +36,7 @@ from sqlalchemy import select
 from ragloom.api.deps import CSRF_HEADER, SESSION_COOKIE
 from ragloom.config import Settings
 from ragloom.db.models import Task, User
-from ragloom.service import accounts, signin, workspaces
+from ragloom.service.accounts import accounts, signin, workspaces
 from ragloom.worker import run_one
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.ingest.docgen import make_pdf

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from ragloom.api.app import create_app
 from ragloom.config import Settings
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.worker import run_one
 from tests.fakes.openai_server import FakeOpenAIServer
 

@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.live import Live, live_server
 from tests.processes import admin_key, served
 

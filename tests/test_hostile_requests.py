@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.live import Live, live_server, wait_documents
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,7 @@ import pytest
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.supervisor import process_rss_mb
 from tests.ingest import hostile
 from tests.processes import admin_key, descendants, is_worker_process, served, wait

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.corpus import PAGE2_FACT
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import live_server, wait_documents

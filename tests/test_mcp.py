@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.live import wait_documents
 from tests.processes import admin_key, served
 

@@ -16,7 +16,7 @@ import pytest
 
 from ragloom.config import Settings
 from ragloom.schemas.chats import ChatAnswer
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.corpus import write_manual_pdf
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import live_server, wait_documents

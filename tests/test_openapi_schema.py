@@ -22,7 +22,7 @@ from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags
 from ragloom.schemas.documents import DeletedDocuments, Document, DocumentList, PageList, UploadedDocuments
 from ragloom.schemas.retrieval import Retrieval
 from ragloom.schemas.system import ErrorBody, Health
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.worker import run_one
 from tests.corpus import PAGE2_QUESTION, write_manual_pdf
 

@@ -25,7 +25,7 @@ from sqlalchemy import update
 from ragloom.config import Settings
 from ragloom.db.models import ModelProvider
 from ragloom.models.http import GuardedTransport, OutboundPolicy, address_kind
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.worker import run_one
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import Live, live_server

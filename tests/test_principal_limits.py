@@ -28,7 +28,7 @@ from ragloom.api.app import create_app
 from ragloom.api.ratelimit import InflightBudget, RateLimiter, address_key
 from ragloom.config import Settings
 from ragloom.errors import PayloadTooLargeError, RateLimitedError
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.supervisor import process_rss_mb
 from tests.live import live_server
 from tests.processes import admin_key, served, wait

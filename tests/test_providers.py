@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.db.models import KnowledgeBase, ModelProvider
-from ragloom.service import accounts, secrets
+from ragloom.service.accounts import accounts, secrets
 from ragloom.worker import run_one
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import app_client, free_port

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.service.search import search
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.test_retrieval import MIXED, _ingest

@@ -44,7 +44,7 @@ from ragloom.sdk import (
     Route,
     SearchFields,
 )
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import live_server
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.corpus import write_manual_pdf
 from tests.live import live_server, wait_documents
 from tests.test_cli import ragloom

@@ -25,7 +25,8 @@ from ragloom.db import tasks, workers
 from ragloom.db.models import Document, Task
 from ragloom.schemas.builds import BuildRequest
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import accounts, documents, knowledgebases
+from ragloom.service import documents, knowledgebases
+from ragloom.service.accounts import accounts
 from ragloom.supervisor import WorkerPool
 from ragloom.worker import ORPHAN_GRACE_SECONDS
 from tests.ingest.docgen import make_pdf, paragraph

@@ -17,7 +17,8 @@ from ragloom.context import Context
 from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Task
 from ragloom.docstore.base import Filters
-from ragloom.service import accounts, versions
+from ragloom.service import versions
+from ragloom.service.accounts import accounts
 from ragloom.worker import run_one
 
 API = "/api/v1"

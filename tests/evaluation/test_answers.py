@@ -19,7 +19,7 @@ from ragloom.errors import InvalidRequestError
 from ragloom.evaluation import load_dataset, run_eval, shipped_set
 from ragloom.evaluation.answers import cited_sentences as count_cited
 from ragloom.evaluation.answers import contains_gold, normalise
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.test_cli import ragloom
 

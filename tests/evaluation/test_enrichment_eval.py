@@ -12,7 +12,7 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.evaluation import rank_ids, run_eval, shipped_set
 from ragloom.evaluation.dataset import load_dataset
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from tests.evaluation.test_runner import _cand
 from tests.fakes.openai_server import FakeOpenAIServer
 

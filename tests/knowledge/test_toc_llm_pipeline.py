@@ -122,7 +122,7 @@ def test_a_failing_chat_model_leaves_the_document_without_toc(ctx, principal, ll
 
 
 def test_without_a_chat_model_there_is_no_toc_and_the_reason_is_recorded(tmp_path: Path) -> None:
-    from ragloom.service import accounts
+    from ragloom.service.accounts import accounts
 
     c = Context(Settings(home=tmp_path / "plain", workers=0, _env_file=None))
     c.init_storage()

@@ -110,7 +110,8 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
     from ragloom.context import Context
     from ragloom.retrieval.rerank import rank_key
     from ragloom.schemas.options import RetrievalOptions
-    from ragloom.service import accounts, knowledgebases
+    from ragloom.service import knowledgebases
+    from ragloom.service.accounts import accounts
     from ragloom.service.search import search
     from tests.fakes.openai_server import FakeOpenAIServer
     from tests.test_retrieval import _ingest

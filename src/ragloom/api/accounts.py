@@ -17,7 +17,7 @@ from ragloom.errors import InvalidRequestError, PermissionDeniedError
 from ragloom.schemas.accounts import LogIn, Me, PasswordChange, SignedIn, SignUp, SignupSetting, SignupState
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.workspaces import WorkspaceSwitch, WorkspaceView
-from ragloom.service import signin, workspaces
+from ragloom.service.accounts import signin, workspaces
 from ragloom.service.views import user_view
 from ragloom.web import cookies
 

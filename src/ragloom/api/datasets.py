@@ -9,7 +9,8 @@ from fastapi import APIRouter, Body, Query, Response
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags, KBCreate, KBUpdate, Reindexed, ReindexRequest
-from ragloom.service import knowledgebases, workspace_models
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import workspace_models
 from ragloom.service.reindex import reindex
 from ragloom.service.views import kb_view
 

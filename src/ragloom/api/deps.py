@@ -11,7 +11,7 @@ from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBea
 from ragloom.api.ratelimit import RateLimiter, address_key, charge, charged
 from ragloom.context import Caller, Context, Principal
 from ragloom.errors import AuthenticationError, PermissionDeniedError
-from ragloom.service import accounts, signin
+from ragloom.service.accounts import accounts, signin
 from ragloom.states import KeyScope
 from ragloom.web import cookies
 

@@ -51,7 +51,7 @@ from ragloom.schemas.dify import (
 )
 from ragloom.schemas.options import MAX_PAGE_SIZE, RetrievalOptions
 from ragloom.schemas.system import ErrorBody
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.service.search import search
 from ragloom.service.views import retrieval_view
 

@@ -14,7 +14,7 @@ from ragloom.context import Principal
 from ragloom.errors import PermissionDeniedError
 from ragloom.schemas.audit import AuditLog
 from ragloom.schemas.keys import ApiKeyInfo, ApiKeyList, KeyCreate, NewApiKey
-from ragloom.service import accounts, audit, workspaces
+from ragloom.service.accounts import accounts, audit, workspaces
 from ragloom.service.views import audit_view, key_view
 from ragloom.states import Role
 

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Path, Response
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.schemas.providers import ConnectionTest, ProviderInfo, ProviderList, ProviderSet
-from ragloom.service import providers
-from ragloom.service.providers import ProviderKind
+from ragloom.service.accounts import providers
+from ragloom.service.accounts.providers import ProviderKind
 
 router = APIRouter(prefix="/providers", tags=["providers"], responses=CALLER_ERRORS)
 # any other kind is a resource that does not exist (404), like an unknown id

@@ -27,7 +27,7 @@ from ragloom.schemas.workspaces import (
     WorkspaceName,
     WorkspaceView,
 )
-from ragloom.service import signin, workspaces
+from ragloom.service.accounts import signin, workspaces
 from ragloom.service.views import invitation_view
 from ragloom.states import Role
 

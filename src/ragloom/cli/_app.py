@@ -111,7 +111,7 @@ class State:
                     raise RagloomError("--url needs --api-key (or RAGLOOM_API_KEY)")
                 self._client = HttpClient(self.url, self.api_key)
             else:
-                from ragloom.service import accounts
+                from ragloom.service.accounts import accounts
 
                 ctx = self.context()
                 with ctx.db.session() as s:

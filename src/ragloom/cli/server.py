@@ -28,7 +28,7 @@ from ragloom.errors import RagloomError
 if TYPE_CHECKING:
     import uvicorn
 
-    from ragloom.service.accounts import Bootstrap
+    from ragloom.service.accounts.accounts import Bootstrap
     from ragloom.supervisor import WorkerPool
 
 CREDENTIALS_FILE = "first-admin.txt"
@@ -38,7 +38,7 @@ CREDENTIALS_FILE = "first-admin.txt"
 @app.command()
 def init() -> None:
     """Create the data directory, the database, the default tenant and an admin API key."""
-    from ragloom.service import accounts
+    from ragloom.service.accounts import accounts
 
     ctx = state.context()
     with ctx.db.session() as s:
@@ -53,7 +53,7 @@ def init() -> None:
 
 def sign_in_line(password: str | None) -> str:
     """How the first administrator signs in, said once."""
-    from ragloom.service import accounts
+    from ragloom.service.accounts import accounts
 
     return (f"Sign in as [bold]{accounts.ADMIN_EMAIL}[/] with the password [bold]{password}[/] (shown once; "
             "change it with POST /api/v1/auth/password; `ragloom users password EMAIL` sets a new one)"
@@ -74,7 +74,7 @@ def serve(
 
     from ragloom.api.app import create_app
     from ragloom.cli.mcp_server import mount_http
-    from ragloom.service import accounts
+    from ragloom.service.accounts import accounts
     from ragloom.supervisor import WorkerPool
 
     settings = state.settings()
@@ -115,7 +115,7 @@ def serve(
 def show_first_admin(boot: Bootstrap, home: Path, *, terminal: bool) -> None:
     """The first administrator's key and password, once: on the terminal, else in a file only this
     user may read (see the module's docstring)."""
-    from ragloom.service import accounts
+    from ragloom.service.accounts import accounts
 
     assert boot.new_key is not None
     if terminal:

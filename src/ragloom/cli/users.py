@@ -24,7 +24,7 @@ def _local() -> None:
 @users_app.command("list")
 def users_list() -> None:
     """Every account: e-mail address, name, server administrator or not, workspaces."""
-    from ragloom.service import signin, workspaces
+    from ragloom.service.accounts import signin, workspaces
 
     _local()
     ctx = state.context()
@@ -47,7 +47,7 @@ def users_password(
                                                  "(else a random one is made and shown once).")] = False,
 ) -> None:
     """Reset an account's password (every web session of it ends)."""
-    from ragloom.service import signin
+    from ragloom.service.accounts import signin
 
     _local()
     given = sys.stdin.readline().rstrip("\n") if password_stdin else None
@@ -63,7 +63,7 @@ def users_signup(
     mode: Annotated[str, typer.Argument(help="open (anyone may sign up) or closed (invitations only).")],
 ) -> None:
     """Open or close sign-up to the public."""
-    from ragloom.service import signin
+    from ragloom.service.accounts import signin
 
     _local()
     if mode not in ("open", "closed"):

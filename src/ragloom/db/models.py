@@ -93,7 +93,7 @@ class Invitation(Base):
 
 class ModelProvider(Base):
     """A workspace's own chat, embedding or rerank model (an OpenAI-compatible API); the API key is
-    encrypted with the server's secret key (``ragloom.service.secrets``) and never returned."""
+    encrypted with the server's secret key (``ragloom.service.accounts.secrets``) and never returned."""
 
     __tablename__ = "model_provider"
     __table_args__ = (UniqueConstraint("tenant_id", "kind"),)
@@ -141,7 +141,7 @@ class ApiKey(Base):
 
 
 class AuditEvent(Base):
-    """Who did what, when, from where: sign-ins, keys, members, deletions (``ragloom.service.audit``)."""
+    """Who did what, when, from where: sign-ins, keys, members, deletions (``ragloom.service.accounts.audit``)."""
 
     __tablename__ = "audit_event"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)

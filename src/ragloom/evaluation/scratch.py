@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 
 # The settings naming storage outside the data directory, and what the scratch directory uses instead.
 LOCAL_STORAGE: dict[str, object] = {"database_url": None, "docstore": "tantivy", "docstore_url": None,

@@ -1,6 +1,6 @@
 """Models built from stored settings, kept while those settings stay the same.
 
-A workspace's own model providers (:mod:`ragloom.service.providers`) are rows of the database, read
+A workspace's own model providers (:mod:`ragloom.service.accounts.providers`) are rows of the database, read
 for each use; the model built from a row is kept under a key (``chat:<tenant>``, an embedding model's
 name, ...) with a *fingerprint* of the settings it was built from, and rebuilt when the fingerprint
 changes (a new base URL, model or API key). One :class:`ModelCache` per process (``Context.workspace_models``).

@@ -17,7 +17,7 @@ from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT
 from ragloom.models.chat import ChatModel, Sampling
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
-from ragloom.service import workspace_models
+from ragloom.service.accounts import workspace_models
 from ragloom.service.search import search, term_similarity_fn
 
 
@@ -58,7 +58,7 @@ def _chat_model(ctx: Context, tenant_id: str | None) -> ChatModel | None:
 def write(ctx: Context, result: RetrievalResult, evidence: list[Evidence], question: str,
           writing: Writing = Writing(), *, tenant_id: str | None = None) -> Answer:
     """A cited answer to ``question`` from ``evidence`` (found by ``result``), written by the chat model
-    of workspace ``tenant_id`` (:func:`ragloom.service.workspace_models.chat_model`; None: the server's)."""
+    of workspace ``tenant_id`` (:func:`ragloom.service.accounts.workspace_models.chat_model`; None: the server's)."""
     from ragloom.generation.answer import generate_answer
 
     embedder = workspace_models.embedder(ctx, result.embedding_model)

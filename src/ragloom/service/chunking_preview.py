@@ -30,7 +30,8 @@ from ragloom.schemas.chunking import (
     MethodParameter,
     PreviewChunk,
 )
-from ragloom.service import documents, knowledgebases, workspace_models
+from ragloom.service import documents, knowledgebases
+from ragloom.service.accounts import workspace_models
 
 PREVIEW_PAGES = 5  # of a PDF: enough to see the method at work, quick enough for a form
 PREVIEW_SECONDS = 60.0

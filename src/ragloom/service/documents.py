@@ -16,7 +16,8 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
-from ragloom.service import audit, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import audit
 from ragloom.service.uploads import Spooled
 from ragloom.states import DocumentStatus, Role, TaskStatus, VersionReason, VersionStatus
 

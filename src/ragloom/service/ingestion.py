@@ -29,7 +29,8 @@ from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledErro
 from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job
-from ragloom.service import chunk_edits, enrichment, versions, workspace_models
+from ragloom.service import chunk_edits, enrichment, versions
+from ragloom.service.accounts import workspace_models
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)

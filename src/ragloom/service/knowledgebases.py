@@ -16,7 +16,7 @@ from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, Pe
 from ragloom.nlp.synonyms import validate_groups
 from ragloom.schemas.builds import GraphSettings, RaptorSettings
 from ragloom.schemas.datasets import KBCreate, KBUpdate
-from ragloom.service import audit, sharing, workspace_models
+from ragloom.service.accounts import audit, sharing, workspace_models
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)

@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
 from ragloom.schemas.datasets import Reindexed
-from ragloom.service import audit, documents, knowledgebases, workspace_models
+from ragloom.service import documents, knowledgebases
+from ragloom.service.accounts import audit, workspace_models
 from ragloom.service.views import kb_view
 
 

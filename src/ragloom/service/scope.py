@@ -23,7 +23,8 @@ from ragloom.models.chat import ChatModel
 from ragloom.retrieval.scope import ScopeDecision, decide, is_clarification, without_values
 from ragloom.schemas.options import EvidenceOptions
 from ragloom.schemas.scope import ScopeKey, ScopeRequest
-from ragloom.service import knowledgebases, workspace_models
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import workspace_models
 
 Options = TypeVar("Options", bound=EvidenceOptions)
 

@@ -16,7 +16,8 @@ from ragloom.retrieval.fusion import fusions
 from ragloom.retrieval.retriever import TocSupport, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import knowledgebases, workspace_models
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import workspace_models
 from ragloom.service.tags import question_tags
 
 

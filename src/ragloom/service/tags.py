@@ -20,7 +20,8 @@ from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.knowledge.tags import Tagger, TagSets, count_tags, tag_all
 from ragloom.schemas.datasets import DatasetTags
-from ragloom.service import knowledgebases, workspace_models
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import workspace_models
 from ragloom.service.knowledgebases import TAG_METHOD
 from ragloom.service.views import tags_view
 

@@ -26,7 +26,8 @@ from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Document, DocumentVersion, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, NotFoundError
-from ragloom.service import audit, documents, knowledgebases
+from ragloom.service import documents, knowledgebases
+from ragloom.service.accounts import audit
 from ragloom.states import DocumentStatus, VersionStatus
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from ragloom import __version__
 from ragloom.context import Caller, Context
 from ragloom.errors import AuthenticationError
-from ragloom.service import knowledgebases, passwords, signin, workspaces
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import passwords, signin, workspaces
 from ragloom.web import cookies
 from ragloom.web.messages import LANGUAGE_COOKIE, catalogue, language
 

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ragloom import __version__
 from ragloom.context import Context, Principal
-from ragloom.service import accounts
+from ragloom.service.accounts import accounts
 from ragloom.service.system import workspace_counts
 from ragloom.states import Role
 from ragloom.web.messages import catalogue, language

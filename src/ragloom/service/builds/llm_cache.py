@@ -32,7 +32,7 @@ from ragloom.db.models import LlmCacheEntry
 from ragloom.db.session import Database
 from ragloom.errors import ModelError
 from ragloom.models.chat import ChatModel, Message, Sampling
-from ragloom.service import workspace_models
+from ragloom.service.accounts import workspace_models
 
 
 def cache_key(model: str, messages: Sequence[Message], **params: object) -> str:

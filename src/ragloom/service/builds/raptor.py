@@ -52,7 +52,8 @@ from ragloom.knowledge.raptor import (
 )
 from ragloom.models.embedding import Embedder
 from ragloom.schemas.builds import RaptorSettings
-from ragloom.service import knowledgebases, workspace_models
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import workspace_models
 from ragloom.service.builds import llm_cache
 from ragloom.service.builds.build_jobs import DocumentPart, document_parts
 

@@ -23,7 +23,8 @@ from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, Pe
 from ragloom.schemas.assistants import AssistantCreate, AssistantUpdate, LLMSettings, PromptSettings
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.schemas.scope import ScopeSettings
-from ragloom.service import knowledgebases, sharing, workspace_models
+from ragloom.service import knowledgebases
+from ragloom.service.accounts import sharing, workspace_models
 from ragloom.service.search import check_documents, check_result_window
 from ragloom.states import Role
 

@@ -33,8 +33,9 @@ from ragloom.retrieval.scope import ScopeDecision, is_clarification, without_val
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.schemas.assistants import PromptSettings
 from ragloom.schemas.chats import ChatAnswer, ChatExplain, ChatReply, CompletionRequest
-from ragloom.service import answers, workspace_models
+from ragloom.service import answers
 from ragloom.service import scope as scoping
+from ragloom.service.accounts import workspace_models
 from ragloom.service.chat import assistants, sessions
 from ragloom.service.chat.chat_views import citation_view, reference_view
 from ragloom.service.views import explain_view, rounded_positions, scope_view

@@ -34,8 +34,8 @@ from ragloom.errors import (
     RateLimitedError,
 )
 from ragloom.schemas.names import clean_name
-from ragloom.service import audit, passwords
-from ragloom.service.accounts import aware, hash_key
+from ragloom.service.accounts import audit, passwords
+from ragloom.service.accounts.accounts import aware, hash_key
 from ragloom.states import Role
 
 THROTTLE_WINDOW = timedelta(minutes=15)

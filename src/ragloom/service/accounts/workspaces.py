@@ -27,9 +27,9 @@ from ragloom.context import Caller, Principal
 from ragloom.db.models import ApiKey, Invitation, Membership, Tenant, User, utcnow
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.schemas.names import clean_name
-from ragloom.service import audit
-from ragloom.service.accounts import aware, hash_key
-from ragloom.service.signin import normalize_email
+from ragloom.service.accounts import audit
+from ragloom.service.accounts.accounts import aware, hash_key
+from ragloom.service.accounts.signin import normalize_email
 from ragloom.states import Role
 
 INVITE_PREFIX = "ragloom-invite-"

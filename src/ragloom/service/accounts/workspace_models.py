@@ -1,5 +1,5 @@
 """Which models a workspace uses: its own providers' (``model_provider`` rows, managed by
-:mod:`ragloom.service.providers`), else the server's defaults (the environment: ``Context.chat_model``,
+:mod:`ragloom.service.accounts.providers`), else the server's defaults (the environment: ``Context.chat_model``,
 ``Context.reranker``, ``Context.embedder``).
 
 * :func:`chat_model` and :func:`reranker`: the workspace's provider when it has one, else the server's.
@@ -34,7 +34,7 @@ from ragloom.models.embedding_cache import CachedEmbedder
 from ragloom.models.http import GuardedTransport, OutboundPolicy
 from ragloom.models.registry import embedders
 from ragloom.models.rerank import HttpReranker, Reranker
-from ragloom.service import secrets
+from ragloom.service.accounts import secrets
 
 PREFIX = "provider:"
 """Embedding model names of the form ``provider:<workspace id>:<model>`` resolve through a workspace's provider."""

@@ -1,7 +1,7 @@
 """A workspace's own models: chat, embedding and rerank providers (any OpenAI-compatible API).
 
 Owners and admins set (create or replace), test and delete them; every member may list them. The API
-key is stored only encrypted with the server's secret key (:mod:`ragloom.service.secrets`) and never
+key is stored only encrypted with the server's secret key (:mod:`ragloom.service.accounts.secrets`) and never
 leaves the server again: not in a response, a log line or the audit log (a provider shows
 ``has_api_key``, and to owners and admins the key's last four characters). A stored key is only ever
 sent to the base URL it was set with: changing the URL needs the key again.
@@ -13,7 +13,7 @@ connection test reports what went wrong — status, content type — and never t
 is not JSON.
 
 Which model a workspace then uses — its provider's, else the server's default — is decided in
-:mod:`ragloom.service.workspace_models`.
+:mod:`ragloom.service.accounts.workspace_models`.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from ragloom.models.embedding import OpenAIEmbedder
 from ragloom.models.rerank import HttpReranker
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.providers import ConnectionTest, ModelInUse, ProviderInfo, ProviderList, ProviderSet
-from ragloom.service import audit, secrets
-from ragloom.service.workspace_models import NAME_LIMIT, ProviderKind, embedding_model_name, find, outbound
+from ragloom.service.accounts import audit, secrets
+from ragloom.service.accounts.workspace_models import NAME_LIMIT, ProviderKind, embedding_model_name, find, outbound
 from ragloom.states import Role
 
 __all__ = ["ProviderKind", "delete", "get", "list_providers", "list_view", "set_provider", "test_connection", "view"]

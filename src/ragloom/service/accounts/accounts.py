@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from ragloom.context import Principal
 from ragloom.db.models import ApiKey, Membership, Tenant, User, utcnow
 from ragloom.errors import AuthenticationError, ConflictError, InvalidRequestError, NotFoundError
-from ragloom.service import audit, passwords
+from ragloom.service.accounts import audit, passwords
 from ragloom.states import KeyScope, Role
 
 KEY_PREFIX = "ragloom-"
