@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document
-from ragloom.service import documents
+from ragloom.service.documents import documents
 from ragloom.supervisor import WorkerPool
 
 

@@ -21,8 +21,9 @@ from pathlib import Path
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
+from ragloom.service.documents import documents
 from ragloom.service.tags import question_tags, tagger_for
 from ragloom.worker import run_until
 

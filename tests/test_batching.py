@@ -10,8 +10,9 @@ from ragloom.db.models import Document, Task
 from ragloom.docstore.base import Filters
 from ragloom.ingest.pipeline import embed_step
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
-from ragloom.service.ingestion import BatchProgress, run_task, run_tasks
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents
+from ragloom.service.documents.ingestion import BatchProgress, run_task, run_tasks
 from ragloom.worker import run_one
 
 

@@ -115,7 +115,7 @@ def test_without_a_chat_model_the_document_is_indexed_and_says_why_it_was_not_en
                          json={"name": "k", "parser_config": {"auto_keywords": 3}}).json()["id"]
         client.post(f"{API}/datasets/{kb}/documents", headers=headers,
                     files=[("file", ("harbor.md", TEXT.encode(), "text/markdown"))])
-        with caplog.at_level("WARNING", logger="ragloom.service.enrichment"):
+        with caplog.at_level("WARNING", logger="ragloom.service.documents.enrichment"):
             while run_one(ctx, "test"):
                 pass
         docs = client.get(f"{API}/datasets/{kb}/documents", headers=headers).json()["documents"]

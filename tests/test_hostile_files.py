@@ -14,7 +14,8 @@ from sqlalchemy import select
 from ragloom.config import Settings
 from ragloom.db.models import Document, Task, VersionPage
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents
 from ragloom.worker import run_until
 from tests.ingest import hostile
 

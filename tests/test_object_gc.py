@@ -18,9 +18,10 @@ from sqlalchemy import func, select
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, Task, VersionPage
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
-from ragloom.service.gc import collect_garbage
+from ragloom.service.documents import documents
+from ragloom.service.documents.gc import collect_garbage
 from ragloom.worker import run_until
 from tests.ingest.docgen import make_pdf
 

@@ -6,8 +6,9 @@ from ragloom.db import tasks
 from ragloom.db.models import Document, DocumentVersion, Task
 from ragloom.docstore.base import Filters
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
-from ragloom.service.ingestion import run_task
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents
+from ragloom.service.documents.ingestion import run_task
 
 
 def _upload(ctx, principal, name: str, data: bytes) -> str:

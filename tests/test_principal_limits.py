@@ -290,7 +290,7 @@ def test_upload_bytes_in_flight_are_capped_per_server_and_per_caller(tmp_path: P
 
 
 def test_spool_files_left_by_a_killed_server_are_swept_at_start(tmp_path: Path) -> None:
-    from ragloom.service.uploads import SPOOL_PREFIX, spool_dir, sweep_spool
+    from ragloom.service.documents.uploads import SPOOL_PREFIX, spool_dir, sweep_spool
 
     folder = spool_dir(Settings(home=tmp_path / "home", _env_file=None))
     old, young, other = folder / f"{SPOOL_PREFIX}old", folder / f"{SPOOL_PREFIX}young", folder / "keep.txt"

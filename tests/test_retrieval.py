@@ -12,7 +12,8 @@ from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
 from ragloom.schemas.datasets import KBCreate, KBUpdate
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import documents, ingestion, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents, ingestion
 from ragloom.service.search import active_versions_fn, search
 from ragloom.worker import run_until
 

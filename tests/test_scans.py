@@ -27,7 +27,8 @@ def scanned_page(lines: list[str], path: Path) -> None:
 
 
 def test_mixed_text_and_scanned_pdf_is_searchable_with_page_positions(ctx, principal, tmp_path: Path) -> None:
-    from ragloom.service import documents, knowledgebases
+    from ragloom.service import knowledgebases
+    from ragloom.service.documents import documents
 
     scan = tmp_path / "scan.png"
     scanned_page(["Inspection report", "The left hydraulic valve leaked at 140 bar.",

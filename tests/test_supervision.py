@@ -25,8 +25,9 @@ from ragloom.db import tasks, workers
 from ragloom.db.models import Document, Task
 from ragloom.schemas.builds import BuildRequest
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
+from ragloom.service.documents import documents
 from ragloom.supervisor import WorkerPool
 from ragloom.worker import ORPHAN_GRACE_SECONDS
 from tests.ingest.docgen import make_pdf, paragraph

@@ -15,8 +15,9 @@ from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import chunks, documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
+from ragloom.service.documents import chunks, documents
 from ragloom.service.search import search
 from ragloom.worker import run_until
 

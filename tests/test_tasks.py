@@ -8,7 +8,8 @@ from sqlalchemy import select
 from ragloom.db import tasks
 from ragloom.db.models import Document
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents
 
 
 def _queue(ctx, principal, n):

@@ -17,8 +17,8 @@ from ragloom.context import Context
 from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Task
 from ragloom.docstore.base import Filters
-from ragloom.service import versions
 from ragloom.service.accounts import accounts
+from ragloom.service.documents import versions
 from ragloom.worker import run_one
 
 API = "/api/v1"
@@ -262,7 +262,7 @@ def test_a_knowledge_base_that_reviews_versions_holds_every_new_one_but_a_reinde
 
 def test_a_version_of_another_embedding_model_or_a_dropped_index_is_not_made_live(doc: Doc) -> None:
     from ragloom.db.models import KnowledgeBase
-    from ragloom.service import documents
+    from ragloom.service.documents import documents
 
     doc.replace(V2)
     with doc.ctx.db.session() as s:

@@ -8,7 +8,8 @@ import pytest
 
 from ragloom.docstore.base import Filters
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents
 from ragloom.supervisor import WorkerPool
 from tests.ingest.docgen import paragraph
 

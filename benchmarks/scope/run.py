@@ -31,9 +31,10 @@ from ragloom.db.models import Document
 from ragloom.schemas.assistants import AssistantCreate
 from ragloom.schemas.chats import CompletionRequest
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
 from ragloom.service.chat import assistants, chat
+from ragloom.service.documents import documents
 from ragloom.worker import run_until
 
 BUTTONS = ["red", "blue", "green", "yellow", "white", "black", "orange"]

@@ -473,7 +473,7 @@ class WorkerPool:
         threading.Thread(target=self._gc, name="object-gc", daemon=True).start()
 
     def _gc(self) -> None:
-        from ragloom.service.gc import collect_garbage
+        from ragloom.service.documents.gc import collect_garbage
 
         # a task's page images are referenced only when the task commits them: never collect files
         # younger than the longest a task may run

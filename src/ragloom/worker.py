@@ -38,7 +38,7 @@ from ragloom.db import builds, queue, tasks, workers
 from ragloom.db.models import Task
 from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
 from ragloom.service.builds.builds import run_build
-from ragloom.service.ingestion import fail_version, load_job, run_tasks, settle_cancelled
+from ragloom.service.documents.ingestion import fail_version, load_job, run_tasks, settle_cancelled
 from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)

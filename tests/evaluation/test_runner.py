@@ -15,7 +15,8 @@ from ragloom.errors import InvalidRequestError, MissingDependencyError
 from ragloom.evaluation import EvalReport, ModeResult, load_dataset, run_eval, shipped_set
 from ragloom.evaluation.runner import rank_ids
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents
 
 # obvious answers: each query shares its key words with exactly one passage
 TINY = ["e10", "e11", "e12", "e13", "e14", "e16", "e26", "e27", "e35", "e36"]

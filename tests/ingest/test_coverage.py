@@ -145,7 +145,7 @@ def test_a_lost_word_is_counted_and_named() -> None:
 
 def test_a_published_document_and_a_parse_preview_report_their_coverage(tmp_path: Path) -> None:
     from ragloom.config import Settings
-    from ragloom.service.chunks import preview_file
+    from ragloom.service.documents.chunks import preview_file
     from ragloom.worker import run_one
     from tests.live import app_client
 

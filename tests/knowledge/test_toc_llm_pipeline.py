@@ -15,7 +15,8 @@ from ragloom.docstore.ids import toc_id
 from ragloom.knowledge.toc import load_toc
 from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents
 from ragloom.service.search import search
 from ragloom.worker import run_until
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -159,7 +160,7 @@ def _status(ctx: Context, principal, kb: str, doc_id: str) -> str:  # type: igno
 
 
 def test_toc_extraction_parses_a_long_pdf_as_one_task(tmp_path: Path) -> None:
-    from ragloom.service.documents import WHOLE, page_ranges
+    from ragloom.service.documents.documents import WHOLE, page_ranges
     from tests.ingest.docgen import make_pdf
 
     pdf = tmp_path / "long.pdf"

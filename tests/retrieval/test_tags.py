@@ -16,9 +16,10 @@ from ragloom.knowledge.tags import TagPrior, score_tags
 from ragloom.retrieval.features import TAG_WEIGHT, RankFeatures, tag_cosine
 from ragloom.schemas.datasets import KBCreate, KBUpdate
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
-from ragloom.service.chunks import list_chunks
+from ragloom.service.documents import documents
+from ragloom.service.documents.chunks import list_chunks
 from ragloom.service.search import search
 from ragloom.service.tags import kb_tags
 from ragloom.worker import run_until

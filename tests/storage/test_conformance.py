@@ -243,8 +243,8 @@ def test_concurrent_puts_and_collections_never_lose_a_referenced_object(engine: 
     is there while referenced, then drop the reference; objects age out and collections run all the
     time (on stores opened apart, as another process would), so re-puts of old unreferenced objects
     race with their deletion."""
-    import ragloom.service.gc as gc_module
-    from ragloom.service.gc import collect_garbage
+    import ragloom.service.documents.gc as gc_module
+    from ragloom.service.documents.gc import collect_garbage
 
     class _Ctx:  # what collect_garbage uses: the store (references are patched in below)
         def __init__(self, store: object) -> None:
@@ -276,7 +276,7 @@ def test_concurrent_puts_and_collections_never_lose_a_referenced_object(engine: 
 
     monkeypatch.setattr(gc_module, "referenced_keys", referenced)
     # this race is the object store's: no database here, so no document versions to trim first
-    monkeypatch.setattr("ragloom.service.versions.trim", lambda ctx: 0)
+    monkeypatch.setattr("ragloom.service.documents.versions.trim", lambda ctx: 0)
     payloads = [f"payload {i}".encode() * 50 for i in range(24)]
     stop = threading.Event()
     errors: list[str] = []

@@ -89,7 +89,7 @@ def test_every_key_the_pages_use_is_in_the_catalogue() -> None:
 
 
 def test_every_chunk_method_and_parameter_is_explained_in_both_languages() -> None:
-    from ragloom.service.chunking_preview import methods
+    from ragloom.service.documents.chunking_preview import methods
 
     for method in methods().methods:
         params = [f"param.{p.name}{end}" for p in method.parameters for end in ("", ".hint")]

@@ -32,7 +32,7 @@ from ragloom.api.ratelimit import InflightBudget, RateLimiter
 from ragloom.api.responses import COMMON_ERRORS
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.service import uploads
+from ragloom.service.documents import uploads
 from ragloom.web import pages, status
 
 if TYPE_CHECKING:

@@ -10,8 +10,9 @@ from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.errors import PayloadTooLargeError
 from ragloom.schemas.chunking import PREVIEW_CHUNKS, ChunkingPreview, ChunkMethodList
-from ragloom.service import chunking_preview, knowledgebases
-from ragloom.service.chunking_preview import Sample
+from ragloom.service import knowledgebases
+from ragloom.service.documents import chunking_preview
+from ragloom.service.documents.chunking_preview import Sample
 
 router = APIRouter(tags=["datasets"], responses=CALLER_ERRORS)
 

@@ -11,7 +11,7 @@ from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags, KBCreate, KBUpdate, Reindexed, ReindexRequest
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
-from ragloom.service.reindex import reindex
+from ragloom.service.documents.reindex import reindex
 from ragloom.service.views import kb_view
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], responses=CALLER_ERRORS)

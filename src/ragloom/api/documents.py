@@ -26,7 +26,8 @@ from ragloom.schemas.documents import (
     VersionDiff,
     VersionList,
 )
-from ragloom.service import chunk_edits, chunks, documents, knowledgebases, versions
+from ragloom.service import knowledgebases
+from ragloom.service.documents import chunk_edits, chunks, documents, versions
 from ragloom.service.views import document_view, pages_view, stored_chunk_view, version_diff_view, version_view
 
 # the upload route's multipart body is received straight to disk (api/uploads.py)

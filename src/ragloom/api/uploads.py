@@ -1,7 +1,7 @@
 """Multipart uploads received straight to disk: the upload route's :class:`SpoolingRoute`.
 
 Starlette's form parser would spool each file to an anonymous temporary file and leave the route to
-read it; this one writes each file's bytes, as they arrive, to a :class:`~ragloom.service.uploads.SpoolFile`
+read it; this one writes each file's bytes, as they arrive, to a :class:`~ragloom.service.documents.uploads.SpoolFile`
 in the data directory (hashed and counted as written), so that:
 
 - a file over ``max_upload_mb`` is refused (413) at the write that crosses the limit, and a request
@@ -32,7 +32,7 @@ from starlette.datastructures import FormData, Headers, UploadFile
 
 from ragloom.config import Settings
 from ragloom.errors import InvalidRequestError, PayloadTooLargeError
-from ragloom.service.uploads import Spooled, SpoolFile, spool_copy, spool_dir
+from ragloom.service.documents.uploads import Spooled, SpoolFile, spool_copy, spool_dir
 
 FLUSH_BYTES = 1 << 20  # file bytes gathered before they are written out (in a worker thread)
 MAX_FIELD_BYTES = 1 << 20  # a form field that is not a file (chunk_method, parser_config)

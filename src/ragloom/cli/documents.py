@@ -103,7 +103,7 @@ def reindex(
     wait: Annotated[bool, typer.Option("--wait/--no-wait")] = True,
 ) -> None:
     """Rebuild the search index from the stored files (local mode): every document is parsed again."""
-    from ragloom.service import documents
+    from ragloom.service.documents import documents
 
     client = state.client()
     if not isinstance(client, LocalClient):
@@ -290,7 +290,7 @@ def parse(
     config: ConfigOpt = None,
 ) -> None:
     """Parse and chunk one file without adding it anywhere: see what a parser makes of it."""
-    from ragloom.service.chunks import preview_file
+    from ragloom.service.documents.chunks import preview_file
 
     if not file.is_file():
         raise RagloomError(f"no such file: {file}")

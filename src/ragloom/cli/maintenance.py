@@ -18,7 +18,7 @@ def gc(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only report what would be deleted.")] = False,
 ) -> None:
     """Delete stored files (originals, page images) that no document version references any more (local mode)."""
-    from ragloom.service.gc import collect_garbage
+    from ragloom.service.documents.gc import collect_garbage
 
     if state.url:
         raise RagloomError("gc works on the data directory; run it without --url")

@@ -173,7 +173,7 @@ class KnowledgeBase(Base):
     vector_similarity_weight: Mapped[float] = mapped_column(Float, default=0.3)
     # chunks whose calibrated relevance is lower are dropped (ragloom.retrieval.relevance); None: the server's
     min_relevance: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)
-    # new versions of its documents wait, built, for a reviewer to publish them (ragloom.service.versions)
+    # new versions of its documents wait, built, for a reviewer to publish them (ragloom.service.documents.versions)
     review_versions: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
     # 0..100: a rank feature; when several knowledge bases are searched together, higher ranks first
     pagerank: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -272,7 +272,7 @@ class ChunkOverride(Base):
     """A manual edit of one of a document's chunks, kept beside the document so that a re-parse
     re-applies it (DESIGN §3): ``edit`` (new ``content`` and/or ``available``), ``delete``, or
     ``add`` (a chunk of its own ``content``). An edit or a deletion names the chunk it changes by
-    ``anchor``, a hash of the chunk's parsed text (:func:`ragloom.service.chunk_edits.anchor_of`):
+    ``anchor``, a hash of the chunk's parsed text (:func:`ragloom.service.documents.chunk_edits.anchor_of`):
     a new version's chunk with that text gets it again; when no chunk has it any more, it waits
     unapplied. An added chunk's anchor is ``add:`` + its own id. ``applied`` maps each version it
     was applied to -> the search-store row it changed there (how the chunk list marks edits)."""

@@ -20,7 +20,8 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document
 from ragloom.evaluation.dataset import CorpusItem, Dataset
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
+from ragloom.service.documents import documents
 from ragloom.worker import run_until
 
 log = logging.getLogger(__name__)

@@ -52,7 +52,7 @@ class Job:
 
 class Progress(Protocol):
     """Where a stage reports how far it got (0..1) and what it does. The task runner's implementation
-    (:class:`ragloom.service.ingestion.TaskProgress`) records it and raises when the task must stop."""
+    (:class:`ragloom.service.documents.ingestion.TaskProgress`) records it and raises when the task must stop."""
 
     def __call__(self, progress: float, message: str, *, force: bool = False) -> None: ...
 

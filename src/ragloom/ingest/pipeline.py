@@ -3,7 +3,7 @@
 Each stage receives exactly the data, stores and models it uses, so a file can be parsed and
 chunked with no database: ``chunk(job, parse(data, job), embedder)``. The task runner that reads
 the job from the queue, calls the stages in order, records progress and publishes the version is
-the service use case :mod:`ragloom.service.ingestion`. Search-store rows are built in
+the service use case :mod:`ragloom.service.documents.ingestion`. Search-store rows are built in
 :mod:`ragloom.ingest.records`.
 """
 

@@ -1,6 +1,6 @@
 """Previews a citation opens: page images, and an HTML view of formats without pages.
 
-Every version gets one of two previews (stored by :func:`ragloom.service.ingestion.store_previews`):
+Every version gets one of two previews (stored by :func:`ragloom.service.documents.ingestion.store_previews`):
 
 * **page images** (PNG, one per page) for paginated formats: PDF pages rendered
   (:func:`ragloom.ingest.parsers.pdf.render_page_png`), image files (each frame), and slides

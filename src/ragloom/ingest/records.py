@@ -1,7 +1,7 @@
 """Search-store rows of a task's chunks: records (with parent rows) and the TOC row.
 
 Row ids come from :mod:`ragloom.docstore.ids`; tags are added by the task runner
-(:mod:`ragloom.service.ingestion`), which knows the knowledge base's tag sets."""
+(:mod:`ragloom.service.documents.ingestion`), which knows the knowledge base's tag sets."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from ragloom.states import VersionStatus
 
 if TYPE_CHECKING:
     from ragloom.dataflow import Answer, Citation, Evidence
-    from ragloom.service.documents import FileFacts, PageInfo
+    from ragloom.service.documents.documents import FileFacts, PageInfo
 
 
 _iso = iso_utc
@@ -106,7 +106,7 @@ def document_view(doc: db.Document, facts: Mapping[str, FileFacts] | None = None
     if facts is None:
         from sqlalchemy.orm import object_session
 
-        from ragloom.service.documents import file_facts
+        from ragloom.service.documents.documents import file_facts
 
         session = object_session(doc)
         facts = file_facts(session, [doc]) if session is not None else {}
@@ -152,7 +152,7 @@ def version_view(v: db.DocumentVersion, doc: db.Document, users: Mapping[str, st
 
 
 def version_diff_view(d: Any) -> VersionDiff:
-    """The view of a :class:`ragloom.service.versions.VersionDiff`."""
+    """The view of a :class:`ragloom.service.documents.versions.VersionDiff`."""
     rows = []
     for c in d.changes:
         shown = c.after or c.before

@@ -40,7 +40,7 @@ class ObjectStore(Protocol):
     Putting bytes already stored under the key writes nothing but *refreshes* the object's
     modification time, and writes the object again when it vanished meanwhile: a put announces
     that a reference to the key is about to be recorded, and garbage collection spares what
-    was refreshed within its grace period (:mod:`ragloom.service.gc`). ``put`` and
+    was refreshed within its grace period (:mod:`ragloom.service.documents.gc`). ``put`` and
     ``delete_stale`` are atomic with respect to each other: a put either happens before a
     deletion (which then sees the fresh modification time and keeps the object) or after it
     (and writes the object again).

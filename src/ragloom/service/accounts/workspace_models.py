@@ -4,7 +4,7 @@
 
 * :func:`chat_model` and :func:`reranker`: the workspace's provider when it has one, else the server's.
 * :func:`embedder`: the embedding model a knowledge base recorded, by name. A knowledge base keeps the
-  model its vectors were made with (changing it is a re-index, :mod:`ragloom.service.reindex`). One made
+  model its vectors were made with (changing it is a re-index, :mod:`ragloom.service.documents.reindex`). One made
   with a workspace's provider records ``provider:<workspace id>:<model>``: such a name resolves through
   that workspace's embedding provider — its base URL and key, but always the *recorded* model — and any
   other name through the registry (``Context.embedder``). So a rotated key or a moved endpoint applies at

@@ -7,7 +7,7 @@ in the object store (``ctx.objects``, under the workspace's namespace), named by
 ``"kb"`` for the merged graph) in ``root_ids[0]``. Why objects and not a column: a graph of a large
 knowledge base is megabytes that every read of the part row would carry; objects are content-addressed
 (an unchanged rebuild writes nothing new and keeps its key, which is also the graph's *version* for the
-retrieval cache) and need no migration. :func:`ragloom.service.gc.referenced_keys` counts them.
+retrieval cache) and need no migration. :func:`ragloom.service.documents.gc.referenced_keys` counts them.
 
 **Incremental and resumable.** A document whose part was made from its active version with the same
 recipe (method, entity types, chat model) is not extracted again; a part is committed as soon as its

@@ -12,7 +12,7 @@ from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import DocumentVersion
 from ragloom.docstore.base import Filters
 from ragloom.schemas.chunks import ParsePreview
-from ragloom.service import chunk_edits, documents
+from ragloom.service.documents import chunk_edits, documents
 from ragloom.service.views import parse_preview_view
 
 

@@ -18,7 +18,7 @@ from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import audit
-from ragloom.service.uploads import Spooled
+from ragloom.service.documents.uploads import Spooled
 from ragloom.states import DocumentStatus, Role, TaskStatus, VersionReason, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def add_documents(
     A file whose name already exists in the knowledge base becomes a new version
     of that document (unless its content equals the latest version's). Readers
     keep seeing the active version until the new one is published: when built, or with ``stage``
-    when a reviewer publishes it (:func:`ragloom.service.versions.activate`).
+    when a reviewer publishes it (:func:`ragloom.service.documents.versions.activate`).
     """
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="add documents to it")
     if not uploads:
@@ -280,7 +280,7 @@ def _stored_page_ranges(ctx: Context, key: str, filename: str, method: str,
     """:func:`page_ranges` of a stored file (a legacy version, no object_key, keeps its bare-hash key):
     its first KiB tells a PDF; only a PDF is copied out of the store, to a spool file, for its pages to
     be counted. Nothing of it is held whole in memory."""
-    from ragloom.service.uploads import scratch_file
+    from ragloom.service.documents.uploads import scratch_file
 
     head = ctx.objects.head(key, PDF_HEAD_BYTES)
     if not _is_pdf(head):

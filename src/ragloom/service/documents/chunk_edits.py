@@ -28,8 +28,9 @@ from ragloom.ingest.guard import limits
 from ragloom.ingest.job import ORDER_STRIDE, Job, telling_name
 from ragloom.ingest.pipeline import TITLE_WEIGHT
 from ragloom.models.embedding import Embedder
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
+from ragloom.service.documents import documents
 
 __all__ = ["ADDED_ORDER", "anchor_of", "add_chunk", "apply_overrides", "delete_chunk", "edited_ids", "follow_to",
            "method_of", "update_chunk"]

@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
 from ragloom.schemas.datasets import Reindexed
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import audit, workspace_models
+from ragloom.service.documents import documents
 from ragloom.service.views import kb_view
 
 

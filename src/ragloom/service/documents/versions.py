@@ -26,8 +26,9 @@ from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Document, DocumentVersion, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, NotFoundError
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import audit
+from ragloom.service.documents import documents
 from ragloom.states import DocumentStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ def activate(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, ver
         tenant_id, ids, target_id = doc.tenant_id, list(target.parked or []), target.id
         kb_id, kb_name, model, filename, the_doc = kb.id, kb.name, kb.embedding_model, doc.name, doc.id
     unpark(ctx, tenant_id, kb_id, target_id, ids)  # matchable again, but not yet searched: not active
-    from ragloom.service import chunk_edits
+    from ragloom.service.documents import chunk_edits
 
     chunk_edits.follow_to(ctx, tenant_id=tenant_id, kb_id=kb_id, doc_id=the_doc, version_id=target_id,
                           filename=filename, embedding_model=model)  # the edits made meanwhile

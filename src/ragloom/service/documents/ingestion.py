@@ -29,8 +29,8 @@ from ragloom.errors import ModelError, ParseError, StoreError, TaskCancelledErro
 from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job
-from ragloom.service import chunk_edits, enrichment, versions
 from ragloom.service.accounts import workspace_models
+from ragloom.service.documents import chunk_edits, enrichment, versions
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -275,8 +275,8 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
     One transaction: the document row is written first (it serialises the tasks
     of one version on SQLite and PostgreSQL alike), then this task is marked
     done, then, if no sibling task is left, the version becomes active and the
-    old version's chunks are parked afterwards (:func:`ragloom.service.versions.retire`). When the document was deleted
-    or a newer version was uploaded meanwhile, this version is discarded
+    old version's chunks are parked afterwards (:func:`ragloom.service.documents.versions.retire`).
+    When the document was deleted or a newer version was uploaded meanwhile, this version is discarded
     instead. Returns True when the version was published. ``note`` (e.g. why no TOC was
     built) is appended to the task's and the document's message. ``kept`` is the task's coverage;
     the published version (and its document) gets the sum of its tasks'.
@@ -302,7 +302,8 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
             tasks.finish(s, job.task_id, message=f"{chunk_count} chunks indexed{suffix}")
             siblings = list(s.scalars(select(Task).where(Task.version_id == job.version_id)))
             if all(t.status == TaskStatus.DONE for t in siblings) and version.staged:
-                outcome = "staged"  # built; waits for a reviewer (ragloom.service.versions.activate / discard)
+                # built; waits for a reviewer (ragloom.service.documents.versions.activate / discard)
+                outcome = "staged"
                 version.status, version.chunk_count = VersionStatus.READY, sum(t.chunk_count for t in siblings)
                 version.page_count, version.coverage = page_count, _summed_coverage(siblings)
                 doc.message = (f"version {version.number} is built ({version.chunk_count} chunks) and waits for "
@@ -353,7 +354,7 @@ def _summed_coverage(tasks_of_version: list[Task]) -> dict[str, Any] | None:
 
 def store_metadata(ctx: Context, job: Job, parsed: ParsedDocument) -> None:
     """Metadata the parser found becomes document metadata (values the user set win)."""
-    from ragloom.service.documents import merge_extracted_metadata
+    from ragloom.service.documents.documents import merge_extracted_metadata
 
     found = pipeline.extracted_metadata(parsed)
     if found:

@@ -30,8 +30,9 @@ from ragloom.schemas.chunking import (
     MethodParameter,
     PreviewChunk,
 )
-from ragloom.service import documents, knowledgebases
+from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
+from ragloom.service.documents import documents
 
 PREVIEW_PAGES = 5  # of a PDF: enough to see the method at work, quick enough for a form
 PREVIEW_SECONDS = 60.0

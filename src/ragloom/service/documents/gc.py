@@ -40,7 +40,7 @@ The argument needs the store's modification times and this process's clock to ag
 (true of a local folder; mind clock skew on a network file system).
 
 Before the object store is scanned, document versions beyond each document's last
-``RAGLOOM_KEEP_VERSIONS`` lose their chunks in the search store (:func:`ragloom.service.versions.trim`;
+``RAGLOOM_KEEP_VERSIONS`` lose their chunks in the search store (:func:`ragloom.service.documents.versions.trim`;
 a publish does the same for its document): their files stay referenced.
 
 Leftovers of interrupted writes (``.tmp-*`` files older than the grace period) and
@@ -108,7 +108,7 @@ def collect_garbage(ctx: Context, *, grace_seconds: float, dry_run: bool = False
     cutoff = started - grace_seconds  # fixed before the references are read (see the module docstring)
     report = GcReport(grace_seconds=grace_seconds, dry_run=dry_run)
     if not dry_run:  # the search store first: versions beyond the kept ones lose their chunks (files stay)
-        from ragloom.service.versions import trim
+        from ragloom.service.documents.versions import trim
 
         report.versions_trimmed = trim(ctx)
     referenced = referenced_keys(ctx)
