@@ -47,7 +47,7 @@ from ragloom.retrieval import retriever
 from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, RelevanceModel, features, is_cjk
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service.accounts import accounts
-from ragloom.service.search import search
+from ragloom.service.search.search import search
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -28,7 +28,7 @@ from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
-from ragloom.service.search import search
+from ragloom.service.search.search import search
 
 SUBJECTS = ["pump", "valve", "turbine", "compressor", "sensor", "controller", "bearing", "gearbox", "filter",
             "heat exchanger", "motor", "inverter", "battery pack", "cooling loop", "hydraulic press"]

@@ -34,7 +34,7 @@ from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service.accounts import accounts
-from ragloom.service.search import active_versions_fn
+from ragloom.service.search.search import active_versions_fn
 
 _COMMON = ("pump valve turbine compressor sensor controller bearing gearbox filter exchanger motor inverter battery "
            "cooling hydraulic press pressure temperature maintenance inspection warranty installation safety "

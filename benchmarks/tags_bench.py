@@ -24,7 +24,7 @@ from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
 from ragloom.service.documents import documents
-from ragloom.service.tags import question_tags, tagger_for
+from ragloom.service.search.tags import question_tags, tagger_for
 from ragloom.worker import run_until
 
 

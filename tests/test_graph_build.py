@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service import graph_search
+from ragloom.service.search import graph_search
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.graph.texts import ENGINES, LABS, PUMPS, ScriptedExtractor
 from tests.live import app_client

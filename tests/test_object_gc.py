@@ -215,7 +215,7 @@ def _make_legacy(ctx: Context, doc_id: str) -> str:
 
 
 def test_a_legacy_version_still_downloads_reparses_and_is_collected_when_deleted(ctx, principal) -> None:
-    from ragloom.service.search import search
+    from ragloom.service.search.search import search
 
     data = b"# Old\n\nThe lighthouse keeper winds the clock every Sunday.\n"
     doc = _upload(ctx, principal, "old.md", data)

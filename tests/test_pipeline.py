@@ -66,7 +66,7 @@ def test_parse_failure_keeps_reason_and_previous_version(ctx, principal) -> None
 def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> None:
     from sqlalchemy import select
 
-    from ragloom.service.search import search
+    from ragloom.service.search.search import search
     from ragloom.worker import run_one
     from tests.ingest.docgen import make_pdf
 
@@ -108,7 +108,7 @@ def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> N
 
 
 def test_reindex_rebuilds_the_search_store_from_the_stored_files(ctx, principal) -> None:
-    from ragloom.service.search import search
+    from ragloom.service.search.search import search
     from ragloom.worker import run_one
 
     doc_id = _upload(ctx, principal, "r.md", b"# R\n\nThe ferry to the island leaves at seven fifteen.\n")

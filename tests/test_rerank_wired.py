@@ -6,7 +6,7 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service.accounts import accounts
-from ragloom.service.search import search
+from ragloom.service.search.search import search
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.test_retrieval import MIXED, _ingest
 

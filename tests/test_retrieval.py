@@ -14,7 +14,7 @@ from ragloom.schemas.datasets import KBCreate, KBUpdate
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
 from ragloom.service.documents import documents, ingestion
-from ragloom.service.search import active_versions_fn, search
+from ragloom.service.search.search import active_versions_fn, search
 from ragloom.worker import run_until
 
 MIXED = {

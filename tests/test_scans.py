@@ -9,7 +9,7 @@ from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service.search import search
+from ragloom.service.search.search import search
 from tests.test_retrieval import _drain
 
 pytestmark = pytest.mark.slow

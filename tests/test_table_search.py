@@ -18,7 +18,7 @@ from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
 from ragloom.service.documents import chunks, documents
-from ragloom.service.search import search
+from ragloom.service.search.search import search
 from ragloom.worker import run_until
 
 STATES = ["Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware",

@@ -17,7 +17,7 @@ from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
 from ragloom.service.documents import documents
-from ragloom.service.search import search
+from ragloom.service.search.search import search
 from ragloom.worker import run_until
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.test_toc_llm import script_toc

@@ -112,7 +112,7 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
     from ragloom.schemas.options import RetrievalOptions
     from ragloom.service import knowledgebases
     from ragloom.service.accounts import accounts
-    from ragloom.service.search import search
+    from ragloom.service.search.search import search
     from tests.fakes.openai_server import FakeOpenAIServer
     from tests.test_retrieval import _ingest
 

@@ -16,8 +16,9 @@ from ragloom.evaluation.runner import SEARCH_MODES  # noqa: F401  (the modes the
 from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, features, is_cjk, load_models, model_for
 from ragloom.schemas.datasets import KBUpdate
 from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
-from ragloom.service import answers, knowledgebases
-from ragloom.service.search import search
+from ragloom.service import knowledgebases
+from ragloom.service.search import answers
+from ragloom.service.search.search import search
 from tests.test_retrieval import MIXED, _ingest
 
 ABSENT = ["What is the best opening move in chess for a beginner?", "Who wrote the opera The Magic Flute?",

@@ -96,7 +96,7 @@ class _Model:
 
 
 def test_a_chat_models_values_fill_what_matching_missed() -> None:
-    from ragloom.service.scope import extract_values
+    from ragloom.service.search.scope import extract_values
 
     model = _Model('Sure: {"model": "x200", "firmware": "2.6"}')
     got = extract_values(model, KEYS, {"model": ["X100", "X200"]}, ["the bigger one, on the latest 2.6 update"])

@@ -20,8 +20,8 @@ from ragloom.service import knowledgebases
 from ragloom.service.accounts import accounts
 from ragloom.service.documents import documents
 from ragloom.service.documents.chunks import list_chunks
-from ragloom.service.search import search
-from ragloom.service.tags import kb_tags
+from ragloom.service.search.search import search
+from ragloom.service.search.tags import kb_tags
 from ragloom.worker import run_until
 
 TAG_ROWS = [

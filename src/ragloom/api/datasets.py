@@ -66,7 +66,7 @@ def reindex_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
 @router.get("/{dataset_id}/tags")
 def dataset_tags(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> DatasetTags:
     """How many chunks carry each tag: a tag set's own tags, or the tags another dataset's chunks got."""
-    from ragloom.service.tags import kb_tags
+    from ragloom.service.search.tags import kb_tags
 
     with ctx.db.session() as s:
         return kb_tags(ctx, s, principal=principal, kb_id_or_name=dataset_id)

@@ -5,7 +5,7 @@ endpoint is ``http://<ragloom>/api/v1/dify`` and whose API key is a ragloom key 
 dataset named by the request's ``knowledge_id`` (a dataset id or name the key may read).
 The request and response follow Dify's specification
 (https://docs.dify.ai/en/use-dify/knowledge/external-knowledge-api); the search is the retrieval use
-case :func:`ragloom.service.search.search`, the same as ``POST /retrieval``.
+case :func:`ragloom.service.search.search.search`, the same as ``POST /retrieval``.
 
 Errors use Dify's body, ``{"error_code": int, "error_msg": str}``, not the API's
 ``{"error", "message"}``: 1001 (no ``Authorization: Bearer <key>`` header) and 1002 (an unknown key)
@@ -52,7 +52,7 @@ from ragloom.schemas.dify import (
 from ragloom.schemas.options import MAX_PAGE_SIZE, RetrievalOptions
 from ragloom.schemas.system import ErrorBody
 from ragloom.service.accounts import accounts
-from ragloom.service.search import search
+from ragloom.service.search.search import search
 from ragloom.service.views import retrieval_view
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ from ragloom.dataflow import Answer
 from ragloom.errors import InvalidRequestError, RagloomError
 from ragloom.schemas.answers import AnswerRequest, CitedAnswer
 from ragloom.schemas.retrieval import Retrieval, RetrievalRequest, ScopeView
-from ragloom.service import answers
-from ragloom.service import scope as scoping
-from ragloom.service.search import check_documents, search
+from ragloom.service.search import answers
+from ragloom.service.search import scope as scoping
+from ragloom.service.search.search import check_documents, search
 from ragloom.service.views import answer_view, retrieval_view, scope_view
 
 router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)

@@ -1,7 +1,7 @@
 """``ragloom eval --answers``: answer every query that has gold answers, and score the answers.
 
 Each query goes through the answer use case the API's ``/answer`` runs
-(:func:`ragloom.service.answers.answer`: its ``top_n`` best chunks as evidence, the
+(:func:`ragloom.service.search.answers.answer`: its ``top_n`` best chunks as evidence, the
 default :class:`~ragloom.schemas.options.EvidenceOptions`), once per *answerer*: the
 extractive answerer (always) and the configured chat model (``RAGLOOM_CHAT_*``, when there
 is one), side by side over the same knowledge base.
@@ -18,7 +18,7 @@ Per answerer:
   flag); ``None`` when no sentence was cited;
 - **refusal rate**: share of the answers to answerable queries marked ``insufficient``;
 - **gold in evidence**: share of the answerable queries whose evidence (the ``top_n`` chunks the
-  answer was written from, found again by :func:`ragloom.service.answers.find_evidence` outside the
+  answer was written from, found again by :func:`ragloom.service.search.answers.find_evidence` outside the
   timed call) contains a gold answer — a wrong answer with the gold in its evidence is the
   answerer's miss, one without it retrieval's; **unanswerable without evidence**: share of the
   unanswerable queries for which retrieval found no chunk at all;
@@ -50,7 +50,7 @@ from ragloom.evaluation.ingest import Progress, no_progress
 from ragloom.generation.extractive import EXTRACTIVE_MODEL
 from ragloom.generation.thresholds import SUPPORTED_VERDICT
 from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
-from ragloom.service.answers import answer, find_evidence
+from ragloom.service.search.answers import answer, find_evidence
 
 DEFAULT_TOP_N = 6  # the API's /answer default
 _MARKER = re.compile(r"\[ID:\d+\]")

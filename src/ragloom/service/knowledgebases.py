@@ -19,7 +19,7 @@ from ragloom.schemas.datasets import KBCreate, KBUpdate
 from ragloom.service.accounts import audit, sharing, workspace_models
 
 LANGUAGES = ("en", "zh")
-TAG_METHOD = "tag"  # the chunk method of a tag set (service/tags.py)
+TAG_METHOD = "tag"  # the chunk method of a tag set (service/search/tags.py)
 
 
 def _validate(spec: KBCreate) -> None:

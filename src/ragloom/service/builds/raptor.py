@@ -6,7 +6,7 @@ document's id and *the version they were built from* as their keys: searches mat
 (and drop them with the version, DESIGN §3), a superseded version's rows are deleted with it when the
 new version is published, and a deleted document's rows with the document. The knowledge-base tree's
 rows have :data:`KB_TREE_DOC` / :data:`KB_TREE_VERSION` as their keys (retrieval treats that pair as
-always active: ``ragloom.service.search``), and no positions (they span documents).
+always active: ``ragloom.service.search.search``), and no positions (they span documents).
 
 **Incremental.** :class:`~ragloom.db.models.KnowledgePart` records, per document, the version and the
 *recipe* (settings, summariser and embedder) its branch was built from: a build skips the documents

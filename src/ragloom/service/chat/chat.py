@@ -3,7 +3,7 @@
 Steps, in order: the assistant's knowledge bases the caller can still read (a deleted one is named in
 the answer's notes) → the follow-up rewritten into a standalone question with the session's last
 turns → optional translations and keywords → retrieval with the assistant's options → the answer,
-written by :mod:`ragloom.service.answers` with the assistant's prompt and model settings → the
+written by :mod:`ragloom.service.search.answers` with the assistant's prompt and model settings → the
 question and the answer stored, the answer's references locked to the versions they cite.
 
 :func:`prepare` does everything that can fail with a clean status (unknown ids, bad variables,
@@ -33,11 +33,11 @@ from ragloom.retrieval.scope import ScopeDecision, is_clarification, without_val
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.schemas.assistants import PromptSettings
 from ragloom.schemas.chats import ChatAnswer, ChatExplain, ChatReply, CompletionRequest
-from ragloom.service import answers
-from ragloom.service import scope as scoping
 from ragloom.service.accounts import workspace_models
 from ragloom.service.chat import assistants, sessions
 from ragloom.service.chat.chat_views import citation_view, reference_view
+from ragloom.service.search import answers
+from ragloom.service.search import scope as scoping
 from ragloom.service.views import explain_view, rounded_positions, scope_view
 
 HISTORY_TURNS = 3  # the last turns a follow-up is rewritten with (REFERENCE §7 step 2)

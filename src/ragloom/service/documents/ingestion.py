@@ -384,7 +384,7 @@ def store_pages(ctx: Context, job: Job, data: bytes, parsed: ParsedDocument) -> 
 
 def add_tags(ctx: Context, job: Job, records: list[ChunkRecord]) -> None:
     """Tag features (REFERENCE §5.5) from the knowledge base's tag sets, when it has some."""
-    from ragloom.service.tags import tag_records
+    from ragloom.service.search.tags import tag_records
 
     if job.tag_kb_ids:
         tagged = tag_records(ctx, tenant_id=job.tenant_id, tag_kb_ids=job.tag_kb_ids, topn=job.topn_tags,

@@ -18,7 +18,7 @@ from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
-from ragloom.service.tags import question_tags
+from ragloom.service.search.tags import question_tags
 
 
 def term_similarity_fn(ctx: Context) -> Callable[[str, str], float]:
@@ -127,7 +127,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     result.embedding_model = scope.embedding_model
     result.routing = routing
     if opts.use_kg and opts.page == 1:
-        from ragloom.service.graph_search import kg_candidates
+        from ragloom.service.search.graph_search import kg_candidates
 
         found = kg_candidates(ctx, kbs, question, embedder)
         result.chunks = [*found, *result.chunks]

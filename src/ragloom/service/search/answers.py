@@ -18,7 +18,7 @@ from ragloom.models.chat import ChatModel, Sampling
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
 from ragloom.service.accounts import workspace_models
-from ragloom.service.search import search, term_similarity_fn
+from ragloom.service.search.search import search, term_similarity_fn
 
 
 @dataclass(frozen=True, slots=True)
