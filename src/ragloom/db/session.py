@@ -1,15 +1,17 @@
-"""Engine and session factory; migrations run through Alembic on start."""
+"""Engine and session factory; migrations run through Alembic on start (Alembic is imported only
+when the database is behind: a process that finds the schema current, as every CLI call does after the
+first, skips its import and its scripts)."""
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -17,6 +19,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from ragloom.filemodes import create_private_file
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
+_REVISION_LINE = re.compile(r"^(down_revision|revision)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.MULTILINE)
 
 
 def _create_sqlite_file(url: str) -> None:
@@ -80,8 +83,37 @@ def _strip_nul(value: Any) -> Any:
     return value
 
 
+def head_revisions(directory: Path = _MIGRATIONS / "versions") -> frozenset[str]:
+    """The newest migrations (Alembic's heads), read from the scripts' ``revision`` and
+    ``down_revision`` lines without importing Alembic. ``tests/test_migrations.py`` checks it against
+    Alembic's own answer."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for script in directory.glob("*.py"):
+        for name, value in _REVISION_LINE.findall(script.read_text(encoding="utf-8")):
+            parsed = ast.literal_eval(value)
+            if name == "revision":
+                revisions.add(parsed)
+            elif isinstance(parsed, str):
+                parents.add(parsed)
+            elif parsed:  # a merge: a tuple of parents
+                parents.update(parsed)
+    return frozenset(revisions - parents)
+
+
+def current_revisions(engine: Engine) -> frozenset[str]:
+    """The revisions the database at ``engine`` is stamped with (empty for a new database)."""
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return frozenset()
+        return frozenset(row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version")))
+
+
 def upgrade(url: str) -> None:
     """Bring the database at ``url`` to the newest migration."""
+    from alembic import command
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(_MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", url)
@@ -98,7 +130,10 @@ class Database:
         self._factory = sessionmaker(self.engine, expire_on_commit=False)
 
     def migrate(self) -> None:
-        upgrade(self.url)
+        """Bring the schema up to date; a database already at the newest migration is left as it is
+        (Alembic would find nothing to do, after importing itself and every script)."""
+        if current_revisions(self.engine) != head_revisions():
+            upgrade(self.url)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
