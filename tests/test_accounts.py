@@ -16,8 +16,8 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.db.models import LoginSession, User
 from ragloom.service.accounts import accounts, passwords
+from tests.cli import ragloom
 from tests.live import Live, live_server
-from tests.test_cli import ragloom
 
 PASSWORD_A = "correct horse battery staple"
 PASSWORD_B = "Tr0ub4dor&3 of B"

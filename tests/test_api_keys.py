@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 from ragloom.config import Settings
 from ragloom.db.models import ApiKey
 from ragloom.service.accounts import accounts
+from tests.cli import ragloom
 from tests.live import app_client
-from tests.test_cli import ragloom
 
 API = "/api/v1"
 

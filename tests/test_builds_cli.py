@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from tests.cli import ragloom
 from tests.knowledge.raptor_corpus import CHUNKING, corpus
 from tests.processes import admin_key, served
-from tests.test_cli import ragloom
 
 pytestmark = pytest.mark.slow
 

@@ -5,17 +5,15 @@ the same conversation with and without a server."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli import ragloom
 from tests.corpus import PAGE2_QUESTION, write_manual_pdf
 from tests.processes import admin_key, served
-from tests.test_cli import ragloom
 from tests.test_cli_local_vs_server import normalise
 
 pytestmark = pytest.mark.slow
@@ -26,11 +24,7 @@ def run_json(home: Path, *args: str) -> Any:
 
 
 def ragloom_stdin(home: Path, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_") and k != "COLUMNS"}  # a pipe
-    proc = subprocess.run([sys.executable, "-m", "ragloom.cli", "--home", str(home), *args], input=stdin,
-                          capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, f"ragloom {args} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
-    return proc
+    return ragloom(home, *args, stdin=stdin)
 
 
 @pytest.fixture

@@ -1,29 +1,17 @@
-"""End to end through the CLI, as a user runs it: separate processes on one data directory."""
+"""End to end through the CLI, as a user runs it: one command after another on one data directory
+(``tests/cli.py``: each command in this process, or each in a child process with RAGLOOM_TEST_CLI=process)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli import ragloom
 from tests.corpus import DOCX_QUESTION, PAGE2_QUESTION, write_manual_pdf, write_policy_docx
 
 pytestmark = pytest.mark.slow
-
-
-def ragloom(home: Path, *args: str, check: bool = True, **settings: str) -> subprocess.CompletedProcess[str]:
-    """``ragloom --home HOME ARGS`` in a subprocess, with no RAGLOOM_* variable but ``settings``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_") and k != "COLUMNS"}  # a pipe
-    env.update(settings)
-    proc = subprocess.run([sys.executable, "-m", "ragloom.cli", "--home", str(home), *args],
-                          capture_output=True, text=True, env=env, timeout=600)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"ragloom {args} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 def test_cli_add_search_ask(tmp_path: Path) -> None:

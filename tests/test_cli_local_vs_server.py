@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from tests.cli import ragloom
 from tests.corpus import DOCX_QUESTION, PAGE2_QUESTION, write_manual_pdf, write_policy_docx
 from tests.processes import admin_key, served
-from tests.test_cli import ragloom
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import ragloom
+from tests.cli import ragloom
 from tests.test_graph_build import DOCS
 
 pytestmark = pytest.mark.slow

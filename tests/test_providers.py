@@ -23,9 +23,9 @@ from ragloom.context import Context
 from ragloom.db.models import KnowledgeBase, ModelProvider
 from ragloom.service.accounts import accounts, secrets
 from ragloom.worker import run_one
+from tests.cli import ragloom
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import app_client, free_port
-from tests.test_cli import ragloom
 
 API = "/api/v1"
 WS_KEY = "sk-workspace-a-0123456789-wxyz"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_cli import ragloom
+from tests.cli import ragloom
 
 pytestmark = pytest.mark.slow
 

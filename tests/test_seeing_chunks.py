@@ -10,9 +10,9 @@ import pytest
 from PIL import Image
 
 from ragloom.service.accounts import accounts
+from tests.cli import ragloom
 from tests.corpus import write_manual_pdf
 from tests.live import live_server, wait_documents
-from tests.test_cli import ragloom
 
 pytestmark = pytest.mark.slow
 

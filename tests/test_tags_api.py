@@ -61,7 +61,7 @@ def test_tag_sets_over_http(server) -> None:
 def test_tag_sets_from_the_cli(tmp_path) -> None:
     import json
 
-    from tests.test_cli import ragloom
+    from tests.cli import ragloom
 
     home = tmp_path / "home"
     (tmp_path / "tags.csv").write_bytes(tag_csv())

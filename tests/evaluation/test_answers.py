@@ -20,8 +20,8 @@ from ragloom.evaluation import load_dataset, run_eval, shipped_set
 from ragloom.evaluation.answers import cited_sentences as count_cited
 from ragloom.evaluation.answers import contains_gold, normalise
 from ragloom.service.accounts import accounts
+from tests.cli import ragloom
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.test_cli import ragloom
 
 CORPUS = [
     {"id": "p1", "text": "The lighthouse on Skerry Point was automated in 1987. Its last keeper retired that year."},

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import ragloom
+from tests.cli import ragloom
 
 pytestmark = pytest.mark.slow
 
