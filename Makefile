@@ -55,7 +55,7 @@ lint: $(DEVSTAMP)
 bench: $(DEVSTAMP)
 	$(PY) benchmarks/ingest_query.py
 
-## make openapi: rewrite tests/openapi.json, the reference OpenAPI document (when the API changes on purpose)
+## make openapi: rewrite tests/openapi.json, the reference OpenAPI document, and src/ragloom/api/routes.py (when the API changes on purpose)
 openapi: $(DEVSTAMP)
 	$(PY) scripts/openapi.py
 

@@ -1,6 +1,7 @@
 """Rewrite tests/openapi.json, the reference OpenAPI document tests/test_openapi_document.py
-compares the live one with (``make openapi``). Run it when the API changes on purpose, and review
-the diff before committing it."""
+compares the live one with, and src/ragloom/api/routes.py, the table of which module serves each
+route (read by the CLI's local mode, checked by tests/test_local_app.py) — ``make openapi``. Run it
+when the API changes on purpose, and review the diff before committing it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         REFERENCE.write_text(render(openapi_document(Path(tmp) / "home")), encoding="utf-8")
     print(f"wrote {REFERENCE}")
+    from ragloom.api import local
+
+    routes = Path(local.__file__).with_name("routes.py")
+    routes.write_text(local.route_table_source(), encoding="utf-8")
+    print(f"wrote {routes}")
     return 0
 
 

@@ -289,13 +289,13 @@ class LocalClient(HttpClient):
     def __init__(self, ctx: Context, principal: Principal) -> None:
         from fastapi.testclient import TestClient
 
-        from ragloom.api.app import create_app
+        from ragloom.api.local import LocalApp
 
         self.ctx = ctx
         self.principal = principal
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        app = create_app(context=ctx, local_principal=principal)
+        app = LocalApp(ctx, principal)  # builds only the part of the API each request needs
         super().__init__(LOCAL_URL, "", http=TestClient(app, base_url=LOCAL_URL + "/api/v1",
                                                       raise_server_exceptions=False, client=("cli", 0)))
 

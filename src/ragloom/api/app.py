@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import importlib
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -10,43 +11,41 @@ from fastapi import APIRouter, FastAPI
 from fastapi_offline import FastAPIOffline
 
 from ragloom import __version__
-from ragloom.api import (
-    accounts,
-    builds,
-    chats,
-    chunking,
-    datasets,
-    dify,
-    documents,
-    errors,
-    graph,
-    keys,
-    openai_compat,
-    providers,
-    retrieval,
-    system,
-    workspaces,
-)
+from ragloom.api import errors
 from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware, UploadAuthMiddleware
 from ragloom.api.ratelimit import InflightBudget, RateLimiter
 from ragloom.api.responses import COMMON_ERRORS
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.service.documents import uploads
-from ragloom.web import pages, status
 
 if TYPE_CHECKING:
     from ragloom.supervisor import WorkerPool
 
 DOCS_ASSETS_URL = "/docs-assets"  # Swagger UI's and ReDoc's files, from the fastapi-offline package
+API_PREFIX = "/api/v1"
+# The modules of ragloom.api whose ``router`` serves under API_PREFIX, in the order they are included.
+API_MODULES = ("datasets", "chunking", "documents", "builds", "graph", "retrieval", "chats", "keys", "accounts",
+               "workspaces", "providers", "dify", "openai_compat", "system")
+
+
+def api_router(modules: Sequence[str] = API_MODULES) -> APIRouter:
+    """The routes under API_PREFIX of ``modules`` (each imported here, not before)."""
+    api = APIRouter(prefix=API_PREFIX, responses=COMMON_ERRORS)  # every route: the error body (api/responses.py)
+    for name in modules:
+        api.include_router(importlib.import_module(f"ragloom.api.{name}").router)
+    return api
 
 
 def create_app(settings: Settings | None = None, *, context: Context | None = None,
-               pool: WorkerPool | None = None, local_principal: Principal | None = None) -> FastAPI:
+               pool: WorkerPool | None = None, local_principal: Principal | None = None,
+               modules: Sequence[str] = API_MODULES, web: bool = True) -> FastAPI:
     """Build the API. The caller owns worker processes (``pool``, shown by /health); the app only
     serves requests. ``local_principal`` makes an in-process app for the CLI's local mode
     (:class:`ragloom.client.LocalClient`, never served on a port): requests without a key act as
-    that principal and no rate limit applies."""
+    that principal and no rate limit applies. ``modules`` (of API_MODULES) and ``web`` (the status page
+    and the web UI) narrow it to part of the API: :mod:`ragloom.api.local` builds the CLI's app a
+    module at a time."""
     ctx = context or Context(settings or Settings())
 
     @asynccontextmanager
@@ -74,11 +73,10 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.add_middleware(UploadAuthMiddleware)  # inside the body limit: a too-large Content-Length is refused first
     app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: the body limit's refusals get it too
-    api = APIRouter(prefix="/api/v1", responses=COMMON_ERRORS)  # every route: the error body (api/responses.py)
-    for module in (datasets, chunking, documents, builds, graph, retrieval, chats, keys, accounts, workspaces,
-                   providers, dify, openai_compat, system):
-        api.include_router(module.router)
-    app.include_router(api)
-    app.include_router(status.router)
-    pages.install(app)  # the web UI under /ui (not in /openapi.json)
+    app.include_router(api_router(modules))
+    if web:
+        from ragloom.web import pages, status
+
+        app.include_router(status.router)
+        pages.install(app)  # the web UI under /ui (not in /openapi.json)
     return app
