@@ -11,7 +11,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 
 from ragloom.db.models import Base
-from ragloom.db.session import _MIGRATIONS, make_engine, upgrade
+from ragloom.db.session import _MIGRATIONS, Database, create_schema, make_engine, upgrade
+from tests.pg import PgServer
 
 
 def _config(url: str) -> Config:
@@ -96,3 +97,20 @@ def test_processes_starting_together_migrate_once(pg_url: str) -> None:
     errors = [p.communicate(timeout=120)[1] for p in procs if p.wait(timeout=120) != 0]
     assert errors == []
     assert _diffs(pg_url) == []
+
+
+def test_a_new_database_made_from_the_models_is_the_migrated_one(pg: PgServer, pg_url: str) -> None:
+    from tests.test_migrations import schema
+
+    Database(pg_url).migrate()  # empty: made from the models in one step, under the advisory lock
+    migrated = pg.new_database()
+    try:
+        upgrade(migrated)
+        assert schema(pg_url) == schema(migrated)
+    finally:
+        pg.drop_database(migrated)
+    engine = make_engine(pg_url)
+    try:
+        assert not create_schema(engine)  # a database with tables is never made again
+    finally:
+        engine.dispose()

@@ -1,6 +1,10 @@
-"""Engine and session factory; migrations run through Alembic on start (Alembic is imported only
-when the database is behind: a process that finds the schema current, as every CLI call does after the
-first, skips its import and its scripts)."""
+"""Engine and session factory; the schema is brought up to date on start.
+
+A new, empty database gets the models' schema in one step, stamped with the newest migration
+(Alembic's "building an up-to-date database from scratch"); a database an older ragloom made is
+upgraded through Alembic's migrations; one already at the newest migration is opened without
+importing Alembic at all, as every CLI call after the first does. ``tests/test_migrations.py``
+checks that the migrations build exactly the models' schema, so both paths give the same one."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from ragloom.filemodes import create_private_file
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
+MIGRATION_LOCK = 0x7261676C6F6F6D  # "ragloom": the advisory lock of schema changes on PostgreSQL
 _REVISION_LINE = re.compile(r"^(down_revision|revision)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.MULTILINE)
 
 
@@ -109,6 +114,26 @@ def current_revisions(engine: Engine) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version")))
 
 
+def create_schema(engine: Engine) -> bool:
+    """Give an empty database the models' schema, stamped with the newest migration; False (and nothing
+    done) when it has tables already — another process made them meanwhile, or an older ragloom did."""
+    from ragloom.db.models import Base
+
+    heads = sorted(head_revisions())
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":  # processes starting together create it one at a time
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        if inspect(conn).get_table_names():
+            return False
+        Base.metadata.create_all(conn)
+        # Alembic's own version table, as `alembic stamp head` makes it; written last
+        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+                          "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"))
+        for head in heads:
+            conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": head})
+    return True
+
+
 def upgrade(url: str) -> None:
     """Bring the database at ``url`` to the newest migration."""
     from alembic import command
@@ -130,10 +155,15 @@ class Database:
         self._factory = sessionmaker(self.engine, expire_on_commit=False)
 
     def migrate(self) -> None:
-        """Bring the schema up to date; a database already at the newest migration is left as it is
-        (Alembic would find nothing to do, after importing itself and every script)."""
-        if current_revisions(self.engine) != head_revisions():
-            upgrade(self.url)
+        """Bring the schema up to date: a new database is created from the models, an older one
+        upgraded by the migrations, a current one left as it is (Alembic would find nothing to do,
+        after importing itself and every script)."""
+        current = current_revisions(self.engine)
+        if current == head_revisions():
+            return
+        if not current and create_schema(self.engine):
+            return
+        upgrade(self.url)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -4,10 +4,10 @@ from alembic import context
 from sqlalchemy import Connection, engine_from_config, pool, text
 
 from ragloom.db.models import Base
+from ragloom.db.session import MIGRATION_LOCK
 
 config = context.config
 target_metadata = Base.metadata
-MIGRATION_LOCK = 0x7261676C6F6F6D  # "ragloom": the advisory lock of migrations on PostgreSQL
 
 
 def run_migrations_online() -> None:
