@@ -6,11 +6,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from argon2 import PasswordHasher
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import accounts, passwords
 from tests.pg import PgServer, pg_server
+
+# Every workspace a test makes hashes its admin's password: argon2id at its lowest cost here (a few ms
+# instead of ~0.2 s, several hundred times a run). Servers and commands the tests start as processes
+# keep ragloom's own parameters, which tests/test_accounts.py checks in a fresh process.
+passwords._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 
 # The longest tests of `make test` (its --durations list), longest first: they start first, so two workers
 # do not end the run with one of them alone on a four-minute test. Refresh it from that list now and then.

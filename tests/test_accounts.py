@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -342,3 +344,14 @@ def test_refusals_never_repeat_a_password(live: Live) -> None:
     broken = httpx.post(live.url + "/api/v1/auth/login", content=b'{"email": "x@example.org", "password": "hunter2-',
                         headers={"content-type": "application/json"})
     assert broken.status_code in (400, 422) and "hunter2" not in broken.text
+
+
+def test_passwords_are_hashed_with_rfc_9106s_low_memory_argon2id() -> None:
+    """The suite hashes at argon2's lowest cost (tests/conftest.py); ragloom itself, in a fresh process,
+    uses RFC 9106's low-memory profile and hashes as argon2id."""
+    probe = ("from argon2.profiles import RFC_9106_LOW_MEMORY as P; from ragloom.service.accounts import passwords; "
+             "h = passwords._hasher; print((h.time_cost, h.memory_cost, h.parallelism, h.hash_len, h.type) == "
+             "(P.time_cost, P.memory_cost, P.parallelism, P.hash_len, P.type), passwords.hash_password('correct horse')"
+             "[:9])")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.split() == ["True", "$argon2id"]
