@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service.search import graph_search
+from ragloom.retrieval import graph_evidence
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.graph.texts import ENGINES, LABS, PUMPS, ScriptedExtractor
 from tests.live import app_client
@@ -94,14 +94,14 @@ def test_an_offline_graph_is_built_shown_searched_cited_and_shrinks_on_delete(of
     res = w.ok(w.post("/retrieval", json={"question": "Who works with Kappa Labs on the Orion Pump?",
                                            "dataset_ids": [w.kb], "use_kg": True}))
     first = res["chunks"][0]
-    assert first["chunk_id"] == graph_search.kg_id(w.kb) and first["document_name"] == "Knowledge graph"
+    assert first["chunk_id"] == graph_evidence.kg_id(w.kb) and first["document_name"] == "Knowledge graph"
     assert "Kappa Labs" in first["content"] and first["source_ids"]
     plain = w.ok(w.post("/retrieval", json={"question": "Who works with Kappa Labs on the Orion Pump?",
                                              "dataset_ids": [w.kb]}))
     assert all(c["chunk_id"] != first["chunk_id"] for c in plain["chunks"])
     answer = w.ok(w.post("/answer", json={"question": "Who works with Kappa Labs on the Orion Pump?",
                                            "dataset_ids": [w.kb], "use_kg": True}))
-    assert graph_search.kg_id(w.kb) in {r["chunk_id"] for r in answer["references"]}, answer
+    assert graph_evidence.kg_id(w.kb) in {r["chunk_id"] for r in answer["references"]}, answer
 
     again = w.build()["builds"][0]
     drain(w.ctx)
@@ -227,5 +227,5 @@ def test_an_assistant_with_use_kg_cites_the_graph(offline: GraphWorld) -> None:
     reply = w.ok(w.post(f"/chats/{assistant['id']}/completions",
                         json={"question": "Who works with Kappa Labs on the Orion Pump?"}))
     refs = {r["chunk_id"]: r for r in reply["references"]}
-    assert graph_search.kg_id(w.kb) in refs, reply
-    assert refs[graph_search.kg_id(w.kb)]["status"] == "current"
+    assert graph_evidence.kg_id(w.kb) in refs, reply
+    assert refs[graph_evidence.kg_id(w.kb)]["status"] == "current"

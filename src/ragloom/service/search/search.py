@@ -127,11 +127,10 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     result.embedding_model = scope.embedding_model
     result.routing = routing
     if opts.use_kg and opts.page == 1:
+        from ragloom.retrieval.graph_evidence import put_first
         from ragloom.service.search.graph_search import kg_candidates
 
-        found = kg_candidates(ctx, kbs, question, embedder)
-        result.chunks = [*found, *result.chunks]
-        result.total += len(found)
+        put_first(result, kg_candidates(ctx, kbs, question, embedder))
     if routing is not None and result.explain_query is not None:
         result.explain_query["routing"] = routing
     if result.explain_query is not None:
