@@ -9,7 +9,7 @@ import pytest
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.pg import PgServer, pg_server
 
 # The longest tests of `make test` (its --durations list), longest first: they start first, so two workers
@@ -50,13 +50,13 @@ def ctx(settings: Settings) -> Iterator[Context]:
 
 
 @pytest.fixture
-def admin(ctx: Context) -> accounts.Bootstrap:
+def admin(ctx: Context) -> identity.Bootstrap:
     with ctx.db.session() as s:
-        return accounts.bootstrap(s)
+        return identity.bootstrap(s)
 
 
 @pytest.fixture
-def principal(admin: accounts.Bootstrap) -> Principal:
+def principal(admin: identity.Bootstrap) -> Principal:
     return admin.principal
 
 

@@ -119,24 +119,24 @@ def test_an_offline_graph_is_built_shown_searched_cited_and_shrinks_on_delete(of
 
 def test_a_build_that_fails_while_merging_resumes_without_duplicates(offline: GraphWorld,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragloom.service.builds import graph_build
+    from ragloom.service.builds import graph
 
     w = offline
     w.graph_dataset("labs")
     w.upload(DOCS)
-    real = graph_build.GraphKind._merge
+    real = graph.GraphKind._merge
 
     def broken(self: Any, *args: Any, **kw: Any) -> str:
         raise RuntimeError("the worker crashed while merging")
 
-    monkeypatch.setattr(graph_build.GraphKind, "_merge", broken)
+    monkeypatch.setattr(graph.GraphKind, "_merge", broken)
     started = w.build()["builds"][0]
     drain(w.ctx)
     failed = w.ok(w.get(f"/datasets/{w.kb}/builds/{started['id']}"))
     assert failed["status"] in ("queued", "failed"), failed
     assert w.get(f"/datasets/{w.kb}/graph").status_code == 404
 
-    monkeypatch.setattr(graph_build.GraphKind, "_merge", real)
+    monkeypatch.setattr(graph.GraphKind, "_merge", real)
     again = w.build()["builds"][0] if failed["status"] == "failed" else started
     if failed["status"] == "queued":
         from sqlalchemy import update

@@ -31,7 +31,7 @@ from ragloom.states import VersionStatus
 
 if TYPE_CHECKING:
     from ragloom.dataflow import Answer, Citation, Evidence
-    from ragloom.service.documents.documents import FileFacts, PageInfo
+    from ragloom.service.documents.catalog import FileFacts, PageInfo
 
 
 _iso = iso_utc
@@ -106,7 +106,7 @@ def document_view(doc: db.Document, facts: Mapping[str, FileFacts] | None = None
     if facts is None:
         from sqlalchemy.orm import object_session
 
-        from ragloom.service.documents.documents import file_facts
+        from ragloom.service.documents.catalog import file_facts
 
         session = object_session(doc)
         facts = file_facts(session, [doc]) if session is not None else {}

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ragloom import __version__
 from ragloom.context import Context, Principal
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.service.system import workspace_counts
 from ragloom.states import Role
 from ragloom.web.messages import catalogue, language
@@ -41,7 +41,7 @@ def _caller(request: Request) -> Principal | None:
         return None
     ctx: Context = request.app.state.ctx
     with ctx.db.session() as s:
-        return accounts.authenticate(s, key.strip())
+        return identity.authenticate(s, key.strip())
 
 
 def status(request: Request) -> dict[str, Any]:

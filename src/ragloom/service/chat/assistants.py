@@ -25,7 +25,7 @@ from ragloom.schemas.options import RetrievalOptions
 from ragloom.schemas.scope import ScopeSettings
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import sharing, workspace_models
-from ragloom.service.search.search import check_documents, check_result_window
+from ragloom.service.search.retrieval import check_documents, check_result_window
 from ragloom.states import Role
 
 # retrieval options an assistant does not keep: its answers read page 1 of top_n chunks, and explain

@@ -27,7 +27,7 @@ def loaded(ctx: Context, kb_id: str) -> tuple[GraphIndex, list[Community]] | Non
     """The knowledge base's graph index and communities, from the cache or the store (None: none built)."""
     from sqlalchemy import select
 
-    from ragloom.service.builds.graph_build import KB_SCOPE, KIND, stored_graph
+    from ragloom.service.builds.graph import KB_SCOPE, KIND, stored_graph
 
     with ctx.db.session() as s:
         version = s.scalar(select(KnowledgePart.root_ids).where(

@@ -78,7 +78,7 @@ def check_documents(ctx: Context, *, principal: Principal, doc_ids: list[str] | 
 
 
 def active_versions_fn(ctx: Context) -> Callable[[list[str]], dict[str, str | None]]:
-    from ragloom.service.builds.raptor import KB_TREE_DOC, KB_TREE_VERSION
+    from ragloom.service.builds.raptor_trees import KB_TREE_DOC, KB_TREE_VERSION
 
     def active_versions(doc_ids: list[str]) -> dict[str, str | None]:
         with ctx.db.session() as s:
@@ -128,7 +128,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     result.routing = routing
     if opts.use_kg and opts.page == 1:
         from ragloom.retrieval.graph_evidence import put_first
-        from ragloom.service.search.graph_search import kg_candidates
+        from ragloom.service.search.graph import kg_candidates
 
         put_first(result, kg_candidates(ctx, kbs, question, embedder))
     if routing is not None and result.explain_query is not None:

@@ -35,7 +35,7 @@ from ragloom.schemas.assistants import PromptSettings
 from ragloom.schemas.chats import ChatAnswer, ChatExplain, ChatReply, CompletionRequest
 from ragloom.service.accounts import workspace_models
 from ragloom.service.chat import assistants, sessions
-from ragloom.service.chat.chat_views import citation_view, reference_view
+from ragloom.service.chat.views import citation_view, reference_view
 from ragloom.service.search import answers
 from ragloom.service.search import scope as scoping
 from ragloom.service.views import explain_view, rounded_positions, scope_view

@@ -53,7 +53,7 @@ from ragloom.schemas.builds import GraphSettings
 from ragloom.schemas.graph import GraphCommunity, GraphEdge, GraphNode, GraphView
 from ragloom.service import knowledgebases
 from ragloom.service.builds import llm_cache
-from ragloom.service.builds.build_jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
+from ragloom.service.builds.jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
 
 log = logging.getLogger(__name__)
 
