@@ -38,7 +38,7 @@ def test_http_reranker_rescores_the_window(tmp_path) -> None:
             asked = search(ctx, principal=principal, kb_ids=["mixed"], question="reset the router button",
                            options=RetrievalOptions(rerank=False, similarity_threshold=0.0))
             assert all(c.rerank_score is None for c in asked.chunks) and len(server.requests) == calls
-            from ragloom.service.views import chunk_view
+            from ragloom.service.search.views import chunk_view
 
             shown = [chunk_view(c) for c in res.chunks]
             assert shown[0].rerank_score == round(res.chunks[0].rerank_score, 6)

@@ -53,7 +53,7 @@ from ragloom.schemas.options import MAX_PAGE_SIZE, RetrievalOptions
 from ragloom.schemas.system import ErrorBody
 from ragloom.service.accounts import identity
 from ragloom.service.search.retrieval import search
-from ragloom.service.views import retrieval_view
+from ragloom.service.search.views import retrieval_view
 
 log = logging.getLogger(__name__)
 

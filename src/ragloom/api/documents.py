@@ -28,7 +28,13 @@ from ragloom.schemas.documents import (
 )
 from ragloom.service import knowledgebases
 from ragloom.service.documents import catalog, chunk_edits, chunks, versions
-from ragloom.service.views import document_view, pages_view, stored_chunk_view, version_diff_view, version_view
+from ragloom.service.documents.views import (
+    document_view,
+    pages_view,
+    stored_chunk_view,
+    version_diff_view,
+    version_view,
+)
 
 # the upload route's multipart body is received straight to disk (api/uploads.py)
 router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"], responses=CALLER_ERRORS,

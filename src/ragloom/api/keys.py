@@ -15,7 +15,7 @@ from ragloom.errors import PermissionDeniedError
 from ragloom.schemas.audit import AuditLog
 from ragloom.schemas.keys import ApiKeyInfo, ApiKeyList, KeyCreate, NewApiKey
 from ragloom.service.accounts import audit, identity, workspaces
-from ragloom.service.views import audit_view, key_view
+from ragloom.service.accounts.views import audit_view, key_view
 from ragloom.states import Role
 
 router = APIRouter(tags=["keys"], responses=CALLER_ERRORS)

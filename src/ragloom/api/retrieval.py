@@ -17,7 +17,7 @@ from ragloom.schemas.retrieval import Retrieval, RetrievalRequest, ScopeView
 from ragloom.service.search import answers
 from ragloom.service.search import scope as scoping
 from ragloom.service.search.retrieval import check_documents, search
-from ragloom.service.views import answer_view, retrieval_view, scope_view
+from ragloom.service.search.views import answer_view, retrieval_view, scope_view
 
 router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
 

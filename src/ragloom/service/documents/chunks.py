@@ -13,7 +13,7 @@ from ragloom.db.models import DocumentVersion
 from ragloom.docstore.base import Filters
 from ragloom.schemas.chunks import ParsePreview
 from ragloom.service.documents import catalog, chunk_edits
-from ragloom.service.views import parse_preview_view
+from ragloom.service.documents.views import parse_preview_view
 
 
 @dataclass(slots=True)

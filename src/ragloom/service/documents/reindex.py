@@ -19,7 +19,7 @@ from ragloom.schemas.datasets import Reindexed
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import audit, workspace_models
 from ragloom.service.documents import catalog
-from ragloom.service.views import kb_view
+from ragloom.service.knowledgebases import kb_view
 
 
 def reindex(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str,

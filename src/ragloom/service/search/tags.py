@@ -24,7 +24,7 @@ from ragloom.schemas.datasets import DatasetTags
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
 from ragloom.service.knowledgebases import TAG_METHOD
-from ragloom.service.views import tags_view
+from ragloom.service.search.views import tags_view
 
 
 def resolve_tag_sets(session: Session, *, tenant_id: str, kb_ids: Sequence[str], topn: int) -> TagSets | None:
