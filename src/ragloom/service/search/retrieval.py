@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
@@ -63,15 +64,14 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_
     return scope, kbs
 
 
-def check_documents(ctx: Context, *, principal: Principal, doc_ids: list[str] | None) -> None:
+def check_documents(session: Session, *, principal: Principal, doc_ids: list[str] | None) -> None:
     """A request's ``document_ids``: each must be a document the caller can see, else NotFoundError (a
     404, as for a knowledge base) — another workspace's id never just narrows the search to nothing.
     (A visible document outside the searched knowledge bases still only narrows it.)"""
     if not doc_ids:
         return
-    with ctx.db.session() as s:
-        found = set(s.scalars(select(Document.id).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
-                              .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids))))
+    found = set(session.scalars(select(Document.id).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
+                                .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids))))
     missing = next((d for d in doc_ids if d not in found), None)
     if missing is not None:
         raise NotFoundError(f"document {missing!r} not found")
