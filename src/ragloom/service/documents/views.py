@@ -23,7 +23,7 @@ THUMBNAIL_WIDTH = 240  # pixels: twice the list's thumbnail column, sharp on a d
 
 
 def document_view(doc: db.Document, facts: Mapping[str, FileFacts] | None = None) -> Document:
-    """The API's view of a document; ``facts`` (documents.file_facts of a page of the list) saves a
+    """The API's view of a document; ``facts`` (catalog.file_facts of a page of the list) saves a
     query per document, else they are read in the document's own session."""
     if facts is None:
         from sqlalchemy.orm import object_session
