@@ -46,8 +46,8 @@ from ragloom.evaluation.ingest import drop_kb, ingest, open_kb
 from ragloom.retrieval import retriever
 from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, RelevanceModel, features, is_cjk
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service.accounts import accounts
-from ragloom.service.search.search import search
+from ragloom.service.accounts import identity
+from ragloom.service.search.retrieval import search
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -108,7 +108,7 @@ def collect(shared: Path, cmrc_corpus: int, cmrc_queries: int, cranfield_foreign
         ctx = Context(Settings(home=Path(tmp) / "home", workers=0, _env_file=None))
         ctx.init_storage()
         with ctx.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
         try:
             for kb_name, data in sets.items():
                 target = open_kb(ctx, principal, data)

@@ -27,8 +27,8 @@ from ragloom.context import Context
 from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
-from ragloom.service.search.search import search
+from ragloom.service.accounts import identity
+from ragloom.service.search.retrieval import search
 
 SUBJECTS = ["pump", "valve", "turbine", "compressor", "sensor", "controller", "bearing", "gearbox", "filter",
             "heat exchanger", "motor", "inverter", "battery pack", "cooling loop", "hydraulic press"]
@@ -73,7 +73,7 @@ def main() -> None:
         ctx = Context(settings)
         ctx.init_storage()
         with ctx.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
         with ctx.db.session() as s:
             kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="bench"))
             kb_id = kb.id

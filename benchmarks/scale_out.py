@@ -48,7 +48,7 @@ from ragloom.context import Context  # noqa: E402
 from ragloom.docstore.base import DocStore  # noqa: E402
 from ragloom.docstore.registry import open_docstore  # noqa: E402
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts  # noqa: E402
+from ragloom.service.accounts import identity  # noqa: E402
 
 WORDS = ["pump", "valve", "grease", "torque", "bearing", "sensor", "filter", "motor", "cycle", "hours", "inspect",
          "replace", "calibrate", "clean", "plant", "line", "harbor", "crane", "vessel", "berth", "tide", "cargo"]
@@ -88,7 +88,7 @@ def ingestion(make: Stack, docs: list[tuple[str, bytes]], workers: int, console:
         ctx.init_storage()
         try:
             with ctx.db.session() as s:
-                principal = accounts.bootstrap(s).principal
+                principal = identity.bootstrap(s).principal
                 kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="bench")).id
             seconds, _chunks, failed = ingest_all(ctx, principal, kb, docs, workers, console)
         finally:

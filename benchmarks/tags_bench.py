@@ -22,8 +22,8 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
-from ragloom.service.documents import documents
+from ragloom.service.accounts import identity
+from ragloom.service.documents import catalog
 from ragloom.service.search.tags import question_tags, tagger_for
 from ragloom.worker import run_until
 
@@ -52,11 +52,11 @@ def main() -> None:
         ctx = Context(Settings(home=Path(tmp) / "home", _env_file=None))
         ctx.init_storage()
         with ctx.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
             tag_kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
                 name="tags", chunk_method="tag")).id
-            docs = documents.add_documents(ctx, s, principal=principal, kb_id=tag_kb, uploads=[
-                documents.Upload(filename="tags.csv", data=tag_file(args.rows, rng, words))])
+            docs = catalog.add_documents(ctx, s, principal=principal, kb_id=tag_kb, uploads=[
+                catalog.Upload(filename="tags.csv", data=tag_file(args.rows, rng, words))])
         started = time.perf_counter()
         run_until(ctx, lambda: _done(ctx, docs[0].id), poll=0.05)
         print(f"ingest a {args.rows}-row tag set: {time.perf_counter() - started:.1f} s (embedding included)")

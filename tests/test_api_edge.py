@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.schemas.base import iso_utc
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 
 BASE = "http://testserver"
 # src= and href= attributes, and url: '...' / url("...") inside the pages' inline scripts
@@ -31,8 +31,8 @@ def client(settings: Settings) -> Iterator[TestClient]:
 def _key(client: TestClient) -> str:
     ctx = client.app.state.ctx  # type: ignore[attr-defined]
     with ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
-        return (boot.new_key or accounts.create_api_key(s, tenant_id=boot.principal.tenant_id,
+        boot = identity.bootstrap(s)
+        return (boot.new_key or identity.create_api_key(s, tenant_id=boot.principal.tenant_id,
                                                         user_id=boot.principal.user_id)).key
 
 

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from ragloom.config import Settings
 from ragloom.db.models import ApiKey
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.cli import ragloom
 from tests.live import app_client
 
@@ -73,11 +73,11 @@ def test_an_expired_key_is_refused_and_an_expiry_in_the_past_is_a_bad_request(se
 def test_members_see_and_revoke_only_their_own_keys_and_no_other_workspace_s(served) -> None:
     client, ctx, admin = served
     with ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
-        member = accounts.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
-        bo = accounts.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=member.id, name="bo")
-        tenant, user = accounts.create_tenant(s, name="other", owner_email="eve@example.com")
-        eve = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id, name="eve")
+        boot = identity.bootstrap(s)
+        member = identity.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
+        bo = identity.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=member.id, name="bo")
+        tenant, user = identity.create_tenant(s, name="other", owner_email="eve@example.com")
+        eve = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id, name="eve")
     admin_key = client.post(f"{API}/keys", headers=admin, json={"name": "admin's"}).json()
     mine = client.get(f"{API}/keys", headers=_bearer(bo.key)).json()["keys"]
     assert [k["name"] for k in mine] == ["bo"]
@@ -164,8 +164,8 @@ def test_the_audit_log_says_who_did_what_from_where_and_never_a_secret(served) -
                           json={"ids": [doc_id]}).status_code == 200
     assert client.delete(f"{API}/datasets/{kb['id']}", headers=admin).status_code == 204
     with ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
-        accounts.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
+        boot = identity.bootstrap(s)
+        identity.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
 
     res = client.get(f"{API}/audit", headers=admin)
     assert res.status_code == 200, res.text
@@ -189,11 +189,11 @@ def test_the_audit_log_says_who_did_what_from_where_and_never_a_secret(served) -
 def test_members_may_not_read_the_audit_log_and_no_workspace_reads_another_s(served) -> None:
     client, ctx, admin = served
     with ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
-        member = accounts.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
-        bo = accounts.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=member.id)
-        tenant, user = accounts.create_tenant(s, name="other", owner_email="eve@example.com")
-        eve = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id)
+        boot = identity.bootstrap(s)
+        member = identity.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
+        bo = identity.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=member.id)
+        tenant, user = identity.create_tenant(s, name="other", owner_email="eve@example.com")
+        eve = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id)
     refused = client.get(f"{API}/audit", headers=_bearer(bo.key))
     assert refused.status_code == 403 and "owner or an admin" in refused.json()["message"]
     theirs = client.get(f"{API}/audit", headers=_bearer(eve.key)).json()

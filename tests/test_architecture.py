@@ -3,11 +3,15 @@ imports itself back through others, and no package does either (the top-level mo
 packages of their own).
 
 The layer rules themselves are import-linter contracts (``.importlinter``, run by ``make test``).
+The service's functions take the application context and the metadata DB session first, in that order
+(README, "How it is built").
 """
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict
+from pathlib import Path
 
 import grimp
 
@@ -77,3 +81,21 @@ def test_packages_form_no_loop() -> None:
 def test_the_cycle_finder_finds_cycles() -> None:
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert strongly_connected({"a", "b", "c", "d"}, edges) == [["a", "b", "c"]]
+
+
+def test_service_functions_take_the_context_then_the_session_first() -> None:
+    """``(ctx: Context, session: Session, ...)``, ``(session: Session, ...)`` or ``(ctx: Context, ...)``."""
+    names = {"Context": "ctx", "Session": "session"}
+    service = Path(__file__).resolve().parents[1] / "src" / "ragloom" / "service"
+    off = []
+    for path in sorted(service.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            kinds = [ast.unparse(a.annotation) if a.annotation else "" for a in args]
+            wanted = [k for k in names if k in kinds]
+            if kinds[:len(wanted)] != wanted or any(a.arg != names[k] for a, k in zip(args, kinds, strict=True)
+                                                    if k in names):
+                off.append(f"{path.relative_to(service)}:{node.lineno} {node.name}")
+    assert off == []

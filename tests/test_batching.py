@@ -11,7 +11,7 @@ from ragloom.docstore.base import Filters
 from ragloom.ingest.pipeline import embed_step
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 from ragloom.service.documents.ingestion import BatchProgress, run_task, run_tasks
 from ragloom.worker import run_one
 
@@ -23,8 +23,8 @@ def _kb(ctx, principal, name: str) -> str:  # type: ignore[no-untyped-def]
 
 def _upload(ctx, principal, kb_id: str, files: dict[str, bytes]) -> list[str]:  # type: ignore[no-untyped-def]
     with ctx.db.session() as s:
-        docs = documents.add_documents(ctx, s, principal=principal, kb_id=kb_id,
-                                       uploads=[documents.Upload(filename=n, data=d) for n, d in files.items()])
+        docs = catalog.add_documents(ctx, s, principal=principal, kb_id=kb_id,
+                                       uploads=[catalog.Upload(filename=n, data=d) for n, d in files.items()])
         return [d.id for d in docs]
 
 
@@ -88,7 +88,7 @@ def test_a_document_cancelled_in_a_batch_is_cancelled_and_the_others_published(c
         batch = [first.id] + [t.id for t in tasks.claim_more(s, first, worker_id="w", limit=15, max_bytes=32_768)]
     assert len(batch) == 3
     with ctx.db.session() as s:
-        documents.cancel(s, principal=principal, kb_id=kb_id, doc_id=ids[1])
+        catalog.cancel(s, principal=principal, kb_id=kb_id, doc_id=ids[1])
     outcomes = run_tasks(ctx, batch)
     assert sorted(outcomes.values()) == ["cancelled", "done", "done"]
     docs = _docs(ctx, ids)

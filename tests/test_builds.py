@@ -25,7 +25,7 @@ from ragloom.context import Context
 from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import KnowledgeBuild, utcnow
 from ragloom.docstore.base import Filters
-from ragloom.service.builds.raptor import KB_TREE_DOC
+from ragloom.service.builds.raptor_trees import KB_TREE_DOC
 from ragloom.worker import run_one, serve_forever
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.raptor_corpus import CHUNKING, corpus
@@ -397,7 +397,7 @@ def test_one_build_of_a_kind_runs_per_dataset_and_waiting_builds_are_not_queued_
     from ragloom.db import builds as queue
     from ragloom.db import tasks
     from ragloom.db.models import KnowledgeBase
-    from ragloom.service.builds.build_jobs import enqueue
+    from ragloom.service.builds.jobs import enqueue
 
     w = offline
     first, second = w.dataset("one"), w.dataset("two")

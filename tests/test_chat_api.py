@@ -20,8 +20,8 @@ from ragloom.config import Settings
 from ragloom.schemas.assistants import AssistantView
 from ragloom.schemas.chats import ChatReply
 from ragloom.schemas.sessions import MessageList, SessionDetail, SessionList
-from ragloom.service.accounts import accounts
-from ragloom.service.chat import chat as chat_use_case
+from ragloom.service.accounts import identity
+from ragloom.service.chat import completion as chat_use_case
 from ragloom.worker import run_one
 from tests.corpus import PAGE2_FACT, PAGE2_QUESTION, write_manual_pdf
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -85,10 +85,10 @@ def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chat]:
         with TestClient(create_app(settings)) as client:
             ctx = client.app.state.ctx  # type: ignore[attr-defined]
             with ctx.db.session() as s:
-                boot = accounts.bootstrap(s)
+                boot = identity.bootstrap(s)
                 assert boot.new_key is not None
-                tenant, user = accounts.create_tenant(s, name="other", owner_email="other@example.com")
-                other = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+                tenant, user = identity.create_tenant(s, name="other", owner_email="other@example.com")
+                other = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
             state = Chat(client, boot.new_key.key, other, "", server)
             kb = state.api("POST", "/datasets", json={"name": "manuals"}).json()
             pdf = tmp / "orion-manual.pdf"
@@ -488,7 +488,7 @@ def test_concurrent_answers_in_one_session_take_consecutive_turns(chat: Chat) ->
     first = _ask(chat, a["id"], PAGE2_QUESTION)
     ctx = chat.client.app.state.ctx  # type: ignore[attr-defined]
     with ctx.db.session() as s:
-        principal = accounts.authenticate(s, chat.key)
+        principal = identity.authenticate(s, chat.key)
     n = 6
     asks = [chat_use_case.CompletionRequest(question=f"{PAGE2_QUESTION} ({i})", session_id=first["session_id"])
             for i in range(n)]

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.worker import run_one
 from tests.ingest.docgen import make_pdf
 from tests.live import app_client
@@ -157,10 +157,10 @@ def test_bad_requests_and_read_only_callers(doc: Doc) -> None:
     nope = doc.client.patch(f"{doc.base}/chunks/nope", headers=doc.headers, json={"available": False})
     assert nope.status_code == 404
     with doc.ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
+        boot = identity.bootstrap(s)
         tenant = boot.principal.tenant_id
         user = boot.principal.user_id
-        read = accounts.create_api_key(s, tenant_id=tenant, user_id=user, scope="read").key
+        read = identity.create_api_key(s, tenant_id=tenant, user_id=user, scope="read").key
     ro = {"Authorization": f"Bearer {read}"}
     assert doc.client.patch(url, headers=ro, json={"available": False}).status_code == 403
     assert doc.client.post(f"{doc.base}/chunks", headers=ro, json={"content": "x"}).status_code == 403

@@ -36,7 +36,7 @@ from sqlalchemy import select
 from ragloom.api.deps import CSRF_HEADER, SESSION_COOKIE
 from ragloom.config import Settings
 from ragloom.db.models import Task, User
-from ragloom.service.accounts import accounts, signin, workspaces
+from ragloom.service.accounts import identity, signin, workspaces
 from ragloom.worker import run_one
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.ingest.docgen import make_pdf
@@ -191,11 +191,11 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
     m = ws.mark
     with ctx.db.session() as s:
         if owner_id is None:
-            tenant, owner = accounts.create_tenant(s, name=f"{m} works", owner_email=f"owner@{m}.test")
+            tenant, owner = identity.create_tenant(s, name=f"{m} works", owner_email=f"owner@{m}.test")
         else:
             tenant, owner = workspaces.create(s, user_id=owner_id, name=f"{m} works"), s.get(User, owner_id)
-        ws.key = accounts.create_api_key(s, tenant_id=tenant.id, user_id=owner.id, name=f"{m}-owner").key
-        member = accounts.add_member(s, tenant_id=tenant.id, email=f"member@{m}.test")
+        ws.key = identity.create_api_key(s, tenant_id=tenant.id, user_id=owner.id, name=f"{m}-owner").key
+        member = identity.add_member(s, tenant_id=tenant.id, email=f"member@{m}.test")
         ws.tenant_id, ws.user_id, member_id = tenant.id, owner.id, member.id
     h = {"Authorization": f"Bearer {ws.key}"}
     kb = _ok(client.post(f"{API}/datasets", headers=h, json={"name": f"{m}-manuals"}))

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from ragloom.api.app import create_app
 from ragloom.config import Settings
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.worker import run_one
 
 URL = "/api/v1/dify/retrieval"
@@ -46,10 +46,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     with TestClient(create_app(settings)) as client:
         ctx = client.app.state.ctx  # type: ignore[attr-defined]
         with ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
             assert boot.new_key is not None
-            tenant, user = accounts.create_tenant(s, name="other", owner_email="owner@other.test")
-            other_key = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+            tenant, user = identity.create_tenant(s, name="other", owner_email="owner@other.test")
+            other_key = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
         api = {"Authorization": f"Bearer {boot.new_key.key}"}
         kb = client.post("/api/v1/datasets", json={"name": "manuals"}, headers=api).json()["id"]
         files = [("file", (name, text.encode(), "text/markdown")) for name, text in NOTES.items()]
@@ -202,7 +202,7 @@ def test_dify_needs_nothing_else_on_disk(tmp_path: Path) -> None:
     with TestClient(create_app(Settings(home=tmp_path / "h", workers=0, _env_file=None))) as client:
         ctx = client.app.state.ctx  # type: ignore[attr-defined]
         with ctx.db.session() as s:
-            key = accounts.bootstrap(s).new_key
+            key = identity.bootstrap(s).new_key
         assert key is not None
         auth = {"Authorization": f"Bearer {key.key}"}
         client.post("/api/v1/datasets", json={"name": "empty"}, headers=auth)

@@ -16,7 +16,7 @@ from ragloom.retrieval import metadata
 from ragloom.schemas.names import MAX_FILENAME_CHARS, ascii_filename, normalize_filename
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service.knowledgebases import parse_config_json, validate_chunking
-from ragloom.service.search.search import check_result_window
+from ragloom.service.search.retrieval import check_result_window
 
 
 class Clock:

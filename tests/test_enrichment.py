@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from ragloom.api.app import create_app
 from ragloom.config import Settings
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.worker import run_one
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -42,7 +42,7 @@ def served(tmp_path: Path) -> Iterator[tuple[TestClient, Any, dict[str, str], Fa
         with TestClient(create_app(settings)) as client:
             ctx = client.app.state.ctx  # type: ignore[attr-defined]
             with ctx.db.session() as s:
-                boot = accounts.bootstrap(s)
+                boot = identity.bootstrap(s)
             assert boot.new_key is not None
             yield client, ctx, {"Authorization": f"Bearer {boot.new_key.key}"}, server
 
@@ -108,7 +108,7 @@ def test_without_a_chat_model_the_document_is_indexed_and_says_why_it_was_not_en
     with TestClient(create_app(settings)) as client:
         ctx = client.app.state.ctx  # type: ignore[attr-defined]
         with ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
         assert boot.new_key is not None
         headers = {"Authorization": f"Bearer {boot.new_key.key}"}
         kb = client.post(f"{API}/datasets", headers=headers,

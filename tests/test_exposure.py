@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.live import Live, live_server
 from tests.processes import admin_key, served
 
@@ -86,7 +86,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Live, str]]
     settings = Settings(home=home, workers=0, rate_limit_per_minute=0, login_attempts=2, _env_file=None)
     with live_server(settings, workers=0) as server:
         with server.ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
         assert boot.new_key is not None
         yield server, boot.new_key.key
 

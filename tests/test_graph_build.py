@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service.search import graph_search
+from ragloom.retrieval import graph_evidence
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.graph.texts import ENGINES, LABS, PUMPS, ScriptedExtractor
 from tests.live import app_client
@@ -94,14 +94,14 @@ def test_an_offline_graph_is_built_shown_searched_cited_and_shrinks_on_delete(of
     res = w.ok(w.post("/retrieval", json={"question": "Who works with Kappa Labs on the Orion Pump?",
                                            "dataset_ids": [w.kb], "use_kg": True}))
     first = res["chunks"][0]
-    assert first["chunk_id"] == graph_search.kg_id(w.kb) and first["document_name"] == "Knowledge graph"
+    assert first["chunk_id"] == graph_evidence.kg_id(w.kb) and first["document_name"] == "Knowledge graph"
     assert "Kappa Labs" in first["content"] and first["source_ids"]
     plain = w.ok(w.post("/retrieval", json={"question": "Who works with Kappa Labs on the Orion Pump?",
                                              "dataset_ids": [w.kb]}))
     assert all(c["chunk_id"] != first["chunk_id"] for c in plain["chunks"])
     answer = w.ok(w.post("/answer", json={"question": "Who works with Kappa Labs on the Orion Pump?",
                                            "dataset_ids": [w.kb], "use_kg": True}))
-    assert graph_search.kg_id(w.kb) in {r["chunk_id"] for r in answer["references"]}, answer
+    assert graph_evidence.kg_id(w.kb) in {r["chunk_id"] for r in answer["references"]}, answer
 
     again = w.build()["builds"][0]
     drain(w.ctx)
@@ -119,24 +119,24 @@ def test_an_offline_graph_is_built_shown_searched_cited_and_shrinks_on_delete(of
 
 def test_a_build_that_fails_while_merging_resumes_without_duplicates(offline: GraphWorld,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragloom.service.builds import graph_build
+    from ragloom.service.builds import graph
 
     w = offline
     w.graph_dataset("labs")
     w.upload(DOCS)
-    real = graph_build.GraphKind._merge
+    real = graph.GraphKind._merge
 
     def broken(self: Any, *args: Any, **kw: Any) -> str:
         raise RuntimeError("the worker crashed while merging")
 
-    monkeypatch.setattr(graph_build.GraphKind, "_merge", broken)
+    monkeypatch.setattr(graph.GraphKind, "_merge", broken)
     started = w.build()["builds"][0]
     drain(w.ctx)
     failed = w.ok(w.get(f"/datasets/{w.kb}/builds/{started['id']}"))
     assert failed["status"] in ("queued", "failed"), failed
     assert w.get(f"/datasets/{w.kb}/graph").status_code == 404
 
-    monkeypatch.setattr(graph_build.GraphKind, "_merge", real)
+    monkeypatch.setattr(graph.GraphKind, "_merge", real)
     again = w.build()["builds"][0] if failed["status"] == "failed" else started
     if failed["status"] == "queued":
         from sqlalchemy import update
@@ -227,5 +227,5 @@ def test_an_assistant_with_use_kg_cites_the_graph(offline: GraphWorld) -> None:
     reply = w.ok(w.post(f"/chats/{assistant['id']}/completions",
                         json={"question": "Who works with Kappa Labs on the Orion Pump?"}))
     refs = {r["chunk_id"]: r for r in reply["references"]}
-    assert graph_search.kg_id(w.kb) in refs, reply
-    assert refs[graph_search.kg_id(w.kb)]["status"] == "current"
+    assert graph_evidence.kg_id(w.kb) in refs, reply
+    assert refs[graph_evidence.kg_id(w.kb)]["status"] == "current"

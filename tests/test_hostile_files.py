@@ -15,7 +15,7 @@ from ragloom.config import Settings
 from ragloom.db.models import Document, Task, VersionPage
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 from ragloom.worker import run_until
 from tests.ingest import hostile
 
@@ -31,8 +31,8 @@ def _upload(ctx, principal, files: dict[str, bytes]) -> dict[str, str]:  # type:
     with ctx.db.session() as s:
         knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="kb"))
     with ctx.db.session() as s:
-        docs = documents.add_documents(ctx, s, principal=principal, kb_id="kb",
-                                       uploads=[documents.Upload(filename=n, data=d) for n, d in files.items()])
+        docs = catalog.add_documents(ctx, s, principal=principal, kb_id="kb",
+                                       uploads=[catalog.Upload(filename=n, data=d) for n, d in files.items()])
         return {d.name: d.id for d in docs}
 
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.live import Live, live_server, wait_documents
 
 pytestmark = pytest.mark.slow
@@ -36,13 +36,13 @@ class World:
     def __init__(self, live: Live) -> None:
         self.live = live
         with live.ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
             tenant, owner = boot.principal.tenant_id, boot.principal.user_id
-            self.owner_key = (boot.new_key or accounts.create_api_key(s, tenant_id=tenant, user_id=owner)).key
-            member = accounts.add_member(s, tenant_id=tenant, email="member@example.test")
-            self.member_key = accounts.create_api_key(s, tenant_id=tenant, user_id=member.id).key
-            t2, u2 = accounts.create_tenant(s, name="other", owner_email="owner@other.test")
-            self.other_key = accounts.create_api_key(s, tenant_id=t2.id, user_id=u2.id).key
+            self.owner_key = (boot.new_key or identity.create_api_key(s, tenant_id=tenant, user_id=owner)).key
+            member = identity.add_member(s, tenant_id=tenant, email="member@example.test")
+            self.member_key = identity.create_api_key(s, tenant_id=tenant, user_id=member.id).key
+            t2, u2 = identity.create_tenant(s, name="other", owner_email="owner@other.test")
+            self.other_key = identity.create_api_key(s, tenant_id=t2.id, user_id=u2.id).key
         self.api = live.client(self.owner_key)
         self.member = live.client(self.member_key)
         self.other = live.client(self.other_key)
@@ -105,7 +105,7 @@ def test_the_candidate_window_is_capped(world: World) -> None:
 def test_answer_top_n_is_bounded_by_the_window(tmp_path: Path) -> None:
     with live_server(_settings(tmp_path / "home", max_result_window=8), workers=0) as live:
         with live.ctx.db.session() as s:
-            key = accounts.bootstrap(s).new_key
+            key = identity.bootstrap(s).new_key
         assert key is not None
         api = live.client(key.key)
         ds = api.post("/datasets", json={"name": "empty"}).json()["id"]
@@ -269,9 +269,9 @@ def test_deeply_nested_json_is_a_clear_400(world: World) -> None:
 def test_expensive_routes_are_rate_limited_per_key(tmp_path: Path) -> None:
     with live_server(_settings(tmp_path / "home", rate_limit_per_minute=3), workers=0) as live:
         with live.ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
             assert boot.new_key is not None
-            second = accounts.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=boot.principal.user_id)
+            second = identity.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=boot.principal.user_id)
         api, api2 = live.client(boot.new_key.key), live.client(second.key)
         ds = api.post("/datasets", json={"name": "kb"}).json()["id"]
         query = {"question": "pump", "dataset_ids": [ds], "mode": "keyword"}

@@ -14,7 +14,7 @@ import pytest
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.supervisor import process_rss_mb
 from tests.ingest import hostile
 from tests.processes import admin_key, descendants, is_worker_process, served, wait
@@ -54,8 +54,8 @@ def other_tenant_key(home: Path) -> str:
     ctx = Context(Settings(home=home, _env_file=None))
     try:
         with ctx.db.session() as s:
-            tenant, user = accounts.create_tenant(s, name="neighbour", owner_email="neighbour@example.test")
-            return accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+            tenant, user = identity.create_tenant(s, name="neighbour", owner_email="neighbour@example.test")
+            return identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
     finally:
         ctx.close()
 

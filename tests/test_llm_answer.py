@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ragloom.config import Settings
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.corpus import PAGE2_FACT
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import live_server, wait_documents
@@ -37,7 +37,7 @@ def test_answer_with_a_chat_model_cites_and_streams(tmp_path, llm_server) -> Non
                         chat_api_key="sk-test", worker_poll_seconds=0.05, _env_file=None)
     with live_server(settings) as live:
         with live.ctx.db.session() as s:
-            key = accounts.bootstrap(s).new_key.key
+            key = identity.bootstrap(s).new_key.key
         api = live.client(key)
         ds = api.post("/datasets", json={"name": "pumps"}).json()["id"]
         md = f"# Orion\n\n{PAGE2_FACT}\n\n# Other\n\nThe office opens at nine in the morning.\n".encode()

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from ragloom.api import local
 from ragloom.api.app import API_MODULES, create_app
 from ragloom.context import Context
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 
 ROUTES_FILE = Path(local.__file__).with_name("routes.py")
 
@@ -37,7 +37,7 @@ def test_every_route_is_served_by_its_own_module_or_the_whole_app() -> None:
 
 
 def test_a_request_builds_its_module_only_and_answers_as_the_whole_app(ctx: Context,
-                                                                       admin: accounts.Bootstrap) -> None:
+                                                                       admin: identity.Bootstrap) -> None:
     app = local.LocalApp(ctx, admin.principal)
     client = TestClient(app, base_url="http://ragloom.local")
     whole = TestClient(create_app(context=ctx, local_principal=admin.principal), base_url="http://ragloom.local")

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.live import wait_documents
 from tests.processes import admin_key, served
 
@@ -58,8 +58,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         ctx = Context(Settings(home=home, _env_file=None))
         try:
             with ctx.db.session() as s:
-                tenant, user = accounts.create_tenant(s, name="neighbour", owner_email="neighbour@example.test")
-                other_key = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+                tenant, user = identity.create_tenant(s, name="neighbour", owner_email="neighbour@example.test")
+                other_key = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
         finally:
             ctx.close()
         ids = []

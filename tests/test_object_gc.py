@@ -19,8 +19,8 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, Task, VersionPage
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
-from ragloom.service.documents import documents
+from ragloom.service.accounts import identity
+from ragloom.service.documents import catalog
 from ragloom.service.documents.gc import collect_garbage
 from ragloom.worker import run_until
 from tests.ingest.docgen import make_pdf
@@ -40,8 +40,8 @@ def _kb(ctx: Context, principal: Principal, name: str = "kb") -> None:
 def _upload(ctx: Context, principal: Principal, name: str, data: bytes, kb: str = "kb") -> str:
     _kb(ctx, principal, kb)
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id=kb,
-                                         uploads=[documents.Upload(filename=name, data=data)])
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id=kb,
+                                         uploads=[catalog.Upload(filename=name, data=data)])
         return doc.id
 
 
@@ -55,7 +55,7 @@ def _drain(ctx: Context) -> None:
 
 def _delete(ctx: Context, principal: Principal, *doc_ids: str, kb: str = "kb") -> None:
     with ctx.db.session() as s:
-        documents.delete_documents(ctx, s, principal=principal, kb_id=kb, doc_ids=list(doc_ids))
+        catalog.delete_documents(ctx, s, principal=principal, kb_id=kb, doc_ids=list(doc_ids))
 
 
 def _keys_of(ctx: Context, doc_id: str) -> tuple[list[str], list[str]]:
@@ -88,7 +88,7 @@ def _pdf(tmp_path: Path, name: str, words: str, pages: int = 2) -> bytes:
 
 def _other_tenant(ctx: Context) -> Principal:
     with ctx.db.session() as s:
-        tenant, user = accounts.create_tenant(s, name="other", owner_email="owner@other.test")
+        tenant, user = identity.create_tenant(s, name="other", owner_email="owner@other.test")
         return Principal(tenant_id=tenant.id, user_id=user.id, role="owner")
 
 
@@ -113,7 +113,7 @@ def test_two_tenants_uploading_the_same_bytes_get_their_own_objects(ctx, princip
     report = collect_garbage(ctx, grace_seconds=0)
     assert report.deleted == 1 and not _path(ctx, my_key).exists()
     with ctx.db.session() as s:
-        assert documents.original_file(ctx, s, principal=other, kb_id="kb", doc_id=theirs) == ("same.md", data)
+        assert catalog.original_file(ctx, s, principal=other, kb_id="kb", doc_id=theirs) == ("same.md", data)
 
 
 def test_pdf_page_images_are_stored_under_the_tenant(ctx, principal, tmp_path) -> None:
@@ -161,11 +161,11 @@ def test_deleted_documents_files_are_collected_live_and_superseded_ones_kept(ctx
     assert all(ctx.objects.exists(k) for k in live_files + live_images + notes_files)
 
     with ctx.db.session() as s:  # the live files still download, the superseded version's too
-        assert documents.original_file(ctx, s, principal=principal, kb_id="kb", doc_id=live)[1] \
+        assert catalog.original_file(ctx, s, principal=principal, kb_id="kb", doc_id=live)[1] \
             == (tmp_path / "live.pdf").read_bytes()
-        old = documents.original_file(ctx, s, principal=principal, kb_id="kb", doc_id=versioned, version_id=v1)
+        old = catalog.original_file(ctx, s, principal=principal, kb_id="kb", doc_id=versioned, version_id=v1)
         assert b"alpha" in old[1]
-        pages = documents.pages(s, principal=principal, kb_id="kb", doc_id=live)
+        pages = catalog.pages(s, principal=principal, kb_id="kb", doc_id=live)
     assert [p.page for p in pages] == [1, 2]
     assert all(ctx.objects.get(p.image_key).startswith(b"\x89PNG") for p in pages)
 
@@ -215,7 +215,7 @@ def _make_legacy(ctx: Context, doc_id: str) -> str:
 
 
 def test_a_legacy_version_still_downloads_reparses_and_is_collected_when_deleted(ctx, principal) -> None:
-    from ragloom.service.search.search import search
+    from ragloom.service.search.retrieval import search
 
     data = b"# Old\n\nThe lighthouse keeper winds the clock every Sunday.\n"
     doc = _upload(ctx, principal, "old.md", data)
@@ -223,8 +223,8 @@ def test_a_legacy_version_still_downloads_reparses_and_is_collected_when_deleted
     _drain(ctx)  # the first parse reads the legacy key
     with ctx.db.session() as s:
         assert s.get(Document, doc).status == "done"
-        assert documents.original_file(ctx, s, principal=principal, kb_id="kb", doc_id=doc) == ("old.md", data)
-        documents.reparse(ctx, s, principal=principal, kb_id="kb", doc_id=doc)
+        assert catalog.original_file(ctx, s, principal=principal, kb_id="kb", doc_id=doc) == ("old.md", data)
+        catalog.reparse(ctx, s, principal=principal, kb_id="kb", doc_id=doc)
     _drain(ctx)
     with ctx.db.session() as s:
         d = s.get(Document, doc)
@@ -300,7 +300,7 @@ def test_ragloom_gc_command_reports_as_json(tmp_path, cli_state) -> None:
     c = Context(Settings(home=home, workers=0, _env_file=None))
     c.init_storage()
     with c.db.session() as s:
-        principal = accounts.bootstrap(s).principal
+        principal = identity.bootstrap(s).principal
     doc = _upload(c, principal, "cli.md", b"# CLI\n\nCollected from the command line.\n")
     (key,), _ = _keys_of(c, doc)
     _delete(c, principal, doc)
@@ -343,7 +343,7 @@ def test_a_fresh_data_directory_and_database_are_private(tmp_path) -> None:
         c = Context(settings)
         c.init_storage()
         with c.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
         _upload(c, principal, "p.md", b"# P\n\nPrivate.\n")
         home = settings.home
         sides = [home / "ragloom.db-wal", home / "ragloom.db-shm"]

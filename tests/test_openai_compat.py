@@ -16,7 +16,7 @@ import pytest
 
 from ragloom.config import Settings
 from ragloom.schemas.chats import ChatAnswer
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.corpus import write_manual_pdf
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import live_server, wait_documents
@@ -65,10 +65,10 @@ def compat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Compat]:
                             chat_api_key="sk-test", rate_limit_per_minute=0, _env_file=None)
         with live_server(settings) as live:
             with live.ctx.db.session() as s:
-                boot = accounts.bootstrap(s)
+                boot = identity.bootstrap(s)
                 assert boot.new_key is not None
-                tenant, user = accounts.create_tenant(s, name="other", owner_email="other@example.com")
-                other = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+                tenant, user = identity.create_tenant(s, name="other", owner_email="other@example.com")
+                other = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
             key = boot.new_key.key
             with live.client(key) as api:
                 kb = api.post("/datasets", json={"name": "manuals"}).json()

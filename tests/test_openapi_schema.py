@@ -22,7 +22,7 @@ from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags
 from ragloom.schemas.documents import DeletedDocuments, Document, DocumentList, PageList, UploadedDocuments
 from ragloom.schemas.retrieval import Retrieval
 from ragloom.schemas.system import ErrorBody, Health
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.worker import run_one
 from tests.corpus import PAGE2_QUESTION, write_manual_pdf
 
@@ -189,8 +189,8 @@ def _drain(client: TestClient) -> None:
 def test_real_responses_are_exactly_the_declared_models(client: TestClient, tmp_path: Path) -> None:
     ctx = client.app.state.ctx  # type: ignore[attr-defined]
     with ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
-        key = (boot.new_key or accounts.create_api_key(s, tenant_id=boot.principal.tenant_id,
+        boot = identity.bootstrap(s)
+        key = (boot.new_key or identity.create_api_key(s, tenant_id=boot.principal.tenant_id,
                                                        user_id=boot.principal.user_id)).key
     client.headers["Authorization"] = f"Bearer {key}"
     api = "/api/v1"

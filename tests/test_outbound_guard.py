@@ -25,7 +25,7 @@ from sqlalchemy import update
 from ragloom.config import Settings
 from ragloom.db.models import ModelProvider
 from ragloom.models.http import GuardedTransport, OutboundPolicy, address_kind
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.worker import run_one
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import Live, live_server
@@ -101,10 +101,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with FakeOpenAIServer(default_reply="pong", host=ALLOWED) as allowed, FakeOpenAIServer() as denied, \
             live_server(settings, workers=0) as live:
         with live.ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
             assert boot.new_key is not None
-            bo = accounts.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
-            member_key = accounts.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=bo.id).key
+            bo = identity.add_member(s, tenant_id=boot.principal.tenant_id, email="bo@example.com")
+            member_key = identity.create_api_key(s, tenant_id=boot.principal.tenant_id, user_id=bo.id).key
         with live.client(boot.new_key.key) as api, live.client(member_key) as member:
             yield World(live, api, member, allowed, denied)
 

@@ -7,7 +7,7 @@ from ragloom.db.models import Document, DocumentVersion, Task
 from ragloom.docstore.base import Filters
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 from ragloom.service.documents.ingestion import run_task
 
 
@@ -16,8 +16,8 @@ def _upload(ctx, principal, name: str, data: bytes) -> str:
         if not knowledgebases.list_visible(s, principal=principal):
             knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="kb"))
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="kb",
-                                         uploads=[documents.Upload(filename=name, data=data)])
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id="kb",
+                                         uploads=[catalog.Upload(filename=name, data=data)])
         return doc.id
 
 
@@ -34,7 +34,7 @@ def test_cancelled_task_discards_its_chunks_and_keeps_the_active_version(ctx, pr
     _upload(ctx, principal, "a.md", b"# A\n\nThe second version says omega.\n")
     task_id = _claim(ctx)
     with ctx.db.session() as s:
-        documents.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
+        catalog.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
     assert run_task(ctx, task_id) == "cancelled"
     with ctx.db.session() as s:
         doc = s.get(Document, doc_id)
@@ -66,7 +66,7 @@ def test_parse_failure_keeps_reason_and_previous_version(ctx, principal) -> None
 def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> None:
     from sqlalchemy import select
 
-    from ragloom.service.search.search import search
+    from ragloom.service.search.retrieval import search
     from ragloom.worker import run_one
     from tests.ingest.docgen import make_pdf
 
@@ -108,13 +108,13 @@ def test_large_pdf_is_split_into_page_range_tasks(ctx, principal, tmp_path) -> N
 
 
 def test_reindex_rebuilds_the_search_store_from_the_stored_files(ctx, principal) -> None:
-    from ragloom.service.search.search import search
+    from ragloom.service.search.retrieval import search
     from ragloom.worker import run_one
 
     doc_id = _upload(ctx, principal, "r.md", b"# R\n\nThe ferry to the island leaves at seven fifteen.\n")
     assert run_task(ctx, _claim(ctx)) == "done"
     with ctx.db.session() as s:
-        (doc,) = documents.reindex(ctx, s, principal=principal, drop=True)
+        (doc,) = catalog.reindex(ctx, s, principal=principal, drop=True)
         assert doc.id == doc_id
     assert search(ctx, principal=principal, kb_ids=["kb"], question="when does the ferry leave").chunks == []
     while run_one(ctx, "w"):

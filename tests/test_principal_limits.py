@@ -28,7 +28,7 @@ from ragloom.api.app import create_app
 from ragloom.api.ratelimit import InflightBudget, RateLimiter, address_key
 from ragloom.config import Settings
 from ragloom.errors import PayloadTooLargeError, RateLimitedError
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.supervisor import process_rss_mb
 from tests.live import live_server
 from tests.processes import admin_key, served, wait
@@ -218,11 +218,11 @@ def test_upload_bytes_in_flight_are_capped_per_server_and_per_caller(tmp_path: P
                         max_upload_inflight_mb=96, max_upload_inflight_per_principal_mb=64, _env_file=None)
     with live_server(settings, workers=0) as live:
         with live.ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
             assert boot.new_key is not None
-            tenant, user = accounts.create_tenant(s, name="other", owner_email="owner@other.test")
-            other = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
-            third = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+            tenant, user = identity.create_tenant(s, name="other", owner_email="owner@other.test")
+            other = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+            third = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
         mine = boot.new_key.key
         a, b = live.client(mine), live.client(other)
         ds_a = a.post("/datasets", json={"name": "big"}).json()["id"]

@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.db.models import KnowledgeBase, ModelProvider
-from ragloom.service.accounts import accounts, secrets
+from ragloom.service.accounts import identity, secrets
 from ragloom.worker import run_one
 from tests.cli import ragloom
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -62,12 +62,12 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
                             embedding_model_name="env-embed")
         with app_client(settings) as (client, ctx, admin):
             with ctx.db.session() as s:
-                boot = accounts.bootstrap(s)
+                boot = identity.bootstrap(s)
                 tenant_a = boot.principal.tenant_id
-                bo = accounts.add_member(s, tenant_id=tenant_a, email="bo@example.com")
-                member = accounts.create_api_key(s, tenant_id=tenant_a, user_id=bo.id)
-                tenant_b, eve = accounts.create_tenant(s, name="other", owner_email="eve@example.com")
-                b = accounts.create_api_key(s, tenant_id=tenant_b.id, user_id=eve.id)
+                bo = identity.add_member(s, tenant_id=tenant_a, email="bo@example.com")
+                member = identity.create_api_key(s, tenant_id=tenant_a, user_id=bo.id)
+                tenant_b, eve = identity.create_tenant(s, name="other", owner_email="eve@example.com")
+                b = identity.create_api_key(s, tenant_id=tenant_b.id, user_id=eve.id)
             yield Setup(client, ctx, admin, _bearer(member.key), _bearer(b.key), tenant_a, env, ws)
 
 

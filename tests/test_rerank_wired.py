@@ -5,8 +5,8 @@ from __future__ import annotations
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service.accounts import accounts
-from ragloom.service.search.search import search
+from ragloom.service.accounts import identity
+from ragloom.service.search.retrieval import search
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.test_retrieval import MIXED, _ingest
 
@@ -19,7 +19,7 @@ def test_http_reranker_rescores_the_window(tmp_path) -> None:
         ctx.init_storage()
         try:
             with ctx.db.session() as s:
-                principal = accounts.bootstrap(s).principal
+                principal = identity.bootstrap(s).principal
             _ingest(ctx, principal, "mixed", MIXED)
             res = search(ctx, principal=principal, kb_ids=["mixed"], question="reset the router button",
                          options=RetrievalOptions(explain=True, similarity_threshold=0.0, page_size=6))
@@ -38,7 +38,7 @@ def test_http_reranker_rescores_the_window(tmp_path) -> None:
             asked = search(ctx, principal=principal, kb_ids=["mixed"], question="reset the router button",
                            options=RetrievalOptions(rerank=False, similarity_threshold=0.0))
             assert all(c.rerank_score is None for c in asked.chunks) and len(server.requests) == calls
-            from ragloom.service.views import chunk_view
+            from ragloom.service.search.views import chunk_view
 
             shown = [chunk_view(c) for c in res.chunks]
             assert shown[0].rerank_score == round(res.chunks[0].rerank_score, 6)

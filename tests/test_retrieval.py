@@ -13,8 +13,8 @@ from ragloom.retrieval.types import RetrievalParams, Scope
 from ragloom.schemas.datasets import KBCreate, KBUpdate
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
-from ragloom.service.documents import documents, ingestion
-from ragloom.service.search.search import active_versions_fn, search
+from ragloom.service.documents import catalog, ingestion
+from ragloom.service.search.retrieval import active_versions_fn, search
 from ragloom.worker import run_until
 
 MIXED = {
@@ -33,15 +33,15 @@ def _ingest(ctx, principal, kb: str, files: dict[str, str], language: str = "en"
             knowledgebases.create(ctx, s, principal=principal,
                                   spec=KBCreate(name=kb, language=language))
     with ctx.db.session() as s:
-        ups = [documents.Upload(filename=n, data=t.encode()) for n, t in files.items()]
-        ids = [d.id for d in documents.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=ups)]
+        ups = [catalog.Upload(filename=n, data=t.encode()) for n, t in files.items()]
+        ids = [d.id for d in catalog.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=ups)]
     _drain(ctx, principal, kb, ids)
 
 
 def _drain(ctx, principal, kb, ids) -> None:
     def done() -> bool:
         with ctx.db.session() as s:
-            docs, _ = documents.list_documents(s, principal=principal, kb_id=kb)
+            docs, _ = catalog.list_documents(s, principal=principal, kb_id=kb)
             return all(d.status in ("done", "failed") for d in docs if d.id in ids)
 
     run_until(ctx, done, poll=0.01)
@@ -104,8 +104,8 @@ def test_search_sees_one_whole_version_at_a_time(ctx, principal) -> None:
     v2 = "# Release notes\n\nThe firmware release codename is COBALT and it ships in June.\n"
     _ingest(ctx, principal, "notes", {"release.md": v1})
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="notes",
-                                         uploads=[documents.Upload(filename="release.md", data=v2.encode())])
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id="notes",
+                                         uploads=[catalog.Upload(filename="release.md", data=v2.encode())])
         doc_id = doc.id
     from ragloom.db import tasks
 
@@ -129,15 +129,15 @@ def test_search_sees_one_whole_version_at_a_time(ctx, principal) -> None:
     after = contents()
     assert "COBALT" in after and "AMBER" not in after
     with ctx.db.session() as s:
-        d = documents.get(s, principal=principal, kb_id="notes", doc_id=doc_id)
+        d = catalog.get(s, principal=principal, kb_id="notes", doc_id=doc_id)
         assert d.active_version_id == job.version_id and d.status == "done"
 
 
 def test_reuploading_identical_content_creates_no_new_version(ctx, principal) -> None:
     _ingest(ctx, principal, "notes", {"a.md": "# A\n\nalpha beta gamma delta\n"})
     with ctx.db.session() as s:
-        same = documents.Upload(filename="a.md", data=b"# A\n\nalpha beta gamma delta\n")
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="notes", uploads=[same])
+        same = catalog.Upload(filename="a.md", data=b"# A\n\nalpha beta gamma delta\n")
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id="notes", uploads=[same])
         assert doc.status == "done"
 
 
@@ -182,11 +182,11 @@ def test_modes_keyword_and_vector(ctx, principal) -> None:
 def test_metadata_filter_is_a_prefilter_that_never_widens(ctx, principal) -> None:
     _ingest(ctx, principal, "mixed", MIXED)
     with ctx.db.session() as s:
-        docs, _ = documents.list_documents(s, principal=principal, kb_id="mixed")
+        docs, _ = catalog.list_documents(s, principal=principal, kb_id="mixed")
         ids = {d.name: d.id for d in docs}
-        documents.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bike.md"],
+        catalog.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bike.md"],
                                changes={"team": "sport", "year": 2024})
-        documents.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bread.md"],
+        catalog.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bread.md"],
                                changes={"team": "kitchen", "year": 2021})
 
     def names(expr) -> list[str]:
@@ -201,7 +201,7 @@ def test_metadata_filter_is_a_prefilter_that_never_widens(ctx, principal) -> Non
     with pytest.raises(InvalidRequestError):
         names({"key": "team", "op": "like", "value": "k%"})
     with ctx.db.session() as s:
-        documents.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bread.md"], changes={"team": None})
+        catalog.set_metadata(s, principal=principal, kb_id="mixed", doc_id=ids["bread.md"], changes={"team": None})
     assert names({"key": "team", "op": "exists"}) == ["bike.md"]
 
 
@@ -217,7 +217,7 @@ def test_parent_child_children_match_and_the_parent_is_returned(ctx, principal) 
     assert "citric acid" in top.record.content and "warranty lasts three years" in top.record.content
     assert top.record.available is False  # the hidden parent row was swapped in
     with ctx.db.session() as s:
-        docs, _ = documents.list_documents(s, principal=principal, kb_id="pc")
+        docs, _ = catalog.list_documents(s, principal=principal, kb_id="pc")
         assert docs[0].chunk_count >= 3  # children are what is counted and matched
 
 
@@ -267,7 +267,7 @@ def test_toc_is_built_from_headings_and_enhances_retrieval(ctx, principal) -> No
             name="toc", parser_config={"chunk_token_num": 32}))
     _ingest(ctx, principal, "toc", {"espresso.md": manual})
     with ctx.db.session() as s:
-        (doc,) = documents.list_documents(s, principal=principal, kb_id="toc")[0]
+        (doc,) = catalog.list_documents(s, principal=principal, kb_id="toc")[0]
         version = doc.active_version_id
     (row,) = ctx.docstore.get(principal.tenant_id, [toc_id(version, 0)])
     assert row.available is False and row.kind == "toc"

@@ -9,7 +9,7 @@ from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 
 from ragloom.schemas.datasets import KBCreate
-from ragloom.service.search.search import search
+from ragloom.service.search.retrieval import search
 from tests.test_retrieval import _drain
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ def scanned_page(lines: list[str], path: Path) -> None:
 
 def test_mixed_text_and_scanned_pdf_is_searchable_with_page_positions(ctx, principal, tmp_path: Path) -> None:
     from ragloom.service import knowledgebases
-    from ragloom.service.documents import documents
+    from ragloom.service.documents import catalog
 
     scan = tmp_path / "scan.png"
     scanned_page(["Inspection report", "The left hydraulic valve leaked at 140 bar.",
@@ -45,12 +45,12 @@ def test_mixed_text_and_scanned_pdf_is_searchable_with_page_positions(ctx, princ
     with ctx.db.session() as s:
         knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="scans"))
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="scans",
-                                         uploads=[documents.Upload("report.pdf", path.read_bytes())])
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id="scans",
+                                         uploads=[catalog.Upload("report.pdf", path.read_bytes())])
         doc_id = doc.id
     _drain(ctx, principal, "scans", [doc_id])
     with ctx.db.session() as s:
-        doc = documents.get(s, principal=principal, kb_id="scans", doc_id=doc_id)
+        doc = catalog.get(s, principal=principal, kb_id="scans", doc_id=doc_id)
         assert doc.status == "done", doc.message
     question = "which valve leaked and at what pressure"
     hit = search(ctx, principal=principal, kb_ids=["scans"], question=question).chunks[0]

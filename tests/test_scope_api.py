@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.schemas.chats import ChatReply
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.worker import run_one
 
 API = "/api/v1"
@@ -53,10 +53,10 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     with TestClient(create_app(settings)) as client:
         ctx = client.app.state.ctx  # type: ignore[attr-defined]
         with ctx.db.session() as s:
-            boot = accounts.bootstrap(s)
+            boot = identity.bootstrap(s)
             assert boot.new_key is not None
-            tenant, user = accounts.create_tenant(s, name="other", owner_email="other@example.com")
-            other = accounts.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+            tenant, user = identity.create_tenant(s, name="other", owner_email="other@example.com")
+            other = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
         state = Env(client, boot.new_key.key, other, "", {})
         kb = state.api("POST", "/datasets", json={"name": "manuals"}).json()
         state.kb = kb["id"]

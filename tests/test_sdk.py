@@ -44,7 +44,7 @@ from ragloom.sdk import (
     Route,
     SearchFields,
 )
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.live import live_server
 
@@ -184,7 +184,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                             outbound_allow=["127.0.0.1/32"])  # a workspace's provider is the fake too
         with live_server(settings, workers=1) as live:
             with live.ctx.db.session() as s:
-                boot = accounts.bootstrap(s)
+                boot = identity.bootstrap(s)
             assert boot.new_key is not None
             with Ragloom(live.url, boot.new_key.key) as rag:
                 kb = rag.create_dataset("manuals", description="pump manuals")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.cli import ragloom
 from tests.corpus import write_manual_pdf
 from tests.live import live_server, wait_documents
@@ -34,7 +34,7 @@ def test_parse_shows_blocks_and_chunks_without_adding(tmp_path: Path) -> None:
 def test_chunk_listing_and_per_document_method(settings, tmp_path: Path) -> None:
     with live_server(settings) as live:
         with live.ctx.db.session() as s:
-            key = accounts.bootstrap(s).new_key.key
+            key = identity.bootstrap(s).new_key.key
         api = live.client(key)
         ds = api.post("/datasets", json={"name": "m", "parser_config": {"chunk_token_num": 128}}).json()["id"]
         pdf = tmp_path / "manual.pdf"

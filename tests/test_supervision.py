@@ -26,8 +26,8 @@ from ragloom.db.models import Document, Task
 from ragloom.schemas.builds import BuildRequest
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
-from ragloom.service.documents import documents
+from ragloom.service.accounts import identity
+from ragloom.service.documents import catalog
 from ragloom.supervisor import WorkerPool
 from ragloom.worker import ORPHAN_GRACE_SECONDS
 from tests.ingest.docgen import make_pdf, paragraph
@@ -36,7 +36,7 @@ from tests.processes import admin_key, alive, descendants, is_worker_process, se
 
 def second_tenant(ctx) -> Principal:  # type: ignore[no-untyped-def]
     with ctx.db.session() as s:
-        tenant, user = accounts.create_tenant(s, name="other", owner_email="other@example.com")
+        tenant, user = identity.create_tenant(s, name="other", owner_email="other@example.com")
         return Principal(tenant.id, user.id, "owner")
 
 
@@ -45,8 +45,8 @@ def upload(ctx, principal: Principal, files: dict[str, bytes], kb: str = "kb", *
         if not any(k.name == kb for k in knowledgebases.list_visible(s, principal=principal)):
             knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name=kb, **kb_options))
     with ctx.db.session() as s:
-        docs = documents.add_documents(ctx, s, principal=principal, kb_id=kb,
-                                       uploads=[documents.Upload(filename=n, data=d) for n, d in files.items()])
+        docs = catalog.add_documents(ctx, s, principal=principal, kb_id=kb,
+                                       uploads=[catalog.Upload(filename=n, data=d) for n, d in files.items()])
         return [d.id for d in docs]
 
 
@@ -158,7 +158,7 @@ def test_cancel_stops_a_running_task_between_batches(ctx, principal, settings) -
     with pool_of(ctx, settings) as pool:
         wait(lambda: "embedded" in doc_state(ctx, doc_id).message, 120, "embedding to start")
         with ctx.db.session() as s:
-            documents.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
+            catalog.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
         with ctx.db.session() as s:
             (task_id,) = s.scalars(select(Task.id).where(Task.document_id == doc_id))
         wait(lambda: claim_state(ctx, task_id) == "cancelled", 30, "the worker to stop the task")
@@ -238,7 +238,7 @@ def test_a_cancelled_task_stuck_in_one_call_frees_its_worker_within_seconds(ctx,
         stop_outside_a_write(ctx, pid)  # stuck inside one call: no checkpoint reads the cancel
         cancelled = time.monotonic()
         with ctx.db.session() as s:
-            documents.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
+            catalog.cancel(s, principal=principal, kb_id="kb", doc_id=doc_id)
         wait(lambda: pool.pids() and pool.pids()[0] != pid, 30, "the stuck worker to be replaced")
         assert time.monotonic() - cancelled < 10  # grace 1 s, checked twice a second
         assert "cancelled task" in pool.status().last_exits[0] and "RAGLOOM_CANCEL_GRACE_SECONDS" in \
@@ -292,13 +292,13 @@ def test_a_knowledge_build_is_counted_in_health_and_held_to_the_memory_limit(ctx
 
     from ragloom.api.app import create_app
     from ragloom.db.models import KnowledgeBuild
-    from ragloom.service.builds import builds
+    from ragloom.service.builds import lifecycle
     from ragloom.worker import run_one
 
     upload(ctx, principal, {"a.txt": long_text(8)}, parser_config={"chunk_token_num": 64})
     while run_one(ctx, "test"):
         pass
-    (build,) = builds.start(ctx, principal=principal, kb_id="kb", request=BuildRequest(kind="graph")).builds
+    (build,) = lifecycle.start(ctx, principal=principal, kb_id="kb", request=BuildRequest(kind="graph")).builds
     with TestClient(create_app(context=ctx), headers={"Authorization": f"Bearer {admin.new_key.key}"}) as client:
         queue = client.get("/api/v1/health").json()["queue"]
     assert queue["builds_queued"] == 1 and queue["builds_running"] == 0 and queue["queued"] == 0

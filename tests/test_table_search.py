@@ -16,9 +16,9 @@ from ragloom.context import Context, Principal
 from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
-from ragloom.service.documents import chunks, documents
-from ragloom.service.search.search import search
+from ragloom.service.accounts import identity
+from ragloom.service.documents import catalog, chunks
+from ragloom.service.search.retrieval import search
 from ragloom.worker import run_until
 
 STATES = ["Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware",
@@ -55,14 +55,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Context, P
     ctx = Context(Settings(home=tmp_path_factory.mktemp("tables") / "home", workers=0, _env_file=None))
     ctx.init_storage()
     with ctx.db.session() as s:
-        principal = accounts.bootstrap(s).principal
+        principal = identity.bootstrap(s).principal
     with ctx.db.session() as s:
         knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="checks", parser_config={"chunk_token_num": 160}))
     data, values = nics_html()
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="checks",
-                                         uploads=[documents.Upload(filename="nics-2015-11.html", data=data)])
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id="checks",
+                                         uploads=[catalog.Upload(filename="nics-2015-11.html", data=data)])
         doc_id = doc.id
     run_until(ctx, lambda: _status(ctx, principal, doc_id) in ("done", "failed"), poll=0.01)
     assert _status(ctx, principal, doc_id) == "done"
@@ -72,7 +72,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Context, P
 
 def _status(ctx: Context, principal: Principal, doc_id: str) -> str:
     with ctx.db.session() as s:
-        return documents.get(s, principal=principal, kb_id="checks", doc_id=doc_id).status
+        return catalog.get(s, principal=principal, kb_id="checks", doc_id=doc_id).status
 
 
 def test_a_question_naming_a_row_and_a_column_finds_that_rows_chunk_first(world) -> None:  # type: ignore[no-untyped-def]
@@ -115,11 +115,11 @@ def test_chunks_json_gives_each_table_chunk_its_rows_and_a_reparse_is_a_new_vers
     assert tables[0]["table"]["caption"] == "November 2015"
     assert all("table" not in c for c in listed if c["kind"] != "table")  # absent, never null
     with ctx.db.session() as s:
-        before = documents.get(s, principal=principal, kb_id="checks", doc_id=doc_id).active_version_id
-        documents.reparse(ctx, s, principal=principal, kb_id="checks", doc_id=doc_id)
+        before = catalog.get(s, principal=principal, kb_id="checks", doc_id=doc_id).active_version_id
+        catalog.reparse(ctx, s, principal=principal, kb_id="checks", doc_id=doc_id)
     run_until(ctx, lambda: _status(ctx, principal, doc_id) in ("done", "failed"), poll=0.01)
     with ctx.db.session() as s:
-        doc = documents.get(s, principal=principal, kb_id="checks", doc_id=doc_id)
+        doc = catalog.get(s, principal=principal, kb_id="checks", doc_id=doc_id)
         assert doc.status == "done" and doc.active_version_id != before
-        versions = documents.versions(s, principal=principal, kb_id="checks", doc_id=doc_id)
+        versions = catalog.versions(s, principal=principal, kb_id="checks", doc_id=doc_id)
     assert len(versions) == 2

@@ -17,7 +17,7 @@ from ragloom.context import Context
 from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Task
 from ragloom.docstore.base import Filters
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.service.documents import versions
 from ragloom.worker import run_one
 
@@ -262,7 +262,7 @@ def test_a_knowledge_base_that_reviews_versions_holds_every_new_one_but_a_reinde
 
 def test_a_version_of_another_embedding_model_or_a_dropped_index_is_not_made_live(doc: Doc) -> None:
     from ragloom.db.models import KnowledgeBase
-    from ragloom.service.documents import documents
+    from ragloom.service.documents import catalog
 
     doc.replace(V2)
     with doc.ctx.db.session() as s:
@@ -275,9 +275,9 @@ def test_a_version_of_another_embedding_model_or_a_dropped_index_is_not_made_liv
         kb = s.get(KnowledgeBase, doc.kb)
         assert kb is not None
         kb.embedding_model = model
-        principal = accounts.authenticate(s, doc.headers["Authorization"].split()[1])
+        principal = identity.authenticate(s, doc.headers["Authorization"].split()[1])
     with doc.ctx.db.session() as s:
-        documents.reindex(doc.ctx, s, principal=principal, drop=True)
+        catalog.reindex(doc.ctx, s, principal=principal, drop=True)
     assert not any(v["kept"] for v in doc.versions())
     assert doc.activate(1).status_code == 409
 
@@ -307,8 +307,8 @@ def test_table_chunks_show_the_cells_that_changed() -> None:
 def test_another_workspace_s_versions_are_not_found(doc: Doc) -> None:
     doc.replace(V2)
     with doc.ctx.db.session() as s:
-        tenant, _owner = accounts.create_tenant(s, name="other works", owner_email="owner@other.test")
-        key = accounts.create_api_key(s, tenant_id=tenant.id, user_id=_owner.id, name="other").key
+        tenant, _owner = identity.create_tenant(s, name="other works", owner_email="owner@other.test")
+        key = identity.create_api_key(s, tenant_id=tenant.id, user_id=_owner.id, name="other").key
     other = {"Authorization": f"Bearer {key}"}
     calls = [("GET", f"{doc.base}/versions", {}), ("GET", f"{doc.base}/versions/diff", {}),
              ("POST", f"{doc.base}/versions/1/activate", {}), ("POST", f"{doc.base}/versions/1/discard", {}),

@@ -9,7 +9,7 @@ import pytest
 from ragloom.docstore.base import Filters
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 from ragloom.supervisor import WorkerPool
 from tests.ingest.docgen import paragraph
 
@@ -26,14 +26,14 @@ def test_two_worker_processes_ingest_together(ctx, principal, settings) -> None:
         kb_id = kb.id
     texts = {f"doc{i}.md": f"# Doc {i}\n\n" + "\n\n".join(paragraph(rng, 4) for _ in range(6)) for i in range(8)}
     with ctx.db.session() as s:
-        ups = [documents.Upload(filename=n, data=t.encode()) for n, t in texts.items()]
-        documents.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=ups)
+        ups = [catalog.Upload(filename=n, data=t.encode()) for n, t in texts.items()]
+        catalog.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=ups)
     pool = WorkerPool(settings, 2).start()
     try:
         deadline = time.monotonic() + 300
         while True:
             with ctx.db.session() as s:
-                docs, _ = documents.list_documents(s, principal=principal, kb_id=kb_id)
+                docs, _ = catalog.list_documents(s, principal=principal, kb_id=kb_id)
                 state = [(d.id, d.status, d.chunk_count, d.message) for d in docs]
             if all(st in ("done", "failed") for _, st, _, _ in state):
                 break

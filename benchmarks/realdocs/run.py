@@ -17,7 +17,7 @@ from typing import Any
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.evaluation import run_eval
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 
 HERE = Path(__file__).resolve().parent
 MODES = ("keyword", "vector", "hybrid")
@@ -54,7 +54,7 @@ def main() -> None:
     ctx.init_storage()
     try:
         with ctx.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
         report = run_eval(ctx, principal, HERE, modes=MODES, answers=True, corpus_root=args.corpus)
     finally:
         ctx.close()

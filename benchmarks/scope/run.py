@@ -32,9 +32,9 @@ from ragloom.schemas.assistants import AssistantCreate
 from ragloom.schemas.chats import CompletionRequest
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
-from ragloom.service.chat import assistants, chat
-from ragloom.service.documents import documents
+from ragloom.service.accounts import identity
+from ragloom.service.chat import assistants, completion
+from ragloom.service.documents import catalog
 from ragloom.worker import run_until
 
 BUTTONS = ["red", "blue", "green", "yellow", "white", "black", "orange"]
@@ -124,9 +124,9 @@ def run(ctx: Context, principal: Principal, assistant: str, case: Case) -> dict[
     session = None
     replies = []
     for text in case.turns:
-        prepared = chat.prepare(ctx, principal=principal, assistant_id=assistant,
+        prepared = completion.prepare(ctx, principal=principal, assistant_id=assistant,
                                 request=CompletionRequest(question=text, session_id=session))
-        reply = chat.complete(ctx, principal=principal, prepared=prepared)
+        reply = completion.complete(ctx, principal=principal, prepared=prepared)
         session = reply.session_id
         replies.append(reply)
         status = reply.explain.scope.status if reply.explain.scope is not None else "none"
@@ -169,12 +169,12 @@ def main() -> None:
         ctx = Context(Settings(home=Path(tmp) / "home", _env_file=None))
         ctx.init_storage()
         with ctx.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
             kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="manuals")).id
-            docs = documents.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=[
-                documents.Upload(filename=m.name, data=m.text().encode()) for m in ms])
+            docs = catalog.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=[
+                catalog.Upload(filename=m.name, data=m.text().encode()) for m in ms])
             for doc, m in zip(docs, ms, strict=True):
-                documents.set_metadata(s, principal=principal, kb_id=kb, doc_id=doc.id, changes=m.metadata())
+                catalog.set_metadata(s, principal=principal, kb_id=kb, doc_id=doc.id, changes=m.metadata())
             doc_ids = [d.id for d in docs]
 
         def done() -> bool:

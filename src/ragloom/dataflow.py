@@ -336,7 +336,7 @@ class Answer:
     (written by the chat model ``model``); left empty it follows ``model`` (``"extractive"`` or
     not). ``truncated`` is True when the chat model stopped at its ``max_tokens`` (the text may end
     mid-sentence). Its JSON form (the API's answer body) is built by
-    :func:`ragloom.service.views.answer_view`
+    :func:`ragloom.service.search.views.answer_view`
     (as :class:`ragloom.schemas.answers.CitedAnswer`).
     """
 

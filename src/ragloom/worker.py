@@ -37,7 +37,7 @@ from ragloom.context import Context
 from ragloom.db import builds, queue, tasks, workers
 from ragloom.db.models import Task
 from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
-from ragloom.service.builds.builds import run_build
+from ragloom.service.builds.lifecycle import run_build
 from ragloom.service.documents.ingestion import fail_version, load_job, run_tasks, settle_cancelled
 from ragloom.states import TaskStatus
 
@@ -185,7 +185,7 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
 def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None,
                   on_claim: Callable[[str | None], None] | None = None,
                   yielding: Callable[[], bool] | None = None, own_process: bool = False) -> str | None:
-    """Claim and run one knowledge build (:mod:`ragloom.service.builds.builds`) — when no ingestion task waits:
+    """Claim and run one knowledge build (:mod:`ragloom.service.builds.lifecycle`) — when no ingestion task waits:
     documents are parsed before knowledge is built over them. Returns its id, or ``None``."""
     s_ = ctx.settings
     with ctx.db.session() as s:

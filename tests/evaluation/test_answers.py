@@ -19,7 +19,7 @@ from ragloom.errors import InvalidRequestError
 from ragloom.evaluation import load_dataset, run_eval, shipped_set
 from ragloom.evaluation.answers import cited_sentences as count_cited
 from ragloom.evaluation.answers import contains_gold, normalise
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.cli import ragloom
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -154,7 +154,7 @@ def test_the_chat_model_is_measured_beside_the_extractive_answerer(tmp_path: Pat
     ctx.init_storage()
     try:
         with ctx.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
         report = run_eval(ctx, principal, gold_set, modes=("keyword",), answers=True)
     finally:
         ctx.close()

@@ -12,7 +12,7 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.evaluation import rank_ids, run_eval, shipped_set
 from ragloom.evaluation.dataset import load_dataset
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from tests.evaluation.test_runner import _cand
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -61,7 +61,7 @@ def test_keywords_variant_counts_chat_model_calls(tmp_path: Path) -> None:
         ctx.init_storage()
         try:
             with ctx.db.session() as s:
-                principal = accounts.bootstrap(s).principal
+                principal = identity.bootstrap(s).principal
             report = run_eval(ctx, principal, shipped_set("multidoc"), modes=("hybrid",), max_corpus=6,
                               enrich=("keywords",))
         finally:

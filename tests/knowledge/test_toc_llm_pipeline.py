@@ -16,8 +16,8 @@ from ragloom.knowledge.toc import load_toc
 from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
-from ragloom.service.documents import documents
-from ragloom.service.search.search import search
+from ragloom.service.documents import catalog
+from ragloom.service.search.retrieval import search
 from ragloom.worker import run_until
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.knowledge.test_toc_llm import script_toc
@@ -64,18 +64,18 @@ def _ingest(ctx: Context, principal, text: str, parser_config: dict):  # type: i
         knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="manuals", parser_config=parser_config))
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="manuals",
-                                         uploads=[documents.Upload(filename="espresso.txt", data=text.encode())])
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id="manuals",
+                                         uploads=[catalog.Upload(filename="espresso.txt", data=text.encode())])
         doc_id = doc.id
 
     def done() -> bool:
         with ctx.db.session() as s:
-            return documents.get(s, principal=principal, kb_id="manuals", doc_id=doc_id).status in (
+            return catalog.get(s, principal=principal, kb_id="manuals", doc_id=doc_id).status in (
                 "done", "failed")
 
     run_until(ctx, done, poll=0.01)
     with ctx.db.session() as s:
-        doc = documents.get(s, principal=principal, kb_id="manuals", doc_id=doc_id)
+        doc = catalog.get(s, principal=principal, kb_id="manuals", doc_id=doc_id)
         return doc.status, doc.message, doc.active_version_id
 
 
@@ -123,13 +123,13 @@ def test_a_failing_chat_model_leaves_the_document_without_toc(ctx, principal, ll
 
 
 def test_without_a_chat_model_there_is_no_toc_and_the_reason_is_recorded(tmp_path: Path) -> None:
-    from ragloom.service.accounts import accounts
+    from ragloom.service.accounts import identity
 
     c = Context(Settings(home=tmp_path / "plain", workers=0, _env_file=None))
     c.init_storage()
     try:
         with c.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
         status, message, version = _ingest(c, principal, MANUAL, {"toc_extraction": True})
         assert status == "done" and "no TOC: toc_extraction needs a chat model" in message
         assert _toc_rows(c, principal, version) == []
@@ -143,12 +143,12 @@ def test_a_document_with_headings_needs_no_model(ctx, principal, llm) -> None:
         knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
             name="md", parser_config={"toc_extraction": True}))
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="md",
-                                         uploads=[documents.Upload(filename="guide.md", data=text.encode())])
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id="md",
+                                         uploads=[catalog.Upload(filename="guide.md", data=text.encode())])
         doc_id = doc.id
     run_until(ctx, lambda: _status(ctx, principal, "md", doc_id) in ("done", "failed"), poll=0.01)
     with ctx.db.session() as s:
-        version = documents.get(s, principal=principal, kb_id="md", doc_id=doc_id).active_version_id
+        version = catalog.get(s, principal=principal, kb_id="md", doc_id=doc_id).active_version_id
     (row,) = _toc_rows(ctx, principal, version)
     assert [e.title for e in load_toc(row.content)] == ["Guide", "Descaling", "Warranty"]
     assert not any(r.path.endswith("/chat/completions") for r in llm.requests)
@@ -156,11 +156,11 @@ def test_a_document_with_headings_needs_no_model(ctx, principal, llm) -> None:
 
 def _status(ctx: Context, principal, kb: str, doc_id: str) -> str:  # type: ignore[no-untyped-def]
     with ctx.db.session() as s:
-        return documents.get(s, principal=principal, kb_id=kb, doc_id=doc_id).status
+        return catalog.get(s, principal=principal, kb_id=kb, doc_id=doc_id).status
 
 
 def test_toc_extraction_parses_a_long_pdf_as_one_task(tmp_path: Path) -> None:
-    from ragloom.service.documents.documents import WHOLE, page_ranges
+    from ragloom.service.documents.catalog import WHOLE, page_ranges
     from tests.ingest.docgen import make_pdf
 
     pdf = tmp_path / "long.pdf"

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, Task
-from ragloom.service.search.search import search
+from ragloom.service.search.retrieval import search
 from tests.ingest.docgen import paragraph
 from tests.live import app_client
 from tests.test_builds import drain

@@ -10,7 +10,7 @@ import pytest
 
 from ragloom.retrieval.fusion import NormalizedFusion, Sides, WeightedFusion, cross_language_weight
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service.search.search import search
+from ragloom.service.search.retrieval import search
 from tests.test_retrieval import _ingest
 
 ENGLISH = {

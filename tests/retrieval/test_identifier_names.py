@@ -11,7 +11,7 @@ import pytest
 from ragloom.nlp.names import telling_name
 from ragloom.retrieval.rerank import rerank_text
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service.search.search import search
+from ragloom.service.search.retrieval import search
 from tests.test_retrieval import _ingest
 
 TEXTS = [

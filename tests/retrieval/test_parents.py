@@ -111,8 +111,8 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
     from ragloom.retrieval.rerank import rank_key
     from ragloom.schemas.options import RetrievalOptions
     from ragloom.service import knowledgebases
-    from ragloom.service.accounts import accounts
-    from ragloom.service.search.search import search
+    from ragloom.service.accounts import identity
+    from ragloom.service.search.retrieval import search
     from tests.fakes.openai_server import FakeOpenAIServer
     from tests.test_retrieval import _ingest
 
@@ -125,7 +125,7 @@ def test_reranked_parent_child_retrieval_end_to_end(tmp_path) -> None:
         ctx.init_storage()
         try:
             with ctx.db.session() as s:
-                principal = accounts.bootstrap(s).principal
+                principal = identity.bootstrap(s).principal
                 knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(
                     name="shelves", chunk_method="title", parser_config={"children_delimiter": "."}))
             _ingest(ctx, principal, "shelves", {"shelves.md": text})

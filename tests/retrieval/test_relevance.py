@@ -18,7 +18,7 @@ from ragloom.schemas.datasets import KBUpdate
 from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
 from ragloom.service import knowledgebases
 from ragloom.service.search import answers
-from ragloom.service.search.search import search
+from ragloom.service.search.retrieval import search
 from tests.test_retrieval import MIXED, _ingest
 
 ABSENT = ["What is the best opening move in chess for a beginner?", "Who wrote the opera The Magic Flute?",

@@ -17,10 +17,10 @@ from ragloom.retrieval.features import TAG_WEIGHT, RankFeatures, tag_cosine
 from ragloom.schemas.datasets import KBCreate, KBUpdate
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
-from ragloom.service.documents import documents
+from ragloom.service.accounts import identity
+from ragloom.service.documents import catalog
 from ragloom.service.documents.chunks import list_chunks
-from ragloom.service.search.search import search
+from ragloom.service.search.retrieval import search
 from ragloom.service.search.tags import kb_tags
 from ragloom.worker import run_until
 
@@ -58,8 +58,8 @@ def make_kb(ctx, principal, name: str, **fields) -> str:
 
 def upload(ctx, principal, kb: str, files: dict[str, bytes]) -> list[str]:
     with ctx.db.session() as s:
-        ups = [documents.Upload(filename=n, data=d) for n, d in files.items()]
-        ids = [d.id for d in documents.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=ups)]
+        ups = [catalog.Upload(filename=n, data=d) for n, d in files.items()]
+        ids = [d.id for d in catalog.add_documents(ctx, s, principal=principal, kb_id=kb, uploads=ups)]
     drain(ctx, principal, kb, ids)
     return ids
 
@@ -67,7 +67,7 @@ def upload(ctx, principal, kb: str, files: dict[str, bytes]) -> list[str]:
 def drain(ctx, principal, kb: str, ids: list[str]) -> None:
     def done() -> bool:
         with ctx.db.session() as s:
-            docs, _ = documents.list_documents(s, principal=principal, kb_id=kb)
+            docs, _ = catalog.list_documents(s, principal=principal, kb_id=kb)
             return all(d.status in ("done", "failed") for d in docs if d.id in ids)
 
     run_until(ctx, done, poll=0.01)
@@ -80,7 +80,7 @@ def chunks_of(ctx, principal, kb: str, doc_id: str):
 
 def status(ctx, principal, kb: str, doc_id: str):
     with ctx.db.session() as s:
-        return documents.get(s, principal=principal, kb_id=kb, doc_id=doc_id)
+        return catalog.get(s, principal=principal, kb_id=kb, doc_id=doc_id)
 
 
 @pytest.fixture
@@ -194,7 +194,7 @@ def test_reindex_keeps_tags(ctx, principal, tag_set) -> None:
     notes = make_kb(ctx, principal, "notes", tag_kb_ids=[tag_set])
     upload(ctx, principal, notes, {"note.md": NOTE.encode()})
     with ctx.db.session() as s:
-        docs = documents.reindex(ctx, s, principal=principal, drop=True)
+        docs = catalog.reindex(ctx, s, principal=principal, drop=True)
     for kb in (tag_set, notes):
         drain(ctx, principal, kb, [d.id for d in docs if d.kb_id == kb])
     (doc_id,) = [d.id for d in docs if d.kb_id == notes]
@@ -229,7 +229,7 @@ def test_tag_kb_ids_are_validated(ctx, principal, tag_set) -> None:
 
 def test_another_tenants_tag_set_is_not_found(ctx, principal, tag_set) -> None:
     with ctx.db.session() as s:
-        tenant, user = accounts.create_tenant(s, name="other", owner_email="owner@other.test")
+        tenant, user = identity.create_tenant(s, name="other", owner_email="owner@other.test")
     other = Principal(tenant_id=tenant.id, user_id=user.id, role="owner")
     with pytest.raises(NotFoundError):
         make_kb(ctx, other, "theirs", tag_kb_ids=[tag_set])
@@ -249,7 +249,7 @@ def test_untaggable_chunks_go_to_the_chat_model_when_one_is_configured(tmp_path)
         ctx.init_storage()
         try:
             with ctx.db.session() as s:
-                principal = accounts.bootstrap(s).principal
+                principal = identity.bootstrap(s).principal
             tags = make_kb(ctx, principal, "tags", chunk_method="tag")
             upload(ctx, principal, tags, {"tags.csv": tag_csv()})
             notes = make_kb(ctx, principal, "notes", tag_kb_ids=[tags])

@@ -17,8 +17,8 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Task
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
-from ragloom.service.documents import documents
+from ragloom.service.accounts import identity
+from ragloom.service.documents import catalog
 from ragloom.service.documents.gc import collect_garbage
 from ragloom.storage.keys import object_path
 from ragloom.storage.s3 import S3Store
@@ -109,8 +109,8 @@ def _upload(ctx: Context, principal: Principal, name: str, data: bytes) -> str:
         if not any(k.name == "kb" for k in knowledgebases.list_visible(s, principal=principal)):
             knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="kb"))
     with ctx.db.session() as s:
-        (doc,) = documents.add_documents(ctx, s, principal=principal, kb_id="kb",
-                                         uploads=[documents.Upload(filename=name, data=data)])
+        (doc,) = catalog.add_documents(ctx, s, principal=principal, kb_id="kb",
+                                         uploads=[catalog.Upload(filename=name, data=data)])
         return doc.id
 
 
@@ -121,11 +121,11 @@ def test_an_old_unreferenced_object_uploaded_again_during_a_collection_survives_
     ctx.init_storage()
     try:
         with ctx.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
         data = b"# Again\n\nUploaded, deleted, uploaded again.\n"
         first = _upload(ctx, principal, "again.md", data)
         with ctx.db.session() as s:
-            documents.delete_documents(ctx, s, principal=principal, kb_id="kb", doc_ids=[first])
+            catalog.delete_documents(ctx, s, principal=principal, kb_id="kb", doc_ids=[first])
         _age_bucket(s3, bucket, 2 * HOUR)  # unreferenced and old: a collection that scans now picks it
         key = f"{principal.tenant_id}/{hashlib.sha256(data).hexdigest()}"
         store = ctx.objects
@@ -146,7 +146,7 @@ def test_an_old_unreferenced_object_uploaded_again_during_a_collection_survives_
         assert report.deleted == 0 and report.kept_young == 1 and ctx.objects.get(key) == data
         _drain(ctx)
         with ctx.db.session() as s:
-            assert documents.original_file(ctx, s, principal=principal, kb_id="kb", doc_id=again[0]) \
+            assert catalog.original_file(ctx, s, principal=principal, kb_id="kb", doc_id=again[0]) \
                 == ("again.md", data)
     finally:
         ctx.close()

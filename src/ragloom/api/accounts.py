@@ -18,7 +18,7 @@ from ragloom.schemas.accounts import LogIn, Me, PasswordChange, SignedIn, SignUp
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.workspaces import WorkspaceSwitch, WorkspaceView
 from ragloom.service.accounts import signin, workspaces
-from ragloom.service.views import user_view
+from ragloom.service.accounts.views import user_view
 from ragloom.web import cookies
 
 router = APIRouter(tags=["accounts"], responses=CALLER_ERRORS)

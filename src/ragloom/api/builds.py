@@ -10,8 +10,8 @@ from fastapi import APIRouter, Query
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.schemas.builds import Build, BuildList, BuildRequest, BuildsStarted
-from ragloom.service.builds import builds
-from ragloom.service.builds.build_views import build_view
+from ragloom.service.builds import lifecycle
+from ragloom.service.builds.views import build_view
 
 router = APIRouter(prefix="/datasets/{dataset_id}/builds", tags=["builds"], responses=CALLER_ERRORS)
 
@@ -23,7 +23,7 @@ def start_build(dataset_id: str, body: BuildRequest, ctx: ContextDep, principal:
     """Estimate a build (chat-model calls and prompt tokens, from the chunks and the method) and, unless
     ``dry_run``, queue it: one for the dataset (its documents whose part is up to date are skipped) or one
     per document of ``document_ids``. Workers run builds when no document waits to be parsed."""
-    return builds.start(ctx, principal=principal, kb_id=dataset_id, request=body)
+    return lifecycle.start(ctx, principal=principal, kb_id=dataset_id, request=body)
 
 
 @router.get("")
@@ -35,7 +35,7 @@ def list_builds(
 ) -> BuildList:
     """The dataset's builds, newest first, with their stage, progress, estimate and costs."""
     with ctx.db.session() as s:
-        rows, total = builds.list_builds(s, principal=principal, kb_id=dataset_id, kind=kind, status=status,
+        rows, total = lifecycle.list_builds(s, principal=principal, kb_id=dataset_id, kind=kind, status=status,
                                          offset=(page - 1) * page_size, limit=page_size)
         return BuildList(builds=[build_view(r) for r in rows], total=total)
 
@@ -43,7 +43,7 @@ def list_builds(
 @router.get("/{build_id}")
 def get_build(dataset_id: str, build_id: str, ctx: ContextDep, principal: PrincipalDep) -> Build:
     with ctx.db.session() as s:
-        return build_view(builds.get_build(s, principal=principal, kb_id=dataset_id, build_id=build_id))
+        return build_view(lifecycle.get_build(s, principal=principal, kb_id=dataset_id, build_id=build_id))
 
 
 @router.post("/{build_id}/cancel")
@@ -51,4 +51,4 @@ def cancel_build(dataset_id: str, build_id: str, ctx: ContextDep, principal: Pri
     """Cancel a build: a queued one at once, a running one at its next step (what it stored unfinished is
     deleted; what earlier builds published stays)."""
     with ctx.db.session() as s:
-        return build_view(builds.cancel(s, principal=principal, kb_id=dataset_id, build_id=build_id))
+        return build_view(lifecycle.cancel(s, principal=principal, kb_id=dataset_id, build_id=build_id))

@@ -26,8 +26,8 @@ from ragloom.schemas.sessions import (
     SessionView,
 )
 from ragloom.schemas.system import ErrorBody
-from ragloom.service.chat import assistants, chat, sessions
-from ragloom.service.chat.chat_views import assistant_view, message_view, session_detail, session_view
+from ragloom.service.chat import assistants, completion, sessions
+from ragloom.service.chat.views import assistant_view, message_view, session_detail, session_view
 
 router = APIRouter(prefix="/chats", tags=["chats"], responses=CALLER_ERRORS)
 
@@ -194,11 +194,11 @@ def completions(chat_id: str, body: CompletionRequest, ctx: ContextDep,
                 principal: PrincipalDep) -> ChatReply | StreamingResponse:
     """Ask an assistant a question in a session (a new session without ``session_id``). The question and
     the answer are stored; the answer's references keep the document versions they cite."""
-    prepared = chat.prepare(ctx, principal=principal, assistant_id=chat_id, request=body)
+    prepared = completion.prepare(ctx, principal=principal, assistant_id=chat_id, request=body)
     if not body.stream:
-        return chat.complete(ctx, principal=principal, prepared=prepared)
+        return completion.complete(ctx, principal=principal, prepared=prepared)
     # Start the answer before the response, so a failing chat model still gets a proper status code.
-    events = chat.complete_stream(ctx, principal=principal, prepared=prepared)
+    events = completion.complete_stream(ctx, principal=principal, prepared=prepared)
     first = next(events)
     return StreamingResponse(_sse(first, events), media_type="text/event-stream")
 

@@ -12,7 +12,7 @@ from ragloom.schemas.datasets import Dataset, DatasetList, DatasetTags, KBCreate
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
 from ragloom.service.documents.reindex import reindex
-from ragloom.service.views import kb_view
+from ragloom.service.knowledgebases import kb_view
 
 router = APIRouter(prefix="/datasets", tags=["datasets"], responses=CALLER_ERRORS)
 

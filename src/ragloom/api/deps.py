@@ -11,7 +11,7 @@ from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBea
 from ragloom.api.ratelimit import RateLimiter, address_key, charge, charged
 from ragloom.context import Caller, Context, Principal
 from ragloom.errors import AuthenticationError, PermissionDeniedError
-from ragloom.service.accounts import accounts, signin
+from ragloom.service.accounts import identity, signin
 from ragloom.states import KeyScope
 from ragloom.web import cookies
 
@@ -56,7 +56,7 @@ def authenticate(ctx: Context, authorization: str, session_token: str | None) ->
         if scheme.lower() != "bearer" or not key.strip():
             raise AuthenticationError(MISSING)
         with ctx.db.session() as s:
-            p = accounts.authenticate(s, key.strip())
+            p = identity.authenticate(s, key.strip())
         return Caller(p.user_id, p.tenant_id, p.role, p.scope)
     if session_token:
         with ctx.db.session() as s:
@@ -115,7 +115,7 @@ def rate_bucket(caller: Caller, authorization: str) -> tuple[str, str]:
     """The rate-limit bucket of a caller and what it is per: its API key (by the key's hash), or for
     a web session the user in the workspace they act in (:mod:`ragloom.api.ratelimit`)."""
     if caller.session_id is None:
-        return "key:" + accounts.hash_key(authorization.partition(" ")[2].strip()), "API key"
+        return "key:" + identity.hash_key(authorization.partition(" ")[2].strip()), "API key"
     return f"user:{caller.user_id}:{caller.tenant_id}", "user in a workspace"
 
 

@@ -5,7 +5,7 @@ endpoint is ``http://<ragloom>/api/v1/dify`` and whose API key is a ragloom key 
 dataset named by the request's ``knowledge_id`` (a dataset id or name the key may read).
 The request and response follow Dify's specification
 (https://docs.dify.ai/en/use-dify/knowledge/external-knowledge-api); the search is the retrieval use
-case :func:`ragloom.service.search.search.search`, the same as ``POST /retrieval``.
+case :func:`ragloom.service.search.retrieval.search`, the same as ``POST /retrieval``.
 
 Errors use Dify's body, ``{"error_code": int, "error_msg": str}``, not the API's
 ``{"error", "message"}``: 1001 (no ``Authorization: Bearer <key>`` header) and 1002 (an unknown key)
@@ -51,9 +51,9 @@ from ragloom.schemas.dify import (
 )
 from ragloom.schemas.options import MAX_PAGE_SIZE, RetrievalOptions
 from ragloom.schemas.system import ErrorBody
-from ragloom.service.accounts import accounts
-from ragloom.service.search.search import search
-from ragloom.service.views import retrieval_view
+from ragloom.service.accounts import identity
+from ragloom.service.search.retrieval import search
+from ragloom.service.search.views import retrieval_view
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ def dify_principal(request: Request, ctx: ContextDep, _bearer: BearerDep) -> Pri
                           "Invalid Authorization header format. Expected 'Bearer <api-key>' format.")
     try:
         with ctx.db.session() as s:
-            principal = accounts.authenticate(s, key)
+            principal = identity.authenticate(s, key)
     except AuthenticationError as exc:
         raise DifyFailure(AUTHORIZATION_FAILED, 403, f"Authorization failed: {exc.message}") from exc
     bucket, per = rate_bucket(Caller(principal.user_id, principal.tenant_id, principal.role), header)

@@ -27,8 +27,14 @@ from ragloom.schemas.documents import (
     VersionList,
 )
 from ragloom.service import knowledgebases
-from ragloom.service.documents import chunk_edits, chunks, documents, versions
-from ragloom.service.views import document_view, pages_view, stored_chunk_view, version_diff_view, version_view
+from ragloom.service.documents import catalog, chunk_edits, chunks, versions
+from ragloom.service.documents.views import (
+    document_view,
+    pages_view,
+    stored_chunk_view,
+    version_diff_view,
+    version_view,
+)
 
 # the upload route's multipart body is received straight to disk (api/uploads.py)
 router = APIRouter(prefix="/datasets/{dataset_id}/documents", tags=["documents"], responses=CALLER_ERRORS,
@@ -58,10 +64,10 @@ def upload_documents(
     config = knowledgebases.parse_config_json(parser_config) if parser_config else None
     # each file was received to disk, hashed and held to RAGLOOM_MAX_UPLOAD_MB as it arrived (api/uploads.py);
     # the object store takes it from there (a rename on the local engine)
-    uploads = [documents.Upload(filename=f.filename or "", content_type=f.content_type or "",
+    uploads = [catalog.Upload(filename=f.filename or "", content_type=f.content_type or "",
                                 spooled=spooled(f, ctx.settings)) for f in file]
     with ctx.db.session() as s:
-        docs = documents.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads,
+        docs = catalog.add_documents(ctx, s, principal=principal, kb_id=dataset_id, uploads=uploads,
                                        chunk_method=chunk_method, parser_config=config, stage=stage)
         return UploadedDocuments(documents=[document_view(d) for d in docs])
 
@@ -75,19 +81,19 @@ def list_documents(
     name: Annotated[str | None, Query(max_length=256, description="part of the name (case-insensitive)")] = None,
 ) -> DocumentList:
     """The dataset's documents, oldest first; ``total`` counts those the filters keep."""
-    where = documents.DocumentFilter(status=status, type=type, name=name)
+    where = catalog.DocumentFilter(status=status, type=type, name=name)
     with ctx.db.session() as s:
-        docs, total = documents.list_documents(
+        docs, total = catalog.list_documents(
             s, principal=principal, kb_id=dataset_id, offset=(page - 1) * page_size, limit=page_size, where=where
         )
-        facts = documents.file_facts(s, docs)
+        facts = catalog.file_facts(s, docs)
         return DocumentList(documents=[document_view(d, facts) for d in docs], total=total)
 
 
 @router.get("/{document_id}")
 def get_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
-        return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id))
+        return document_view(catalog.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id))
 
 
 @router.get("/{document_id}/versions")
@@ -96,9 +102,9 @@ def list_versions(dataset_id: str, document_id: str, ctx: ContextDep, principal:
     replaced file makes a new one, published atomically when all its tasks are done. Each says why it
     was made and by whom, and whether it is ``kept`` (can be rolled back to and compared)."""
     with ctx.db.session() as s:
-        doc = documents.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id)
-        rows = documents.versions(s, principal=principal, kb_id=dataset_id, doc_id=document_id)
-        users = documents.user_names(s, {u for v in rows for u in (v.created_by, v.published_by) if u})
+        doc = catalog.get(s, principal=principal, kb_id=dataset_id, doc_id=document_id)
+        rows = catalog.versions(s, principal=principal, kb_id=dataset_id, doc_id=document_id)
+        users = catalog.user_names(s, {u for v in rows for u in (v.created_by, v.published_by) if u})
         return VersionList(versions=[version_view(v, doc, users) for v in rows],
                            active_version_id=doc.active_version_id)
 
@@ -131,7 +137,7 @@ def activate_version(
     were dropped (re-parse to rebuild)."""
     doc_id = versions.activate(ctx, principal=principal, kb_id=dataset_id, doc_id=document_id, version=version_id)
     with ctx.db.session() as s:
-        return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=doc_id))
+        return document_view(catalog.get(s, principal=principal, kb_id=dataset_id, doc_id=doc_id))
 
 
 @router.post("/{document_id}/versions/{version_id}/discard")
@@ -144,7 +150,7 @@ def discard_version(
     version they see. 409 for a version that does not wait for review."""
     doc_id = versions.discard(ctx, principal=principal, kb_id=dataset_id, doc_id=document_id, version=version_id)
     with ctx.db.session() as s:
-        return document_view(documents.get(s, principal=principal, kb_id=dataset_id, doc_id=doc_id))
+        return document_view(catalog.get(s, principal=principal, kb_id=dataset_id, doc_id=doc_id))
 
 
 @router.put("/{document_id}/file", status_code=202, dependencies=[rate_limited("upload")], responses=RATE_LIMITED)
@@ -157,10 +163,10 @@ def replace_file(
     """New content for the document, keeping its id, metadata, chunk edits and history: a new version,
     published when built (readers see the current one until then). Content equal to the latest
     version's makes none."""
-    upload = documents.Upload(filename=file.filename or "", content_type=file.content_type or "",
+    upload = catalog.Upload(filename=file.filename or "", content_type=file.content_type or "",
                               spooled=spooled(file, ctx.settings))
     with ctx.db.session() as s:
-        doc = documents.replace_file(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+        doc = catalog.replace_file(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                      upload=upload, stage=stage)
         return document_view(doc)
 
@@ -169,7 +175,7 @@ def replace_file(
 def update_document(dataset_id: str, document_id: str, body: DocumentUpdate, ctx: ContextDep,
                     principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
-        doc = documents.set_chunking(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+        doc = catalog.set_chunking(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                      chunk_method=body.chunk_method, parser_config=body.parser_config)
         return document_view(doc)
 
@@ -178,7 +184,7 @@ def update_document(dataset_id: str, document_id: str, body: DocumentUpdate, ctx
 def update_metadata(dataset_id: str, document_id: str, body: MetadataUpdate, ctx: ContextDep,
                     principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
-        doc = documents.set_metadata(s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+        doc = catalog.set_metadata(s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                      changes=body.metadata)
         return document_view(doc)
 
@@ -239,7 +245,7 @@ def download_file(dataset_id: str, document_id: str, ctx: ContextDep, principal:
     from ragloom.schemas.names import ascii_filename
 
     with ctx.db.session() as s:
-        stored = documents.open_original(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+        stored = catalog.open_original(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                                          version_id=version_id)
     # an attachment in a sandbox: an uploaded HTML or SVG file never runs as this site's page
     name = stored.name
@@ -256,7 +262,7 @@ def list_pages(dataset_id: str, document_id: str, ctx: ContextDep, principal: Pr
                version_id: str | None = None) -> PageList:
     """Page sizes in PDF points (positions are in these units) and preview image links."""
     with ctx.db.session() as s:
-        rows = documents.pages(s, principal=principal, kb_id=dataset_id, doc_id=document_id, version_id=version_id)
+        rows = catalog.pages(s, principal=principal, kb_id=dataset_id, doc_id=document_id, version_id=version_id)
     return pages_view(rows, base=f"/api/v1/datasets/{dataset_id}/documents/{document_id}/pages",
                       version_id=version_id)
 
@@ -270,7 +276,7 @@ def page_image(dataset_id: str, document_id: str, page: Annotated[int, Path(ge=1
                                                    "wide (a thumbnail); the stored image when absent or "
                                                    "narrower")] = None) -> Response:
     with ctx.db.session() as s:
-        image = documents.page_png(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id, page=page,
+        image = catalog.page_png(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id, page=page,
                                    version_id=version_id, width=width)
     return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
 
@@ -287,7 +293,7 @@ def preview(dataset_id: str, document_id: str, ctx: ContextDep, principal: Princ
     """The HTML view of a flowing document (DOCX, HTML, Markdown, e-mail, sheets...): one element per
     block, anchored ``#b{n}``; a citation's view positions ``[0, 0, 0, n, n]`` name the blocks."""
     with ctx.db.session() as s:
-        page = documents.view(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+        page = catalog.view(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
                               version_id=version_id, highlight=[int(n) for n in highlight.split(",") if n])
     return Response(page, media_type="text/html; charset=utf-8",
                     headers={"Content-Security-Policy": VIEW_POLICY, "Cache-Control": "private, max-age=3600"})
@@ -297,7 +303,7 @@ def preview(dataset_id: str, document_id: str, ctx: ContextDep, principal: Princ
 def delete_documents(dataset_id: str, body: DocumentIds, ctx: ContextDep,
                      principal: PrincipalDep) -> DeletedDocuments:
     with ctx.db.session() as s:
-        n = documents.delete_documents(ctx, s, principal=principal, kb_id=dataset_id, doc_ids=body.ids)
+        n = catalog.delete_documents(ctx, s, principal=principal, kb_id=dataset_id, doc_ids=body.ids)
     return DeletedDocuments(deleted=n)
 
 
@@ -305,10 +311,10 @@ def delete_documents(dataset_id: str, body: DocumentIds, ctx: ContextDep,
              responses=RATE_LIMITED)
 def reparse_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
-        return document_view(documents.reparse(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id))
+        return document_view(catalog.reparse(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id))
 
 
 @router.post("/{document_id}/cancel")
 def cancel_document(dataset_id: str, document_id: str, ctx: ContextDep, principal: PrincipalDep) -> Document:
     with ctx.db.session() as s:
-        return document_view(documents.cancel(s, principal=principal, kb_id=dataset_id, doc_id=document_id))
+        return document_view(catalog.cancel(s, principal=principal, kb_id=dataset_id, doc_id=document_id))

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.responses import CALLER_ERRORS
 from ragloom.schemas.graph import GraphView
-from ragloom.service.builds import graph_build
+from ragloom.service.builds import graph
 
 router = APIRouter(prefix="/datasets/{dataset_id}/graph", tags=["builds"], responses=CALLER_ERRORS)
 
@@ -21,4 +21,4 @@ def get_graph(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
     """The dataset's knowledge graph: its ``limit`` entities of highest PageRank with their type and
     community, the relations among them (weight, description), and the communities (title, summary).
     404 when no graph is built yet (POST .../builds with kind ``graph``)."""
-    return graph_build.graph_view(ctx, principal=principal, kb_id=dataset_id, limit=limit)
+    return graph.graph_view(ctx, principal=principal, kb_id=dataset_id, limit=limit)

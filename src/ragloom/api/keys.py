@@ -14,8 +14,8 @@ from ragloom.context import Principal
 from ragloom.errors import PermissionDeniedError
 from ragloom.schemas.audit import AuditLog
 from ragloom.schemas.keys import ApiKeyInfo, ApiKeyList, KeyCreate, NewApiKey
-from ragloom.service.accounts import accounts, audit, workspaces
-from ragloom.service.views import audit_view, key_view
+from ragloom.service.accounts import audit, identity, workspaces
+from ragloom.service.accounts.views import audit_view, key_view
 from ragloom.states import Role
 
 router = APIRouter(tags=["keys"], responses=CALLER_ERRORS)
@@ -34,25 +34,25 @@ def create_key(body: KeyCreate, ctx: ContextDep, caller: CallerDep) -> NewApiKey
             principal = Principal(body.workspace_id, caller.user_id, Role(member.role), caller.scope)
         else:
             principal = caller.principal()
-        new = accounts.create_api_key(s, tenant_id=principal.tenant_id, user_id=principal.user_id, name=body.name,
+        new = identity.create_api_key(s, tenant_id=principal.tenant_id, user_id=principal.user_id, name=body.name,
                                       scope=body.scope, expires_at=body.expiry(datetime.now(UTC)))
-        row = accounts.get_api_key(s, principal=principal, key_id=new.id)
-        return NewApiKey(**key_view(row, accounts.key_state(row)).model_dump(), key=new.key)
+        row = identity.get_api_key(s, principal=principal, key_id=new.id)
+        return NewApiKey(**key_view(row, identity.key_state(row)).model_dump(), key=new.key)
 
 
 @router.get("/keys")
 def list_keys(ctx: ContextDep, principal: PrincipalDep) -> ApiKeyList:
     with ctx.db.session() as s:
-        rows = accounts.list_api_keys(s, principal=principal)
-        return ApiKeyList(keys=[key_view(r, accounts.key_state(r)) for r in rows], total=len(rows))
+        rows = identity.list_api_keys(s, principal=principal)
+        return ApiKeyList(keys=[key_view(r, identity.key_state(r)) for r in rows], total=len(rows))
 
 
 @router.delete("/keys/{key_id}")
 def revoke_key(key_id: str, ctx: ContextDep, principal: PrincipalDep) -> ApiKeyInfo:
     """Revoke a key: every request with it is refused from now on (401)."""
     with ctx.db.session() as s:
-        row = accounts.revoke_api_key(s, principal=principal, key_id=key_id)
-        return key_view(row, accounts.key_state(row))
+        row = identity.revoke_api_key(s, principal=principal, key_id=key_id)
+        return key_view(row, identity.key_state(row))
 
 
 @router.get("/audit")

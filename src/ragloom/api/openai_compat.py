@@ -8,7 +8,7 @@ The request's ``messages`` are the conversation, kept by the caller: the last me
 user's question; the earlier user/assistant pairs are the history its follow-up is rewritten with
 (the last turns, as a stored session's). System (and developer) messages are ignored: the
 assistant's own system prompt, with its evidence, writes the answer. Nothing is stored — no session,
-no message. The answer is the chat use case's (:mod:`ragloom.service.chat.chat`: :func:`prepare`, then
+no message. The answer is the chat use case's (:mod:`ragloom.service.chat.completion`: :func:`prepare`, then
 :func:`reply` or :func:`reply_stream`). ``temperature``, ``top_p``, ``presence_penalty``,
 ``frequency_penalty`` and ``max_tokens`` (or ``max_completion_tokens``) override the assistant's
 chat model settings; ``finish_reason`` is ``"length"`` when the chat model stopped at that limit.
@@ -75,7 +75,7 @@ from ragloom.schemas.openai import (
     Usage,
 )
 from ragloom.schemas.system import ErrorBody
-from ragloom.service.chat import assistants, chat
+from ragloom.service.chat import assistants, completion
 
 log = logging.getLogger(__name__)
 
@@ -234,18 +234,18 @@ def chat_completions(body: ChatCompletionRequest, ctx: ContextDep,
         k: v for k, v in (("temperature", body.temperature), ("top_p", body.top_p),
                           ("presence_penalty", body.presence_penalty), ("frequency_penalty", body.frequency_penalty),
                           ("max_tokens", None if max_tokens is None else max(16, max_tokens))) if v is not None}
-    prepared = chat.prepare(ctx, principal=principal, assistant_id=body.model,
+    prepared = completion.prepare(ctx, principal=principal, assistant_id=body.model,
                             request=CompletionRequest(question=question), history=history,
                             llm_overrides=overrides)
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if not body.stream:
-        answer = chat.reply(ctx, prepared=prepared)
+        answer = completion.reply(ctx, prepared=prepared)
         return ChatCompletion(
             id=cid, object="chat.completion", created=created, model=body.model,
             choices=[ChatChoice(index=0, message=ChatMessageOut(role="assistant", content=answer.answer,
                                                                 reference=answer), finish_reason=_finish(answer))],
             usage=_usage(ctx, prepared, answer.answer))
-    events = chat.reply_stream(ctx, prepared=prepared)
+    events = completion.reply_stream(ctx, prepared=prepared)
     first = next(events)  # the answer starts before the response: a failing chat model gets its status code
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
     stream = _Stream(ctx, prepared, cid, created, body.model, include_usage)
@@ -256,14 +256,14 @@ def _finish(answer: ChatAnswer) -> Literal["stop", "length"]:
     return "length" if answer.truncated else "stop"
 
 
-def _usage(ctx: Context, prepared: chat.Prepared, text: str) -> Usage:
-    prompt = chat.count_tokens(ctx, prepared, chat.prompt_text(prepared))
-    completion = chat.count_tokens(ctx, prepared, text)
-    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+def _usage(ctx: Context, prepared: completion.Prepared, text: str) -> Usage:
+    prompt = completion.count_tokens(ctx, prepared, completion.prompt_text(prepared))
+    answered = completion.count_tokens(ctx, prepared, text)
+    return Usage(prompt_tokens=prompt, completion_tokens=answered, total_tokens=prompt + answered)
 
 
 class _Stream:
-    def __init__(self, ctx: Context, prepared: chat.Prepared, cid: str, created: int, model: str,
+    def __init__(self, ctx: Context, prepared: completion.Prepared, cid: str, created: int, model: str,
                  include_usage: bool) -> None:
         self.ctx, self.prepared, self.include_usage = ctx, prepared, include_usage
         self.head: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model}

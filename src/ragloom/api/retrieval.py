@@ -16,8 +16,8 @@ from ragloom.schemas.answers import AnswerRequest, CitedAnswer
 from ragloom.schemas.retrieval import Retrieval, RetrievalRequest, ScopeView
 from ragloom.service.search import answers
 from ragloom.service.search import scope as scoping
-from ragloom.service.search.search import check_documents, search
-from ragloom.service.views import answer_view, retrieval_view, scope_view
+from ragloom.service.search.retrieval import check_documents, search
+from ragloom.service.search.views import answer_view, retrieval_view, scope_view
 
 router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
 
@@ -26,7 +26,8 @@ router = APIRouter(tags=["retrieval"], responses=CALLER_ERRORS)
              responses=error_responses(429, 502))
 def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) -> Retrieval:
     _need_datasets(body.dataset_ids, body.route)
-    check_documents(ctx, principal=principal, doc_ids=body.document_ids)
+    with ctx.db.session() as s:
+        check_documents(s, principal=principal, doc_ids=body.document_ids)
     if body.scope is None:
         return retrieval_view(search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
                                      options=body))
@@ -46,7 +47,8 @@ def retrieval(body: RetrievalRequest, ctx: ContextDep, principal: PrincipalDep) 
              responses={**ANSWER_STREAM, **error_responses(429, 502)})
 def answer(body: AnswerRequest, ctx: ContextDep, principal: PrincipalDep) -> CitedAnswer | StreamingResponse:
     _need_datasets(body.dataset_ids, body.route)
-    check_documents(ctx, principal=principal, doc_ids=body.document_ids)
+    with ctx.db.session() as s:
+        check_documents(s, principal=principal, doc_ids=body.document_ids)
     options, question, scope = body, body.question, None
     if body.scope is not None:
         if body.route:

@@ -28,7 +28,7 @@ from ragloom.schemas.workspaces import (
     WorkspaceView,
 )
 from ragloom.service.accounts import signin, workspaces
-from ragloom.service.views import invitation_view
+from ragloom.service.accounts.views import invitation_view
 from ragloom.states import Role
 
 router = APIRouter(tags=["workspaces"], responses=CALLER_ERRORS)

@@ -111,14 +111,14 @@ class State:
                     raise RagloomError("--url needs --api-key (or RAGLOOM_API_KEY)")
                 self._client = HttpClient(self.url, self.api_key)
             else:
-                from ragloom.service.accounts import accounts
+                from ragloom.service.accounts import identity
 
                 ctx = self.context()
                 with ctx.db.session() as s:
-                    boot = accounts.bootstrap(s)
+                    boot = identity.bootstrap(s)
                 if boot.new_key is not None:
                     err.print(f"[bold]Created the default tenant. Admin API key (shown once):[/] {boot.new_key.key}")
-                    err.print(f"Sign in as {accounts.ADMIN_EMAIL} with the password {boot.password} (shown once)")
+                    err.print(f"Sign in as {identity.ADMIN_EMAIL} with the password {boot.password} (shown once)")
                 self._client = LocalClient(ctx, boot.principal)
         return self._client
 

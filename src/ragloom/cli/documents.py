@@ -103,13 +103,13 @@ def reindex(
     wait: Annotated[bool, typer.Option("--wait/--no-wait")] = True,
 ) -> None:
     """Rebuild the search index from the stored files (local mode): every document is parsed again."""
-    from ragloom.service.documents import documents
+    from ragloom.service.documents import catalog
 
     client = state.client()
     if not isinstance(client, LocalClient):
         raise RagloomError("reindex works on the data directory; run it without --url")
     with client.ctx.db.session() as s:
-        docs = documents.reindex(client.ctx, s, principal=client.principal, kb_ids=kbs or None, drop=drop)
+        docs = catalog.reindex(client.ctx, s, principal=client.principal, kb_ids=kbs or None, drop=drop)
         by_kb: dict[str, set[str]] = {}
         for d in docs:
             by_kb.setdefault(d.kb_id, set()).add(d.id)

@@ -28,7 +28,7 @@ from ragloom.errors import RagloomError
 if TYPE_CHECKING:
     import uvicorn
 
-    from ragloom.service.accounts.accounts import Bootstrap
+    from ragloom.service.accounts.identity import Bootstrap
     from ragloom.supervisor import WorkerPool
 
 CREDENTIALS_FILE = "first-admin.txt"
@@ -38,14 +38,14 @@ CREDENTIALS_FILE = "first-admin.txt"
 @app.command()
 def init() -> None:
     """Create the data directory, the database, the default tenant and an admin API key."""
-    from ragloom.service.accounts import accounts
+    from ragloom.service.accounts import identity
 
     ctx = state.context()
     with ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
+        boot = identity.bootstrap(s)
     key = boot.new_key.key if boot.new_key else None
     emit({"home": str(ctx.settings.home), "tenant_id": boot.principal.tenant_id, "api_key": key,
-          "admin_email": accounts.ADMIN_EMAIL if boot.password else None, "admin_password": boot.password},
+          "admin_email": identity.ADMIN_EMAIL if boot.password else None, "admin_password": boot.password},
          f"Data directory: {ctx.settings.home}\n"
          + (f"Admin API key (shown once, keep it): [bold]{key}[/]\n{sign_in_line(boot.password)}" if key
             else "Already initialised; no new key."))
@@ -53,9 +53,9 @@ def init() -> None:
 
 def sign_in_line(password: str | None) -> str:
     """How the first administrator signs in, said once."""
-    from ragloom.service.accounts import accounts
+    from ragloom.service.accounts import identity
 
-    return (f"Sign in as [bold]{accounts.ADMIN_EMAIL}[/] with the password [bold]{password}[/] (shown once; "
+    return (f"Sign in as [bold]{identity.ADMIN_EMAIL}[/] with the password [bold]{password}[/] (shown once; "
             "change it with POST /api/v1/auth/password; `ragloom users password EMAIL` sets a new one)"
             ) if password else ""
 
@@ -74,7 +74,7 @@ def serve(
 
     from ragloom.api.app import create_app
     from ragloom.cli.mcp_server import mount_http
-    from ragloom.service.accounts import accounts
+    from ragloom.service.accounts import identity
     from ragloom.supervisor import WorkerPool
 
     settings = state.settings()
@@ -86,7 +86,7 @@ def serve(
     _check_port_free(settings.host, settings.port)  # before any worker starts
     ctx = state.context()
     with ctx.db.session() as s:
-        boot = accounts.bootstrap(s)
+        boot = identity.bootstrap(s)
     if boot.new_key:
         show_first_admin(boot, settings.home, terminal=sys.stdout.isatty())
         out.print(quickstart_hint(settings.home))
@@ -115,7 +115,7 @@ def serve(
 def show_first_admin(boot: Bootstrap, home: Path, *, terminal: bool) -> None:
     """The first administrator's key and password, once: on the terminal, else in a file only this
     user may read (see the module's docstring)."""
-    from ragloom.service.accounts import accounts
+    from ragloom.service.accounts import identity
 
     assert boot.new_key is not None
     if terminal:
@@ -127,7 +127,7 @@ def show_first_admin(boot: Bootstrap, home: Path, *, terminal: bool) -> None:
     with os.fdopen(fd, "w") as f:
         os.fchmod(f.fileno(), 0o600)
         f.write("# ragloom's first administrator: keep these, then delete this file\n"
-                f"api_key={boot.new_key.key}\nemail={accounts.ADMIN_EMAIL}\npassword={boot.password}\n")
+                f"api_key={boot.new_key.key}\nemail={identity.ADMIN_EMAIL}\npassword={boot.password}\n")
     out.print(f"The first administrator's API key and password are in {path} (readable by this user only): "
               "keep them, then delete the file")
 

@@ -34,7 +34,7 @@ from ragloom.models.rerank import Reranker
 from ragloom.schemas.builds import BuildRequest
 from ragloom.schemas.datasets import KBUpdate
 from ragloom.service import knowledgebases
-from ragloom.service.builds import builds, llm_cache
+from ragloom.service.builds import lifecycle, llm_cache
 from ragloom.states import TaskStatus
 from ragloom.worker import run_until
 
@@ -101,7 +101,7 @@ def evaluate_enrichments(ctx: Context, principal: Principal, dataset: Dataset, t
 def _build(ctx: Context, principal: Principal, kb_id: str, kind: str, progress: Progress) -> tuple[float, int, str]:
     """Run a build of ``kind`` over the whole knowledge base in this process; (seconds, LLM calls, how)."""
     started = time.perf_counter()
-    queued = builds.start(ctx, principal=principal, kb_id=kb_id, request=BuildRequest(kind=kind))
+    queued = lifecycle.start(ctx, principal=principal, kb_id=kb_id, request=BuildRequest(kind=kind))
     ids = [b.id for b in queued.builds]
     terminal = (TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.CANCELLED)
 

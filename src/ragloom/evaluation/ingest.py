@@ -21,7 +21,7 @@ from ragloom.db.models import Document
 from ragloom.evaluation.dataset import CorpusItem, Dataset
 from ragloom.schemas.datasets import KBCreate
 from ragloom.service import knowledgebases
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 from ragloom.worker import run_until
 
 log = logging.getLogger(__name__)
@@ -76,9 +76,9 @@ def ingest(ctx: Context, principal: Principal, dataset: Dataset, target: IngestR
     ids: list[str] = []
     for start in range(0, len(items), UPLOAD_BATCH):
         batch = items[start : start + UPLOAD_BATCH]
-        ups = [documents.Upload(filename=c.document_name, data=c.data()) for c in batch]
+        ups = [catalog.Upload(filename=c.document_name, data=c.data()) for c in batch]
         with ctx.db.session() as s:
-            docs = documents.add_documents(ctx, s, principal=principal, kb_id=target.kb_id, uploads=ups)
+            docs = catalog.add_documents(ctx, s, principal=principal, kb_id=target.kb_id, uploads=ups)
             ids.extend(d.id for d in docs)
         progress("upload", min(start + UPLOAD_BATCH, len(items)), len(items))
     _drain(ctx, ids, progress)

@@ -43,7 +43,7 @@ from ragloom.retrieval.retriever import window
 from ragloom.retrieval.types import RetrievalParams
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
-from ragloom.service.search.search import search, vector_weight
+from ragloom.service.search.retrieval import search, vector_weight
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 
 # The settings naming storage outside the data directory, and what the scratch directory uses instead.
 LOCAL_STORAGE: dict[str, object] = {"database_url": None, "docstore": "tantivy", "docstore_url": None,
@@ -54,7 +54,7 @@ def scratch_home(settings: Settings, *, keep: bool = False) -> Iterator[ScratchH
         try:
             ctx.init_storage()
             with ctx.db.session() as s:
-                principal = accounts.bootstrap(s).principal
+                principal = identity.bootstrap(s).principal
             yield ScratchHome(home, ctx, principal, notes)
         finally:
             ctx.close()

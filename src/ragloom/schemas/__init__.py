@@ -2,8 +2,8 @@
 
 A leaf package: it imports nothing of ragloom but :mod:`ragloom.errors` and :mod:`ragloom.states`,
 so the SDK, the CLI and the web pages can use the models without loading the service, the stores or
-the pipeline. The functions that build a response from stored rows live beside their service
-(:mod:`ragloom.service.views` and its neighbours).
+the pipeline. The functions that build a response from stored rows live beside their service (the
+``views.py`` of each :mod:`ragloom.service` sub-package, on the shared :mod:`ragloom.service.views`).
 
 The modules: :mod:`~ragloom.schemas.base` (what every model shares), :mod:`~ragloom.schemas.datasets`,
 :mod:`~ragloom.schemas.documents`, :mod:`~ragloom.schemas.chunks`, :mod:`~ragloom.schemas.chunking`,

@@ -14,8 +14,9 @@ from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError, StoreError
 from ragloom.nlp.synonyms import validate_groups
+from ragloom.schemas.base import iso_utc
 from ragloom.schemas.builds import GraphSettings, RaptorSettings
-from ragloom.schemas.datasets import KBCreate, KBUpdate
+from ragloom.schemas.datasets import Dataset, KBCreate, KBUpdate, WeightedFusion
 from ragloom.service.accounts import audit, sharing, workspace_models
 
 LANGUAGES = ("en", "zh")
@@ -256,3 +257,49 @@ def delete(ctx: Context, session: Session, *, principal: Principal, kb_id_or_nam
     session.delete(kb)
     session.flush()
     ctx.docstore.delete(principal.tenant_id, Filters(kb_ids=[kb.id]))
+
+
+FUSION_NOTE = ("similarity_threshold and vector_similarity_weight apply only to the 'weighted' fusion; "
+               "the 'normalized' fusion (z-scores of both sides) has no threshold and takes its vector "
+               "weight from settings.fusion_vector_weight or the request; under any fusion, chunks whose "
+               "relevance (the calibrated probability that they are relevant) is under min_relevance are "
+               "dropped, and a request's similarity_threshold with the 'normalized' fusion cuts the relevance")
+
+
+def kb_view(kb: KnowledgeBase, document_count: int | None = None, *, fusion: str = "normalized",
+            workspace_embedding_model: str | None = None) -> Dataset:
+    """A knowledge base; ``fusion`` is the server's default hybrid scoring; ``workspace_embedding_model``,
+    the model the workspace's new knowledge bases get (when given and another: a note how to move there)."""
+    note = None
+    if workspace_embedding_model is not None and workspace_embedding_model != kb.embedding_model:
+        note = (f"the workspace's new knowledge bases get embedding model {workspace_embedding_model!r}; this one "
+                f"keeps {kb.embedding_model!r}, the model its vectors were made with. To move it, re-embed every "
+                f"document: POST /api/v1/datasets/{kb.id}/reindex")
+    return Dataset(
+        id=kb.id,
+        name=kb.name,
+        description=kb.description,
+        language=kb.language,
+        permission=kb.permission,
+        chunk_method=kb.chunk_method,
+        parser_config=kb.parser_config,
+        embedding_model=kb.embedding_model,
+        similarity_threshold=kb.similarity_threshold,
+        vector_similarity_weight=kb.vector_similarity_weight,
+        min_relevance=kb.min_relevance,
+        review_versions=bool(kb.review_versions),
+        fusion=fusion,
+        fusion_note=FUSION_NOTE,
+        weighted_fusion=WeightedFusion(similarity_threshold=kb.similarity_threshold,
+                                       vector_similarity_weight=kb.vector_similarity_weight,
+                                       applies=fusion == "weighted"),
+        pagerank=kb.pagerank,
+        synonyms=kb.synonyms or [],
+        tag_kb_ids=kb.tag_kb_ids or [],
+        topn_tags=kb.topn_tags,
+        document_count=document_count,
+        created_at=iso_utc(kb.created_at),
+        raptor=RaptorSettings.parse((kb.build_config or {}).get("raptor"), strict=False),
+        graphrag=GraphSettings.parse((kb.build_config or {}).get("graphrag"), strict=False),
+        embedding_note=note,
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from ragloom.context import Context
 from ragloom.db import workers
@@ -38,13 +39,12 @@ def worker_health(ctx: Context) -> WorkerHealth:
                         builds_queued=built.get(TaskStatus.QUEUED, 0), builds_running=built.get(TaskStatus.RUNNING, 0))
 
 
-def workspace_counts(ctx: Context, tenant_id: str) -> dict[str, object]:
+def workspace_counts(session: Session, tenant_id: str) -> dict[str, object]:
     """Counts of one tenant only: knowledge bases, documents and tasks by status."""
-    with ctx.db.session() as s:
-        tasks = dict(s.execute(select(Task.status, func.count()).where(Task.tenant_id == tenant_id)
-                               .group_by(Task.status)).all())
-        docs = dict(s.execute(select(Document.status, func.count()).where(Document.tenant_id == tenant_id)
-                              .group_by(Document.status)).all())
-        kbs = s.scalar(select(func.count()).select_from(KnowledgeBase)
-                       .where(KnowledgeBase.tenant_id == tenant_id)) or 0
+    tasks = dict(session.execute(select(Task.status, func.count()).where(Task.tenant_id == tenant_id)
+                                 .group_by(Task.status)).all())
+    docs = dict(session.execute(select(Document.status, func.count()).where(Document.tenant_id == tenant_id)
+                                .group_by(Document.status)).all())
+    kbs = session.scalar(select(func.count()).select_from(KnowledgeBase)
+                         .where(KnowledgeBase.tenant_id == tenant_id)) or 0
     return {"knowledge_bases": kbs, "documents": docs, "tasks": tasks}

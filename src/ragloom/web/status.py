@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ragloom import __version__
 from ragloom.context import Context, Principal
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.service.system import workspace_counts
 from ragloom.states import Role
 from ragloom.web.messages import catalogue, language
@@ -41,14 +41,15 @@ def _caller(request: Request) -> Principal | None:
         return None
     ctx: Context = request.app.state.ctx
     with ctx.db.session() as s:
-        return accounts.authenticate(s, key.strip())
+        return identity.authenticate(s, key.strip())
 
 
 def status(request: Request) -> dict[str, Any]:
     out: dict[str, Any] = {"version": __version__, "health": HEALTH}
     principal = _caller(request)
     if principal is not None:
-        out.update(scope="tenant", **workspace_counts(request.app.state.ctx, principal.tenant_id))
+        with request.app.state.ctx.db.session() as s:
+            out.update(scope="tenant", **workspace_counts(s, principal.tenant_id))
     return out
 
 
@@ -78,7 +79,8 @@ def status_page(request: Request) -> Response:
 def _status_html(request: Request) -> str:
     st = status(request)
     if "scope" not in st and (tenant_id := _managed_workspace(request)) is not None:
-        st.update(scope="tenant", **workspace_counts(request.app.state.ctx, tenant_id))
+        with request.app.state.ctx.db.session() as s:
+            st.update(scope="tenant", **workspace_counts(s, tenant_id))
     lang = language(request)
     messages = catalogue(lang)
 

@@ -2,7 +2,7 @@
 (by the chat model, or extractively without one), until one row is left or the depth limit is reached.
 
 A pure library: :func:`build_tree` receives the leaves, a :class:`Summarizer` and hooks for ids,
-storage and progress; :mod:`ragloom.service.builds.raptor` gives it a knowledge base's chunks and stores the
+storage and progress; :mod:`ragloom.service.builds.raptor_trees` gives it a knowledge base's chunks and stores the
 summaries as searchable rows."""
 
 from ragloom.knowledge.raptor.cluster import cluster

@@ -35,7 +35,7 @@ from ragloom.errors import (
 )
 from ragloom.schemas.names import clean_name
 from ragloom.service.accounts import audit, passwords
-from ragloom.service.accounts.accounts import aware, hash_key
+from ragloom.service.accounts.identity import aware, hash_key
 from ragloom.states import Role
 
 THROTTLE_WINDOW = timedelta(minutes=15)

@@ -28,7 +28,7 @@ from ragloom.db.models import ApiKey, Invitation, Membership, Tenant, User, utcn
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.schemas.names import clean_name
 from ragloom.service.accounts import audit
-from ragloom.service.accounts.accounts import aware, hash_key
+from ragloom.service.accounts.identity import aware, hash_key
 from ragloom.service.accounts.signin import normalize_email
 from ragloom.states import Role
 

@@ -1,321 +1,205 @@
-"""RAPTOR builds of a knowledge base: one summary tree per document (a *branch*), and with scope
-``dataset`` one more tree over the documents' roots.
+"""The ``raptor`` kind of knowledge build: estimate, run, discard, and the document life-cycle hooks
+(the trees themselves: :mod:`ragloom.service.builds.raptor_trees`).
 
-**Where summaries live.** A branch's summaries are search-store rows of kind ``summary`` with the
-document's id and *the version they were built from* as their keys: searches match them like chunks
-(and drop them with the version, DESIGN §3), a superseded version's rows are deleted with it when the
-new version is published, and a deleted document's rows with the document. The knowledge-base tree's
-rows have :data:`KB_TREE_DOC` / :data:`KB_TREE_VERSION` as their keys (retrieval treats that pair as
-always active: ``ragloom.service.search.search``), and no positions (they span documents).
+A build of a dataset (``document_id`` None) rebuilds the branches that are not current and skips the
+others; a build of one document rebuilds that branch. With scope ``dataset`` the knowledge-base tree
+is then refreshed over the current roots (by the last build waiting for the dataset: a burst of
+uploads refreshes it once); with scope ``file`` a knowledge-base tree left from before is dropped.
 
-**Incremental.** :class:`~ragloom.db.models.KnowledgePart` records, per document, the version and the
-*recipe* (settings, summariser and embedder) its branch was built from: a build skips the documents
-whose branch is current and rebuilds only the others. The knowledge-base tree is rebuilt when the set
-of roots under it changed; its node ids depend only on what they summarise, so clusters whose members
-did not change are found stored and cost nothing.
-
-**Resume.** A node's id is a hash of (scope, recipe, layer, source ids). New nodes are written hidden
-(``available=False``) layer by layer; a run that stopped finds them and goes on; the chat model's
-replies are in the LLM cache (:mod:`ragloom.service.builds.llm_cache`) as soon as they arrive. When a tree is
-complete its nodes are made visible in one write and the rows of an earlier tree that are not part of
-it are deleted, so readers never see two trees of one document, and a re-run never duplicates one.
+Hooks: when a document is published its old branch went with the old version, so its part is
+forgotten; with ``use_raptor`` a build of the document is queued (a new or re-parsed document rebuilds
+only its branch), without it a knowledge-base tree (which summarised the old text) is dropped. When
+documents are deleted their branches went with them; the knowledge-base tree, which summarised them
+too, is dropped at once, and rebuilt without them when ``use_raptor`` is on.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 
-import numpy as np
-import xxhash
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context
-from ragloom.dataflow import ChunkKind, ChunkRecord, Position
-from ragloom.db.models import Document, KnowledgeBase, KnowledgePart, utcnow
-from ragloom.docstore.base import Filters
-from ragloom.generation.sentences import split_sentences
-from ragloom.ingest.job import ORDER_STRIDE, telling_name
-from ragloom.knowledge.raptor import (
-    ExtractiveSummarizer,
-    LlmSummarizer,
-    Node,
-    Summarizer,
-    Tree,
-    TreeHooks,
-    budget,
-    build_tree,
-)
-from ragloom.models.embedding import Embedder
-from ragloom.schemas.builds import RaptorSettings
-from ragloom.service import knowledgebases
-from ragloom.service.accounts import workspace_models
-from ragloom.service.builds import llm_cache
-from ragloom.service.builds.build_jobs import DocumentPart, document_parts
+from ragloom.db.models import KnowledgeBase, KnowledgeBuild
+from ragloom.knowledge.raptor import LlmSummarizer, estimate_tree
+from ragloom.service.builds import raptor_trees
+from ragloom.service.builds.jobs import BuildJob, Estimate, enqueue
+from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)
 
-KIND = "raptor"
-KB_SCOPE = "kb"
-KB_TREE_DOC = "raptor-kb-tree"  # doc_id and version_id of the knowledge-base tree's rows
-KB_TREE_VERSION = "raptor-kb-tree"
-SUMMARY_ORDER = 2_000_000 * ORDER_STRIDE  # summaries list after every parsed and added chunk
-LAYER_STRIDE = 1_000_000
-SKIPPED_METHODS = ("table", "tag")  # rows of data, not prose (the reference skips structured data too)
-MAX_POSITIONS = 64  # a summary's positions: its sources' regions, at most this many
-PAGE = 1000
-LEAF_KINDS = (ChunkKind.PARENT, ChunkKind.TOC, ChunkKind.SUMMARY)  # rows that are never leaves
+LLM_KEYS = ("calls", "cache_hits", "retries", "prompt_tokens", "completion_tokens")
 
 
-def settings_of(kb: KnowledgeBase) -> RaptorSettings:
-    return knowledgebases.raptor_settings(kb)
+class RaptorKind:
+    name = raptor_trees.KIND
+
+    # --- estimate ---
+
+    def estimate(self, ctx: Context, kb: KnowledgeBase, document_id: str | None) -> Estimate:
+        """Chat-model calls and tokens of building the branches that are not current (their first layer
+        planned for real, the rest projected), plus the knowledge-base tree's (an upper bound: one call
+        per merge of two rows)."""
+        b = raptor_trees.builder(ctx, kb)
+        todo = raptor_trees.branches(ctx, b, document_id)
+        stale = [t for t in todo if not t.current]
+        llm = isinstance(b.summarizer, LlmSummarizer)
+        count = b.embedder.count_tokens
+
+        def prompt_tokens(texts: Sequence[str]) -> int:
+            if not isinstance(b.summarizer, LlmSummarizer):
+                return 0
+            return sum(count(m["content"]) for m in b.summarizer.messages(texts))
+
+        calls = tokens = completion = chunks = layers = first = 0
+        keys: list[str] = []
+        for branch in stale:
+            nodes = raptor_trees.leaves(ctx, b, branch)
+            chunks += len(nodes)
+            est = estimate_tree(nodes, b.settings, count_tokens=count, budget=b.budget, prompt_tokens=prompt_tokens)
+            calls, tokens = calls + est.calls, tokens + est.prompt_tokens
+            completion += est.completion_tokens
+            layers = max(layers, est.layers)
+            first += len(est.first_layer)
+            if b.chat is not None and isinstance(b.summarizer, LlmSummarizer):
+                keys += [b.chat.key(b.summarizer.messages(texts), temperature=0.0, max_tokens=b.settings.max_token)
+                         for texts in est.first_layer]
+        kb_calls = 0
+        with ctx.db.session() as s:
+            tree = raptor_trees.has_kb_tree(s, kb.id)
+        if b.settings.scope == "dataset" and len(todo) > 1 and (stale or not tree):
+            kb_calls = len(todo) - 1
+            tokens += kb_calls * prompt_tokens(()) + 2 * kb_calls * b.settings.max_token
+            completion += kb_calls * b.settings.max_token
+        cached = len(b.chat.cache.get_many(keys)) if b.chat is not None and keys else 0
+        summaries = calls + kb_calls
+        note = ("layer 1 is planned from the chunks' vectors (exact); higher layers are projected from its "
+                "reduction, each summary counted at max_token tokens")
+        if not llm:
+            note = "no chat model: summaries are extractive (no LLM call); " + note
+        return Estimate(
+            kind=self.name, mode=b.mode, model=b.chat.name if b.chat is not None else None, documents=len(todo),
+            documents_to_build=len(stale), llm_calls=summaries if llm else 0, llm_calls_cached=cached,
+            prompt_tokens=tokens if llm else 0, completion_tokens=completion if llm else 0, note=note,
+            details={"chunks": chunks, "summaries": summaries, "first_layer_calls": first, "layers": layers,
+                     "knowledge_base_tree": b.settings.scope == "dataset", "knowledge_base_tree_calls": kb_calls})
+
+    # --- run ---
+
+    def run(self, job: BuildJob) -> str:
+        ctx = job.ctx
+        kb = job.knowledge_base()
+        b = raptor_trees.builder(ctx, kb, build_id=job.build_id)
+        todo = raptor_trees.branches(ctx, b, job.document_id)
+        stale = [t for t in todo if not t.current]
+        kb_step = b.settings.scope == "dataset" and not _another_waits(ctx, job)
+        steps = max(1, len(stale) + (1 if kb_step else 0))
+        base = {k: int(job.stats.get("llm", {}).get(k, 0)) for k in LLM_KEYS}
+        job.stats.update(mode=b.mode, model=b.chat.name if b.chat is not None else None, documents=len(todo),
+                         documents_current=len(todo) - len(stale), documents_built=0, summaries_made=0,
+                         summaries_reused=0)
+
+        def counts() -> None:
+            used = b.chat.usage.as_dict() if b.chat is not None else {}
+            job.stats["llm"] = {k: base[k] + int(used.get(k, 0)) for k in LLM_KEYS}
+
+        try:
+            self._branches(job, b, stale, steps, counts)
+            tree_note = self._kb_tree(job, b, kb, kb_step, len(stale), steps, counts)
+        finally:
+            counts()  # a run that fails keeps the costs it had in the build's stats
+        llm = job.stats["llm"]
+        cost = (f"; chat model: {llm['calls']} calls, {llm['cache_hits']} answered from the cache"
+                if b.chat is not None else "; extractive summaries (no chat model)")
+        return (f"{job.stats['documents_built']} of {len(todo)} documents summarised "
+                f"({job.stats['summaries_made']} summaries made, {job.stats['summaries_reused']} reused), "
+                f"{len(todo) - len(stale)} up to date{tree_note}{cost}")
+
+    def _branches(self, job: BuildJob, b: raptor_trees.Builder, stale: list[raptor_trees.Branch], steps: int,
+                  counts: Callable[[], None]) -> None:
+        ctx = job.ctx
+        for i, branch in enumerate(stale):
+            target = raptor_trees.branch_target(branch)
+            job.current = (b, target)
+
+            def report(message: str, done: int, total: int, i: int = i, name: str = branch.name) -> None:
+                counts()
+                job.progress("document", (i + 0.9 * done / max(1, total)) / steps,
+                             f"{name} ({i + 1}/{len(stale)}): {message}")
+
+            report("reading its chunks", 0, 1)
+            tree = raptor_trees.build(ctx, b, target, raptor_trees.leaves(ctx, b, branch), report)
+            job.stored += tree.made
+            if raptor_trees.publish(ctx, b, target, tree):
+                job.stats["documents_built"] += 1
+            job.stats["summaries_made"] += tree.made
+            job.stats["summaries_reused"] += tree.reused
+            job.current = None
+
+    def _kb_tree(self, job: BuildJob, b: raptor_trees.Builder, kb: KnowledgeBase, kb_step: bool, done: int, steps: int,
+                 counts: Callable[[], None]) -> str:
+        ctx = job.ctx
+        if not kb_step:
+            with ctx.db.session() as s:
+                if b.settings.scope == "file" and raptor_trees.has_kb_tree(s, kb.id):
+                    raptor_trees.drop_kb_tree(ctx, s, kb.tenant_id, kb.id)
+                    return "; the knowledge-base tree was removed (scope is file)"
+            return ""
+        job.progress("dataset", done / steps, "the knowledge-base tree over the documents' roots", force=True)
+        nodes = raptor_trees.kb_leaves(ctx, b)
+        if len(nodes) < 2:
+            with ctx.db.session() as s:
+                raptor_trees.drop_kb_tree(ctx, s, kb.tenant_id, kb.id)
+            return "; no knowledge-base tree (fewer than two roots)"
+        ids = [n.id for n in nodes]
+        if raptor_trees.kb_tree_current(ctx, b, ids):
+            return "; the knowledge-base tree is up to date"
+        target = raptor_trees.kb_target(b)
+        job.current = (b, target)
+
+        def report(message: str, finished: int, total: int) -> None:
+            counts()
+            job.progress("dataset", (done + 0.9 * finished / max(1, total)) / steps, f"all documents: {message}")
+
+        tree = raptor_trees.build(ctx, b, target, nodes, report)
+        job.stored += tree.made
+        raptor_trees.publish(ctx, b, target, tree, leaf_ids=ids)
+        job.stats["summaries_made"] += tree.made
+        job.stats["summaries_reused"] += tree.reused
+        job.stats["knowledge_base_tree"] = {"roots": len(ids), "rows": len(tree.nodes), "layers": tree.layers}
+        job.current = None
+        return f"; the knowledge-base tree has {len(tree.nodes)} summaries over {len(ids)} roots"
+
+    def discard(self, job: BuildJob) -> None:
+        if job.current is None:
+            return
+        b, target = job.current
+        dropped = raptor_trees.discard_hidden(job.ctx, b, target)
+        log.info("build %s: %d unfinished summaries of %s deleted", job.build_id, dropped, target.document_name)
+
+    # --- hooks ---
+
+    def on_published(self, ctx: Context, kb: KnowledgeBase, doc_id: str) -> None:
+        with ctx.db.session() as s:
+            raptor_trees.forget_branch(s, kb.id, doc_id)
+            if raptor_trees.settings_of(kb).use_raptor:
+                enqueue(s, kb, kind=self.name, document_id=doc_id, trigger="publish")
+            elif raptor_trees.has_kb_tree(s, kb.id):
+                raptor_trees.drop_kb_tree(ctx, s, kb.tenant_id, kb.id)
+
+    def on_deleted(self, ctx: Context, session: Session, kb: KnowledgeBase, doc_ids: Sequence[str]) -> None:
+        if not raptor_trees.has_kb_tree(session, kb.id):
+            return
+        raptor_trees.drop_kb_tree(ctx, session, kb.tenant_id, kb.id)
+        if raptor_trees.settings_of(kb).use_raptor:
+            enqueue(session, kb, kind=self.name, document_id=None, trigger="delete")
 
 
-@dataclass(slots=True)
-class Builder:
-    """What one RAPTOR build of a knowledge base works with."""
-
-    ctx: Context
-    tenant_id: str
-    kb_id: str
-    kb_name: str
-    settings: RaptorSettings
-    embedder: Embedder
-    summarizer: Summarizer
-    chat: llm_cache.CachedChat | None
-    budget: int
-    recipe: str
-    build_id: str | None = None
-    positions: dict[str, list[Position]] = field(default_factory=dict)
-
-    @property
-    def mode(self) -> str:
-        return "llm" if self.chat is not None else "extractive"
-
-
-def builder(ctx: Context, kb: KnowledgeBase, *, build_id: str | None = None, backoff: float = 1.0) -> Builder:
-    """The summariser, embedder and recipe of a knowledge base's RAPTOR builds: the workspace's chat model
-    behind the LLM cache, else the extractive summariser."""
-    settings = settings_of(kb)
-    embedder = workspace_models.embedder(ctx, kb.embedding_model)
-    chat = llm_cache.cached_chat(ctx, kb.tenant_id, count_tokens=embedder.count_tokens, backoff=backoff)
-    context_tokens = ctx.settings.chat_max_context_tokens
-    summarizer: Summarizer
-    if chat is not None:
-        summarizer = LlmSummarizer(chat, prompt=settings.prompt, max_token=settings.max_token,
-                                   context_tokens=context_tokens, count_tokens=embedder.count_tokens,
-                                   workers=ctx.settings.llm_concurrency)
-        identity = chat.identity
-    else:
-        summarizer = ExtractiveSummarizer(lambda texts: embedder.embed_passages(list(texts)), split_sentences,
-                                          max_token=settings.max_token, count_tokens=embedder.count_tokens)
-        identity = ""
-    shape = settings.model_dump(exclude={"use_raptor", "scope"})
-    recipe = hashlib.sha256(json.dumps([shape, summarizer.built_by, identity, embedder.name],
-                                       sort_keys=True).encode()).hexdigest()
-    return Builder(ctx, kb.tenant_id, kb.id, kb.name, settings, embedder, summarizer, chat,
-                   budget(context_tokens, settings.max_token, settings.prompt, embedder.count_tokens), recipe,
-                   build_id)
-
-
-# --- what is there to build ------------------------------------------------------------------------
-
-Branch = DocumentPart  # a document whose branch a build considers
-
-
-def branches(ctx: Context, b: Builder, document_id: str | None) -> list[Branch]:
-    """The documents with a published version (one, or all of the knowledge base) and whether their
-    branch is current; documents of data methods (table, tag) are left out."""
-    return document_parts(ctx, kb_id=b.kb_id, kind=KIND, recipe=b.recipe, document_id=document_id,
-                          skipped_methods=SKIPPED_METHODS)
-
-
-def leaves(ctx: Context, b: Builder, branch: Branch) -> list[Node]:
-    """A document version's chunks in reading order (parents, TOC rows and summaries left out)."""
-    rows = _rows(ctx, b, Filters(kb_ids=[b.kb_id], doc_ids=[branch.doc_id], version_ids=[branch.version_id]))
-    out = []
-    for r in rows:
-        if r.kind in LEAF_KINDS or not r.content.strip():
-            continue
-        b.positions[r.id] = list(r.positions)
-        out.append(Node(r.id, r.content, np.asarray(r.vector, dtype=np.float32)))
-    return out
-
-
-def _rows(ctx: Context, b: Builder, filters: Filters) -> list[ChunkRecord]:
-    out: list[ChunkRecord] = []
-    while True:
-        page, total = ctx.docstore.list_chunks(b.tenant_id, filters, offset=len(out), limit=PAGE)
-        out.extend(page)
-        if not page or len(out) >= total:
-            return out
-
-
-# --- building a tree -----------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Where a tree's rows go: the document (version) of a branch, or the knowledge base's tree."""
-
-    scope: str  # part scope: a document id, or "kb"
-    doc_id: str
-    version_id: str
-    document_name: str
-    title: str
-
-
-def branch_target(branch: Branch) -> Target:
-    return Target(branch.doc_id, branch.doc_id, branch.version_id, branch.name, telling_name(branch.name) or "")
-
-
-def kb_target(b: Builder) -> Target:
-    return Target(KB_SCOPE, KB_TREE_DOC, KB_TREE_VERSION, f"{b.kb_name} (all documents)", "")
-
-
-def build(ctx: Context, b: Builder, target: Target, nodes: Sequence[Node],
-          progress: Callable[[str, int, int], None]) -> Tree:
-    """The tree over ``nodes``, its new rows stored hidden (see the module docstring)."""
-    scope_key = target.version_id if target.scope != KB_SCOPE else f"kb:{b.kb_id}"
-
-    def node_id(layer: int, sources: Sequence[str]) -> str:
-        return xxhash.xxh3_128_hexdigest(f"{scope_key}:raptor:{b.recipe}:{layer}:{','.join(sources)}".encode())
-
-    def stored(ids: Sequence[str]) -> dict[str, Node]:
-        found = {}
-        for r in ctx.docstore.get(b.tenant_id, list(ids)):
-            if r.kind == ChunkKind.SUMMARY and r.doc_id == target.doc_id and r.kb_id == b.kb_id:
-                b.positions[r.id] = list(r.positions)
-                found[r.id] = Node(r.id, r.content, np.asarray(r.vector, dtype=np.float32), r.layer,
-                                   tuple(r.source_ids))
-        return found
-
-    def save(new: Sequence[Node]) -> None:
-        ctx.docstore.upsert(b.tenant_id, [_record(ctx, b, target, n, False) for n in new])
-
-    hooks = TreeHooks(node_id=node_id, stored=stored, embed=lambda texts: b.embedder.embed_passages(list(texts)),
-                      save=save, progress=progress)
-    return build_tree(nodes, b.settings, b.summarizer, count_tokens=b.embedder.count_tokens, budget=b.budget,
-                      hooks=hooks)
-
-
-def _record(ctx: Context, b: Builder, target: Target, node: Node, available: bool, order: int = 0) -> ChunkRecord:
-    from ragloom.nlp import analyze_chunk
-
-    terms = analyze_chunk(ctx.analyzer, node.text, title=target.title)
-    positions: list[Position] = []
-    if target.scope != KB_SCOPE:
-        seen = dict.fromkeys(p for s in node.source_ids for p in b.positions.get(s, []))
-        positions = list(seen)[:MAX_POSITIONS]
-    b.positions[node.id] = positions
-    return ChunkRecord(
-        id=node.id, kb_id=b.kb_id, doc_id=target.doc_id, version_id=target.version_id, content=node.text,
-        vector=node.vector, document_name=target.document_name, content_terms=terms.content_terms,
-        content_fine_terms=terms.content_fine_terms, title_terms=terms.title_terms,
-        title_fine_terms=terms.title_fine_terms, available=available,
-        order=order or SUMMARY_ORDER + node.layer * LAYER_STRIDE, kind=ChunkKind.SUMMARY, positions=positions,
-        layer=node.layer, source_ids=list(node.source_ids), built_by=b.summarizer.built_by)
-
-
-def summary_rows(ctx: Context, b: Builder, target: Target) -> list[ChunkRecord]:
-    """Every summary row of a target (visible or not)."""
-    rows = _rows(ctx, b, Filters(kb_ids=[b.kb_id], doc_ids=[target.doc_id], version_ids=[target.version_id],
-                                 available_only=False))
-    return [r for r in rows if r.kind == ChunkKind.SUMMARY]
-
-
-def publish(ctx: Context, b: Builder, target: Target, tree: Tree, *, leaf_ids: Sequence[str] = ()) -> bool:
-    """Make a finished tree the one searches see: its rows visible (in layer order), the other summary
-    rows of the target deleted, its part recorded. False (and its rows deleted) when the document's
-    published version changed meanwhile: the build of the new version makes the new branch."""
-    keep = {n.id for n in tree.nodes}
-    if target.scope != KB_SCOPE and not _still_active(ctx, target):
-        if keep:
-            ctx.docstore.delete(b.tenant_id, Filters(kb_ids=[b.kb_id], ids=list(keep)))
-        return False
-    rows = {r.id: r for r in summary_rows(ctx, b, target)}
-    shown = []
-    for i, node in enumerate(tree.nodes):
-        row = rows.get(node.id)
-        order = SUMMARY_ORDER + node.layer * LAYER_STRIDE + i
-        shown.append(replace(row, available=True, order=order) if row is not None
-                     else _record(ctx, b, target, node, True, order))
-    if shown:
-        ctx.docstore.upsert(b.tenant_id, shown)
-    stale = [r for r in rows if r not in keep]
-    if stale:
-        ctx.docstore.delete(b.tenant_id, Filters(kb_ids=[b.kb_id], ids=stale))
-    recipe = b.recipe if target.scope != KB_SCOPE else kb_recipe(b, leaf_ids)
+def _another_waits(ctx: Context, job: BuildJob) -> bool:
+    """Whether a later RAPTOR build of the same dataset waits (it will refresh the knowledge-base tree)."""
     with ctx.db.session() as s:
-        part = s.scalar(select(KnowledgePart).where(KnowledgePart.kb_id == b.kb_id, KnowledgePart.kind == KIND,
-                                                    KnowledgePart.scope == target.scope))
-        if part is None:
-            part = KnowledgePart(kb_id=b.kb_id, kind=KIND, scope=target.scope)
-            s.add(part)
-        part.document_id = target.doc_id if target.scope != KB_SCOPE else None
-        part.version_id = target.version_id if target.scope != KB_SCOPE else None
-        part.recipe, part.root_ids = recipe, [n.id for n in tree.roots]
-        part.rows, part.layers, part.build_id = len(tree.nodes), tree.layers, b.build_id
-        part.built_at = utcnow()
-    return True
-
-
-def _still_active(ctx: Context, target: Target) -> bool:
-    with ctx.db.session() as s:
-        return s.scalar(select(Document.active_version_id).where(Document.id == target.doc_id)) == target.version_id
-
-
-def discard_hidden(ctx: Context, b: Builder, target: Target) -> int:
-    """Delete a target's summary rows that no finished build made visible (a cancelled or failed build's)."""
-    hidden = [r.id for r in summary_rows(ctx, b, target) if not r.available]
-    if hidden:
-        ctx.docstore.delete(b.tenant_id, Filters(kb_ids=[b.kb_id], ids=hidden))
-    return len(hidden)
-
-
-# --- the knowledge base's tree ------------------------------------------------------------------------
-
-def kb_recipe(b: Builder, leaf_ids: Sequence[str]) -> str:
-    """The knowledge-base tree's recipe: the builder's and the roots it was built over."""
-    return hashlib.sha256(f"{b.recipe}:{','.join(leaf_ids)}".encode()).hexdigest()
-
-
-def kb_leaves(ctx: Context, b: Builder) -> list[Node]:
-    """The roots of the current branches, document by document: the knowledge-base tree's leaves."""
-    with ctx.db.session() as s:
-        rows = s.execute(select(KnowledgePart.root_ids).join(Document, Document.id == KnowledgePart.document_id)
-                         .where(KnowledgePart.kb_id == b.kb_id, KnowledgePart.kind == KIND,
-                                KnowledgePart.version_id == Document.active_version_id,
-                                KnowledgePart.recipe == b.recipe)
-                         .order_by(Document.created_at, Document.name)).all()
-    ids = [i for (root_ids,) in rows for i in root_ids]
-    return [Node(r.id, r.content, np.asarray(r.vector, dtype=np.float32))
-            for r in ctx.docstore.get(b.tenant_id, ids) if r.content.strip()]
-
-
-def kb_tree_current(ctx: Context, b: Builder, leaf_ids: Sequence[str]) -> bool:
-    with ctx.db.session() as s:
-        part = s.scalar(select(KnowledgePart).where(KnowledgePart.kb_id == b.kb_id, KnowledgePart.kind == KIND,
-                                                    KnowledgePart.scope == KB_SCOPE))
-        return part is not None and part.recipe == kb_recipe(b, leaf_ids)
-
-
-def drop_kb_tree(ctx: Context, session: Session, tenant_id: str, kb_id: str) -> int:
-    """Remove the knowledge-base tree (its rows, and its part in ``session``); returns the rows deleted."""
-    session.execute(delete(KnowledgePart).where(KnowledgePart.kb_id == kb_id, KnowledgePart.kind == KIND,
-                                                KnowledgePart.scope == KB_SCOPE))
-    return ctx.docstore.delete(tenant_id, Filters(kb_ids=[kb_id], doc_ids=[KB_TREE_DOC]))
-
-
-def has_kb_tree(session: Session, kb_id: str) -> bool:
-    return session.scalar(select(KnowledgePart.id).where(KnowledgePart.kb_id == kb_id, KnowledgePart.kind == KIND,
-                                                         KnowledgePart.scope == KB_SCOPE)) is not None
-
-
-def forget_branch(session: Session, kb_id: str, doc_id: str) -> None:
-    """A document's branch is gone (its version was superseded): forget its part."""
-    session.execute(delete(KnowledgePart).where(KnowledgePart.kb_id == kb_id, KnowledgePart.kind == KIND,
-                                                KnowledgePart.scope == doc_id))
+        return s.scalar(select(KnowledgeBuild.id).where(
+            KnowledgeBuild.kb_id == job.kb_id, KnowledgeBuild.kind == raptor_trees.KIND,
+            KnowledgeBuild.status == TaskStatus.QUEUED, KnowledgeBuild.id != job.build_id).limit(1)) is not None

@@ -25,7 +25,7 @@ from ragloom.schemas.options import RetrievalOptions
 from ragloom.schemas.scope import ScopeSettings
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import sharing, workspace_models
-from ragloom.service.search.search import check_documents, check_result_window
+from ragloom.service.search.retrieval import check_documents, check_result_window
 from ragloom.states import Role
 
 # retrieval options an assistant does not keep: its answers read page 1 of top_n chunks, and explain
@@ -112,7 +112,7 @@ def _name_free(session: Session, tenant_id: str, name: str, self_id: str | None 
 def create(ctx: Context, session: Session, *, principal: Principal, spec: AssistantCreate) -> Assistant:
     _check_llm(workspace_models.chat_identity(ctx, session, principal.tenant_id), spec.llm)
     retrieval = _retrieval_json(spec.retrieval, spec.top_n, ctx.settings)
-    check_documents(ctx, principal=principal, doc_ids=spec.retrieval.document_ids)
+    check_documents(session, principal=principal, doc_ids=spec.retrieval.document_ids)
     datasets = _datasets(session, principal, spec.dataset_ids)
     _name_free(session, principal.tenant_id, spec.name)
     assistant = Assistant(
@@ -186,7 +186,7 @@ def update(ctx: Context, session: Session, *, principal: Principal, assistant_id
             options = RetrievalOptions.model_validate(merged)
         except ValidationError as exc:
             raise InvalidRequestError(_validation_message("retrieval", exc)) from exc
-        check_documents(ctx, principal=principal, doc_ids=options.document_ids)
+        check_documents(session, principal=principal, doc_ids=options.document_ids)
         assistant.retrieval = _retrieval_json(options, top_n, ctx.settings)
     assistant.top_n = top_n
     if changes.get("rerank") is not None:

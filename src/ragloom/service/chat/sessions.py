@@ -162,7 +162,7 @@ def active_versions(session: Session, refs: Iterable[Mapping[str, Any]]) -> dict
         return {}
     rows = session.execute(select(Document.id, Document.active_version_id).where(Document.id.in_(doc_ids)))
     found: dict[str, str | None] = {d: v for d, v in rows}
-    from ragloom.service.search.graph_search import KG_PREFIX, is_kg_id
+    from ragloom.retrieval.graph_evidence import KG_PREFIX, is_kg_id
 
     for d in doc_ids:  # a knowledge graph's evidence (use_kg): current while the knowledge base exists
         if is_kg_id(d) and session.get(KnowledgeBase, d.removeprefix(KG_PREFIX)) is not None:

@@ -30,7 +30,7 @@ from ragloom.ingest.pipeline import TITLE_WEIGHT
 from ragloom.models.embedding import Embedder
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 
 __all__ = ["ADDED_ORDER", "anchor_of", "add_chunk", "apply_overrides", "delete_chunk", "edited_ids", "follow_to",
            "method_of", "update_chunk"]
@@ -54,7 +54,7 @@ class _Target:
 
 def _target(session: Session, principal: Principal, kb_id: str, doc_id: str) -> _Target:
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="edit its chunks")
-    doc = documents.get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
+    doc = catalog.get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
     if doc.active_version_id is None:
         raise ConflictError(f"document {doc.name!r} has no parsed version yet: its chunks cannot be edited")
     return _Target(kb, doc, doc.active_version_id)

@@ -32,7 +32,7 @@ from ragloom.schemas.chunking import (
 )
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 
 PREVIEW_PAGES = 5  # of a PDF: enough to see the method at work, quick enough for a form
 PREVIEW_SECONDS = 60.0
@@ -126,7 +126,7 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
     data: bytes | None = None
     file_key = None
     if sample.document_id:  # read by the child from the object store, not by this process
-        filename, file_key = documents.original_key(session, principal=principal, kb_id=kb.id,
+        filename, file_key = catalog.original_key(session, principal=principal, kb_id=kb.id,
                                                      doc_id=sample.document_id)
     elif sample.data is not None:
         filename, data = sample.filename or "sample", sample.data

@@ -12,8 +12,8 @@ from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import DocumentVersion
 from ragloom.docstore.base import Filters
 from ragloom.schemas.chunks import ParsePreview
-from ragloom.service.documents import chunk_edits, documents
-from ragloom.service.views import parse_preview_view
+from ragloom.service.documents import catalog, chunk_edits
+from ragloom.service.documents.views import parse_preview_view
 
 
 @dataclass(slots=True)
@@ -30,7 +30,7 @@ def list_chunks(ctx: Context, session: Session, *, principal: Principal, kb_id: 
     """The chunks of the document's active version in reading order (parents and other hidden
     rows, and disabled chunks, only with ``include_hidden``). A document with no published
     version has none."""
-    doc = documents.get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    doc = catalog.get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     if doc.active_version_id is None:
         return ChunkListing(method=doc.chunk_method or "", version_id=None, chunks=[], total=0)
     version = session.get(DocumentVersion, doc.active_version_id)

@@ -69,7 +69,7 @@ def enrich(ctx: Context, job: Job, parsed: ParsedDocument, chunks: Sequence[Chun
         report("filling metadata fields")
         found = enricher.metadata("\n".join(b.text for b in parsed.blocks), settings.metadata_fields)
         if found:
-            from ragloom.service.documents.documents import merge_extracted_metadata
+            from ragloom.service.documents.catalog import merge_extracted_metadata
 
             with ctx.db.session() as s:
                 merge_extracted_metadata(s, job.doc_id, found)

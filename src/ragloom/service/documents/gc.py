@@ -93,7 +93,7 @@ def referenced_keys(ctx: Context) -> set[str]:
         keys.update(s.scalars(select(DocumentVersion.view_key).where(DocumentVersion.view_key.is_not(None))))
         keys.update(s.scalars(select(VersionPage.image_key).where(VersionPage.image_key.is_not(None))))
         for roots in s.scalars(select(KnowledgePart.root_ids).where(KnowledgePart.kind == "graph")):
-            keys.update(roots or ())  # knowledge-graph parts name their JSON objects (service.graph_build)
+            keys.update(roots or ())  # knowledge-graph parts name their JSON objects (service/builds/graph.py)
     return keys
 
 

@@ -336,13 +336,13 @@ def publish(ctx: Context, job: Job, *, chunk_count: int, page_count: int | None,
 
 def _knowledge_follows(ctx: Context, job: Job) -> None:
     """The knowledge built over the document follows its new version
-    (:func:`ragloom.service.builds.build_kinds.on_published`: a RAPTOR branch rebuilt, ...). The version is
+    (:func:`ragloom.service.builds.kinds.on_published`: a RAPTOR branch rebuilt, ...). The version is
     published whatever happens here: a failure to queue that is logged, never turned into a failure of the
     parse."""
-    from ragloom.service.builds import build_kinds
+    from ragloom.service.builds import kinds
 
     try:
-        build_kinds.on_published(ctx, job.kb_id, job.doc_id)
+        kinds.on_published(ctx, job.kb_id, job.doc_id)
     except Exception:
         log.exception("task %s: the document is published, but its knowledge builds could not be queued", job.task_id)
 
@@ -354,7 +354,7 @@ def _summed_coverage(tasks_of_version: list[Task]) -> dict[str, Any] | None:
 
 def store_metadata(ctx: Context, job: Job, parsed: ParsedDocument) -> None:
     """Metadata the parser found becomes document metadata (values the user set win)."""
-    from ragloom.service.documents.documents import merge_extracted_metadata
+    from ragloom.service.documents.catalog import merge_extracted_metadata
 
     found = pipeline.extracted_metadata(parsed)
     if found:

@@ -18,8 +18,8 @@ from ragloom.context import Context, Principal
 from ragloom.schemas.datasets import Reindexed
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import audit, workspace_models
-from ragloom.service.documents import documents
-from ragloom.service.views import kb_view
+from ragloom.service.documents import catalog
+from ragloom.service.knowledgebases import kb_view
 
 
 def reindex(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str,
@@ -35,7 +35,7 @@ def reindex(ctx: Context, session: Session, *, principal: Principal, kb_id_or_na
     knowledgebases.fit_index(ctx, session, kb=kb, dim=embedder.dim)
     kb.embedding_model, kb.embedding_dim = name, embedder.dim
     session.flush()
-    docs = documents.reindex(ctx, session, principal=principal, kb_ids=[kb.id])
+    docs = catalog.reindex(ctx, session, principal=principal, kb_ids=[kb.id])
     audit.record_by(session, principal, "kb.reindexed", target=f"kb:{kb.id}",
                     detail=f"{kb.name}: {previous} -> {name}, {len(docs)} documents")
     count = knowledgebases.document_counts(session, [kb.id]).get(kb.id, 0)

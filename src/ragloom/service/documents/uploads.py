@@ -4,7 +4,7 @@ A :class:`SpoolFile` is a private file in the data directory's ``uploads`` folde
 that an upload's bytes are written to as they arrive: each write also feeds the sha256 the object
 store keys the file by and counts its size, so a file over its limit is refused at the write that
 crosses it, not after it was received whole. :meth:`SpoolFile.finish` gives the :class:`Spooled` file
-(path, size, hash) that :func:`ragloom.service.documents.documents.add_documents` moves into the object store
+(path, size, hash) that :func:`ragloom.service.documents.catalog.add_documents` moves into the object store
 (``ObjectStore.put_file``: a rename on the local engine, an upload from the file on S3). Nothing of
 an upload is ever held whole in memory.
 

@@ -28,7 +28,7 @@ from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, NotFoundError
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import audit
-from ragloom.service.documents import documents
+from ragloom.service.documents import catalog
 from ragloom.states import DocumentStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ def trim(ctx: Context, doc_id: str | None = None) -> int:
 def version_of(session: Session, *, principal: Principal, kb_id: str, doc_id: str,
                version: str | int) -> tuple[Document, DocumentVersion]:
     """A document's version by number (``3``) or id; NotFoundError when the document has none such."""
-    doc = documents.get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    doc = catalog.get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     text = str(version).lstrip("v")
     cond = DocumentVersion.number == int(text) if text.isdigit() and len(text) < 10 else (
         DocumentVersion.id == str(version))
@@ -149,8 +149,8 @@ def activate(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, ver
                           filename=filename, embedding_model=model)  # the edits made meanwhile
     dropped: str | None = None
     with ctx.db.session() as s:
-        doc = documents.get(s, principal=principal, kb_id=kb_id, doc_id=doc_id)
-        documents.cancel_open_tasks(s, doc)
+        doc = catalog.get(s, principal=principal, kb_id=kb_id, doc_id=doc_id)
+        catalog.cancel_open_tasks(s, doc)
         target_row = s.get(DocumentVersion, target_id)
         assert target_row is not None
         if not target_row.indexed:  # dropped meanwhile
@@ -180,10 +180,10 @@ def activate(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, ver
         ctx.docstore.delete(tenant_id, Filters(kb_ids=[kb_id], version_ids=[dropped]))
     if old_id and old_id != target_id:
         retire(ctx, tenant_id=tenant_id, kb_id=kb_id, doc_id=out, version_id=old_id)
-    from ragloom.service.builds import build_kinds
+    from ragloom.service.builds import kinds
 
     try:
-        build_kinds.on_published(ctx, kb_id, out)  # RAPTOR summaries and graph records follow
+        kinds.on_published(ctx, kb_id, out)  # RAPTOR summaries and graph records follow
     except Exception:
         log.exception("document %s rolled back, but its knowledge builds could not be queued", out)
     return out
@@ -201,7 +201,7 @@ def discard(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, vers
             raise ConflictError(f"version {target.number} of {doc.name!r} does not wait for review: only a staged "
                                 "version that was never published can be discarded")
         if target.status == VersionStatus.BUILDING:
-            documents.cancel_open_tasks(s, doc)
+            catalog.cancel_open_tasks(s, doc)
         target.status, target.indexed, target.parked = VersionStatus.CANCELLED, False, None
         target.error = "discarded by review"
         if doc.latest_version_id == target.id:  # a re-parse takes the live version's file again
@@ -254,7 +254,7 @@ def diff(ctx: Context, session: Session, *, principal: Principal, kb_id: str, do
     ``after`` (default: the version readers see, else the latest; with no kept version before it, every
     chunk is added). Both versions' chunks must still be in the search store (the last ``keep_versions``
     versions): else ConflictError."""
-    doc = documents.get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    doc = catalog.get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     if after is None:
         after = (session.get(DocumentVersion, doc.active_version_id or doc.latest_version_id or "")
                  or _missing(doc)).number

@@ -1,6 +1,6 @@
 """The answer use case: retrieve evidence in the caller's scope, then answer with citations.
 
-:func:`answer` and :func:`answer_stream` serve ``/answer``; chat assistants (``service/chat/chat.py``)
+:func:`answer` and :func:`answer_stream` serve ``/answer``; chat assistants (``service/chat/completion.py``)
 take the same two steps — :func:`find_evidence`, then :func:`write` or :func:`write_stream` — with
 their own retrieval options and :class:`Writing`.
 """
@@ -18,7 +18,7 @@ from ragloom.models.chat import ChatModel, Sampling
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
 from ragloom.service.accounts import workspace_models
-from ragloom.service.search.search import search, term_similarity_fn
+from ragloom.service.search.retrieval import search, term_similarity_fn
 
 
 @dataclass(frozen=True, slots=True)

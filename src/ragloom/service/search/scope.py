@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
 from ragloom.dataflow import Answer
@@ -29,17 +30,16 @@ from ragloom.service.accounts import workspace_models
 Options = TypeVar("Options", bound=EvidenceOptions)
 
 
-def documents_metadata(ctx: Context, kb_ids: Sequence[str],
+def documents_metadata(session: Session, kb_ids: Sequence[str],
                        doc_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     """id -> metadata of the documents of ``kb_ids`` (only ``doc_ids`` among them when given); the
     caller has checked that it may read the knowledge bases."""
     if not kb_ids:
         return {}
-    with ctx.db.session() as s:
-        query = select(Document.id, Document.meta).where(Document.kb_id.in_(list(kb_ids)))
-        if doc_ids is not None:
-            query = query.where(Document.id.in_(list(doc_ids)))
-        return {d: dict(m or {}) for d, m in s.execute(query)}
+    query = select(Document.id, Document.meta).where(Document.kb_id.in_(list(kb_ids)))
+    if doc_ids is not None:
+        query = query.where(Document.id.in_(list(doc_ids)))
+    return {d: dict(m or {}) for d, m in session.execute(query)}
 
 
 EXTRACT_PROMPT = """\
@@ -85,7 +85,8 @@ def decide_scope(ctx: Context, *, kb_ids: Sequence[str], keys: Sequence[ScopeKey
     leaves without a value are asked of it."""
     if not keys:
         return decide(keys, {}, question=question)
-    documents = documents_metadata(ctx, kb_ids, doc_ids)
+    with ctx.db.session() as s:
+        documents = documents_metadata(s, kb_ids, doc_ids)
     decision = decide(keys, documents, question=question, earlier=earlier, given=given, answering=answering)
     if chat_model is None or decision.status != "clarify":
         return decision

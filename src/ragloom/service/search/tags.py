@@ -1,13 +1,13 @@
 """Tag sets use cases: tag chunks and questions, list tags (``tag_kb_ids`` are validated in ``knowledgebases``).
 
-The logic lives in :mod:`ragloom.knowledge.tags`; this module resolves what it
-needs from the metadata DB (which knowledge bases are tag sets of the tenant,
-their active versions) and keeps the tag priors in the context's cache.
+The logic lives in :mod:`ragloom.knowledge.tags` and the retrieval stage
+:mod:`ragloom.retrieval.tags`; this module resolves what they need from the
+metadata DB (which knowledge bases are tag sets of the tenant, their active
+versions), keeps the tag priors in the context's cache and hands them a tagger.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections import Counter
 from collections.abc import Sequence
 
@@ -15,15 +15,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
-from ragloom.dataflow import ChunkKind, ChunkRecord
+from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
-from ragloom.knowledge.tags import Tagger, TagSets, count_tags, tag_all
+from ragloom.knowledge.tags import Tagger, TagSets, count_tags
+from ragloom.retrieval import tags as tag_stage
 from ragloom.schemas.datasets import DatasetTags
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
 from ragloom.service.knowledgebases import TAG_METHOD
-from ragloom.service.views import tags_view
+from ragloom.service.search.views import tags_view
 
 
 def resolve_tag_sets(session: Session, *, tenant_id: str, kb_ids: Sequence[str], topn: int) -> TagSets | None:
@@ -53,11 +54,11 @@ def tagger_for(ctx: Context, *, tenant_id: str, kb_ids: Sequence[str], topn: int
 def question_tags(ctx: Context, kbs: Sequence[KnowledgeBase], question: str) -> dict[str, float]:
     """The question's tags over the tag sets of the searched knowledge bases (their union; the
     largest ``topn_tags``); {} when none of them uses a tag set."""
-    tag_ids = list(dict.fromkeys(t for kb in kbs for t in (kb.tag_kb_ids or [])))
-    if not tag_ids or not question.strip():
+    sets = tag_stage.question_tag_sets(question, [(kb.tag_kb_ids, kb.topn_tags) for kb in kbs])
+    if sets is None:
         return {}
-    tagger = tagger_for(ctx, tenant_id=kbs[0].tenant_id, kb_ids=tag_ids, topn=max(kb.topn_tags for kb in kbs))
-    return tagger.tag(question, min_terms=1) if tagger is not None else {}
+    tagger = tagger_for(ctx, tenant_id=kbs[0].tenant_id, kb_ids=sets.kb_ids, topn=sets.topn)
+    return tag_stage.question_tags(question, tagger)
 
 
 def kb_tags(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str) -> DatasetTags:
@@ -82,9 +83,4 @@ def tag_records(ctx: Context, *, tenant_id: str, tag_kb_ids: Sequence[str], topn
     tagger = tagger_for(ctx, tenant_id=tenant_id, kb_ids=tag_kb_ids, topn=topn)
     if tagger is None:
         return 0
-    targets = [r for r in records if r.kind != ChunkKind.TOC]
-    seeds = [zlib.crc32(r.id.encode()) for r in targets]  # the LLM's examples: random, but stable per chunk
-    found = tag_all(tagger, [r.content for r in targets], chat=workspace_models.chat_model(ctx, tenant_id), seeds=seeds)
-    for record, tags in zip(targets, found, strict=True):
-        record.tags = tags
-    return sum(1 for tags in found if tags)
+    return tag_stage.tag_records(tagger, records, chat=workspace_models.chat_model(ctx, tenant_id))

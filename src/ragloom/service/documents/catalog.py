@@ -467,9 +467,9 @@ def delete_documents(
     session.flush()
     if docs:
         ctx.docstore.delete(kb.tenant_id, Filters(kb_ids=[kb.id], doc_ids=[d.id for d in docs]))
-        from ragloom.service.builds import build_kinds
+        from ragloom.service.builds import kinds
 
-        build_kinds.on_deleted(ctx, session, kb, [d.id for d in docs])  # what was built over them goes too
+        kinds.on_deleted(ctx, session, kb, [d.id for d in docs])  # what was built over them goes too
     return len(docs)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
@@ -63,22 +64,21 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_
     return scope, kbs
 
 
-def check_documents(ctx: Context, *, principal: Principal, doc_ids: list[str] | None) -> None:
+def check_documents(session: Session, *, principal: Principal, doc_ids: list[str] | None) -> None:
     """A request's ``document_ids``: each must be a document the caller can see, else NotFoundError (a
     404, as for a knowledge base) — another workspace's id never just narrows the search to nothing.
     (A visible document outside the searched knowledge bases still only narrows it.)"""
     if not doc_ids:
         return
-    with ctx.db.session() as s:
-        found = set(s.scalars(select(Document.id).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
-                              .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids))))
+    found = set(session.scalars(select(Document.id).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
+                                .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids))))
     missing = next((d for d in doc_ids if d not in found), None)
     if missing is not None:
         raise NotFoundError(f"document {missing!r} not found")
 
 
 def active_versions_fn(ctx: Context) -> Callable[[list[str]], dict[str, str | None]]:
-    from ragloom.service.builds.raptor import KB_TREE_DOC, KB_TREE_VERSION
+    from ragloom.service.builds.raptor_trees import KB_TREE_DOC, KB_TREE_VERSION
 
     def active_versions(doc_ids: list[str]) -> dict[str, str | None]:
         with ctx.db.session() as s:
@@ -127,11 +127,10 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
     result.embedding_model = scope.embedding_model
     result.routing = routing
     if opts.use_kg and opts.page == 1:
-        from ragloom.service.search.graph_search import kg_candidates
+        from ragloom.retrieval.graph_evidence import put_first
+        from ragloom.service.search.graph import kg_candidates
 
-        found = kg_candidates(ctx, kbs, question, embedder)
-        result.chunks = [*found, *result.chunks]
-        result.total += len(found)
+        put_first(result, kg_candidates(ctx, kbs, question, embedder))
     if routing is not None and result.explain_query is not None:
         result.explain_query["routing"] = routing
     if result.explain_query is not None:

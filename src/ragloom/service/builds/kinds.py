@@ -1,7 +1,7 @@
 """The kinds of knowledge build (:data:`BUILD_KINDS`), and the document life-cycle events they hear.
 
-A kind is a :class:`~ragloom.service.builds.build_jobs.BuildKind` registered here by name: ``raptor``
-(:mod:`ragloom.service.builds.raptor_build`); the knowledge graph and chunk enrichment are added the same way.
+A kind is a :class:`~ragloom.service.builds.jobs.BuildKind` registered here by name: ``raptor``
+(:mod:`ragloom.service.builds.raptor`); the knowledge graph and chunk enrichment are added the same way.
 Documents call :func:`on_published` and :func:`on_deleted`, so this module imports nothing that shows
 resources (no cycle back to them).
 """
@@ -15,12 +15,12 @@ from sqlalchemy.orm import Session
 from ragloom.context import Context
 from ragloom.db.models import KnowledgeBase
 from ragloom.errors import InvalidRequestError
-from ragloom.service.builds.build_jobs import BuildKind
+from ragloom.service.builds.jobs import BuildKind
 
 
 def _builtin() -> dict[str, BuildKind]:
-    from ragloom.service.builds.graph_build import GraphKind
-    from ragloom.service.builds.raptor_build import RaptorKind
+    from ragloom.service.builds.graph import GraphKind
+    from ragloom.service.builds.raptor import RaptorKind
 
     return {"raptor": RaptorKind(), "graph": GraphKind()}
 

@@ -35,10 +35,11 @@ from ragloom.schemas.assistants import PromptSettings
 from ragloom.schemas.chats import ChatAnswer, ChatExplain, ChatReply, CompletionRequest
 from ragloom.service.accounts import workspace_models
 from ragloom.service.chat import assistants, sessions
-from ragloom.service.chat.chat_views import citation_view, reference_view
+from ragloom.service.chat.views import citation_view, reference_view
 from ragloom.service.search import answers
 from ragloom.service.search import scope as scoping
-from ragloom.service.views import explain_view, rounded_positions, scope_view
+from ragloom.service.search.views import explain_view, scope_view
+from ragloom.service.views import rounded_positions
 
 HISTORY_TURNS = 3  # the last turns a follow-up is rewritten with (REFERENCE §7 step 2)
 STORE_ATTEMPTS = 3  # concurrent answers in one session: retries for the next turn number

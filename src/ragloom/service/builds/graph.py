@@ -53,7 +53,7 @@ from ragloom.schemas.builds import GraphSettings
 from ragloom.schemas.graph import GraphCommunity, GraphEdge, GraphNode, GraphView
 from ragloom.service import knowledgebases
 from ragloom.service.builds import llm_cache
-from ragloom.service.builds.build_jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
+from ragloom.service.builds.jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
 
 log = logging.getLogger(__name__)
 
@@ -102,13 +102,13 @@ def _put_json(ctx: Context, tenant_id: str, data: Any) -> str:
     return ctx.objects.put(json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8"), namespace=tenant_id)
 
 
-def _save_part(s: Session, kb: KnowledgeBase, scope: str, *, key: str, recipe: str, version_id: str | None,
+def _save_part(session: Session, kb: KnowledgeBase, scope: str, *, key: str, recipe: str, version_id: str | None,
                rows: int, build_id: str | None) -> None:
-    part = s.scalar(select(KnowledgePart).where(KnowledgePart.kb_id == kb.id, KnowledgePart.kind == KIND,
-                                                KnowledgePart.scope == scope))
+    part = session.scalar(select(KnowledgePart).where(KnowledgePart.kb_id == kb.id, KnowledgePart.kind == KIND,
+                                                      KnowledgePart.scope == scope))
     if part is None:
         part = KnowledgePart(kb_id=kb.id, kind=KIND, scope=scope, recipe=recipe)
-        s.add(part)
+        session.add(part)
     part.document_id = None if scope == KB_SCOPE else scope
     part.version_id, part.recipe, part.root_ids, part.rows = version_id, recipe, [key], rows
     part.build_id, part.built_at = build_id, utcnow()

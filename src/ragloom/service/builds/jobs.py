@@ -1,9 +1,9 @@
 """What a kind of knowledge build is (:class:`BuildKind`), what it runs with (:class:`BuildJob`), what
 it reports before it starts (:class:`Estimate`), and how a build is queued (:func:`enqueue`).
 
-:mod:`ragloom.service.builds.build_kinds` lists the kinds and tells them about documents published and deleted;
-:mod:`ragloom.service.builds.builds` holds the use cases and runs builds; a kind's module
-(:mod:`ragloom.service.builds.raptor_build`) imports only this one."""
+:mod:`ragloom.service.builds.kinds` lists the kinds and tells them about documents published and deleted;
+:mod:`ragloom.service.builds.lifecycle` holds the use cases and runs builds; a kind's module
+(:mod:`ragloom.service.builds.raptor`) imports only this one."""
 
 from __future__ import annotations
 

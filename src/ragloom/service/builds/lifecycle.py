@@ -2,8 +2,8 @@
 
 A build is a row of ``knowledge_build`` (:mod:`ragloom.db.builds` is its queue) that a worker runs like
 an ingestion task, under the same guard (cancel, wall time, memory, the worker stopping). What a kind
-of build does is a :class:`~ragloom.service.builds.build_jobs.BuildKind` in
-:data:`ragloom.service.builds.build_kinds.BUILD_KINDS` (``raptor``: :mod:`ragloom.service.builds.raptor_build`; the
+of build does is a :class:`~ragloom.service.builds.jobs.BuildKind` in
+:data:`ragloom.service.builds.kinds.BUILD_KINDS` (``raptor``: :mod:`ragloom.service.builds.raptor`; the
 knowledge graph and chunk enrichment are added there the same way). A kind:
 
 * ``estimate``\\ s a build before it starts (chat-model calls and tokens),
@@ -43,9 +43,9 @@ from ragloom.errors import (
 )
 from ragloom.schemas.builds import BuildEstimate, BuildRequest, BuildsStarted
 from ragloom.service import knowledgebases
-from ragloom.service.builds.build_jobs import BuildJob, Estimate, enqueue
-from ragloom.service.builds.build_kinds import kind_of, kinds
-from ragloom.service.builds.build_views import build_view
+from ragloom.service.builds.jobs import BuildJob, Estimate, enqueue
+from ragloom.service.builds.kinds import kind_of, kinds
+from ragloom.service.builds.views import build_view
 from ragloom.states import RunOutcome, TaskStatus
 
 log = logging.getLogger(__name__)
