@@ -391,7 +391,7 @@ def file_facts(session: Session, docs: Sequence[Document]) -> dict[str, FileFact
     two queries for a whole page of the list."""
     from ragloom.db.models import VersionPage
 
-    shown = {d.id: d.active_version_id or d.latest_version_id for d in docs}
+    shown = {d.id: shown_version_id(d) for d in docs}
     ids = sorted({v for v in shown.values() if v})
     if not ids:
         return {}
@@ -481,9 +481,14 @@ class PageInfo:
     image_key: str | None
 
 
+def shown_version_id(doc: Document) -> str | None:
+    """The id of the version a reader sees: the active one, else the latest (not yet published)."""
+    return doc.active_version_id or doc.latest_version_id
+
+
 def _shown_version(session: Session, doc: Document) -> DocumentVersion:
-    """The version a reader sees: the active one, else the latest (not yet published)."""
-    version = session.get(DocumentVersion, doc.active_version_id or doc.latest_version_id)
+    """The version a reader sees (:func:`shown_version_id`)."""
+    version = session.get(DocumentVersion, shown_version_id(doc))
     if version is None:
         raise NotFoundError(f"document {doc.name!r} has no version")
     return version

@@ -256,7 +256,7 @@ def diff(ctx: Context, session: Session, *, principal: Principal, kb_id: str, do
     versions): else ConflictError."""
     doc = catalog.get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
     if after is None:
-        after = (session.get(DocumentVersion, doc.active_version_id or doc.latest_version_id or "")
+        after = (session.get(DocumentVersion, catalog.shown_version_id(doc) or "")
                  or _missing(doc)).number
     _, new = version_of(session, principal=principal, kb_id=kb_id, doc_id=doc.id, version=after)
     if before is None:

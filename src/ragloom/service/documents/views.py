@@ -33,7 +33,9 @@ def document_view(doc: db.Document, facts: Mapping[str, FileFacts] | None = None
         session = object_session(doc)
         facts = file_facts(session, [doc]) if session is not None else {}
     fact = facts.get(doc.id)
-    shown = doc.active_version_id or doc.latest_version_id
+    from ragloom.service.documents.catalog import shown_version_id
+
+    shown = shown_version_id(doc)
     thumbnail = (f"/api/v1/datasets/{doc.kb_id}/documents/{doc.id}/pages/1.png?version_id={shown}"
                  f"&width={THUMBNAIL_WIDTH}") if fact is not None and fact.thumbnail else None
     suffix = doc.name.rsplit(".", 1)[1].lower() if "." in doc.name.strip(".") else ""
