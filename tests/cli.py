@@ -63,6 +63,7 @@ def _in_process(args: list[str], stdin: str | None, settings: Mapping[str, str])
     env = _environment(settings)
     env.setdefault(VERBOSE_ENV, None)  # setup_logging sets it for child processes: put it back afterwards
     _app.state.__init__()  # type: ignore[misc]
+    saved_width = _app.out._width
     _app.out.width = 1000  # a child's stdout is a pipe without COLUMNS: no width limit (``_pipe_width``)
     code = 0
     with runner.isolation(input=stdin, env=env) as (out, err, _both):
@@ -74,6 +75,7 @@ def _in_process(args: list[str], stdin: str | None, settings: Mapping[str, str])
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         finally:
             sys.argv = saved_argv
+            _app.out._width = saved_width
             _close(_app.state)
             root.handlers, root.level = saved_handlers, saved_level
             for name, level in saved_levels.items():
