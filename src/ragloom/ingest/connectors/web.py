@@ -81,7 +81,7 @@ def file_name(url: str, *, html: bool) -> str:
     """A document's file name made of its URL's path (``/docs/intro`` -> ``docs-intro.html``)."""
     parts = urlsplit(url)
     segments = [s for s in parts.path.split("/") if s]
-    stem = "-".join(segments) or (parts.hostname or "index")
+    stem = "-".join(segments) or "index"
     if parts.query:
         stem += "-" + hashlib.sha256(parts.query.encode()).hexdigest()[:8]
     stem = re.sub(r"[^\w.\-]+", "_", stem)[-150:].lstrip("._-") or "page"
