@@ -24,6 +24,7 @@ from ragloom.api import (
     openai_compat,
     providers,
     retrieval,
+    sources,
     system,
     workspaces,
 )
@@ -75,7 +76,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.add_middleware(BodyLimitMiddleware, settings=ctx.settings)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: the body limit's refusals get it too
     api = APIRouter(prefix="/api/v1", responses=COMMON_ERRORS)  # every route: the error body (api/responses.py)
-    for module in (datasets, chunking, documents, builds, graph, retrieval, chats, keys, accounts, workspaces,
+    for module in (datasets, chunking, documents, sources, builds, graph, retrieval, chats, keys, accounts, workspaces,
                    providers, dify, openai_compat, system):
         api.include_router(module.router)
     app.include_router(api)
