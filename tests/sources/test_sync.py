@@ -265,3 +265,59 @@ def test_the_schedule_queues_due_syncs_and_leaves_paused_sources_alone(ctx: Cont
     with ctx.db.session() as s:
         per_source = {j.source_id for j in s.scalars(select(SourceSync))}
     assert per_source == {scheduled, paused}
+
+
+def test_a_cancelled_sync_stops_after_its_item_and_keeps_what_it_did(ctx: Context, principal: Principal,
+                                                                     shared: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = shared / "c"
+    for i in range(6):
+        write(folder / f"doc{i}.md", f"# Document {i}\n")
+    kb = make_kb(ctx, principal)
+    source = add_source(ctx, principal, kb, type="folder", settings={"path": str(folder)})
+    real = FolderConnector.read
+
+    def cancelling(self: FolderConnector, item):  # type: ignore[no-untyped-def]
+        if item.id == "doc2.md":  # the user cancels while the third file is read
+            with ctx.db.session() as s:
+                running = s.scalars(select(SourceSync)).one()
+                sources.cancel_sync(s, principal=principal, kb_id=kb, source_id=source, sync_id=running.id)
+        return real(self, item)
+
+    monkeypatch.setattr(FolderConnector, "read", cancelling)
+    monkeypatch.setattr(sync_module, "REPORT_EVERY", 0.0)  # each item reports (and so sees the cancel)
+    job = sync(ctx, principal, kb, source)
+    assert job.status == TaskStatus.CANCELLED and job.stats["new"] == 3
+    assert len(documents(ctx, kb)) == 3
+    monkeypatch.setattr(FolderConnector, "read", real)
+    rest = sync(ctx, principal, kb, source)
+    assert (rest.status, rest.stats["new"], rest.stats["unchanged"]) == (TaskStatus.DONE, 3, 3)
+
+
+def test_a_listing_that_fails_is_retried_with_back_off_then_fails(ctx: Context, principal: Principal, shared: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    write(shared / "t" / "a.md", "# A\n")
+    kb = make_kb(ctx, principal)
+    source = add_source(ctx, principal, kb, type="folder", settings={"path": str(shared / "t")})
+
+    def unreachable(self: FolderConnector):  # type: ignore[no-untyped-def]
+        raise SourceError("the share is offline", transient=True)
+
+    monkeypatch.setattr(FolderConnector, "list_items", unreachable)
+    job = sync(ctx, principal, kb, source)
+    assert job.status == TaskStatus.QUEUED and "retrying in 30 s" in job.message and "offline" in job.message
+    from ragloom.worker import run_one_sync
+
+    for attempt, wait in ((2, 60), (3, None)):
+        with ctx.db.session() as s:
+            assert s.get(SourceSync, job.id).not_before is not None  # type: ignore[union-attr]
+            s.execute(update(SourceSync).where(SourceSync.id == job.id).values(not_before=None))
+        assert run_one_sync(ctx, "w") == job.id
+        with ctx.db.session() as s:
+            again = s.get(SourceSync, job.id)
+            assert again is not None and again.attempts == attempt
+            if wait is not None:
+                assert again.status == TaskStatus.QUEUED and f"retrying in {wait} s" in again.message
+            else:  # its attempts are used up (RAGLOOM_TASK_MAX_RETRIES)
+                assert again.status == TaskStatus.FAILED and "could not be listed" in again.message
+    assert documents(ctx, kb) == {}  # a listing that failed deletes nothing and adds nothing
