@@ -1,5 +1,6 @@
 """One conformance suite over every connector (issue 30): each is driven by a harness that makes its
-source real — a folder on disk, a web site served by Python's http.server on loopback — and changes it
+source real — a folder on disk, a web site served by Python's http.server on loopback, a bucket of
+moto's S3 server on loopback — and changes it
 between listings. Every connector lists each item once under an id that stays while the item lives,
 with a change token that changes with the content and only then, a file name, a URL back to the
 source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have."""
@@ -16,6 +17,7 @@ from ragloom.errors import InvalidRequestError
 from ragloom.ingest.connectors import Connector, ConnectorSpec, Item, connectors, open_connector
 from tests.sources.helpers import write
 from tests.sources.sites import page, web_site
+from tests.storage.engines import ACCESS_KEY, SECRET_KEY, S3Server, s3_server
 
 
 class Harness(Protocol):
@@ -82,10 +84,46 @@ class WebHarness:
         return (self.root / f"{name}.html").read_bytes()
 
 
-@pytest.fixture(params=["folder", "web"])
+class S3Harness:
+    type = "s3"
+
+    def __init__(self, server: S3Server) -> None:
+        self.client = server.client()
+        self.bucket = server.new_bucket()
+        self.client.put_object(Bucket=self.bucket, Key="elsewhere/outside.md", Body=b"# Not under the prefix")
+        self.client.put_object(Bucket=self.bucket, Key="docs/folder/", Body=b"")  # a folder marker: no item
+        self.settings = {"bucket": self.bucket, "prefix": "docs/", "endpoint_url": server.endpoint_url}
+        self.spec_extra = {"outbound_allow": ("127.0.0.1/32",),
+                           "credentials": {"access_key_id": ACCESS_KEY, "secret_access_key": SECRET_KEY}}
+        self.data: dict[str, bytes] = {}
+
+    def put(self, name: str, text: str) -> None:
+        self.data[name] = text.encode()
+        self.client.put_object(Bucket=self.bucket, Key=f"docs/{name}.md", Body=self.data[name])
+
+    def remove(self, name: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=f"docs/{name}.md")
+
+    def id_of(self, name: str) -> str:
+        return f"docs/{name}.md"
+
+    def content_of(self, name: str) -> bytes:
+        return self.data[name]
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Server]:
+    with s3_server() as server:
+        yield server
+
+
+@pytest.fixture(params=["folder", "web", "s3"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     if request.param == "folder":
         yield FolderHarness(tmp_path)
+        return
+    if request.param == "s3":
+        yield S3Harness(request.getfixturevalue("s3"))
         return
     site = tmp_path / "site"
     site.mkdir()
@@ -112,7 +150,7 @@ def _listing(h: Harness) -> dict[str, Item]:
 
 
 def test_every_builtin_connector_is_covered() -> None:
-    assert set(connectors.builtins) == {"folder", "web"}
+    assert set(connectors.builtins) == {"folder", "s3", "web"}
 
 
 def test_items_are_listed_once_with_stable_ids_and_tokens(harness: Harness) -> None:
@@ -162,5 +200,5 @@ def test_an_unknown_setting_is_refused(harness: Harness) -> None:
 
 
 def test_an_unknown_type_names_the_known_ones() -> None:
-    with pytest.raises(InvalidRequestError, match="folder, web"):
+    with pytest.raises(InvalidRequestError, match="folder, s3, web"):
         open_connector("gopher", ConnectorSpec(settings={}))
