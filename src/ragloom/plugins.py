@@ -127,6 +127,7 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
     },
     "ragloom.connectors": {
         "folder": "ragloom.ingest.connectors.folder:FolderConnector",
+        "git": "ragloom.ingest.connectors.git:GitConnector",
         "s3": "ragloom.ingest.connectors.s3:S3Connector",
         "web": "ragloom.ingest.connectors.web:WebConnector",
     },

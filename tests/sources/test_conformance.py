@@ -1,6 +1,6 @@
 """One conformance suite over every connector (issue 30): each is driven by a harness that makes its
 source real — a folder on disk, a web site served by Python's http.server on loopback, a bucket of
-moto's S3 server on loopback — and changes it
+moto's S3 server on loopback, a Git repository made with git — and changes it
 between listings. Every connector lists each item once under an id that stays while the item lives,
 with a change token that changes with the content and only then, a file name, a URL back to the
 source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have."""
@@ -111,16 +111,56 @@ class S3Harness:
         return self.data[name]
 
 
+class GitHarness:
+    type = "git"
+
+    def __init__(self, root: Path) -> None:
+        self.repo = root / "repo"
+        self.repo.mkdir()
+        self.git("init", "-q", "-b", "main")
+        write(self.repo / "src" / "code.py", "print('not a doc')\n")
+        self.commit()
+        self.settings = {"repository": str(self.repo), "branch": "main", "paths": ["docs/"]}
+        self.spec_extra = {"roots": (root,)}
+
+    def git(self, *args: str) -> None:
+        import subprocess
+
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=self.repo,
+                       check=True, capture_output=True)
+
+    def commit(self) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "change")
+
+    def put(self, name: str, text: str) -> None:
+        write(self.repo / "docs" / f"{name}.md", text)
+        self.commit()
+
+    def remove(self, name: str) -> None:
+        (self.repo / "docs" / f"{name}.md").unlink()
+        self.commit()
+
+    def id_of(self, name: str) -> str:
+        return f"docs/{name}.md"
+
+    def content_of(self, name: str) -> bytes:
+        return (self.repo / "docs" / f"{name}.md").read_bytes()
+
+
 @pytest.fixture(scope="module")
 def s3() -> Iterator[S3Server]:
     with s3_server() as server:
         yield server
 
 
-@pytest.fixture(params=["folder", "web", "s3"])
+@pytest.fixture(params=["folder", "web", "s3", "git"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     if request.param == "folder":
         yield FolderHarness(tmp_path)
+        return
+    if request.param == "git":
+        yield GitHarness(tmp_path)
         return
     if request.param == "s3":
         yield S3Harness(request.getfixturevalue("s3"))
@@ -150,7 +190,7 @@ def _listing(h: Harness) -> dict[str, Item]:
 
 
 def test_every_builtin_connector_is_covered() -> None:
-    assert set(connectors.builtins) == {"folder", "s3", "web"}
+    assert set(connectors.builtins) == {"folder", "git", "s3", "web"}
 
 
 def test_items_are_listed_once_with_stable_ids_and_tokens(harness: Harness) -> None:
@@ -200,5 +240,5 @@ def test_an_unknown_setting_is_refused(harness: Harness) -> None:
 
 
 def test_an_unknown_type_names_the_known_ones() -> None:
-    with pytest.raises(InvalidRequestError, match="folder, s3, web"):
+    with pytest.raises(InvalidRequestError, match="folder, git, s3, web"):
         open_connector("gopher", ConnectorSpec(settings={}))
