@@ -28,6 +28,13 @@ from ragloom.states import TaskStatus
 MIB = 1024 * 1024
 
 
+def types() -> list[str]:
+    """The source types a source may have: the built-in connectors and the installed plugins'."""
+    from ragloom.ingest.connectors import connectors
+
+    return connectors.names
+
+
 def credentials(ctx: Context, source: Source) -> dict[str, str]:
     """The source's credentials, decrypted."""
     if not source.secret:
