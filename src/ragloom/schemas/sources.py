@@ -52,11 +52,14 @@ class SourceCreate(Request):
     """A new source of a knowledge base."""
 
     name: str = Field(min_length=1, max_length=128, description="unique in the knowledge base")
-    type: str = Field(min_length=1, max_length=32, description="the connector: folder, web, or a plugin's")
+    type: str = Field(min_length=1, max_length=32, description="the connector: folder, web, s3, git, or a "
+                      "plugin's (ragloom.connectors)")
     settings: dict[str, Any] = Field(default_factory=dict, description="the connector's settings: folder "
-                                     "{path}; web {urls, max_depth, max_pages, sitemap, robots, documents}")
+                                     "{path, hidden}; web {urls, max_depth, max_pages, sitemap, robots, documents}; "
+                                     "s3 {bucket, prefix, endpoint_url, region}; git {repository, branch, paths}")
     credentials: dict[str, str] | None = Field(None, description="secrets the connector needs (stored encrypted, "
-                                               "never returned)")
+                                               "never returned): s3 {access_key_id, secret_access_key}; git "
+                                               "{token}")
     filters: SourceFilters = Field(default_factory=SourceFilters)
     schedule_minutes: int | None = Field(None, ge=1, le=MAX_SCHEDULE_MINUTES,
                                          description="sync every this many minutes; null: only when asked")
