@@ -95,27 +95,33 @@ def main() -> None:
             sub.mkdir(parents=True, exist_ok=True)
             (sub / f"note-{i:05d}.md").write_text(text(rng, f"Note {i}"))
         files = sorted(folder.rglob("*.md"))
-        ctx = Context(Settings(home=Path(tmp) / "home", workers=0, source_roots=[root], _env_file=None))
+        # two data directories: the uploads' and the sync's, each with its own (cold) embedding cache
+        up_ctx = Context(Settings(home=Path(tmp) / "uploaded", workers=0, _env_file=None))
+        up_ctx.init_storage()
+        ctx = Context(Settings(home=Path(tmp) / "synced", workers=0, source_roots=[root], _env_file=None))
         ctx.init_storage()
+        with up_ctx.db.session() as s:
+            up_principal = accounts.bootstrap(s).principal
+            upload_kb = knowledgebases.create(up_ctx, s, principal=up_principal, spec=KBCreate(name="uploaded")).id
         with ctx.db.session() as s:
             principal = accounts.bootstrap(s).principal
-            upload_kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="uploaded")).id
             synced_kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="synced")).id
         rows: list[tuple[str, str, str, str]] = []
         payload = [(p.name, p.read_bytes()) for p in files]
         if args.ingest:
-            upload_s, _, _ = ingest_all(ctx, principal, upload_kb, payload, args.workers, console)
+            upload_s, _, _ = ingest_all(up_ctx, up_principal, upload_kb, payload, args.workers, console)
             label = "upload + ingestion"
         else:
             from ragloom.service.documents.documents import Upload, add_documents
 
             t0 = time.perf_counter()
             for i in range(0, len(payload), 100):
-                with ctx.db.session() as s:
-                    add_documents(ctx, s, principal=principal, kb_id=upload_kb,
+                with up_ctx.db.session() as s:
+                    add_documents(up_ctx, s, principal=up_principal, kb_id=upload_kb,
                                   uploads=[Upload(filename=n, data=d) for n, d in payload[i:i + 100]])
             upload_s, label = time.perf_counter() - t0, "upload alone (no parsing)"
-        rows.append((label, f"{upload_s:.1f}", "", str(documents(ctx, upload_kb))))
+        rows.append((label, f"{upload_s:.1f}", "", str(documents(up_ctx, upload_kb))))
+        up_ctx.close()
 
         with ctx.db.session() as s:
             source = sources.add(ctx, s, principal=principal, kb_id=synced_kb, spec=SourceCreate(
