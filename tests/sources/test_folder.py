@@ -76,3 +76,15 @@ def test_hidden_files_are_listed_when_asked(tmp_path: Path) -> None:
                                                    roots=(tmp_path,)))
     assert {i.id for i in shown.list_items()} == {".env.md", ".git/config"}
     assert os.path.isdir(tmp_path / "d")
+
+
+def test_a_fifo_put_in_a_file_s_place_is_refused_not_waited_on(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.md").write_text("# A")
+    made = open_connector("folder", ConnectorSpec(settings={"path": str(tmp_path / "d")}, roots=(tmp_path,)))
+    item = next(iter(made.list_items()))
+    (tmp_path / "d" / "a.md").unlink()
+    os.mkfifo(tmp_path / "d" / "a.md")  # a reader of a FIFO without a writer would wait forever
+    with pytest.raises(SourceError, match="not a regular file"):
+        b"".join(made.read(item))
+    assert [i.id for i in made.list_items()] == []

@@ -129,3 +129,18 @@ def test_a_sync_deletes_nothing_while_a_page_fails(ctx: Context, principal: Prin
     later = sync(ctx, principal, kb, source)
     assert (later.stats["deleted"], later.stats["changed"], later.stats["unchanged"]) == (1, 1, 1)
     assert set(documents(ctx, kb)) == {"index.html", "a.html"}
+
+
+def test_a_page_larger_than_the_limit_is_refused_as_it_arrives(site: tuple[Path, object]) -> None:
+    root, server = site
+    url: str = server.url  # type: ignore[attr-defined]
+    (root / "index.html").write_text(page("Home", "home", links=["/big.html", "/small.html"]))
+    (root / "big.html").write_text(page("Big", "x" * 200_000))
+    (root / "small.html").write_text(page("Small", "small"))
+    made = open_connector("web", ConnectorSpec(settings={"urls": [url + "/"]}, outbound_allow=LOOPBACK,
+                                               max_bytes=50_000))
+    try:
+        assert set(i.id for i in made.list_items()) == {url + "/", url + "/small.html"}
+        assert made.problems() == []  # too large is no transient fault: the page is left out
+    finally:
+        made.close()

@@ -106,11 +106,15 @@ class FolderConnector:
         real = os.path.realpath(full)
         if not _inside(full, (self.real,)) or not _inside(real, self.roots):
             raise SourceError(f"{item.id}: outside the folders sources may read")
-        try:
-            f = open(real, "rb")  # noqa: SIM115 - read piece by piece below
+        try:  # non-blocking: a FIFO put in the file's place must not hang the sync
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             raise SourceError(f"cannot read {item.id}: {exc.strerror or exc}") from None
-        with f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise SourceError(f"{item.id} is not a regular file any more")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
             total = 0
             while chunk := f.read(READ_CHUNK):
                 total += len(chunk)

@@ -31,6 +31,7 @@ import tempfile
 import urllib.robotparser
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -91,6 +92,16 @@ def file_name(url: str, *, html: bool) -> str:
     return stem
 
 
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A response read whole (within the size limit)."""
+
+    status_code: int
+    url: str
+    headers: httpx.Headers
+    content: bytes
+
+
 class WebConnector:
     """See the module docstring. Settings: ``urls`` (start URLs, required), ``max_depth`` (links followed
     from a start URL, default 2), ``max_pages`` (items listed at most, default 200), ``sitemap`` and
@@ -136,14 +147,18 @@ class WebConnector:
 
     # --- requests ---
 
-    def _get(self, url: str) -> httpx.Response:
+    def _get(self, url: str) -> Fetched:
+        """A GET read whole, but never more than ``max_bytes`` of it (a larger body is refused as it arrives)."""
         try:
-            resp = self._client.get(url)
+            with self._client.stream("GET", url) as resp:
+                body = bytearray()
+                for chunk in resp.iter_bytes(READ_CHUNK):
+                    body += chunk
+                    if len(body) > self.max_bytes:
+                        raise SourceError(f"{url} is larger than {self.max_bytes} bytes")
+                return Fetched(resp.status_code, str(resp.url), resp.headers, bytes(body))
         except httpx.HTTPError as exc:
             raise SourceError(f"{url}: {exc}", transient=True) from None
-        if len(resp.content) > self.max_bytes:
-            raise SourceError(f"{url} is larger than {self.max_bytes} bytes")
-        return resp
 
     def check(self) -> str:
         resp = self._get(self.starts[0])
@@ -165,13 +180,13 @@ class WebConnector:
 
     def _read_robots(self, site: str) -> urllib.robotparser.RobotFileParser | None:
         try:
-            resp = self._client.get(site + "/robots.txt")
-        except httpx.HTTPError:
+            resp = self._get(site + "/robots.txt")
+        except SourceError:
             return None
         if resp.status_code >= 400:
             return None
         parser = urllib.robotparser.RobotFileParser()
-        parser.parse(resp.text.splitlines())
+        parser.parse(resp.content.decode("utf-8", "replace").splitlines())
         return parser
 
     def _sitemap_urls(self) -> list[str]:
@@ -189,8 +204,8 @@ class WebConnector:
                 continue
             seen.add(url)
             try:
-                resp = self._client.get(url)
-            except httpx.HTTPError:
+                resp = self._get(url)
+            except SourceError:
                 continue
             if resp.status_code >= 400 or not resp.content.strip():
                 continue
@@ -272,7 +287,7 @@ class WebConnector:
             if resp.status_code >= 500 or resp.status_code == 429:
                 self._problems.append(f"{url}: {resp.status_code}")
             return None, []
-        final = normalize(str(resp.url)) or url
+        final = normalize(resp.url) or url
         if not self._in_scope(final):
             return None, []  # redirected to another site
         ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
