@@ -63,6 +63,8 @@ IDS: dict[str, str] = {
     "invitation_id": "invitation",
     "chunk_id": "chunk",  # a chunk of the PDF
     "build_id": "build",  # a RAPTOR build of the knowledge base
+    "source_id": "source",  # a folder source of the knowledge base
+    "sync_id": "sync",  # a sync of that source
     # body and query fields
     "dataset_ids": "kb",
     "knowledge_id": "kb",  # Dify's
@@ -205,11 +207,17 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
     files = [("file", (pdf.name, pdf.read_bytes(), "application/pdf")),
              ("file", (f"{m}-notes.md", f"# {m} notes\n\nThe {m} valve is blue.\n".encode(), "text/markdown"))]
     up = _ok(client.post(f"{API}/datasets/{kb['id']}/documents", headers=h, files=files))["documents"]
-    while run_one(ctx, "test"):
+    folder = ctx.settings.source_roots[0] / m
+    folder.mkdir()
+    (folder / f"{m}-guide.md").write_text(f"# The {m} guide\n\nThe {m} filter is changed yearly.\n")
+    source = _ok(client.post(f"{API}/datasets/{kb['id']}/sources", headers=h,
+                             json={"name": f"{m}-handbook", "type": "folder", "settings": {"path": str(folder)}}))
+    sync = _ok(client.post(f"{API}/datasets/{kb['id']}/sources/{source['id']}/sync", headers=h))
+    while run_one(ctx, "test"):  # the uploads, the sync, and the document it made
         pass
     docs = {d["name"]: d for d in _ok(client.get(f"{API}/datasets/{kb['id']}/documents", headers=h))["documents"]}
-    assert len(up) == 2 and all(d["status"] == "done" for d in docs.values()), docs
-    pdf_doc, md_doc = docs[pdf.name], docs[f"{m}-notes.md"]
+    assert len(up) == 2 and len(docs) == 3 and all(d["status"] == "done" for d in docs.values()), docs
+    pdf_doc, md_doc, synced = docs[pdf.name], docs[f"{m}-notes.md"], docs[f"{m}-guide.md"]
     assistant = _ok(client.post(f"{API}/chats", headers=h, json={"name": f"{m}-assistant", "dataset_ids": [kb["id"]]}))
     reply = _ok(client.post(f"{API}/chats/{assistant['id']}/completions", headers=h,
                             json={"question": f"How often does the {m} pump need grease?"}))
@@ -229,10 +237,11 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
         "pdf_version": pdf_doc["active_version_id"], "markdown_version": md_doc["active_version_id"],
         "assistant": assistant["id"], "session": reply["session_id"], "question": reply["question_id"],
         "answer": reply["message_id"], "key": key["id"], "workspace": ws.tenant_id, "member": member_id,
-        "invitation": invitation["id"], "chunk": chunks[0], "build": build["id"],
+        "invitation": invitation["id"], "chunk": chunks[0], "build": build["id"], "source": source["id"],
+        "sync": sync["id"], "synced": synced["id"],
     }
     ws.names = {"kb": kb["name"], "tag_set": tag_set["name"], "pdf": pdf_doc["name"], "markdown": md_doc["name"],
-                "assistant": assistant["name"]}
+                "assistant": assistant["name"], "source": source["name"]}
     with ctx.db.session() as s:
         tasks = list(s.scalars(select(Task.id).where(Task.tenant_id == ws.tenant_id)))
     ws.secrets = (set(ws.ids.values()) | set(chunks) | set(tasks)
@@ -242,9 +251,11 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("cross-workspace")
+    (tmp / "shared").mkdir()
     with FakeOpenAIServer(default_reply="The pump needs grease.") as llm:
         settings = Settings(home=tmp / "home", workers=0, chat_base_url=llm.base_url, chat_model="fake-chat",
                             chat_api_key="sk-test", rate_limit_per_minute=0, _env_file=None,
+                            source_roots=[tmp / "shared"],  # the workspaces' folder sources
                             outbound_allow=["127.0.0.1/32"])  # the workspaces' chat providers are the fake
         with app_client(settings) as (client, ctx, _):  # the bootstrap workspace: a third, empty one
             a, b = Workspace("aardvark"), Workspace("bison")
@@ -650,10 +661,14 @@ def _intact(world: World, a: Workspace) -> None:
     client = world.client
     h = world.auth(a, "key")
     docs = _ok(client.get(f"{API}/datasets/{a.ids['kb']}/documents", headers=h))["documents"]
-    assert {d["id"] for d in docs} == {a.ids["pdf"], a.ids["markdown"]}
+    assert {d["id"] for d in docs} == {a.ids["pdf"], a.ids["markdown"], a.ids["synced"]}
     assert all(d["status"] == "done" and "probe" not in str(d["metadata"]) for d in docs), docs
     kb = _ok(client.get(f"{API}/datasets/{a.ids['kb']}", headers=h))
     assert kb["name"] == f"{a.mark}-manuals" and kb["tag_kb_ids"] == []
+    source = _ok(client.get(f"{API}/datasets/{a.ids['kb']}/sources/{a.ids['source']}", headers=h))
+    assert source["name"] == f"{a.mark}-handbook" and not source["paused"] and source["schedule_minutes"] is None
+    syncs = _ok(client.get(f"{API}/datasets/{a.ids['kb']}/sources/{a.ids['source']}/syncs", headers=h))["syncs"]
+    assert [(j["id"], j["status"]) for j in syncs] == [(a.ids["sync"], "done")]
     chat = _ok(client.get(f"{API}/chats/{a.ids['assistant']}", headers=h))
     assert chat["name"] == f"{a.mark}-assistant" and [d["id"] for d in chat["datasets"]] == [a.ids["kb"]]
     messages = _ok(client.get(f"{API}/chats/{a.ids['assistant']}/sessions/{a.ids['session']}/messages",

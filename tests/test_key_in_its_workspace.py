@@ -39,9 +39,11 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("key-in-its-workspace")
+    (tmp / "shared").mkdir()
     with FakeOpenAIServer(default_reply="The pump needs grease.") as llm:
         settings = Settings(home=tmp / "home", workers=0, chat_base_url=llm.base_url, chat_model="fake-chat",
                             chat_api_key="sk-test", rate_limit_per_minute=0, _env_file=None,
+                            source_roots=[tmp / "shared"],  # the workspaces' folder sources
                             outbound_allow=["127.0.0.1/32"])  # the workspaces' chat providers are the fake
         with live_server(settings, workers=0) as live, httpx.Client(base_url=live.url, timeout=120) as client:
             p, q = Workspace("puma"), Workspace("quokka")

@@ -46,6 +46,8 @@ TRACEBACK = "Traceback (most recent call last)"
 
 # Values for the upper-case placeholders inside optional arguments, e.g. `ragloom reindex [KB]`.
 PLACEHOLDERS = {"KB": "manuals", "SECONDS": "0", "N": "2"}
+# The folders a folder source may read, set for the one command that reads them (README's Sources section).
+ROOTS = re.compile(r"^RAGLOOM_SOURCE_ROOTS=\S+ ")
 # What the README shows as the server's address and the chat endpoint (substituted by the test's).
 README_URL = "http://127.0.0.1:9380"
 README_CHAT_URL = "http://127.0.0.1:11434/v1"
@@ -211,7 +213,7 @@ def test_every_readme_command_is_run_or_skipped_with_a_reason() -> None:
     commands = [c for b in blocks for c in b.commands()]
     assert len(blocks) >= 5 and len(commands) >= 25, blocks
     for command in commands:
-        code = split_comment(command)[0]
+        code = ROOTS.sub("", split_comment(command)[0])  # the Sources section's folder roots, for one command
         assert code.startswith((f"{RAGLOOM} ", "make ", "export RAGLOOM_", ".venv/bin/python ")), (
             f"README command {command!r} is neither run nor skipped by tests/test_readme.py: teach it "
             f"(a bare `ragloom` is not on a fresh clone's PATH: the README says `{RAGLOOM}`)")
@@ -277,6 +279,7 @@ def test_readme_commands_run_on_a_data_directory(tmp_path: Path) -> None:
     shell = Shell(work, home)
 
     ran: list[str] = []
+    synced: list[str] = []  # the Sources section's syncs of a folder
     for block in blocks:
         if "export RAGLOOM_CHAT_" in block.code:
             continue  # the chat model block, below
@@ -296,7 +299,11 @@ def test_readme_commands_run_on_a_data_directory(tmp_path: Path) -> None:
                     assert "450 operating hours" in reply["answer"], proc.stdout
                 if " chat support " in variant:  # the after-sales assistant's scope, as its comments say
                     check_scope(command, proc.stdout)
+                if " sources sync handbook " in variant:
+                    synced.append(proc.stdout)
     assert any(" add manuals src/ragloom/samples/" in c for c in ran) and any("--explain" in c for c in ran), ran
+    # the folder kept in sync, as the comments say: three new documents, then three unchanged ones not read
+    assert len(synced) == 2 and " 3 new," in synced[0] and " 3 unchanged," in synced[1], synced
 
     docs = json_out(shell.run(f"{RAGLOOM} docs manuals --json"))["documents"]
     assert docs and all(d["status"] == "done" for d in docs), docs

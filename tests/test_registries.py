@@ -20,6 +20,7 @@ from ragloom.docstore.registry import open_docstore
 from ragloom.errors import ConfigError, InvalidRequestError, RagloomError, UnsupportedFormatError
 from ragloom.ingest.blocks import Block
 from ragloom.ingest.chunkers import ChunkerConfig, chunk_blocks, chunkers, default_chunkers
+from ragloom.ingest.connectors import connectors
 from ragloom.ingest.parsers import default_registry, new_registry, parse_document, parsers
 from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.registry import make_chat_model, make_embedder
@@ -32,7 +33,7 @@ from ragloom.storage.registry import object_stores
 
 GROUPS = [
     "ragloom.parsers", "ragloom.chunkers", "ragloom.embedders", "ragloom.rerankers", "ragloom.chat_models",
-    "ragloom.docstores", "ragloom.object_stores", "ragloom.fusions",
+    "ragloom.docstores", "ragloom.object_stores", "ragloom.fusions", "ragloom.connectors",
 ]
 PLUGIN = "ragloom_registry_test_plugin"
 
@@ -87,6 +88,7 @@ def test_the_builtin_names() -> None:
     assert registry_of("ragloom.docstores").builtins == ["pgvector", "tantivy"]
     assert object_stores.builtins == ["local", "s3"]
     assert fusions.builtins == ["normalized", "weighted"]
+    assert connectors.builtins == ["folder", "git", "s3", "web"]
 
 
 def test_the_object_store_is_chosen_by_the_settings(tmp_path: Path) -> None:
@@ -203,6 +205,9 @@ plugin-docstore = {PLUGIN}:made
 [ragloom.fusions]
 plugin-fusion = {PLUGIN}:made
 broken = {PLUGIN}:NOT_CALLABLE
+
+[ragloom.connectors]
+plugin-connector = {PLUGIN}:made
 """
 
 
@@ -242,12 +247,12 @@ def test_a_plugin_object_store_is_opened_from_the_settings(plugin_on_path: Path,
 
 
 @pytest.mark.parametrize("group", ["ragloom.embedders", "ragloom.rerankers", "ragloom.chat_models",
-                                   "ragloom.docstores", "ragloom.fusions"])
+                                   "ragloom.docstores", "ragloom.fusions", "ragloom.connectors"])
 def test_every_point_finds_its_plugins(plugin_on_path: Path, group: str) -> None:
     registry = registry_of(group).fresh()
     name = {"ragloom.embedders": "plugin-embedder", "ragloom.rerankers": "plugin-reranker",
             "ragloom.chat_models": "plugin-chat", "ragloom.docstores": "plugin-docstore",
-            "ragloom.fusions": "plugin-fusion"}[group]
+            "ragloom.fusions": "plugin-fusion", "ragloom.connectors": "plugin-connector"}[group]
     assert name in registry and name in registry.names
     assert set(registry.builtins) < set(registry.names)
     assert registry.create(name, "arg") == ("made", ("arg",))

@@ -233,6 +233,15 @@ class Settings(BaseSettings):
         "carrier-grade NAT, unique-local IPv6...): every other such address is refused. Empty = public addresses "
         "only. The server's own models (RAGLOOM_CHAT_BASE_URL...) are not restricted."
     )
+    source_roots: Annotated[list[Path], NoDecode] = Field(
+        default_factory=list, description="Folders of the server's disk that folder sources may read (paths, "
+        "comma-separated): a folder source's path must lie inside one of them, symbolic links resolved. Empty = "
+        "no folder source may be added."
+    )
+    source_sync_errors_kept: int = Field(
+        50, ge=1, le=10_000, description="Per-item errors a source sync keeps in its history (the rest are "
+        "counted)."
+    )
     header_timeout_seconds: float = Field(
         10.0, gt=0, description="Time a client has to send a request's headers (from the connection, or from "
         "the first byte of its next request); then the server closes the connection."
@@ -250,6 +259,13 @@ class Settings(BaseSettings):
             return [str(ipaddress.ip_network(str(i).strip(), strict=False)) for i in items if str(i).strip()]
         except ValueError as exc:
             raise ValueError(f"not an address range (CIDR such as 10.1.2.0/24): {exc}") from None
+
+    @field_validator("source_roots", mode="before")
+    @classmethod
+    def _roots(cls, v: object) -> object:
+        if isinstance(v, str):
+            return [part.strip() for part in v.split(",") if part.strip()]
+        return v
 
     @field_validator("home")
     @classmethod

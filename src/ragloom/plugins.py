@@ -30,12 +30,14 @@ ragloom.chat_models      ragloom.models.registry:chat_models               ``(Se
 ragloom.docstores        ragloom.docstore.registry:docstores               ``(Settings) -> DocStore``
 ragloom.object_stores    ragloom.storage.registry:object_stores            ``(Settings) -> ObjectStore``
 ragloom.fusions          ragloom.retrieval.fusion:fusions                  ``() -> Fusion``
+ragloom.connectors       ragloom.ingest.connectors.base:connectors         source type -> ``(ConnectorSpec)
+                                                                           -> Connector``
 =======================  ================================================  =========================================
 
 The names are chosen by the settings ``RAGLOOM_EMBEDDING_MODEL`` (and each knowledge base's
 embedding model), ``RAGLOOM_RERANK_PROVIDER``, ``RAGLOOM_CHAT_PROVIDER``, ``RAGLOOM_DOCSTORE``,
-``RAGLOOM_OBJECT_STORE`` and ``RAGLOOM_FUSION``; by a knowledge base's chunk method and a request's
-``fusion``; and by the MIME type detected in a file's content (parsers). An unknown name is a
+``RAGLOOM_OBJECT_STORE`` and ``RAGLOOM_FUSION``; by a knowledge base's chunk method, a request's
+``fusion`` and a source's ``type``; and by the MIME type detected in a file's content (parsers). An unknown name is a
 ``ConfigError`` for a setting and an ``InvalidRequestError`` (``UnsupportedFormatError`` for a file
 type) for a request, naming the known ones.
 """
@@ -57,6 +59,7 @@ EXTENSION_POINTS: Final[Mapping[str, str]] = {
     "ragloom.docstores": "ragloom.docstore.registry:docstores",
     "ragloom.object_stores": "ragloom.storage.registry:object_stores",
     "ragloom.fusions": "ragloom.retrieval.fusion:fusions",
+    "ragloom.connectors": "ragloom.ingest.connectors.base:connectors",
 }
 """Entry-point group -> where its registry lives."""
 
@@ -121,6 +124,12 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
     "ragloom.fusions": {
         "normalized": "ragloom.retrieval.fusion:NormalizedFusion",
         "weighted": "ragloom.retrieval.fusion:WeightedFusion",
+    },
+    "ragloom.connectors": {
+        "folder": "ragloom.ingest.connectors.folder:FolderConnector",
+        "git": "ragloom.ingest.connectors.git:GitConnector",
+        "s3": "ragloom.ingest.connectors.s3:S3Connector",
+        "web": "ragloom.ingest.connectors.web:WebConnector",
     },
 }
 """Entry-point group -> built-in name -> ``"module:attribute"`` of its factory."""

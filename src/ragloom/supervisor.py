@@ -52,7 +52,7 @@ from sqlalchemy import select
 from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.db import builds, tasks, workers
-from ragloom.db.models import KnowledgeBuild, Task, utcnow
+from ragloom.db.models import KnowledgeBuild, SourceSync, Task, utcnow
 from ragloom.ingest.guard import exceeded
 from ragloom.states import TaskStatus
 from ragloom.worker import SlotSignals, settle_cancelled_job
@@ -410,6 +410,9 @@ class WorkerPool:
             rows += list(s.execute(select(KnowledgeBuild.id, KnowledgeBuild.tenant_id, KnowledgeBuild.status,
                                           KnowledgeBuild.cancel_requested, KnowledgeBuild.started_at)
                                    .where(KnowledgeBuild.id.in_(ids))))
+            rows += list(s.execute(select(SourceSync.id, SourceSync.tenant_id, SourceSync.status,
+                                          SourceSync.cancel_requested, SourceSync.started_at)
+                                   .where(SourceSync.id.in_(ids))))
         return {r[0]: _JobState(tenant=r[1], cancelled=bool(r[3]) or r[2] == TaskStatus.CANCELLED,
                                 started=_aware(r[4])) for r in rows}
 

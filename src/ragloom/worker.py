@@ -34,11 +34,12 @@ from sqlalchemy import select
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.db import builds, queue, tasks, workers
+from ragloom.db import builds, queue, syncs, tasks, workers
 from ragloom.db.models import Task
 from ragloom.ingest.guard import IngestLimits, TaskGuard, guarded, rss_mb
 from ragloom.service.builds.lifecycle import run_build
 from ragloom.service.documents.ingestion import fail_version, load_job, run_tasks, settle_cancelled
+from ragloom.service.sources.sync import queue_due, run_sync
 from ragloom.states import TaskStatus
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,8 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
             on_claim: Callable[[str | None], None] | None = None,
             yielding: Callable[[], bool] | None = None, own_process: bool = False) -> str | None:
     """Claim and run one task — with it, small documents of the same knowledge base waiting
-    behind it (``ingest_batch_documents``) — or, when no task waits, one knowledge build; returns the
+    behind it (``ingest_batch_documents``) — or, when no task waits, one source sync (the sources whose
+    scheduled sync is due get one first), or else one knowledge build; returns the
     first task's (or the build's) id, or ``None`` when both queues are empty. ``own_process``: this process
     is a worker of its own, whose whole memory the task memory limit holds; else (in the API server, the CLI
     or a test) the limit holds what the task adds to the process."""
@@ -153,6 +155,9 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
                                                      workers=max(s_.workers, len(workers.alive(s, s_))))]
     fail_lost_tasks(ctx, lost)
     if not batch:
+        synced = run_one_sync(ctx, wid, stop=stop, on_claim=on_claim, yielding=yielding)
+        if synced is not None:
+            return synced
         return run_one_build(ctx, wid, stop=stop, on_claim=on_claim, yielding=yielding, own_process=own_process)
     task_id = batch[0]
     if on_claim is not None:
@@ -182,6 +187,38 @@ def run_one(ctx: Context, wid: str, *, stop: threading.Event | None = None,
     return task_id
 
 
+def run_one_sync(ctx: Context, wid: str, *, stop: threading.Event | None = None,
+                 on_claim: Callable[[str | None], None] | None = None,
+                 yielding: Callable[[], bool] | None = None) -> str | None:
+    """Queue the syncs of sources whose schedule is due, then claim and run one source sync
+    (:mod:`ragloom.service.sources.sync`) — when no ingestion task waits. Returns its id, or ``None``."""
+    s_ = ctx.settings
+    queue_due(ctx)
+    with ctx.db.session() as s:
+        syncs.requeue_stale(s, stale_after=workers.stale_after(s_), max_attempts=s_.task_max_retries)
+        job = syncs.claim(s, worker_id=wid)
+        sync_id = job.id if job is not None else None
+    if sync_id is None:
+        return None
+    if on_claim is not None:
+        on_claim(sync_id)
+    # no time limit: a sync of a large source is long, item by item; its memory stays that of one item
+    guard = TaskGuard(IngestLimits.from_settings(s_), is_cancelled=_cancel_requested(ctx, syncs.SYNCS, sync_id),
+                      stopping=stop.is_set if stop is not None else None, yielding=yielding)
+    try:
+        with guarded(guard), _JobBeat(ctx, syncs.SYNCS, sync_id):
+            outcome = run_sync(ctx, sync_id)
+        log.info("sync %s: %s in %.1f s", sync_id, outcome, guard.elapsed)
+    except Exception as exc:  # a bug outside the sync's steps: keep the worker alive, fail the sync
+        log.error("sync %s crashed:\n%s", sync_id, traceback.format_exc())
+        with ctx.db.session() as s:
+            syncs.fail(s, sync_id, reason=f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        if on_claim is not None:
+            on_claim(None)
+    return sync_id
+
+
 def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None,
                   on_claim: Callable[[str | None], None] | None = None,
                   yielding: Callable[[], bool] | None = None, own_process: bool = False) -> str | None:
@@ -201,7 +238,7 @@ def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None
                       is_cancelled=_cancel_requested(ctx, builds.BUILDS, build_id),
                       stopping=stop.is_set if stop is not None else None, yielding=yielding)
     try:
-        with guarded(guard), _BuildBeat(ctx, build_id):
+        with guarded(guard), _JobBeat(ctx, builds.BUILDS, build_id):
             outcome = run_build(ctx, build_id)
         log.info("build %s: %s in %.1f s", build_id, outcome, guard.elapsed)
     except Exception as exc:  # a bug outside the build's steps: keep the worker alive, fail the build
@@ -214,16 +251,16 @@ def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None
     return build_id
 
 
-class _BuildBeat:
-    """Keeps a running build's heartbeat fresh while it runs (a long chat-model call included), so no
-    other worker takes it back."""
+class _JobBeat:
+    """Keeps a running build's or sync's heartbeat fresh while it runs (a long chat-model call, a slow
+    download included), so no other worker takes it back."""
 
-    def __init__(self, ctx: Context, build_id: str) -> None:
-        self.ctx, self.build_id = ctx, build_id
+    def __init__(self, ctx: Context, kind: queue.JobKind[Any], job_id: str) -> None:
+        self.ctx, self.kind, self.job_id = ctx, kind, job_id
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"build-beat-{build_id}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"{kind.noun}-beat-{job_id}", daemon=True)
 
-    def __enter__(self) -> _BuildBeat:
+    def __enter__(self) -> _JobBeat:
         self._thread.start()
         return self
 
@@ -235,9 +272,9 @@ class _BuildBeat:
         while not self._done.wait(self.ctx.settings.worker_heartbeat_seconds):
             try:
                 with self.ctx.db.session() as s:
-                    builds.heartbeat(s, self.build_id)
+                    queue.heartbeat(self.kind, s, self.job_id)
             except Exception as exc:  # the DB may be busy for a moment: beat again next time
-                log.warning("build %s: heartbeat failed: %s", self.build_id, exc)
+                log.warning("%s %s: heartbeat failed: %s", self.kind.noun, self.job_id, exc)
 
 
 def _cancel_requested(ctx: Context, kind: queue.JobKind[Any], job_id: str) -> Callable[[], bool]:
@@ -263,11 +300,12 @@ def fail_lost_tasks(ctx: Context, task_ids: list[str], reason: str | None = None
 
 
 def settle_cancelled_job(ctx: Context, job_id: str) -> None:
-    """A cancelled task or build whose worker was killed before it stopped by itself: marked cancelled
+    """A cancelled task, build or sync whose worker was killed before it stopped by itself: marked cancelled
     (a task's version too, and what it indexed dropped), so it is never handed back to the queue."""
     settle_cancelled(ctx, job_id)
     with ctx.db.session() as s:
         builds.mark_cancelled(s, job_id, message="cancelled by user; its worker was stopped")
+        syncs.mark_cancelled(s, job_id, message="cancelled by user; its worker was stopped")
 
 
 def run_until(ctx: Context, done: Callable[[], bool], *, worker_id: str | None = None,

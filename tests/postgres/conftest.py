@@ -33,4 +33,4 @@ def _on_postgres(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def settings(tmp_path: Path, pg_url: str) -> Settings:
     return Settings(home=tmp_path / "home", workers=0, worker_poll_seconds=0.05, database_url=pg_url,
-                    _env_file=None)
+                    source_roots=[tmp_path / "shared"], _env_file=None)  # tests/sources' folder (``shared``)

@@ -1,11 +1,20 @@
 """Tests of the SQLite suite run again on PostgreSQL: imported here, where the ``settings`` fixture and
 ``RAGLOOM_DATABASE_URL`` name a fresh PostgreSQL database (``conftest.py``). Chosen for what they do to
-the metadata DB — the job queue's lifecycle (tasks and builds) and batched claims, the ingestion
+the metadata DB — the job queue's lifecycle (tasks, builds and source syncs) and batched claims, a
+source's sync (its items' rows written with their documents, a killed sync resumed), the ingestion
 pipeline's transactions, keys and the audit log on every API route, manual chunk edits — and kept to the
 quick ones (the command-line and long-PDF tests run on SQLite only)."""
 
 from __future__ import annotations
 
+from tests.sources.conftest import shared  # noqa: F401
+from tests.sources.test_sync import (  # noqa: F401
+    reads,
+    test_a_sync_killed_midway_resumes_without_duplicates,
+    test_new_changed_deleted_and_unchanged_items,
+    test_one_sync_at_a_time_per_source,
+    test_the_schedule_queues_due_syncs_and_leaves_paused_sources_alone,
+)
 from tests.test_api_keys import (  # noqa: F401 - collected by pytest
     served,
     test_a_key_is_created_listed_without_its_secret_and_refused_at_once_when_revoked,

@@ -18,7 +18,7 @@ from tests.live import app_client
 STATIC = Path(__file__).parents[2] / "src" / "ragloom" / "web" / "static"
 TEMPLATES = STATIC.parent / "templates"
 PAGES = ["/ui/kb", "/ui/kb/some-id", "/ui/kb/some-id/settings", "/ui/kb/some-id/documents/some-doc", "/ui/bench",
-         "/ui/kb/some-id/knowledge", "/ui/kb/some-id/graph",
+         "/ui/kb/some-id/knowledge", "/ui/kb/some-id/graph", "/ui/kb/some-id/sources",
          "/ui/chat", "/ui/chat/some-id", "/ui/account", *(f"/ui/workspace/{p}" for p in WORKSPACE_PAGES)]
 
 

@@ -40,6 +40,18 @@ ROUTES: dict[str, tuple[tuple[str, str], ...]] = {
         ("POST", "/datasets/{dataset_id}/documents/{document_id}/reparse"),
         ("POST", "/datasets/{dataset_id}/documents/{document_id}/cancel"),
     ),
+    "sources": (
+        ("POST", "/datasets/{dataset_id}/sources"),
+        ("GET", "/datasets/{dataset_id}/sources"),
+        ("GET", "/datasets/{dataset_id}/sources/{source_id}"),
+        ("PATCH", "/datasets/{dataset_id}/sources/{source_id}"),
+        ("DELETE", "/datasets/{dataset_id}/sources/{source_id}"),
+        ("POST", "/datasets/{dataset_id}/sources/{source_id}/check"),
+        ("POST", "/datasets/{dataset_id}/sources/{source_id}/sync"),
+        ("GET", "/datasets/{dataset_id}/sources/{source_id}/syncs"),
+        ("GET", "/datasets/{dataset_id}/sources/{source_id}/syncs/{sync_id}"),
+        ("POST", "/datasets/{dataset_id}/sources/{source_id}/syncs/{sync_id}/cancel"),
+    ),
     "builds": (
         ("POST", "/datasets/{dataset_id}/builds"),
         ("GET", "/datasets/{dataset_id}/builds"),

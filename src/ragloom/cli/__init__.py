@@ -27,8 +27,8 @@ from ragloom.cli._app import State, app, emit, err, kb_app, keys_app, main_optio
 from ragloom.errors import RagloomError
 
 # Importing a command module registers its commands; this order is the order ``--help`` lists them in.
-for _module in ("server", "quickstart", "keys", "users", "models", "documents", "builds", "search", "chat", "kb",
-                "maintenance", "mcp"):
+for _module in ("server", "quickstart", "keys", "users", "models", "documents", "sources", "builds", "search", "chat",
+                "kb", "maintenance", "mcp"):
     importlib.import_module(f"ragloom.cli.{_module}")
 
 __all__ = ["State", "app", "emit", "err", "kb_app", "keys_app", "main", "main_options", "out", "state"]

@@ -372,6 +372,82 @@ class KnowledgePart(Base):
     built_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class Source(Base):
+    """Where a knowledge base's documents come from and are kept in sync with (``ragloom.service.sources``):
+    a folder of the server's disk, a web site, ... (``type``, a connector of ``ragloom.ingest.connectors``)
+    with its ``settings``; its credentials encrypted with the server's secret key like a provider's API key
+    (never returned); what to take (``filters``); when to sync (``schedule_minutes``, None: by hand only;
+    ``next_run_at``: when the workers queue its next sync) unless ``paused``."""
+
+    __tablename__ = "source"
+    __table_args__ = (UniqueConstraint("kb_id", "name"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    kb_id: Mapped[str] = mapped_column(ForeignKey("knowledgebase.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(128))
+    type: Mapped[str] = mapped_column(String(32))
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    secret: Mapped[str] = mapped_column(Text, default="")  # Fernet token of the credentials' JSON, "" when none
+    filters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    schedule_minutes: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    next_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True, index=True)
+    last_sync_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    last_synced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class SourceItem(Base):
+    """An item of a source that a sync made a document of: the item's stable id at the source (kept
+    whole in ``item_id``, unique per source by its sha256 ``item_key``), the change token it had then
+    (an ETag, mtime and size, a revision: equal token, unchanged item, nothing downloaded), and where it
+    is. Written in the transaction that creates its document, so a sync killed midway duplicates nothing."""
+
+    __tablename__ = "source_item"
+    __table_args__ = (UniqueConstraint("source_id", "item_key"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    source_id: Mapped[str] = mapped_column(ForeignKey("source.id", ondelete="CASCADE"), index=True)
+    item_key: Mapped[str] = mapped_column(String(64))
+    item_id: Mapped[str] = mapped_column(Text)
+    document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), index=True)
+    change_token: Mapped[str] = mapped_column(String(255), default="")
+    path: Mapped[str] = mapped_column(Text, default="")
+    title: Mapped[str] = mapped_column(Text, default="")
+    url: Mapped[str] = mapped_column(Text, default="")
+    synced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class SourceSync(Base):
+    """A sync of a source, a job of the queue like a knowledge build (``ragloom.db.syncs``): one at a time
+    per source; ``stats`` counts the items (listed, new, changed, deleted, unchanged, skipped, failed),
+    ``errors`` keeps the first per-item errors. The queue columns mean what they mean on :class:`Task`."""
+
+    __tablename__ = "source_sync"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    kb_id: Mapped[str] = mapped_column(ForeignKey("knowledgebase.id", ondelete="CASCADE"))
+    source_id: Mapped[str] = mapped_column(ForeignKey("source.id", ondelete="CASCADE"), index=True)
+    trigger: Mapped[str] = mapped_column(String(16), default="user")  # user | schedule
+    created_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # queued | running | done | failed | cancelled
+    status: Mapped[str] = mapped_column(String(16), default=TaskStatus.QUEUED, index=True)
+    stage: Mapped[str] = mapped_column(String(32), default="")
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    message: Mapped[str] = mapped_column(Text, default="")
+    stats: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    errors: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    claimed_by: Mapped[str | None] = mapped_column(String(255), nullable=True)  # a worker id
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    not_before: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class LlmCacheEntry(Base):
     """A chat model's reply, kept by a hash of (model identity, messages, parameters) so that a re-run
     or a rebuild does not pay for the same call twice (``ragloom.service.builds.llm_cache``); per workspace."""

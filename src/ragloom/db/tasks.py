@@ -20,7 +20,7 @@ from functools import partial
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ragloom.db import builds, queue
+from ragloom.db import builds, queue, syncs
 from ragloom.db.models import Document, DocumentVersion, Task, utcnow
 from ragloom.db.queue import STALE_AFTER, runnable
 from ragloom.states import TaskStatus
@@ -76,9 +76,11 @@ requeue_lost = partial(queue.requeue_lost, TASKS)
 def requeue_worker(session: Session, worker_id: str, *, reason: str, max_attempts: int = 3,
                    count_attempt: bool = True) -> list[str]:
     """Take back at once the tasks a worker was running when it died or stopped, and its knowledge builds
-    (:func:`ragloom.db.queue.requeue_worker`). Returns the ids of the tasks that failed for good (not the
-    builds': no document version fails with them)."""
+    and its source syncs (:func:`ragloom.db.queue.requeue_worker`). Returns the ids of the tasks that failed
+    for good (not the builds' or syncs': no document version fails with them)."""
     queue.requeue_worker(builds.BUILDS, session, worker_id, reason=reason, max_attempts=max_attempts,
+                         count_attempt=count_attempt)
+    queue.requeue_worker(syncs.SYNCS, session, worker_id, reason=reason, max_attempts=max_attempts,
                          count_attempt=count_attempt)
     return queue.requeue_worker(TASKS, session, worker_id, reason=reason, max_attempts=max_attempts,
                                 count_attempt=count_attempt)

@@ -56,6 +56,7 @@ from ragloom.sdk._knowledge import (
     SearchFields,
     SearchMode,
 )
+from ragloom.sdk._sources import SourcesAPI
 from ragloom.sdk._workspaces import ProviderKindName, WorkspacesAPI
 from ragloom.sdk.events import AnswerEvent, AnswerFinal, ChatEvent, ChatFinal, Delta
 
@@ -68,7 +69,7 @@ __all__ = [
 ]
 
 
-class Ragloom(KnowledgeAPI, BuildsAPI, ChatAPI, AccountsAPI, WorkspacesAPI):
+class Ragloom(KnowledgeAPI, SourcesAPI, BuildsAPI, ChatAPI, AccountsAPI, WorkspacesAPI):
     """A client of the ragloom server at ``url`` (e.g. ``http://127.0.0.1:9380``), with an API key or,
     after :meth:`log_in` / :meth:`sign_up` (or :meth:`login`), a web session. ``transport`` (an httpx
     transport) or ``http`` (a ready HTTP client whose base URL is the server's ``/api/v1``, not closed by

@@ -148,6 +148,15 @@ def kb_settings_page(request: Request, kb_id: str) -> Response:
                  chunk_methods=knowledgebases.chunk_methods())
 
 
+@router.get("/kb/{kb_id}/sources")
+def sources_page(request: Request, kb_id: str) -> Response:
+    """A knowledge base's sources: add one, test it, sync it now, pause or resume it, remove it, and each
+    one's syncs with their counts and errors, followed live."""
+    from ragloom.service.sources.manage import types
+
+    return _page(request, "sources.html", "sources.title", "kb", kb_id=kb_id, source_types=types())
+
+
 @router.get("/kb/{kb_id}/knowledge")
 def knowledge_page(request: Request, kb_id: str) -> Response:
     """Knowledge builds (RAPTOR summaries, the knowledge graph): the estimate before starting, then each
