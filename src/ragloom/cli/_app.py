@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
+from pydantic import BaseModel
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
@@ -126,11 +127,25 @@ class State:
 state = State()
 
 
+def jsonable(data: object) -> object:
+    """``data`` as JSON values: an API model (:mod:`ragloom.schemas`, what the client returns) as the API
+    sends it (``model_dump(mode="json")``: its fields in order, absent-unless fields left out), also inside
+    the dicts and lists a command wraps results in."""
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json")
+    if isinstance(data, dict):
+        return {k: jsonable(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [jsonable(v) for v in data]
+    return data
+
+
 def emit(data: object, human: RenderableType | None = None) -> None:
-    """Print JSON with --json, else the human rendering (a Rich renderable or text)."""
+    """Print JSON with --json (API models as the API's JSON: :func:`jsonable`), else the human rendering
+    (a Rich renderable or text)."""
     if state.json:
         stream = state.stdout or sys.stdout
-        stream.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        stream.write(json.dumps(jsonable(data), ensure_ascii=False, indent=2) + "\n")
         stream.flush()
     elif human is not None:
         out.print(human)
