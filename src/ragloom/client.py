@@ -5,17 +5,23 @@ API's own response models (:mod:`ragloom.schemas`: ``Dataset``, ``Document``, ``
 the CLI prints as their JSON (``model_dump(mode="json")``, see ``ragloom.cli._app.emit``).
 :class:`LocalClient` runs the application in this process through an ASGI transport, so every command
 takes one code path — the API's — with or without a server, and the CLI knows no service internals.
+
+Only :class:`LocalClient` needs the server's packages (the ``server`` extra: FastAPI, the stores, the
+pipeline); the rest of this module needs what the SDK needs (the base install). Code that works on a
+data directory runs under :func:`server_packages`, so a missing package of the extra is a
+:class:`~ragloom.errors.MissingDependencyError` naming ``pip install 'ragloom[server]'``, not a traceback.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import httpx
 
-from ragloom.errors import RagloomError
+from ragloom.errors import MissingDependencyError, RagloomError
 from ragloom.schemas.answers import CitedAnswer
 from ragloom.schemas.assistants import AssistantView
 from ragloom.schemas.audit import AuditLog
@@ -48,6 +54,35 @@ if TYPE_CHECKING:
     from ragloom.context import Context, Principal
 
 TERMINAL = ("done", "failed", "cancelled")
+SERVER_EXTRA = "server"
+"""The extra (pyproject.toml) with every package that serves, stores, parses or embeds; the base install
+is the client alone (the SDK and ``ragloom --url``)."""
+
+
+def server_extra_missing(exc: ModuleNotFoundError) -> MissingDependencyError | None:
+    """The error to show for ``exc`` when a package outside ragloom is missing: a package of the server
+    extra (the base install has every package the client needs); None when ragloom's own module is."""
+    top = (exc.name or "").partition(".")[0]
+    if not top or top == "ragloom":
+        return None
+    missing = MissingDependencyError(top, SERVER_EXTRA)
+    missing.message += (" (the base install is the client alone: the Python SDK and `ragloom --url`; a data "
+                        "directory, `ragloom serve`, the workers and the MCP server need the server extra)")
+    missing.args = (missing.message,)
+    return missing
+
+
+@contextmanager
+def server_packages() -> Iterator[None]:
+    """Run code that needs the server extra: a package of it that is not installed raises
+    :func:`server_extra_missing`'s error (a RagloomError naming ``pip install 'ragloom[server]'``)."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        missing = server_extra_missing(exc)
+        if missing is None:
+            raise
+        raise missing from exc
 
 
 class Client(Protocol):
@@ -291,9 +326,10 @@ class LocalClient(HttpClient):
     (``reindex``, ``eval``)."""
 
     def __init__(self, ctx: Context, principal: Principal) -> None:
-        from fastapi.testclient import TestClient
+        with server_packages():
+            from fastapi.testclient import TestClient
 
-        from ragloom.api.app import create_app
+            from ragloom.api.app import create_app
 
         self.ctx = ctx
         self.principal = principal

@@ -22,9 +22,10 @@ from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
 
-from ragloom.client import Client, HttpClient, LocalClient
+from ragloom.client import Client, HttpClient, LocalClient, server_packages
 from ragloom.config import Settings
 from ragloom.errors import RagloomError
+from ragloom.schemas.base import parse_json_object
 
 if TYPE_CHECKING:
     # typer vendors click: the contexts it passes are this class (``typer.Context`` is a subclass).
@@ -98,11 +99,13 @@ class State:
         return Settings(home=self.home) if self.home else Settings()
 
     def context(self) -> Context:
-        from ragloom.context import Context
-
+        """The data directory's context (local mode: needs the server extra)."""
         if self._ctx is None:
-            self._ctx = Context(self.settings())
-            self._ctx.init_storage()
+            with server_packages():
+                from ragloom.context import Context
+
+                self._ctx = Context(self.settings())
+                self._ctx.init_storage()
         return self._ctx
 
     def client(self) -> Client:
@@ -112,7 +115,8 @@ class State:
                     raise RagloomError("--url needs --api-key (or RAGLOOM_API_KEY)")
                 self._client = HttpClient(self.url, self.api_key)
             else:
-                from ragloom.service.accounts import accounts
+                with server_packages():
+                    from ragloom.service.accounts import accounts
 
                 ctx = self.context()
                 with ctx.db.session() as s:
@@ -231,9 +235,7 @@ def main_options(
 
 
 def _config(text: str | None) -> dict[str, Any] | None:
-    from ragloom.service.knowledgebases import parse_config_json
-
-    return None if text is None else parse_config_json(text, "--config")
+    return None if text is None else parse_json_object(text, "--config")
 
 
 MethodOpt = Annotated[str | None, typer.Option("--method", help="Chunk method (naive, title, qa, table, ...).")]

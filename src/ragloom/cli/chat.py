@@ -12,6 +12,7 @@ import typer
 from ragloom.cli._app import CliTable, app, emit, err, out, state
 from ragloom.errors import RagloomError
 from ragloom.schemas.assistants import AssistantView
+from ragloom.schemas.base import parse_json_object
 from ragloom.schemas.chats import ChatReference, ChatReply
 from ragloom.schemas.scope import ScopeSettings
 from ragloom.schemas.sessions import SessionList
@@ -50,9 +51,7 @@ ScopeOpt = Annotated[str | None, typer.Option("--scope", help='The whole scope a
 
 
 def _json_option(text: str | None, flag: str) -> dict[str, Any]:
-    from ragloom.service.knowledgebases import parse_config_json
-
-    return {} if text is None else parse_config_json(text, flag)
+    return {} if text is None else parse_json_object(text, flag)
 
 
 def _body(*, name: str | None, kb: list[str] | None, description: str | None, system: str | None,
