@@ -54,9 +54,6 @@ if TYPE_CHECKING:
     from ragloom.context import Context, Principal
 
 TERMINAL = ("done", "failed", "cancelled")
-SERVER_EXTRA = "server"
-"""The extra (pyproject.toml) with every package that serves, stores, parses or embeds; the base install
-is the client alone (the SDK and ``ragloom --url``)."""
 
 
 def server_extra_missing(exc: ModuleNotFoundError) -> MissingDependencyError | None:
@@ -65,7 +62,7 @@ def server_extra_missing(exc: ModuleNotFoundError) -> MissingDependencyError | N
     top = (exc.name or "").partition(".")[0]
     if not top or top == "ragloom":
         return None
-    missing = MissingDependencyError(top, SERVER_EXTRA)
+    missing = MissingDependencyError(top, "server")  # the extra with every package that serves, stores, parses
     missing.message += (" (the base install is the client alone: the Python SDK and `ragloom --url`; a data "
                         "directory, `ragloom serve`, the workers and the MCP server need the server extra)")
     missing.args = (missing.message,)
