@@ -13,12 +13,13 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
 
+# The base install is the client alone (the SDK, `ragloom --url`); serving needs the server extra.
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e '.[server]'
 	touch $@
 
 $(DEVSTAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[server,dev]'
 	touch $@ $(STAMP)
 
 ## make run: set up and serve the API, status page and workers on http://127.0.0.1:9380

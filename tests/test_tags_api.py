@@ -53,7 +53,7 @@ def test_tag_sets_over_http(server) -> None:
     listed = api.get(f"/datasets/{tags}/tags").json()
     assert listed["is_tag_set"] and {"tag": "network", "count": 2} in listed["tags"]
     client = HttpClient(server.url, key)  # what `ragloom --url ... kb tags` calls
-    assert client.kb_tags("notes")["tags"][0]["count"] == 1
+    assert client.kb_tags("notes").tags[0].count == 1
     patched = api.patch(f"/datasets/{notes_id}", json={"tag_kb_ids": [], "topn_tags": 4}).json()
     assert patched["tag_kb_ids"] == [] and patched["topn_tags"] == 4
 

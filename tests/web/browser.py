@@ -29,7 +29,8 @@ BROWSER = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
                        "(apt-get install -y chromium; .ci/run does)"),
 ]
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+sync_api = pytest.importorskip("playwright.sync_api",
+                               reason="playwright is not installed (pip install -e '.[server,dev]')")
 # Assertions wait up to 30 s, not Playwright's 5: the full suite runs beside these tests on two cores, and
 # a request the page waits for (a settings save, a re-embedded chunk) can take seconds there.
 sync_api.expect.set_options(timeout=30_000)

@@ -24,6 +24,7 @@ import sys
 from rich.markup import escape
 
 from ragloom.cli._app import State, app, emit, err, kb_app, keys_app, main_options, out, state
+from ragloom.client import server_packages
 from ragloom.errors import RagloomError
 
 # Importing a command module registers its commands; this order is the order ``--help`` lists them in.
@@ -35,9 +36,12 @@ __all__ = ["State", "app", "emit", "err", "kb_app", "keys_app", "main", "main_op
 
 
 def main() -> None:
-    """Run the CLI; a RagloomError exits 2 with its message on stderr (and as JSON on stdout with --json)."""
+    """Run the CLI; a RagloomError exits 2 with its message on stderr (and as JSON on stdout with --json).
+    A package of the server extra that is not installed (the base install is the client alone) is one
+    too, naming ``pip install 'ragloom[server]'`` (``ragloom.client.server_packages``)."""
     try:
-        app()
+        with server_packages():
+            app()
     except RagloomError as exc:
         if state.json:
             sys.stdout.write(json.dumps({"error": type(exc).__name__, "message": exc.message}) + "\n")

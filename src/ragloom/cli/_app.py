@@ -17,13 +17,15 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
+from pydantic import BaseModel
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
 
-from ragloom.client import Client, HttpClient, LocalClient
+from ragloom.client import Client, HttpClient, LocalClient, server_packages
 from ragloom.config import Settings
 from ragloom.errors import RagloomError
+from ragloom.schemas.base import parse_json_object
 
 if TYPE_CHECKING:
     # typer vendors click: the contexts it passes are this class (``typer.Context`` is a subclass).
@@ -97,11 +99,13 @@ class State:
         return Settings(home=self.home) if self.home else Settings()
 
     def context(self) -> Context:
-        from ragloom.context import Context
-
+        """The data directory's context (local mode: needs the server extra)."""
         if self._ctx is None:
-            self._ctx = Context(self.settings())
-            self._ctx.init_storage()
+            with server_packages():
+                from ragloom.context import Context
+
+                self._ctx = Context(self.settings())
+                self._ctx.init_storage()
         return self._ctx
 
     def client(self) -> Client:
@@ -111,7 +115,8 @@ class State:
                     raise RagloomError("--url needs --api-key (or RAGLOOM_API_KEY)")
                 self._client = HttpClient(self.url, self.api_key)
             else:
-                from ragloom.service.accounts import identity
+                with server_packages():
+                    from ragloom.service.accounts import identity
 
                 ctx = self.context()
                 with ctx.db.session() as s:
@@ -126,11 +131,25 @@ class State:
 state = State()
 
 
+def jsonable(data: object) -> object:
+    """``data`` as JSON values: an API model (:mod:`ragloom.schemas`, what the client returns) as the API
+    sends it (``model_dump(mode="json")``: its fields in order, absent-unless fields left out), also inside
+    the dicts and lists a command wraps results in."""
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json")
+    if isinstance(data, dict):
+        return {k: jsonable(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [jsonable(v) for v in data]
+    return data
+
+
 def emit(data: object, human: RenderableType | None = None) -> None:
-    """Print JSON with --json, else the human rendering (a Rich renderable or text)."""
+    """Print JSON with --json (API models as the API's JSON: :func:`jsonable`), else the human rendering
+    (a Rich renderable or text)."""
     if state.json:
         stream = state.stdout or sys.stdout
-        stream.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        stream.write(json.dumps(jsonable(data), ensure_ascii=False, indent=2) + "\n")
         stream.flush()
     elif human is not None:
         out.print(human)
@@ -216,9 +235,7 @@ def main_options(
 
 
 def _config(text: str | None) -> dict[str, Any] | None:
-    from ragloom.service.knowledgebases import parse_config_json
-
-    return None if text is None else parse_config_json(text, "--config")
+    return None if text is None else parse_json_object(text, "--config")
 
 
 MethodOpt = Annotated[str | None, typer.Option("--method", help="Chunk method (naive, title, qa, table, ...).")]

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
 from ragloom.cli._app import CliTable, app, emit, err, out, state
 from ragloom.errors import RagloomError
+from ragloom.schemas.assistants import AssistantView
+from ragloom.schemas.base import parse_json_object
+from ragloom.schemas.chats import ChatReference, ChatReply
+from ragloom.schemas.scope import ScopeSettings
+from ragloom.schemas.sessions import SessionList
+from ragloom.sdk import AssistantChanges, AssistantFields, ChatEvent, Delta, SearchFields
 
 assistants_app = typer.Typer(help="Chat assistants: knowledge bases, prompt and retrieval settings.",
                              no_args_is_help=True)
@@ -45,16 +51,15 @@ ScopeOpt = Annotated[str | None, typer.Option("--scope", help='The whole scope a
 
 
 def _json_option(text: str | None, flag: str) -> dict[str, Any]:
-    from ragloom.service.knowledgebases import parse_config_json
-
-    return {} if text is None else parse_config_json(text, flag)
+    return {} if text is None else parse_json_object(text, flag)
 
 
 def _body(*, name: str | None, kb: list[str] | None, description: str | None, system: str | None,
           opening: str | None, empty_response: str | None, quote: bool | None, rewrite: bool | None,
           top_n: int | None, temperature: float | None, llm: str | None, prompt: str | None,
-          retrieval: str | None) -> dict[str, Any]:
-    """The request body of the options given (unset ones left out)."""
+          retrieval: str | None) -> AssistantChanges:
+    """The changes of the options given (unset ones left out): ``llm``, ``prompt`` and ``retrieval`` as
+    the JSON objects the API merges key by key, checked by the SDK against the API's request model."""
     llm_settings = _json_option(llm, "--llm")
     if temperature is not None:
         llm_settings["temperature"] = temperature
@@ -63,10 +68,22 @@ def _body(*, name: str | None, kb: list[str] | None, description: str | None, sy
                        ("quote", quote), ("rewrite_followups", rewrite)):
         if value is not None:
             prompt_settings[key] = value
-    body: dict[str, Any] = {"name": name, "dataset_ids": kb or None, "description": description, "top_n": top_n,
-                            "llm": llm_settings or None, "prompt": prompt_settings or None,
-                            "retrieval": _json_option(retrieval, "--retrieval") or None}
-    return {k: v for k, v in body.items() if v is not None}
+    changes: AssistantChanges = {}
+    if name is not None:
+        changes["name"] = name
+    if kb:
+        changes["dataset_ids"] = kb
+    if description is not None:
+        changes["description"] = description
+    if top_n is not None:
+        changes["top_n"] = top_n
+    if llm_settings:
+        changes["llm"] = llm_settings
+    if prompt_settings:
+        changes["prompt"] = prompt_settings
+    if retrieval_options := _json_option(retrieval, "--retrieval"):
+        changes["retrieval"] = cast(SearchFields, retrieval_options)  # checked by the SDK (RetrievalOptions)
+    return changes
 
 
 def _scope(require: list[str] | None, aliases: list[str] | None, scope: str | None) -> dict[str, Any] | None:
@@ -92,30 +109,29 @@ def _scope(require: list[str] | None, aliases: list[str] | None, scope: str | No
     return {"keys": list(keys.values())}
 
 
-def _scope_text(scope: dict[str, Any]) -> str:
-    keys = scope.get("keys") or []
-    if not keys:
+def _scope_text(scope: ScopeSettings) -> str:
+    if not scope.keys:
         return ""
     parts = []
-    for k in keys:
-        aliases = ", ".join(f"{a}={v}" for a, v in k.get("aliases", {}).items())
-        parts.append(f"{k['key']} ({k['match']}{'; aliases ' + aliases if aliases else ''})")
+    for k in scope.keys:
+        aliases = ", ".join(f"{a}={v}" for a, v in k.aliases.items())
+        parts.append(f"{k.key} ({k.match}{'; aliases ' + aliases if aliases else ''})")
     return "scope: requires " + ", ".join(parts)
 
 
-def _assistant_text(a: dict[str, Any]) -> str:
-    kbs = ", ".join(d["name"] + ("" if d["state"] == "ok" else f" ({d['state']})") for d in a["datasets"])
-    p, r = a["prompt"], a["retrieval"]
-    lines = [f"[bold]{a['name']}[/] ({a['id']})", a["description"] or "", f"knowledge bases: {kbs}",
-             f"chat model: {a['llm']['model'] or 'the configured one (else extractive answers)'}, "
-             f"temperature {a['llm']['temperature']}, "
-             f"max_tokens {a['llm']['max_tokens']}",
-             f"prompt: {'custom' if p['system'] else 'default'} system prompt, quote {'on' if p['quote'] else 'off'}, "
-             f"follow-up rewriting {'on' if p['rewrite_followups'] else 'off'}",
-             f"retrieval: top_n {a['top_n']}, mode {r['mode']}, fusion {r['fusion'] or 'server default'}"]
-    if p["opening"]:
-        lines.append(f"opening: {p['opening']}")
-    lines.append(_scope_text(a.get("scope") or {}))
+def _assistant_text(a: AssistantView) -> str:
+    kbs = ", ".join(d.name + ("" if d.state == "ok" else f" ({d.state})") for d in a.datasets)
+    p, r = a.prompt, a.retrieval
+    lines = [f"[bold]{a.name}[/] ({a.id})", a.description or "", f"knowledge bases: {kbs}",
+             f"chat model: {a.llm.model or 'the configured one (else extractive answers)'}, "
+             f"temperature {a.llm.temperature}, "
+             f"max_tokens {a.llm.max_tokens}",
+             f"prompt: {'custom' if p.system else 'default'} system prompt, quote {'on' if p.quote else 'off'}, "
+             f"follow-up rewriting {'on' if p.rewrite_followups else 'off'}",
+             f"retrieval: top_n {a.top_n}, mode {r.mode}, fusion {r.fusion or 'server default'}"]
+    if p.opening:
+        lines.append(f"opening: {p.opening}")
+    lines.append(_scope_text(a.scope))
     return "\n".join(line for line in lines if line)
 
 
@@ -132,13 +148,14 @@ def assistants_create(
     names the gap when no document carries the value."""
     if not kb:
         raise RagloomError("--kb: give at least one knowledge base to answer from")
-    body = _body(name=name, kb=kb, description=description, system=system, opening=opening,
-                 empty_response=empty_response, quote=quote, rewrite=rewrite, top_n=top_n, temperature=temperature,
-                 llm=llm, prompt=prompt, retrieval=retrieval)
+    fields = _body(name=None, kb=None, description=description, system=system, opening=opening,
+                   empty_response=empty_response, quote=quote, rewrite=rewrite, top_n=top_n, temperature=temperature,
+                   llm=llm, prompt=prompt, retrieval=retrieval)
     if (scoped := _scope(require_metadata, scope_alias, scope)) is not None:
-        body["scope"] = scoped
-    a = state.client().assistant_create(body)
-    emit(a, f"Created assistant [bold]{a['name']}[/] ({a['id']})")
+        fields["scope"] = scoped
+    # without name and knowledge bases (given apart), the changes are the fields of a new assistant
+    a = state.client().assistant_create(name, kb, cast(AssistantFields, fields))
+    emit(a, f"Created assistant [bold]{a.name}[/] ({a.id})")
 
 
 @assistants_app.command("list")
@@ -147,7 +164,7 @@ def assistants_list() -> None:
     rows = state.client().assistant_list()
     table = CliTable("name", "id", "knowledge bases", "top n", optional=("top n",))
     for a in rows:
-        table.add_row(a["name"], a["id"], ", ".join(d["name"] for d in a["datasets"]), str(a["top_n"]))
+        table.add_row(a.name, a.id, ", ".join(d.name for d in a.datasets), str(a.top_n))
     emit({"assistants": rows, "total": len(rows)}, table)
 
 
@@ -168,12 +185,12 @@ def assistants_update(
 ) -> None:
     """Change an assistant: only the options given change (--kb replaces the knowledge bases,
     --require-metadata the scope)."""
-    body = _body(name=name, kb=kb, description=description, system=system, opening=opening,
-                 empty_response=empty_response, quote=quote, rewrite=rewrite, top_n=top_n, temperature=temperature,
-                 llm=llm, prompt=prompt, retrieval=retrieval)
+    changes = _body(name=name, kb=kb, description=description, system=system, opening=opening,
+                    empty_response=empty_response, quote=quote, rewrite=rewrite, top_n=top_n,
+                    temperature=temperature, llm=llm, prompt=prompt, retrieval=retrieval)
     if (scoped := _scope(require_metadata, scope_alias, scope)) is not None:
-        body["scope"] = scoped
-    a = state.client().assistant_update(assistant, body)
+        changes["scope"] = scoped
+    a = state.client().assistant_update(assistant, changes)
     emit(a, _assistant_text(a))
 
 
@@ -186,11 +203,11 @@ def assistants_delete(assistant: str) -> None:
 
 # --- sessions ---------------------------------------------------------------------------------------
 
-def _sessions_table(res: dict[str, Any]) -> CliTable:
-    table = CliTable("name", "id", "messages", "updated", title=f"{res['total']} sessions, newest first",
+def _sessions_table(res: SessionList) -> CliTable:
+    table = CliTable("name", "id", "messages", "updated", title=f"{res.total} sessions, newest first",
                      optional=("updated",), fluid=("name",))
-    for s in res["sessions"]:
-        table.add_row(s["name"], s["id"], str(s["message_count"]), (s["updated_at"] or "")[:19])
+    for s in res.sessions:
+        table.add_row(s.name, s.id, str(s.message_count), (s.updated_at or "")[:19])
     return table
 
 
@@ -202,17 +219,17 @@ def sessions_list(assistant: str, page: Annotated[int, typer.Option("--page")] =
     emit(res, _sessions_table(res))
 
 
-def _pages(ref: dict[str, Any]) -> str:
-    pages = sorted({int(p[0]) for p in ref["positions"] if int(p[0]) > 0})  # 0: the HTML view
+def _pages(ref: ChatReference) -> str:
+    pages = sorted({int(p[0]) for p in ref.positions if int(p[0]) > 0})  # 0: the HTML view
     return f" p.{','.join(map(str, pages))}" if pages else ""
 
 
-def _citations(refs: list[dict[str, Any]]) -> list[str]:
+def _citations(refs: list[ChatReference]) -> list[str]:
     """One line per cited reference: id, document, pages, and its state when not current."""
     lines = []
     for ref in refs:
-        flag = "" if ref["status"] == "current" else f" [yellow]({ref['status']})[/]"
-        lines.append(f"  [bold][ID:{ref['id']}][/] {ref['document_name']}{_pages(ref)}{flag}")
+        flag = "" if ref.status == "current" else f" [yellow]({ref.status})[/]"
+        lines.append(f"  [bold][ID:{ref.id}][/] {ref.document_name}{_pages(ref)}{flag}")
     return lines
 
 
@@ -220,16 +237,16 @@ def _citations(refs: list[dict[str, Any]]) -> list[str]:
 def sessions_show(assistant: str, session: str) -> None:
     """A session's messages, with each answer's citations (flagged when their document changed)."""
     res = state.client().session_get(assistant, session)
-    lines = [f"[bold]{res['name']}[/] ({res['id']})"]
-    if res["opening"]:
-        lines.append(f"[dim]assistant:[/] {res['opening']}")
-    for m in res["messages"]:
-        who = "you" if m["role"] == "user" else f"assistant ({m['id']})"  # the id rates or forgets the turn
-        lines.append(f"[dim]{who}:[/] {m['content']}")
-        lines += _citations(m["references"])
-        if m["feedback"]:
-            comment = f": {m['feedback']['comment']}" if m["feedback"]["comment"] else ""
-            lines.append(f"  [dim]rated {m['feedback']['rating']}{comment}[/]")
+    lines = [f"[bold]{res.name}[/] ({res.id})"]
+    if res.opening:
+        lines.append(f"[dim]assistant:[/] {res.opening}")
+    for m in res.messages:
+        who = "you" if m.role == "user" else f"assistant ({m.id})"  # the id rates or forgets the turn
+        lines.append(f"[dim]{who}:[/] {m.content}")
+        lines += _citations(m.references)
+        if m.feedback:
+            comment = f": {m.feedback.comment}" if m.feedback.comment else ""
+            lines.append(f"  [dim]rated {m.feedback.rating}{comment}[/]")
     emit(res, "\n".join(lines))
 
 
@@ -237,7 +254,7 @@ def sessions_show(assistant: str, session: str) -> None:
 def sessions_rename(assistant: str, session: str, name: str) -> None:
     """Rename a session."""
     res = state.client().session_rename(assistant, session, name)
-    emit(res, f"Renamed session {res['id']} to [bold]{res['name']}[/]")
+    emit(res, f"Renamed session {res.id} to [bold]{res.name}[/]")
 
 
 @sessions_app.command("delete")
@@ -258,42 +275,40 @@ def sessions_feedback(assistant: str, session: str, message: str, rating: Rating
         raise typer.BadParameter(f"{rating!r}: use up, down or none", param_hint="RATING")
     res = state.client().message_feedback(assistant, session, message, None if rating == "none" else rating,
                                           comment)
-    emit(res, f"Rated answer {res['id']} {rating}" if rating != "none" else f"Removed the rating of {res['id']}")
+    emit(res, f"Rated answer {res.id} {rating}" if rating != "none" else f"Removed the rating of {res.id}")
 
 
 @sessions_app.command("forget")
 def sessions_forget(assistant: str, session: str, message: str) -> None:
     """Delete a question and its answer from a session (either one's message id)."""
     res = state.client().message_delete(assistant, session, message)
-    emit(res, f"Deleted messages {', '.join(res['deleted'])}")
+    emit(res, f"Deleted messages {', '.join(res.deleted)}")
 
 
 # --- chat -------------------------------------------------------------------------------------------
 
-def _stream_reply(events: Iterator[dict[str, Any]]) -> dict[str, Any]:
-    """Print the answer as it arrives, then its citations; returns the reply."""
+def _stream_reply(events: Iterator[ChatEvent]) -> ChatReply:
+    """Print the answer as it arrives, then its citations; returns the reply. An error in the stream
+    raises from ``events`` (the SDK reads the stream's error event)."""
     streamed: list[str] = []
-    reply: dict[str, Any] | None = None
+    reply: ChatReply | None = None
     for event in events:
-        if "delta" in event:
-            streamed.append(event["delta"])
-            out.print(event["delta"], end="", markup=False, highlight=False)
-        elif "reply" in event:
-            reply = event["reply"]
-        elif "error" in event:
-            out.print()
-            raise RagloomError(event.get("message") or event["error"])
+        if isinstance(event, Delta):
+            streamed.append(event.text)
+            out.print(event.text, end="", markup=False, highlight=False)
+        else:
+            reply = event.reply
     out.print()
     if reply is None:
         raise RagloomError("the answer stream ended without a reply")
-    if reply["answer"].strip() != "".join(streamed).strip():  # citations repaired, a refusal, notes...
+    if reply.answer.strip() != "".join(streamed).strip():  # citations repaired, a refusal, notes...
         out.print("[dim]checked answer:[/]")
-        out.print(reply["answer"], markup=False, highlight=False)
-    for line in _citations(reply["references"]):
+        out.print(reply.answer, markup=False, highlight=False)
+    for line in _citations(reply.references):
         out.print(line)
-    if (scope := reply.get("explain", {}).get("scope")) is not None:
-        values = ", ".join(f"{k} {v}" for k, v in scope["values"].items())
-        err.print(f"scope: {scope['status']}{' (' + values + ')' if values else ''} — {scope['reason']}",
+    if (scope := reply.explain.scope) is not None:
+        values = ", ".join(f"{k} {v}" for k, v in scope.values.items())
+        err.print(f"scope: {scope.status}{' (' + values + ')' if values else ''} — {scope.reason}",
                   style="dim", markup=False, highlight=False)
     return reply
 
@@ -301,9 +316,9 @@ def _stream_reply(events: Iterator[dict[str, Any]]) -> dict[str, Any]:
 def _interactive(assistant: str, session: str | None, explain: bool) -> None:
     client = state.client()
     a = client.assistant_get(assistant)
-    err.print(f"[bold]{a['name']}[/]: /new starts a new session, /sessions lists yours, /quit ends")
-    if a["prompt"]["opening"]:
-        out.print(f"[dim]assistant:[/] {a['prompt']['opening']}")
+    err.print(f"[bold]{a.name}[/]: /new starts a new session, /sessions lists yours, /quit ends")
+    if a.prompt.opening:
+        out.print(f"[dim]assistant:[/] {a.prompt.opening}")
     while True:
         try:
             question = input("you> " if sys.stdin.isatty() else "").strip()
@@ -318,10 +333,10 @@ def _interactive(assistant: str, session: str | None, explain: bool) -> None:
             err.print("[dim]new session[/]")
             continue
         if question == "/sessions":
-            out.print(_sessions_table(client.session_list(a["id"])))
+            out.print(_sessions_table(client.session_list(a.id)))
             continue
-        reply = _stream_reply(client.chat_stream(a["id"], question, session=session, explain=explain))
-        session = reply["session_id"]
+        reply = _stream_reply(client.chat_stream(a.id, question, session=session, explain=explain))
+        session = reply.session_id
 
 
 @app.command()
@@ -340,19 +355,19 @@ def chat(
     the reply; without --question, questions are read from stdin and all replies printed."""
     client = state.client()
     if session == "last":
-        newest = client.session_list(assistant, page_size=1)["sessions"]
-        session = newest[0]["id"] if newest else None
+        newest = client.session_list(assistant, page_size=1).sessions
+        session = newest[0].id if newest else None
     if question is not None:
         if state.json:
             emit(client.chat(assistant, question, session=session, explain=explain))
         else:
             reply = _stream_reply(client.chat_stream(assistant, question, session=session, explain=explain))
-            err.print(f"[dim]session {reply['session_id']}[/]")
+            err.print(f"[dim]session {reply.session_id}[/]")
         return
     if not state.json:
         _interactive(assistant, session, explain)
         return
-    replies = []  # --json: questions from stdin, one JSON document of all replies on stdout
+    replies: list[ChatReply] = []  # --json: questions from stdin, one JSON document of all replies on stdout
     for line in sys.stdin:
         if line.strip() in ("/quit", "/exit"):
             break
@@ -360,5 +375,5 @@ def chat(
             session = None
         elif line.strip():
             replies.append(client.chat(assistant, line.strip(), session=session, explain=explain))
-            session = replies[-1]["session_id"]
+            session = replies[-1].session_id
     emit({"replies": replies})

@@ -15,6 +15,8 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from ragloom.cli._app import CliTable, ConfigOpt, MethodOpt, _config, app, emit, err, state
 from ragloom.client import TERMINAL, Client, LocalClient
 from ragloom.errors import RagloomError
+from ragloom.schemas.chunks import StoredChunk
+from ragloom.schemas.documents import Document
 
 if TYPE_CHECKING:
     from typer._click import Context as ClickContext
@@ -52,7 +54,7 @@ def add(
     files = collect_files(paths)
     if not files:
         raise RagloomError("no files to add")
-    docs: list[dict[str, Any]] = []
+    docs: list[Document] = []
     for i in range(0, len(files), batch):
         docs.extend(client.upload(kb, [(f.name, f.read_bytes()) for f in files[i : i + batch]],
                                   chunk_method=method, parser_config=_config(config), stage=stage))
@@ -60,19 +62,19 @@ def add(
         emit({"documents": docs}, f"Queued {len(docs)} documents"
              + ("" if state.url else " (they are parsed when `ragloom serve` or `ragloom worker` runs)"))
         return
-    final = wait_parsed(client, kb, {d["id"] for d in docs})
-    failed = [d for d in final if d["status"] != "done"]
+    final = wait_parsed(client, kb, {d.id for d in docs})
+    failed = [d for d in final if d.status != "done"]
     if failed:
         table = CliTable("document", "status", "reason", title="Not added", fluid=("reason",))
         for d in failed:
-            table.add_row(d["name"], d["status"], d["message"])
+            table.add_row(d.name, d.status, d.message)
         emit({"documents": final, "failed": len(failed)}, table)
         raise typer.Exit(1)
-    chunks = sum(d["chunk_count"] for d in final)
+    chunks = sum(d.chunk_count for d in final)
     emit({"documents": final, "failed": 0}, f"Added {len(final)} documents ({chunks} chunks) to {kb}")
 
 
-def wait_parsed(client: Client, kb: str, ids: set[str]) -> list[dict[str, Any]]:
+def wait_parsed(client: Client, kb: str, ids: set[str]) -> list[Document]:
     """Process (in local mode) and wait, with a progress bar on stderr, until the documents ``ids`` of ``kb``
     have finished (done, failed or cancelled); their final rows."""
     client.start_processing()
@@ -81,12 +83,12 @@ def wait_parsed(client: Client, kb: str, ids: set[str]) -> list[dict[str, Any]]:
                       console=err, disable=state.json, transient=True) as bar:
             task = bar.add_task("parsing", total=len(ids))
             while True:
-                mine = [d for d in client.documents(kb) if d["id"] in ids]
-                finished = sum(1 for d in mine if d["status"] in TERMINAL)
-                running = [d for d in mine if d["status"] == "running"]
-                desc = f"{finished}/{len(ids)} done" + (f" · {running[0]['name']}: {running[0]['message']}"
+                mine = [d for d in client.documents(kb) if d.id in ids]
+                finished = sum(1 for d in mine if d.status in TERMINAL)
+                running = [d for d in mine if d.status == "running"]
+                desc = f"{finished}/{len(ids)} done" + (f" · {running[0].name}: {running[0].message}"
                                                         if running else "")
-                bar.update(task, completed=sum(1.0 if d["status"] in TERMINAL else d["progress"] for d in mine),
+                bar.update(task, completed=sum(1.0 if d.status in TERMINAL else d.progress for d in mine),
                            description=desc[:80])
                 if finished >= len(ids):
                     return mine
@@ -142,7 +144,7 @@ def docs(kb: str) -> None:
     table = CliTable("name", "status", "progress", "chunks", "message", optional=("progress",),
                      fluid=("message",))
     for d in rows:
-        table.add_row(d["name"], d["status"], f"{d['progress']:.0%}", str(d["chunk_count"]), d["message"][:60])
+        table.add_row(d.name, d.status, f"{d.progress:.0%}", str(d.chunk_count), d.message[:60])
     emit({"documents": rows}, table)
 
 
@@ -172,14 +174,14 @@ def docs_meta(
                 parsed = value
         changes[key.strip()] = parsed
     client = state.client()
-    doc: dict[str, Any] | None
+    doc: Document | None
     if changes:
         doc = client.set_metadata(kb, document, changes)
     else:
-        doc = next((d for d in client.documents(kb) if document in (d["id"], d["name"])), None)
+        doc = next((d for d in client.documents(kb) if document in (d.id, d.name)), None)
         if doc is None:
             raise RagloomError(f"document {document!r} not found in {kb!r}")
-    meta = doc.get("metadata") or {}
+    meta = doc.metadata
     emit(doc, "\n".join(f"{k}: {v}" for k, v in meta.items()) or "no metadata")
 
 
@@ -189,17 +191,17 @@ def docs_versions(kb: str, document: Annotated[str, typer.Argument(help="Name or
     coverage, and which one readers see (*)."""
     res = state.client().versions(kb, document)
     table = CliTable("", "version", "status", "created", "by", "why", "file", "method", "chunks", "coverage",
-                     "kept", title=f"{document}: {len(res['versions'])} versions",
+                     "kept", title=f"{document}: {len(res.versions)} versions",
                      optional=("created", "file", "method", "coverage"))
-    for v in res["versions"]:
-        cov = v.get("coverage") or {}
+    for v in res.versions:
+        cov = v.coverage or {}  # the schema's free-form coverage object (words, kept, ...)
         words = cov.get("words") or 0
-        why = v["reason"] + (" · made live by hand" if v.get("published_by") else "") + (
-            " · waits for review" if v["staged"] and v["status"] == "ready" and not v["published_at"] else "")
-        table.add_row("*" if v["active"] else "", str(v["number"]), v["status"], (v["created_at"] or "")[:19],
-                      v.get("created_by_name") or v.get("created_by") or "system", why, v["content_hash"][:12],
-                      v["chunk_method"], str(v["chunk_count"]),
-                      f"{cov.get('kept', 0) / words:.0%}" if words else "", "yes" if v["kept"] else "no")
+        why = v.reason + (" · made live by hand" if v.published_by else "") + (
+            " · waits for review" if v.staged and v.status == "ready" and not v.published_at else "")
+        table.add_row("*" if v.active else "", str(v.number), v.status, (v.created_at or "")[:19],
+                      v.created_by_name or v.created_by or "system", why, v.content_hash[:12],
+                      v.chunk_method, str(v.chunk_count),
+                      f"{cov.get('kept', 0) / words:.0%}" if words else "", "yes" if v.kept else "no")
     emit(res, table)
 
 
@@ -214,15 +216,15 @@ def docs_diff(
     """What changed between two versions: chunks added (+), removed (-) and changed (~, the words it lost
     [-...-] and gained {+...+}), and a table chunk's cells."""
     res = state.client().version_diff(kb, document, from_version=from_version, to_version=to_version)
-    table = CliTable("", "pages", "chunk", title=f"{document}: version {res['from_version']} → {res['to_version']}: "
-                     f"{res['added']} added, {res['removed']} removed, {res['changed']} changed, "
-                     f"{res['unchanged']} unchanged", fluid=("chunk",))
+    table = CliTable("", "pages", "chunk", title=f"{document}: version {res.from_version} → {res.to_version}: "
+                     f"{res.added} added, {res.removed} removed, {res.changed} changed, "
+                     f"{res.unchanged} unchanged", fluid=("chunk",))
     signs = {"added": "+", "removed": "-", "changed": "~"}
-    for c in res["changes"]:
-        text = c["marked"] if c["change"] == "changed" else (c["after"] or c["before"] or "")
-        cells = "".join(f"\n  {x['row']} · {x['column']}: {x['before'] if x['before'] is not None else '∅'} → "
-                        f"{x['after'] if x['after'] is not None else '∅'}" for x in c["cells"])
-        table.add_row(signs[c["change"]], ",".join(map(str, c["pages"])),
+    for c in res.changes:
+        text = (c.marked if c.change == "changed" else (c.after or c.before)) or ""
+        cells = "".join(f"\n  {x.row} · {x.column}: {x.before if x.before is not None else '∅'} → "
+                        f"{x.after if x.after is not None else '∅'}" for x in c.cells)
+        table.add_row(signs[c.change], ",".join(map(str, c.pages)),
                       escape(text[:400].replace("\n", " ")) + escape(cells))
     emit(res, table)
 
@@ -235,7 +237,7 @@ def docs_rollback(
     """Make an earlier version the one readers see, at once (no parsing): searches and answers follow it.
     Only the last RAGLOOM_KEEP_VERSIONS versions keep their chunks."""
     doc = state.client().rollback(kb, document, version)
-    emit(doc, f"{doc['name']}: {doc['message']} ({doc['chunk_count']} chunks)")
+    emit(doc, f"{doc.name}: {doc.message} ({doc.chunk_count} chunks)")
 
 
 @docs_app.command("publish")
@@ -245,7 +247,7 @@ def docs_publish(
 ) -> None:
     """Publish a version that waits for review (added with --stage): readers see it at once."""
     doc = state.client().rollback(kb, document, version)
-    emit(doc, f"{doc['name']}: {doc['message']} ({doc['chunk_count']} chunks)")
+    emit(doc, f"{doc.name}: {doc.message} ({doc.chunk_count} chunks)")
 
 
 @docs_app.command("discard")
@@ -255,7 +257,7 @@ def docs_discard(
 ) -> None:
     """Turn down a version that waits for review: its chunks are dropped, readers keep what they see."""
     doc = state.client().discard(kb, document, version)
-    emit(doc, f"{doc['name']}: {doc['message']}")
+    emit(doc, f"{doc.name}: {doc.message}")
 
 
 @app.command()
@@ -263,24 +265,23 @@ def chunks(kb: str, document: Annotated[str | None, typer.Argument(help="Name or
            = None) -> None:
     """List a document's chunks in order: method, content, positions and table HTML."""
     client = state.client()
-    names = [document] if document else [d["id"] for d in client.documents(kb) if d["status"] == "done"]
-    rows: list[dict[str, Any]] = []
+    names = [document] if document else [d.id for d in client.documents(kb) if d.status == "done"]
+    rows: list[StoredChunk] = []
     for doc in names:
-        rows.extend(client.chunks(kb, doc)["chunks"])
+        rows.extend(client.chunks(kb, doc))
     table = CliTable("order", "method", "kind", "pages", "tags", "content", optional=("method", "tags"),
                      fluid=("content",))
     for c in rows:
-        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"] if p[0] > 0))
-        table.add_row(str(c["order"]), c["method"], c["kind"], pages, _tags_text(c),
-                      c["content"][:150].replace("\n", " "))
+        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c.positions if p[0] > 0))
+        table.add_row(str(c.order), c.method, c.kind, pages, _tags_text(c), c.content[:150].replace("\n", " "))
     emit({"chunks": rows, "total": len(rows)}, table)
 
 
-def _tags_text(chunk: dict[str, Any]) -> str:
+def _tags_text(chunk: StoredChunk) -> str:
     """A chunk's tags for a table cell: a tag-set row's own tags, else its given tags with weights."""
-    if chunk.get("tag_keywords"):
-        return ", ".join(chunk["tag_keywords"])
-    return ", ".join(f"{t} {w:.3g}" for t, w in (chunk.get("tags") or {}).items())
+    if chunk.tag_keywords:
+        return ", ".join(chunk.tag_keywords)
+    return ", ".join(f"{t} {w:.3g}" for t, w in chunk.tags.items())
 
 
 @app.command()
@@ -295,13 +296,12 @@ def parse(
     if not file.is_file():
         raise RagloomError(f"no such file: {file}")
     preview = preview_file(file.read_bytes(), file.name, method=method, parser_config=_config(config) or {})
-    data = preview.model_dump(mode="json")
     kept = preview.coverage
     removed = "".join(f"; {n} characters removed as {why.replace('_', ' ')}" for why, n in kept.removed.items())
     title = (f"{file.name}: {len(preview.chunks)} chunks keeping {kept.kept} of {kept.words} words of the parsed text"
              f"{removed}")
     table = CliTable("order", "tokens", "kind", "pages", "content", title=title, fluid=("content",))
-    for c in data["chunks"]:
-        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c["positions"] if p[0] > 0))
-        table.add_row(str(c["order"]), str(c["tokens"]), c["kind"], pages, c["content"][:150].replace("\n", " "))
-    emit(data, table)
+    for c in preview.chunks:
+        pages = ",".join(str(p) for p in dict.fromkeys(p[0] for p in c.positions if p[0] > 0))
+        table.add_row(str(c.order), str(c.tokens), c.kind, pages, c.content[:150].replace("\n", " "))
+    emit(preview, table)

@@ -30,8 +30,8 @@ def kb_create(
     kb = state.client().kb_create(name, language=language, description=description,
                                   chunk_method=method or "naive", parser_config=_config(config),
                                   tag_kb_ids=tag_set, topn_tags=topn_tags, review_versions=review_versions)
-    review = " · new versions wait for review" if kb.get("review_versions") else ""
-    emit(kb, f"Created knowledge base [bold]{kb['name']}[/] ({kb['id']}){review}")
+    review = " · new versions wait for review" if kb.review_versions else ""
+    emit(kb, f"Created knowledge base [bold]{kb.name}[/] ({kb.id}){review}")
 
 
 @kb_app.command("set")
@@ -62,18 +62,17 @@ def kb_set(
     if not changes:
         raise typer.BadParameter("nothing to change: give at least one option (see `ragloom kb set --help`)")
     res = state.client().kb_update(kb, changes)
-    publish = "wait for review" if res["review_versions"] else "go live when built"
-    emit(res, f"Updated knowledge base [bold]{res['name']}[/]: new versions {publish}")
+    publish = "wait for review" if res.review_versions else "go live when built"
+    emit(res, f"Updated knowledge base [bold]{res.name}[/]: new versions {publish}")
 
 
 @kb_app.command("tags")
 def kb_tags(kb: str) -> None:
     """How many chunks carry each tag: a tag set's own tags, or the tags a knowledge base's chunks got."""
     res = state.client().kb_tags(kb)
-    table = CliTable("tag", "chunks", title=f"{res['name']}: {res['total']} tags"
-                     + (" (tag set)" if res["is_tag_set"] else ""))
-    for row in res["tags"]:
-        table.add_row(row["tag"], str(row["count"]))
+    table = CliTable("tag", "chunks", title=f"{res.name}: {res.total} tags" + (" (tag set)" if res.is_tag_set else ""))
+    for row in res.tags:
+        table.add_row(row.tag, str(row.count))
     emit(res, table)
 
 
@@ -83,7 +82,7 @@ def kb_list() -> None:
     kbs = state.client().kb_list()
     table = CliTable("name", "id", "language", "documents", "chunk method", optional=("language",))
     for kb in kbs:
-        table.add_row(kb["name"], kb["id"], kb["language"], str(kb["document_count"]), kb["chunk_method"])
+        table.add_row(kb.name, kb.id, kb.language, str(kb.document_count), kb.chunk_method)
     emit({"datasets": kbs}, table)
 
 

@@ -19,7 +19,7 @@ def keys_create(
 ) -> None:
     """Create an API key; its secret is shown this once."""
     key = state.client().key_create(name=name, scope=scope, expires_in_days=expires_in_days)
-    emit({"api_key": key["key"], **key}, f"New API key ({key['scope']}): [bold]{key['key']}[/]")
+    emit({"api_key": key.key, **key.model_dump(mode="json")}, f"New API key ({key.scope}): [bold]{key.key}[/]")
 
 
 @keys_app.command("list")
@@ -29,8 +29,8 @@ def keys_list() -> None:
     table = CliTable("id", "name", "prefix", "scope", "state", "created", "last used", "expires",
                      optional=("last used", "expires"))
     for k in keys:
-        table.add_row(k["id"], k["name"], k["prefix"] + "...", k["scope"], k["state"], k["created_at"] or "",
-                      k["last_used_at"] or "", k["expires_at"] or "")
+        table.add_row(k.id, k.name, k.prefix + "...", k.scope, k.state, k.created_at or "", k.last_used_at or "",
+                      k.expires_at or "")
     emit({"keys": keys}, table)
 
 
@@ -38,7 +38,7 @@ def keys_list() -> None:
 def keys_revoke(key_id: str) -> None:
     """Revoke an API key: every request with it is refused from now on."""
     key = state.client().key_revoke(key_id)
-    emit(key, f"Revoked API key {key['prefix']}... ({key['id']})")
+    emit(key, f"Revoked API key {key.prefix}... ({key.id})")
 
 
 @app.command("audit")
@@ -48,7 +48,7 @@ def audit(
 ) -> None:
     """The workspace's audit log, newest first: who did what, when, from where (owners and admins)."""
     log = state.client().audit(action=action, limit=limit)
-    table = CliTable("when", "action", "user", "target", "detail", "from", title=f"{log['total']} events")
-    for e in log["events"]:
-        table.add_row(e["created_at"] or "", e["action"], e["user_id"] or "", e["target"], e["detail"], e["origin"])
+    table = CliTable("when", "action", "user", "target", "detail", "from", title=f"{log.total} events")
+    for e in log.events:
+        table.add_row(e.created_at or "", e.action, e.user_id or "", e.target, e.detail, e.origin)
     emit(log, table)

@@ -16,9 +16,9 @@ request's key: the same authentication, scope and rate limits as any API call) â
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
@@ -38,6 +38,7 @@ from ragloom.errors import AuthenticationError, RagloomError
 from ragloom.schemas.mcp import AnswerReference, CitedAnswer, FoundChunk, KnowledgeBase, KnowledgeBases, SearchResult
 
 MCP_PATH = "/mcp"
+T = TypeVar("T")
 
 INSTRUCTIONS = ("ragloom is a document knowledge base. Call list_knowledge_bases to see the knowledge bases "
                 "you may read, search to find the passages (with document and page) that match a question, "
@@ -47,7 +48,7 @@ INSTRUCTIONS = ("ragloom is a document knowledge base. Call list_knowledge_bases
 # --- what the tools return ------------------------------------------------------------------------
 
 
-def _pages(positions: list[list[float]]) -> list[int]:
+def _pages(positions: Sequence[Sequence[float]]) -> list[int]:
     return sorted({int(p[0]) for p in positions if int(p[0]) > 0})  # 0: the HTML view
 
 
@@ -70,7 +71,7 @@ def build_server(client_for: ClientFor) -> MCPServer:
     server: MCPServer = MCPServer("ragloom", version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
 
-    def call(ctx: McpContext, method: Callable[[Client], dict[str, Any]]) -> dict[str, Any]:
+    def call(ctx: McpContext, method: Callable[[Client], T]) -> T:
         try:
             return method(client_for(ctx))
         except RagloomError as exc:
@@ -79,10 +80,10 @@ def build_server(client_for: ClientFor) -> MCPServer:
     @server.tool()
     def list_knowledge_bases(ctx: McpContext) -> KnowledgeBases:
         """The knowledge bases you may read: id, name, description, language and document count."""
-        listed = call(ctx, lambda c: {"datasets": c.kb_list()})["datasets"]
+        listed = call(ctx, lambda c: c.kb_list())
         return KnowledgeBases(knowledge_bases=[
-            KnowledgeBase(id=d["id"], name=d["name"], description=d["description"], language=d["language"],
-                          documents=d["document_count"]) for d in listed])
+            KnowledgeBase(id=d.id, name=d.name, description=d.description, language=d.language,
+                          documents=d.document_count) for d in listed])
 
     @server.tool()
     def search(question: QuestionArg, knowledge_bases: KnowledgeBasesArg, ctx: McpContext,
@@ -90,10 +91,10 @@ def build_server(client_for: ClientFor) -> MCPServer:
         """The passages of the knowledge bases that best match the question, best first, each with its
         document, page and score (hybrid full-text and vector search)."""
         found = call(ctx, lambda c: c.search(knowledge_bases, question, top_n=top_n))
-        return SearchResult(total=found["total"], chunks=[
-            FoundChunk(document=c["document_name"], document_id=c["doc_id"], knowledge_base_id=c["kb_id"],
-                       page=_first(_pages(c["positions"])), pages=_pages(c["positions"]),
-                       score=c["similarity"], text=c["content"]) for c in found["chunks"]])
+        return SearchResult(total=found.total, chunks=[
+            FoundChunk(document=c.document_name, document_id=c.doc_id, knowledge_base_id=c.kb_id,
+                       page=_first(_pages(c.positions)), pages=_pages(c.positions),
+                       score=c.similarity, text=c.content) for c in found.chunks])
 
     @server.tool()
     def ask(question: QuestionArg, knowledge_bases: KnowledgeBasesArg, ctx: McpContext,
@@ -101,9 +102,9 @@ def build_server(client_for: ClientFor) -> MCPServer:
         """An answer to the question from the knowledge bases, citing the passages it rests on as [ID:n];
         references lists each cited passage with its document and pages."""
         res = call(ctx, lambda c: c.ask(knowledge_bases, question, top_n=top_n))
-        return CitedAnswer(answer=res["answer"], model=res["model"], insufficient=res["insufficient"], references=[
-            AnswerReference(id=r["id"], document=r["document_name"], document_id=r["doc_id"],
-                            pages=_pages(r["positions"]), text=r["content"]) for r in res["references"]])
+        return CitedAnswer(answer=res.answer, model=res.model, insufficient=res.insufficient, references=[
+            AnswerReference(id=r.id, document=r.document_name, document_id=r.doc_id,
+                            pages=_pages(r.positions), text=r.content) for r in res.references])
 
     return server
 

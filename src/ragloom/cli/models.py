@@ -5,11 +5,12 @@ server with ``--url``). An API key is never printed."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from ragloom.cli._app import CliTable, app, emit, state
+from ragloom.schemas.providers import ProviderInfo
 
 models_app = typer.Typer(help="The workspace's own chat, embedding and rerank models (OpenAI-compatible APIs); "
                          "without them the server's (RAGLOOM_CHAT_*, RAGLOOM_EMBEDDING_*, RAGLOOM_RERANK_*).",
@@ -19,24 +20,24 @@ app.add_typer(models_app, name="models")
 KindArg = Annotated[str, typer.Argument(help="chat, embedding or rerank.")]
 
 
-def _key_text(provider: dict[str, Any] | None) -> str:
+def _key_text(provider: ProviderInfo | None) -> str:
     if provider is None:
         return ""
-    if not provider["has_api_key"]:
+    if not provider.has_api_key:
         return "none"
-    return provider["api_key_hint"] or "set"
+    return provider.api_key_hint or "set"
 
 
 @models_app.command("list")
 def models_list() -> None:
     """The model of each kind this workspace uses: its own provider's, else the server's (never an API key)."""
     res = state.client().provider_list()
-    own = {p["kind"]: p for p in res["providers"]}
+    own = {p.kind: p for p in res.providers}
     table = CliTable("kind", "model", "source", "base url", "api key", "updated", optional=("updated",))
-    for m in res["in_use"]:
-        p = own.get(m["kind"])
-        table.add_row(m["kind"], m["model"] or "-", m["source"], p["base_url"] if p else "", _key_text(p),
-                      (p["updated_at"] or "") if p else "")
+    for m in res.in_use:
+        p = own.get(m.kind)
+        table.add_row(m.kind, m.model or "-", m.source, p.base_url if p else "", _key_text(p),
+                      (p.updated_at or "") if p else "")
     emit(res, table)
 
 
@@ -56,9 +57,9 @@ def models_set(
         api_key = typer.prompt("API key (empty: keep the stored one, or none)", default="", hide_input=True,
                                show_default=False) or None
     provider = state.client().provider_set(kind, base_url=base_url, model=model, api_key=api_key)
-    key = "an API key" if provider["has_api_key"] else "no API key"
-    emit(provider, f"The workspace's {provider['kind']} model is now [bold]{provider['model']}[/] at "
-                   f"{provider['base_url']} ({key})")
+    key = "an API key" if provider.has_api_key else "no API key"
+    emit(provider, f"The workspace's {provider.kind} model is now [bold]{provider.model}[/] at "
+                   f"{provider.base_url} ({key})")
 
 
 @models_app.command("delete")
@@ -72,7 +73,7 @@ def models_delete(kind: KindArg) -> None:
 def models_test(kind: KindArg) -> None:
     """One minimal call with the workspace's provider of KIND; exits 1 when it fails."""
     res = state.client().provider_test(kind)
-    verdict = "[green]ok[/]" if res["ok"] else "[red]failed[/]"
-    emit(res, f"{verdict} {res['kind']} model {res['model']!r} ({res['latency_ms']} ms): {res['message']}")
-    if not res["ok"]:
+    verdict = "[green]ok[/]" if res.ok else "[red]failed[/]"
+    emit(res, f"{verdict} {res.kind} model {res.model!r} ({res.latency_ms} ms): {res.message}")
+    if not res.ok:
         raise typer.Exit(1)

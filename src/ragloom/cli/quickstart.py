@@ -21,6 +21,7 @@ from rich.markup import escape
 from ragloom.cli._app import CliTable, app, emit, err, state
 from ragloom.cli.documents import wait_parsed
 from ragloom.client import TERMINAL
+from ragloom.schemas.documents import Document
 
 SAMPLE_FILES = ("orion-manual.pdf", "service-bulletin.png", "travel-policy.docx", "hr-leave.html", "topics.csv",
                 "care-guide-zh.md")
@@ -54,39 +55,38 @@ def quickstart(
     adds only the samples missing and reuses the knowledge base and the assistant."""
     client = state.client()
     folder = samples_dir()
-    existing_kb = next((k for k in client.kb_list() if kb in (k["name"], k["id"])), None)
+    existing_kb = next((k for k in client.kb_list() if kb in (k.name, k.id)), None)
     kb_row = existing_kb or client.kb_create(
         kb, language="en", description="ragloom's sample documents: a pump manual and service bulletin, a travel "
                                        "and expense policy, HR leave rules, IT help-desk topics, a water purifier's "
                                        "care guide in Chinese")
-    present = {d["name"]: d for d in client.documents(kb_row["id"])}
+    present = {d.name: d for d in client.documents(kb_row.id)}
     missing = [name for name in SAMPLE_FILES if name not in present]
-    uploaded = client.upload(kb_row["id"], [(name, (folder / name).read_bytes()) for name in missing]) \
+    uploaded = client.upload(kb_row.id, [(name, (folder / name).read_bytes()) for name in missing]) \
         if missing else []
-    pending = {d["id"] for d in uploaded} | {d["id"] for n, d in present.items()
-                                             if n in SAMPLE_FILES and d["status"] not in TERMINAL}
+    pending = {d.id for d in uploaded} | {d.id for n, d in present.items()
+                                          if n in SAMPLE_FILES and d.status not in TERMINAL}
     if pending:
         err.print(f"Parsing {len(pending)} sample documents (the scanned page is read by OCR)...")
-        wait_parsed(client, kb_row["id"], pending)
-    docs = [d for d in client.documents(kb_row["id"]) if d["name"] in SAMPLE_FILES]
-    failed = [d for d in docs if d["status"] != "done"]
+        wait_parsed(client, kb_row.id, pending)
+    docs = [d for d in client.documents(kb_row.id) if d.name in SAMPLE_FILES]
+    failed = [d for d in docs if d.status != "done"]
 
-    found = next((a for a in client.assistant_list() if assistant in (a["name"], a["id"])), None)
-    helper = found or client.assistant_create({
-        "name": assistant, "dataset_ids": [kb_row["id"]],
+    found = next((a for a in client.assistant_list() if assistant in (a.name, a.id)), None)
+    helper = found or client.assistant_create(assistant, [kb_row.id], {
         "description": "Answers from ragloom's sample documents.",
         "prompt": {"opening": "Ask me about the Orion pump, travel expenses, leave rules, IT help or the water "
                               "purifier."}})
-    chat_url = _chat_url(helper["id"])
+    chat_url = _chat_url(helper.id)
     questions = [{"question": q, "document": doc} for q, doc in QUESTIONS]
-    result: dict[str, Any] = {
-        "knowledge_base": {"id": kb_row["id"], "name": kb_row["name"], "created": existing_kb is None},
-        "documents": docs, "added": [d["name"] for d in uploaded], "already_there": sorted(set(present) & set(
+    result: dict[str, Any] = {  # the command's own report (its --json document), not an API model
+        "knowledge_base": {"id": kb_row.id, "name": kb_row.name, "created": existing_kb is None},
+        "documents": docs, "added": [d.name for d in uploaded], "already_there": sorted(set(present) & set(
             SAMPLE_FILES)), "failed": len(failed),
-        "assistant": {"id": helper["id"], "name": helper["name"], "created": found is None},
+        "assistant": {"id": helper.id, "name": helper.name, "created": found is None},
         "questions": questions, "chat_url": chat_url,
-        "commands": [f"ragloom ask {shlex.quote(kb_row['name'])} {shlex.quote(q)}" for q, _ in QUESTIONS]
-        + [f"ragloom chat {shlex.quote(helper['name'])} -q {shlex.quote(QUESTIONS[0][0])}"],
+        "commands": [f"ragloom ask {shlex.quote(kb_row.name)} {shlex.quote(q)}" for q, _ in QUESTIONS]
+        + [f"ragloom chat {shlex.quote(helper.name)} -q {shlex.quote(QUESTIONS[0][0])}"],
     }
     emit(result, _human(result, docs))
     if failed:
@@ -98,13 +98,13 @@ def _chat_url(assistant_id: str) -> str | None:
     return f"{state.url.rstrip('/')}/ui/chat/{assistant_id}" if state.url else None
 
 
-def _human(result: dict[str, Any], docs: list[dict[str, Any]]) -> Group:
+def _human(result: dict[str, Any], docs: list[Document]) -> Group:
     kb, helper = result["knowledge_base"], result["assistant"]
     table = CliTable("document", "status", "chunks", "message", fluid=("message",),
                      title=f"Knowledge base {kb['name']} ({'made now' if kb['created'] else 'already there'}): "
                            f"{len(result['added'])} samples added, {len(result['already_there'])} already there")
     for d in docs:
-        table.add_row(d["name"], d["status"], str(d["chunk_count"]), escape(d["message"][:60]))
+        table.add_row(d.name, d.status, str(d.chunk_count), escape(d.message[:60]))
     lines = [f"Assistant [bold]{escape(helper['name'])}[/] ({helper['id']}, "
              f"{'made now' if helper['created'] else 'already there'}) answers from {escape(kb['name'])}.", "",
              "Questions to try:"]

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from ragloom.cli._app import CliTable, app, emit, err, out, state
 from ragloom.client import LocalClient
 from ragloom.errors import RagloomError
+from ragloom.schemas.retrieval import Explain, RoutingChoice
 
 if TYPE_CHECKING:
     from ragloom.context import Context, Principal
@@ -37,37 +38,36 @@ def search(
     res = state.client().search(kbs, question, top_n=top_n, mode=mode, explain=explain, toc_enhance=toc,
                                 route=route, fusion=fusion)
     if route and not state.json:
-        out.print(_routing_table(res.get("routing") or []))
+        out.print(_routing_table(res.routing or []))
     table = CliTable("#", "similarity", "relevance", "term", "vector", "document", "pages", "content",
                      optional=("relevance", "term", "vector"), fluid=("content",))
-    for i, c in enumerate(res["chunks"]):
-        pages = ",".join(sorted({str(p[0]) for p in c["positions"] if p[0] > 0}))
-        relevance = "-" if c.get("relevance") is None else f"{c['relevance']:.3f}"
-        table.add_row(str(i), f"{c['similarity']:.3f}", relevance, f"{c['term_similarity']:.3f}",
-                      f"{c['vector_similarity']:.3f}", c["document_name"], pages,
-                      c["content"][:120].replace("\n", " "))
-    if explain and not state.json:
+    for i, c in enumerate(res.chunks):
+        pages = ",".join(sorted({str(p[0]) for p in c.positions if p[0] > 0}))
+        relevance = "-" if c.relevance is None else f"{c.relevance:.3f}"
+        table.add_row(str(i), f"{c.similarity:.3f}", relevance, f"{c.term_similarity:.3f}",
+                      f"{c.vector_similarity:.3f}", c.document_name, pages, c.content[:120].replace("\n", " "))
+    if explain and not state.json and res.explain is not None:
         out.print(table)
-        table = _explain_table(res["explain"])
+        table = _explain_table(res.explain)
     emit(res, table)
 
 
-def _routing_table(routing: list[dict[str, Any]]) -> CliTable:
+def _routing_table(routing: list[RoutingChoice]) -> CliTable:
     """Which knowledge bases the router kept, and their scores (description fit to the question)."""
     table = CliTable("knowledge base", "score", "searched",
                      title="routing: how well each description fits the question")
     for r in routing:
-        score = "-" if r["score"] is None else f"{r['score']:.3f}"
-        table.add_row(r.get("name") or r["kb_id"], score, "yes" if r["chosen"] else "no")
+        score = "-" if r.score is None else f"{r.score:.3f}"
+        table.add_row(r.name or r.kb_id, score, "yes" if r.chosen else "no")
     if not routing:
         table.caption = "no knowledge base to route among"
-    elif all(r["score"] is None for r in routing):
+    elif all(r.score is None for r in routing):
         table.caption = "not scored: only one candidate (or different embedding models)"
     return table
 
 
-def _explain_table(explained: dict[str, Any]) -> CliTable:
-    q = explained["query"]
+def _explain_table(explained: Explain) -> CliTable:
+    q = explained.query or {}  # the schema's free-form query-level facts (keys depend on the query's path)
     retried = ", retried at 0.1" if q.get("gate_retried_at_0_1") else ""
     title = (f"candidates: {q.get('text_hits', 0)} by text (gate msm {q.get('minimum_should_match')}{retried}), "
              f"{q.get('vector_only_hits', 0)} by vector only")
@@ -80,11 +80,10 @@ def _explain_table(explained: dict[str, Any]) -> CliTable:
     def f(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"
 
-    for row in explained["candidates"]:
-        table.add_row(str(row["rank"] or "-"), row["stage"], "yes" if row["passed_gate"] else "no",
-                      f(row["term_similarity"]), f(row["vector_similarity"]), f(row["rank_feature"]),
-                      f(row["rerank_score"]),
-                      f(row["similarity"]), f(row.get("relevance")), row["document_name"], row["reason"])
+    for row in explained.candidates:
+        table.add_row(str(row.rank or "-"), row.stage, "yes" if row.passed_gate else "no",
+                      f(row.term_similarity), f(row.vector_similarity), f(row.rank_feature), f(row.rerank_score),
+                      f(row.similarity), f(row.relevance), row.document_name, row.reason)
     return table
 
 
@@ -92,10 +91,10 @@ def _explain_table(explained: dict[str, Any]) -> CliTable:
 def ask(kb: str, question: str, top_n: Annotated[int, typer.Option("--top-n")] = 6) -> None:
     """Answer a question from a knowledge base, with citations."""
     res = state.client().ask(kb, question, top_n=top_n)
-    lines = [res["answer"], "", f"[dim]model: {res['model']}[/]"]
-    for ref in res["references"]:
-        pages = ",".join(sorted({str(p[0]) for p in ref["positions"] if p[0] > 0}))
-        lines.append(f"[bold][ID:{ref['id']}][/] {ref['document_name']}" + (f" p.{pages}" if pages else ""))
+    lines = [res.answer, "", f"[dim]model: {res.model}[/]"]
+    for ref in res.references:
+        pages = ",".join(sorted({str(p[0]) for p in ref.positions if p[0] > 0}))
+        lines.append(f"[bold][ID:{ref.id}][/] {ref.document_name}" + (f" p.{pages}" if pages else ""))
     emit(res, "\n".join(lines))
 
 

@@ -10,10 +10,13 @@ of the JSON (not ``null``) when they do not apply. Every timestamp is :func:`iso
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from ragloom.errors import InvalidRequestError
 
 
 def iso_utc(dt: datetime | None) -> str | None:
@@ -58,3 +61,18 @@ class Request(BaseModel):
     """A request body: exactly the declared fields (an unknown one is refused, 422)."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def parse_json_object(text: str, what: str = "parser_config") -> dict[str, Any]:
+    """A JSON object given as text (a form field such as ``parser_config``, a CLI option such as
+    ``--config``) -> a dict; else an ``InvalidRequestError`` naming ``what``. The same rules as
+    ``ragloom.service.knowledgebases.parse_config_json``, here for the client, which has no service."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequestError(f"{what} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise InvalidRequestError(f"{what} is nested too deeply") from exc
+    if not isinstance(value, dict):
+        raise InvalidRequestError(f'{what} must be a JSON object, e.g. {{"chunk_token_num": 256}}')
+    return value
