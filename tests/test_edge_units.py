@@ -13,9 +13,10 @@ from ragloom.config import Settings
 from ragloom.errors import InvalidRequestError, RateLimitedError
 from ragloom.ingest.chunkers import ChunkerConfig
 from ragloom.retrieval import metadata
+from ragloom.schemas.base import parse_json_object
 from ragloom.schemas.names import MAX_FILENAME_CHARS, ascii_filename, normalize_filename
 from ragloom.schemas.options import RetrievalOptions
-from ragloom.service.knowledgebases import parse_config_json, validate_chunking
+from ragloom.service.knowledgebases import validate_chunking
 from ragloom.service.search.retrieval import check_result_window
 
 
@@ -178,7 +179,7 @@ def test_lenient_parse_is_kept_for_stored_configs() -> None:
 
 def test_parser_config_json_too_deep() -> None:
     with pytest.raises(InvalidRequestError, match="nested too deeply"):
-        parse_config_json("[" * 100_000 + "]" * 100_000)
+        parse_json_object("[" * 100_000 + "]" * 100_000)
 
 
 # ---------------------------------------------------------------- metadata filter depth

@@ -9,8 +9,8 @@ from fastapi import APIRouter, File, Form, UploadFile
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, error_responses
 from ragloom.errors import PayloadTooLargeError
+from ragloom.schemas.base import parse_json_object
 from ragloom.schemas.chunking import PREVIEW_CHUNKS, ChunkingPreview, ChunkMethodList
-from ragloom.service import knowledgebases
 from ragloom.service.documents import chunking_preview
 from ragloom.service.documents.chunking_preview import Sample
 
@@ -36,7 +36,7 @@ def chunking_preview_route(
     chunk_method: Annotated[str | None, Form(description="default: the dataset's")] = None,
     parser_config: Annotated[str | None, Form(description="JSON object; default: the dataset's")] = None,
 ) -> ChunkingPreview:
-    config = knowledgebases.parse_config_json(parser_config) if parser_config else None
+    config = parse_json_object(parser_config) if parser_config else None
     sample = Sample(document_id=document_id or None)
     if file is not None and not sample.document_id:
         limit = ctx.settings.max_upload_mb * 1024 * 1024

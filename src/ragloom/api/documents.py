@@ -13,6 +13,7 @@ from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
 from ragloom.api.uploads import SpoolingRoute, spooled
 from ragloom.errors import PayloadTooLargeError
+from ragloom.schemas.base import parse_json_object
 from ragloom.schemas.chunks import ChunkCreate, ChunkList, ChunkUpdate, StoredChunk
 from ragloom.schemas.documents import (
     DeletedDocuments,
@@ -26,7 +27,6 @@ from ragloom.schemas.documents import (
     VersionDiff,
     VersionList,
 )
-from ragloom.service import knowledgebases
 from ragloom.service.documents import catalog, chunk_edits, chunks, versions
 from ragloom.service.documents.views import (
     document_view,
@@ -61,7 +61,7 @@ def upload_documents(
     if len(file) > ctx.settings.max_upload_files:
         raise PayloadTooLargeError(f"{len(file)} files in one upload; the limit is {ctx.settings.max_upload_files} "
                                    "files per request (RAGLOOM_MAX_UPLOAD_FILES)")
-    config = knowledgebases.parse_config_json(parser_config) if parser_config else None
+    config = parse_json_object(parser_config) if parser_config else None
     # each file was received to disk, hashed and held to RAGLOOM_MAX_UPLOAD_MB as it arrived (api/uploads.py);
     # the object store takes it from there (a rename on the local engine)
     uploads = [catalog.Upload(filename=f.filename or "", content_type=f.content_type or "",

@@ -65,8 +65,8 @@ class Request(BaseModel):
 
 def parse_json_object(text: str, what: str = "parser_config") -> dict[str, Any]:
     """A JSON object given as text (a form field such as ``parser_config``, a CLI option such as
-    ``--config``) -> a dict; else an ``InvalidRequestError`` naming ``what``. The same rules as
-    ``ragloom.service.knowledgebases.parse_config_json``, here for the client, which has no service."""
+    ``--config``) -> a dict; else an ``InvalidRequestError`` naming ``what``. Here, not in the service,
+    so that the API's forms and the client (which has no service) read them alike."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,19 +29,6 @@ def _validate(spec: KBCreate) -> None:
         raise InvalidRequestError("permission must be 'me' or 'team'")
     validate_chunking(spec.chunk_method, spec.parser_config)
     validate_groups(spec.synonyms)
-
-
-def parse_config_json(text: str, what: str = "parser_config") -> dict[str, Any]:
-    """Chunking parameters given as JSON text (a form field, a CLI option) -> a dict."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidRequestError(f"{what} is not valid JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise InvalidRequestError(f"{what} is nested too deeply") from exc
-    if not isinstance(value, dict):
-        raise InvalidRequestError(f'{what} must be a JSON object, e.g. {{"chunk_token_num": 256}}')
-    return value
 
 
 def chunk_methods() -> list[str]:
