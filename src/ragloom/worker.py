@@ -200,23 +200,10 @@ def run_one_sync(ctx: Context, wid: str, *, stop: threading.Event | None = None,
         sync_id = job.id if job is not None else None
     if sync_id is None:
         return None
-    if on_claim is not None:
-        on_claim(sync_id)
     # no time limit: a sync of a large source is long, item by item; its memory stays that of one item
     guard = TaskGuard(IngestLimits.from_settings(s_), is_cancelled=_cancel_requested(ctx, syncs.SYNCS, sync_id),
                       stopping=stop.is_set if stop is not None else None, yielding=yielding)
-    try:
-        with guarded(guard), _JobBeat(ctx, syncs.SYNCS, sync_id):
-            outcome = run_sync(ctx, sync_id)
-        log.info("sync %s: %s in %.1f s", sync_id, outcome, guard.elapsed)
-    except Exception as exc:  # a bug outside the sync's steps: keep the worker alive, fail the sync
-        log.error("sync %s crashed:\n%s", sync_id, traceback.format_exc())
-        with ctx.db.session() as s:
-            syncs.fail(s, sync_id, reason=f"internal error: {type(exc).__name__}: {exc}")
-    finally:
-        if on_claim is not None:
-            on_claim(None)
-    return sync_id
+    return _run_claimed(ctx, syncs.SYNCS, sync_id, guard, run_sync, syncs.fail, on_claim)
 
 
 def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None,
@@ -231,24 +218,32 @@ def run_one_build(ctx: Context, wid: str, *, stop: threading.Event | None = None
         build_id = build.id if build is not None else None
     if build_id is None:
         return None
-    if on_claim is not None:
-        on_claim(build_id)
     guard = TaskGuard(IngestLimits.from_settings(s_), time_limit=s_.task_time_limit_seconds,
                       memory_limit_mb=s_.task_memory_limit_mb, memory_baseline_mb=None if own_process else rss_mb(),
                       is_cancelled=_cancel_requested(ctx, builds.BUILDS, build_id),
                       stopping=stop.is_set if stop is not None else None, yielding=yielding)
+    return _run_claimed(ctx, builds.BUILDS, build_id, guard, run_build, builds.fail, on_claim)
+
+
+def _run_claimed(ctx: Context, kind: queue.JobKind[Any], job_id: str, guard: TaskGuard,
+                 run: Callable[[Context, str], object], fail: Callable[..., object],
+                 on_claim: Callable[[str | None], None] | None) -> str:
+    """Run a claimed build or sync under ``guard`` with its heartbeat kept fresh; a bug outside its steps
+    fails it with the reason and keeps the worker alive."""
+    if on_claim is not None:
+        on_claim(job_id)
     try:
-        with guarded(guard), _JobBeat(ctx, builds.BUILDS, build_id):
-            outcome = run_build(ctx, build_id)
-        log.info("build %s: %s in %.1f s", build_id, outcome, guard.elapsed)
-    except Exception as exc:  # a bug outside the build's steps: keep the worker alive, fail the build
-        log.error("build %s crashed:\n%s", build_id, traceback.format_exc())
+        with guarded(guard), _JobBeat(ctx, kind, job_id):
+            outcome = run(ctx, job_id)
+        log.info("%s %s: %s in %.1f s", kind.noun, job_id, outcome, guard.elapsed)
+    except Exception as exc:
+        log.error("%s %s crashed:\n%s", kind.noun, job_id, traceback.format_exc())
         with ctx.db.session() as s:
-            builds.fail(s, build_id, reason=f"internal error: {type(exc).__name__}: {exc}")
+            fail(s, job_id, reason=f"internal error: {type(exc).__name__}: {exc}")
     finally:
         if on_claim is not None:
             on_claim(None)
-    return build_id
+    return job_id
 
 
 class _JobBeat:
