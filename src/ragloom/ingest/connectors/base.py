@@ -17,10 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from ragloom.errors import InvalidRequestError, RagloomError
 from ragloom.registry import Registry
+
+if TYPE_CHECKING:
+    from ragloom.models.http import OutboundPolicy
 
 READ_CHUNK = 1 << 20
 
@@ -117,3 +121,17 @@ def unknown_settings(settings: Mapping[str, Any], known: set[str]) -> None:
     extra = sorted(set(settings) - known)
     if extra:
         raise InvalidRequestError(f"unknown setting(s) {', '.join(extra)}; this type takes {', '.join(sorted(known))}")
+
+
+def screen_url(policy: OutboundPolicy, url: str, setting: str) -> None:
+    """``url``'s host resolves to addresses this server may reach (the outbound guard): else an
+    ``InvalidRequestError`` naming ``setting``, or a transient :class:`SourceError` when it does not resolve."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        _, refused = policy.screen(host, parts.port or (443 if parts.scheme == "https" else 80),
+                                   f"{setting}'s host {host}")
+    except OSError as exc:
+        raise SourceError(f"{setting}: {host} does not resolve: {exc}", transient=True) from None
+    if refused:
+        raise InvalidRequestError(f"{setting}: {refused}")

@@ -28,7 +28,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ragloom.errors import InvalidRequestError
-from ragloom.ingest.connectors.base import READ_CHUNK, ConnectorSpec, Item, SourceError, setting, unknown_settings
+from ragloom.ingest.connectors.base import (
+    READ_CHUNK,
+    ConnectorSpec,
+    Item,
+    SourceError,
+    screen_url,
+    setting,
+    unknown_settings,
+)
 from ragloom.ingest.connectors.folder import ROOTS_SETTING, _inside
 from ragloom.models.http import OutboundPolicy
 
@@ -81,15 +89,7 @@ class GitConnector:
         self._commit = ""
 
     def _screen(self) -> None:
-        parts = urlsplit(self.repository)
-        host = parts.hostname or ""
-        try:
-            _, refused = self.policy.screen(host, parts.port or (443 if parts.scheme == "https" else 80),
-                                            f"settings.repository's host {host}")
-        except OSError as exc:
-            raise SourceError(f"{host} does not resolve: {exc}", transient=True) from None
-        if refused:
-            raise InvalidRequestError(f"settings.repository: {refused}")
+        screen_url(self.policy, self.repository, "settings.repository")
 
     def settings(self) -> dict[str, Any]:
         return {"repository": self.repository, "branch": self.branch, "paths": self.paths}

@@ -23,7 +23,15 @@ from botocore import exceptions as bex
 from botocore.config import Config
 
 from ragloom.errors import InvalidRequestError
-from ragloom.ingest.connectors.base import READ_CHUNK, ConnectorSpec, Item, SourceError, setting, unknown_settings
+from ragloom.ingest.connectors.base import (
+    READ_CHUNK,
+    ConnectorSpec,
+    Item,
+    SourceError,
+    screen_url,
+    setting,
+    unknown_settings,
+)
 from ragloom.models.http import OutboundPolicy
 
 TRANSIENT_CODES = frozenset({"SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "503", "500"})
@@ -65,15 +73,7 @@ class S3Connector:
     def _screen(self) -> None:
         """The endpoint's host resolves to addresses this server may reach."""
         assert self.endpoint_url is not None
-        parts = urlsplit(self.endpoint_url)
-        host = parts.hostname or ""
-        try:
-            _, refused = self.policy.screen(host, parts.port or (443 if parts.scheme == "https" else 80),
-                                            f"settings.endpoint_url's host {host}")
-        except OSError as exc:
-            raise SourceError(f"settings.endpoint_url: {host} does not resolve: {exc}", transient=True) from None
-        if refused:
-            raise InvalidRequestError(f"settings.endpoint_url: {refused}")
+        screen_url(self.policy, self.endpoint_url, "settings.endpoint_url")
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {"bucket": self.bucket, "prefix": self.prefix}
