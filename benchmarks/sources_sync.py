@@ -34,7 +34,7 @@ from ragloom.db.models import Document, SourceSync
 from ragloom.schemas.datasets import KBCreate
 from ragloom.schemas.sources import SourceCreate
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import accounts
+from ragloom.service.accounts import identity
 from ragloom.service.sources import manage
 from ragloom.supervisor import WorkerPool
 from ragloom.worker import run_one_sync
@@ -101,10 +101,10 @@ def main() -> None:
         ctx = Context(Settings(home=Path(tmp) / "synced", workers=0, source_roots=[root], _env_file=None))
         ctx.init_storage()
         with up_ctx.db.session() as s:
-            up_principal = accounts.bootstrap(s).principal
+            up_principal = identity.bootstrap(s).principal
             upload_kb = knowledgebases.create(up_ctx, s, principal=up_principal, spec=KBCreate(name="uploaded")).id
         with ctx.db.session() as s:
-            principal = accounts.bootstrap(s).principal
+            principal = identity.bootstrap(s).principal
             synced_kb = knowledgebases.create(ctx, s, principal=principal, spec=KBCreate(name="synced")).id
         rows: list[tuple[str, str, str, str]] = []
         payload = [(p.name, p.read_bytes()) for p in files]
