@@ -6,6 +6,9 @@ STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
 NEWEST ?= 3.13
+# pytest-xdist workers: one more than the cores, as a quarter of the suite's time is spent waiting on the
+# servers, workers and commands the tests start
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 
 .PHONY: run test test-newest lint bench screenshots openapi clean fonts
 
@@ -31,7 +34,7 @@ test: $(DEVSTAMP) fonts
 	$(VENV)/bin/ruff check src tests benchmarks scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
-	OMP_WAIT_POLICY=PASSIVE $(VENV)/bin/pytest -q -n auto --dist worksteal --durations=40
+	OMP_WAIT_POLICY=PASSIVE $(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=40
 
 ## make test-newest: the same checks and suite on the newest Python ragloom supports, in .venv-$(NEWEST)
 ## (built from Debian's source package into .python/ when not installed)
