@@ -17,14 +17,12 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
 
 # The base install is the client alone (the SDK, `ragloom --url`); serving needs the server extra.
-# --no-compile: Python compiles what it imports when it first does, not every file of every package
-# (66 s -> 27 s for the dev install).
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet --no-compile -e '.[server]'
+	$(PY) -m pip install --quiet -e '.[server]'
 	touch $@
 
 $(DEVSTAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet --no-compile -e '.[server,dev]'
+	$(PY) -m pip install --quiet -e '.[server,dev]'
 	touch $@ $(STAMP)
 
 ## make run: set up and serve the API, status page and workers on http://127.0.0.1:9380
