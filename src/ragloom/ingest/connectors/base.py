@@ -14,7 +14,7 @@ when trying again later may help: a timeout, a 503).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -135,3 +135,14 @@ def screen_url(policy: OutboundPolicy, url: str, setting: str) -> None:
         raise SourceError(f"{setting}: {host} does not resolve: {exc}", transient=True) from None
     if refused:
         raise InvalidRequestError(f"{setting}: {refused}")
+
+
+def bounded(chunks: Iterable[bytes], max_bytes: int, name: str) -> Iterator[bytes]:
+    """``chunks`` passed on as they come, until more than ``max_bytes`` have come: then a
+    :class:`SourceError` (an item is refused as it arrives, never read whole first)."""
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > max_bytes:
+            raise SourceError(f"{name} is larger than {max_bytes} bytes")
+        yield chunk

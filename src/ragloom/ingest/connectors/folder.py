@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ragloom.errors import InvalidRequestError
-from ragloom.ingest.connectors.base import READ_CHUNK, ConnectorSpec, Item, SourceError, setting, unknown_settings
+from ragloom.ingest.connectors.base import (
+    READ_CHUNK,
+    ConnectorSpec,
+    Item,
+    SourceError,
+    bounded,
+    setting,
+    unknown_settings,
+)
 
 ROOTS_SETTING = "RAGLOOM_SOURCE_ROOTS"
 
@@ -115,12 +123,7 @@ class FolderConnector:
             raise SourceError(f"{item.id} is not a regular file any more")
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as f:
-            total = 0
-            while chunk := f.read(READ_CHUNK):
-                total += len(chunk)
-                if total > self.max_bytes:
-                    raise SourceError(f"{item.id} is larger than {self.max_bytes} bytes")
-                yield chunk
+            yield from bounded(iter(lambda: f.read(READ_CHUNK), b""), self.max_bytes, item.id)
 
     def close(self) -> None:
         """Nothing held."""

@@ -33,6 +33,7 @@ from ragloom.ingest.connectors.base import (
     ConnectorSpec,
     Item,
     SourceError,
+    bounded,
     screen_url,
     setting,
     unknown_settings,
@@ -190,13 +191,9 @@ class GitConnector:
         proc = subprocess.Popen(["git", "cat-file", "blob", item.token], cwd=repo, env=self._env(self._clone),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None
-        total = 0
+        stdout = proc.stdout
         try:
-            while chunk := proc.stdout.read(READ_CHUNK):
-                total += len(chunk)
-                if total > self.max_bytes:
-                    raise SourceError(f"{item.id} is larger than {self.max_bytes} bytes")
-                yield chunk
+            yield from bounded(iter(lambda: stdout.read(READ_CHUNK), b""), self.max_bytes, item.id)
         finally:
             proc.stdout.close()
             if proc.poll() is None:

@@ -28,6 +28,7 @@ from ragloom.ingest.connectors.base import (
     ConnectorSpec,
     Item,
     SourceError,
+    bounded,
     screen_url,
     setting,
     unknown_settings,
@@ -129,12 +130,7 @@ class S3Connector:
             raise SourceError(f"{item.id}: not under this source's prefix")
         try:
             body = self._client.get_object(Bucket=self.bucket, Key=item.id)["Body"]
-            total = 0
-            for chunk in body.iter_chunks(READ_CHUNK):
-                total += len(chunk)
-                if total > self.max_bytes:
-                    raise SourceError(f"{item.id} is larger than {self.max_bytes} bytes")
-                yield chunk
+            yield from bounded(body.iter_chunks(READ_CHUNK), self.max_bytes, item.id)
         except (bex.BotoCoreError, bex.ClientError) as exc:
             raise self._error(exc, f"cannot read s3://{self.bucket}/{item.id}") from None
 

@@ -41,7 +41,15 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from ragloom.errors import InvalidRequestError
-from ragloom.ingest.connectors.base import READ_CHUNK, ConnectorSpec, Item, SourceError, setting, unknown_settings
+from ragloom.ingest.connectors.base import (
+    READ_CHUNK,
+    ConnectorSpec,
+    Item,
+    SourceError,
+    bounded,
+    setting,
+    unknown_settings,
+)
 from ragloom.models.http import GuardedTransport, OutboundPolicy
 
 log = logging.getLogger(__name__)
@@ -151,12 +159,8 @@ class WebConnector:
         """A GET read whole, but never more than ``max_bytes`` of it (a larger body is refused as it arrives)."""
         try:
             with self._client.stream("GET", url) as resp:
-                body = bytearray()
-                for chunk in resp.iter_bytes(READ_CHUNK):
-                    body += chunk
-                    if len(body) > self.max_bytes:
-                        raise SourceError(f"{url} is larger than {self.max_bytes} bytes")
-                return Fetched(resp.status_code, str(resp.url), resp.headers, bytes(body))
+                body = b"".join(bounded(resp.iter_bytes(READ_CHUNK), self.max_bytes, url))
+                return Fetched(resp.status_code, str(resp.url), resp.headers, body)
         except httpx.HTTPError as exc:
             raise SourceError(f"{url}: {exc}", transient=True) from None
 
@@ -346,12 +350,7 @@ class WebConnector:
             with self._client.stream("GET", item.id) as resp:
                 if resp.status_code >= 400:
                     raise SourceError(f"{item.id} answered {resp.status_code}", transient=resp.status_code >= 500)
-                total = 0
-                for chunk in resp.iter_bytes(READ_CHUNK):
-                    total += len(chunk)
-                    if total > self.max_bytes:
-                        raise SourceError(f"{item.id} is larger than {self.max_bytes} bytes")
-                    yield chunk
+                yield from bounded(resp.iter_bytes(READ_CHUNK), self.max_bytes, item.id)
         except httpx.HTTPError as exc:
             raise SourceError(f"{item.id}: {exc}", transient=True) from None
 
