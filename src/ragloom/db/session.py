@@ -114,12 +114,12 @@ def current_revisions(engine: Engine) -> frozenset[str]:
         return frozenset(row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version")))
 
 
-def create_schema(engine: Engine) -> bool:
+def create_schema(engine: Engine, heads: frozenset[str] | None = None) -> bool:
     """Give an empty database the models' schema, stamped with the newest migration; False (and nothing
     done) when it has tables already — another process made them meanwhile, or an older ragloom did."""
     from ragloom.db.models import Base
 
-    heads = sorted(head_revisions())
+    stamp = sorted(head_revisions() if heads is None else heads)
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":  # processes starting together create it one at a time
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
@@ -129,7 +129,7 @@ def create_schema(engine: Engine) -> bool:
         # Alembic's own version table, as `alembic stamp head` makes it; written last
         conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
                           "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"))
-        for head in heads:
+        for head in stamp:
             conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": head})
     return True
 
@@ -159,9 +159,10 @@ class Database:
         upgraded by the migrations, a current one left as it is (Alembic would find nothing to do,
         after importing itself and every script)."""
         current = current_revisions(self.engine)
-        if current == head_revisions():
+        heads = head_revisions()
+        if current == heads:
             return
-        if not current and create_schema(self.engine):
+        if not current and create_schema(self.engine, heads):
             return
         upgrade(self.url)
 
