@@ -41,8 +41,8 @@ def run(args: list[str], *, stdin: str | None = None, settings: Mapping[str, str
     """``ragloom ARGS`` with only ``settings`` as RAGLOOM_* variables; its exit code, stdout and stderr."""
     settings = dict(settings or {})
     if CHILD_PROCESSES:
-        env = {k: v for k, v in _environment(settings).items() if v is not None}
-        env = {**{k: v for k, v in os.environ.items() if not (k.startswith("RAGLOOM_") or k == "COLUMNS")}, **env}
+        removed = _environment(settings)
+        env = {k: v for k, v in os.environ.items() if k not in removed} | dict(settings)
         return subprocess.run([sys.executable, "-m", "ragloom.cli", *args], input=stdin, capture_output=True,
                               text=True, env=env, timeout=timeout)
     with _LOCK:
