@@ -120,10 +120,15 @@ def pool_of(ctx, settings, count: int = 1, **changes) -> Iterator[WorkerPool]:  
         pool.stop(timeout=20)
 
 
-def running_worker(ctx, doc_id: str) -> tuple[str, int] | None:  # type: ignore[no-untyped-def]
+def running_worker(ctx, doc_id: str, pool: WorkerPool | None = None) -> tuple[str, int] | None:  # type: ignore[no-untyped-def]
+    """The running task of ``doc_id`` and its worker's pid; with ``pool``, only once the pool sees it too
+    (a worker stopped between its claim and telling the pool is invisible to the pool's watch)."""
     with ctx.db.session() as s:
         task = s.scalar(select(Task).where(Task.document_id == doc_id, Task.status == "running"))
         if task is None or not task.claimed_by:
+            return None
+        if pool is not None and not any(slot.signals is not None and slot.signals.running_now() == task.id
+                                        for slot in pool.slots):
             return None
         return task.id, int(task.claimed_by.split(":")[1])
 
@@ -222,7 +227,7 @@ def test_a_hung_worker_is_killed_at_the_time_limit(ctx, principal, settings, mon
     monkeypatch.setattr(ragloom.supervisor, "time_limit_grace", lambda limit: 1.0)
     (doc_id,) = upload(ctx, principal, {"long.txt": long_text(60)}, parser_config={"chunk_token_num": 64})
     with pool_of(ctx, settings, task_time_limit_seconds=2.0) as pool:
-        _, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start", poll=0.02)  # type: ignore[misc]
+        _, pid = wait(lambda: running_worker(ctx, doc_id, pool), 60, "the task to start", poll=0.02)  # type: ignore[misc]
         stop_outside_a_write(ctx, pid)  # stuck: no checkpoint, no heartbeat
         wait(lambda: doc_state(ctx, doc_id).status == "failed", 30, "the hung task to fail")
         wait(lambda: pool.pids() and pool.pids()[0] != pid, 30, "a new worker")
@@ -234,7 +239,7 @@ def test_a_hung_worker_is_killed_at_the_time_limit(ctx, principal, settings, mon
 def test_a_cancelled_task_stuck_in_one_call_frees_its_worker_within_seconds(ctx, principal, settings) -> None:
     (doc_id,) = upload(ctx, principal, {"long.txt": long_text(60)}, parser_config={"chunk_token_num": 64})
     with pool_of(ctx, settings, cancel_grace_seconds=1.0) as pool:
-        _, pid = wait(lambda: running_worker(ctx, doc_id), 60, "the task to start", poll=0.02)  # type: ignore[misc]
+        _, pid = wait(lambda: running_worker(ctx, doc_id, pool), 60, "the task to start", poll=0.02)  # type: ignore[misc]
         stop_outside_a_write(ctx, pid)  # stuck inside one call: no checkpoint reads the cancel
         cancelled = time.monotonic()
         with ctx.db.session() as s:
@@ -261,7 +266,7 @@ def test_one_workspace_stuck_on_every_worker_gives_one_back_to_a_waiting_workspa
     with pool_of(ctx, settings, count=2, workspace_fair_wait_seconds=1.0, task_max_retries=5) as pool:
         pids = set()
         for doc_id in mine:
-            _, pid = wait(lambda d=doc_id: running_worker(ctx, d), 60, "both tasks to start", poll=0.02)  # type: ignore[misc]
+            _, pid = wait(lambda d=doc_id: running_worker(ctx, d, pool), 60, "both tasks to start", poll=0.02)  # type: ignore[misc]
             pids.add(pid)
         for pid in pids:
             stop_outside_a_write(ctx, pid)  # both stuck: without fairness the other workspace waits 30 min
