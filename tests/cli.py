@@ -7,8 +7,9 @@ the same entry point (:func:`ragloom.cli.main`: the option parsing, the error ha
 test's own settings), stdin, stdout and stderr of its own, its log lines on its stderr, and a fresh
 :class:`ragloom.cli.State` — a new ``Context`` on the data directory, closed when the command ends, as
 a process would leave it. What only a process shows (start-up, signals, two commands at once on one
-data directory) is tested with real processes: ``tests/test_cli_contract.py``, ``tests/test_readme.py``,
-``tests/test_cli_logging.py``, ``tests/processes.py``. ``RAGLOOM_TEST_CLI=process`` runs every
+data directory) is tested with real processes: ``tests/test_cli_contract.py``, ``tests/test_cli_logging.py``,
+``tests/processes.py``; ``tests/test_readme.py`` runs a README command here when bash would only start it
+(no expansion, redirection or pipe), and the rest with bash. ``RAGLOOM_TEST_CLI=process`` runs every
 command in a child process, as before.
 """
 
@@ -37,16 +38,23 @@ def _environment(settings: Mapping[str, str]) -> dict[str, str | None]:
 
 
 def run(args: list[str], *, stdin: str | None = None, settings: Mapping[str, str] | None = None,
-        timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``ragloom ARGS`` with only ``settings`` as RAGLOOM_* variables; its exit code, stdout and stderr."""
+        timeout: float = 600, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``ragloom ARGS`` with only ``settings`` as RAGLOOM_* variables, in ``cwd`` (else this process's);
+    its exit code, stdout and stderr."""
     settings = dict(settings or {})
     if CHILD_PROCESSES:
         removed = _environment(settings)
         env = {k: v for k, v in os.environ.items() if k not in removed} | dict(settings)
         return subprocess.run([sys.executable, "-m", "ragloom.cli", *args], input=stdin, capture_output=True,
-                              text=True, env=env, timeout=timeout)
+                              text=True, env=env, timeout=timeout, cwd=cwd)
     with _LOCK:
-        return _in_process(args, stdin, settings)
+        here = os.getcwd()
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            return _in_process(args, stdin, settings)
+        finally:
+            os.chdir(here)
 
 
 def _in_process(args: list[str], stdin: str | None, settings: Mapping[str, str]) -> subprocess.CompletedProcess[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.ingest import fuzz
+from tests.shared import computed_once
 
 FILES = 200
 SEED = 1
@@ -23,8 +24,12 @@ MEMORY_MB = 1024  # above what the child starts with
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[fuzz.Outcome]:
-    seeds = fuzz.seed_files(tmp_path_factory.mktemp("seeds"))
-    return fuzz.run(fuzz.mutated_files(seeds, FILES, SEED), workers=2, time_limit=TIME_LIMIT, memory_mb=MEMORY_MB)
+    def run() -> list[fuzz.Outcome]:
+        seeds = fuzz.seed_files(tmp_path_factory.mktemp("seeds"))
+        return fuzz.run(fuzz.mutated_files(seeds, FILES, SEED), workers=2, time_limit=TIME_LIMIT,
+                        memory_mb=MEMORY_MB)
+
+    return computed_once(tmp_path_factory, "fuzz-outcomes", run)  # once for the run, whichever workers ask
 
 
 def _report(outcomes: list[fuzz.Outcome]) -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from ragloom.ingest.ocr import quantize
 from ragloom.ingest.ocr.models import installed
+from tests.shared import made_once
 
 pytestmark = pytest.mark.skipif(not (installed("rapidocr") and installed("onnx")), reason="rapidocr/onnx missing")
 
@@ -53,9 +54,8 @@ def test_cache_name_follows_the_content(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
 @pytest.fixture(scope="module")
 def int8_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("int8") / "rec.int8.onnx"
-    quantize.build(source_model(), target)  # ~30 s
-    return target
+    # ~20 s: made once for the run, whichever workers run this module's tests
+    return made_once(tmp_path_factory, "rec.int8.onnx", lambda target: quantize.build(source_model(), target))
 
 
 def test_a_damaged_cached_model_is_removed_and_the_float_one_used(monkeypatch: pytest.MonkeyPatch,
