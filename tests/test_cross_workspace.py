@@ -65,6 +65,7 @@ IDS: dict[str, str] = {
     "build_id": "build",  # a RAPTOR build of the knowledge base
     "source_id": "source",  # a folder source of the knowledge base
     "sync_id": "sync",  # a sync of that source
+    "group_id": "group",  # a group of the workspace's people
     # body and query fields
     "dataset_ids": "kb",
     "knowledge_id": "kb",  # Dify's
@@ -118,6 +119,8 @@ NO_IDS: dict[tuple[str, str], str] = {
     ("GET", f"{API}/workspaces"): LIST,
     ("POST", f"{API}/workspaces"): OWN,
     ("GET", f"{API}/members"): LIST,
+    ("GET", f"{API}/groups"): LIST,
+    ("POST", f"{API}/groups"): OWN,
     ("GET", f"{API}/invitations"): LIST,
     ("POST", f"{API}/invitations"): OWN,
     # takes an invitation's token, not an id: whoever holds a token may join its workspace, by design
@@ -225,6 +228,7 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
     _ok(client.put(f"{API}/providers/chat", headers=h,  # the same chat model, by another name
                    json={"base_url": llm_url, "model": f"{m}-chat", "api_key": f"sk-{m}-secret"}))
     invitation = _ok(client.post(f"{API}/invitations", headers=h, json={"email": f"invitee@{m}.test"}))
+    group = _ok(client.post(f"{API}/groups", headers=h, json={"name": f"{m}-team", "members": [f"member@{m}.test"]}))
     build = _ok(client.post(f"{API}/datasets/{kb['id']}/builds", headers=h, json={"kind": "raptor"}))["builds"][0]
     _ok(client.post(f"{API}/datasets/{kb['id']}/builds", headers=h, json={"kind": "graph"}))  # offline method
     while run_one(ctx, "test"):  # the RAPTOR summaries, by the chat model, and the knowledge graph
@@ -238,10 +242,10 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
         "assistant": assistant["id"], "session": reply["session_id"], "question": reply["question_id"],
         "answer": reply["message_id"], "key": key["id"], "workspace": ws.tenant_id, "member": member_id,
         "invitation": invitation["id"], "chunk": chunks[0], "build": build["id"], "source": source["id"],
-        "sync": sync["id"], "synced": synced["id"],
+        "sync": sync["id"], "synced": synced["id"], "group": group["id"],
     }
     ws.names = {"kb": kb["name"], "tag_set": tag_set["name"], "pdf": pdf_doc["name"], "markdown": md_doc["name"],
-                "assistant": assistant["name"], "source": source["name"]}
+                "assistant": assistant["name"], "source": source["name"], "group": group["name"]}
     with ctx.db.session() as s:
         tasks = list(s.scalars(select(Task.id).where(Task.tenant_id == ws.tenant_id)))
     ws.secrets = (set(ws.ids.values()) | set(chunks) | set(tasks)
@@ -681,5 +685,8 @@ def _intact(world: World, a: Workspace) -> None:
     assert members == {a.user_id: "owner", a.ids["member"]: "member"}
     invitations = _ok(client.get(f"{API}/invitations", headers=h))["invitations"]
     assert [(i["id"], i["state"]) for i in invitations] == [(a.ids["invitation"], "pending")]
+    groups = _ok(client.get(f"{API}/groups", headers=h))["groups"]
+    assert [(g["id"], g["name"], g["members"]) for g in groups] == [(a.ids["group"], f"{a.mark}-team",
+                                                                     [f"member@{a.mark}.test"])]
     spaces = _ok(client.get(f"{API}/workspaces", headers=h))["workspaces"]  # a key sees its own only
     assert [(w["id"], w["name"]) for w in spaces] == [(a.tenant_id, f"{a.mark} works")]

@@ -32,7 +32,7 @@ REF = "#/components/schemas/"
 # models must send exactly these.
 DATASET_KEYS = ["id", "name", "description", "language", "permission", "chunk_method", "parser_config",
                 "embedding_model", "similarity_threshold", "vector_similarity_weight", "min_relevance",
-                "review_versions", "fusion", "fusion_note",
+                "review_versions", "source_permissions", "admins_see_all", "fusion", "fusion_note",
                 "weighted_fusion", "pagerank", "synonyms", "tag_kb_ids", "topn_tags", "document_count", "created_at",
                 "raptor", "graphrag"]
 DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_count", "coverage", "chunk_method",

@@ -47,6 +47,9 @@ class Principal:
     user_id: str
     role: Role
     scope: KeyScope = KeyScope.READ_WRITE  # of the API key it called with
+    # a system job acting for the user (a source's sync): reads every document whatever the knowledge base's
+    # source permissions (ragloom.service.accounts.access); never set for a request
+    reads_all: bool = False
 
 
 @dataclass(frozen=True, slots=True)

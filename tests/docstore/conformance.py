@@ -269,6 +269,27 @@ class DocStoreConformance:
         got = [h.record.id for h in store.search(T, req)]
         assert set(got) <= expect and len(got) == min(len(expect), 6)
 
+    def test_excluded_documents_never_pass_before_ranking(self, store: DocStore) -> None:
+        """Source permissions' pre-filter: with the best rows in excluded documents, the top k are still
+        k rows of the others (never top-k then drop), by text, by vector, in counts and listings."""
+        query = unit(7)
+        rows = [rec(f"h{i}", "x x x", doc=f"hidden{i % 2}", vector=query) for i in range(10)]
+        rows += [rec(f"o{i}", "x", doc=f"open{i % 3}", vector=unit(100 + i)) for i in range(9)]
+        store.upsert(T, rows)
+        hidden = ["hidden0", "hidden1", "never-indexed"]
+        f = Filters(["kb1"], exclude_doc_ids=hidden)
+        for req, most in ((SearchRequest(f, text=terms_query("x"), text_top_k=4, vector_top_k=0), 4),
+                          (SearchRequest(f, vector=query, vector_top_k=4), 4),
+                          (SearchRequest(f, text=terms_query("x"), vector=query, text_top_k=4, vector_top_k=4), 8)):
+            got = [h.record.id for h in store.search(T, req)]
+            assert 4 <= len(got) <= most and all(i.startswith("o") for i in got), got
+        assert store.count(T, f) == 9
+        assert {r.id for r in store.list_chunks(T, f, limit=100)[0]} == {f"o{i}" for i in range(9)}
+        narrowed = Filters(["kb1"], doc_ids=["hidden0", "open1"], exclude_doc_ids=hidden)
+        assert {h.record.id for h in store.search(T, SearchRequest(narrowed, vector=query, vector_top_k=50))} == {
+            "o1", "o4", "o7"}
+        assert store.count(T, Filters(["kb1"], exclude_doc_ids=[])) == 19  # nothing excluded
+
     def test_tenant_isolation(self, store: DocStore) -> None:
         other = "tenant_b"
         store.upsert(T, [rec("a", "shared words", vector=unit(1))])

@@ -27,7 +27,7 @@ DOCS_ASSETS_URL = "/docs-assets"  # Swagger UI's and ReDoc's files, from the fas
 API_PREFIX = "/api/v1"
 # The modules of ragloom.api whose ``router`` serves under API_PREFIX, in the order they are included.
 API_MODULES = ("datasets", "chunking", "documents", "sources", "builds", "graph", "retrieval", "chats", "keys",
-               "accounts", "workspaces", "providers", "dify", "openai_compat", "system")
+               "accounts", "workspaces", "groups", "providers", "dify", "openai_compat", "system")
 
 
 @cache

@@ -36,7 +36,7 @@ def list_datasets(ctx: ContextDep, principal: PrincipalDep, page: PageQuery = 1,
     with ctx.db.session() as s:
         every = knowledgebases.list_visible(s, principal=principal)
         kbs = every[(page - 1) * page_size:page * page_size]
-        counts = knowledgebases.document_counts(s, [kb.id for kb in kbs])
+        counts = knowledgebases.document_counts(s, kbs, principal=principal)
         current = workspace_models.default_embedding_model(ctx, s, principal.tenant_id)
         views = [kb_view(kb, counts.get(kb.id, 0), fusion=ctx.settings.fusion, workspace_embedding_model=current)
                  for kb in kbs]
@@ -47,7 +47,8 @@ def list_datasets(ctx: ContextDep, principal: PrincipalDep, page: PageQuery = 1,
 def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> Dataset:
     with ctx.db.session() as s:
         kb = knowledgebases.get(s, principal=principal, kb_id_or_name=dataset_id)
-        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0), fusion=ctx.settings.fusion,
+        count = knowledgebases.document_counts(s, [kb], principal=principal).get(kb.id, 0)
+        return kb_view(kb, count, fusion=ctx.settings.fusion,
                        workspace_embedding_model=workspace_models.default_embedding_model(ctx, s, principal.tenant_id))
 
 
@@ -77,7 +78,8 @@ def update_dataset(dataset_id: str, body: KBUpdate, ctx: ContextDep,
                    principal: PrincipalDep) -> Dataset:
     with ctx.db.session() as s:
         kb = knowledgebases.update(s, principal=principal, kb_id_or_name=dataset_id, spec=body)
-        return kb_view(kb, knowledgebases.document_counts(s, [kb.id]).get(kb.id, 0), fusion=ctx.settings.fusion)
+        count = knowledgebases.document_counts(s, [kb], principal=principal).get(kb.id, 0)
+        return kb_view(kb, count, fusion=ctx.settings.fusion)
 
 
 @router.delete("/{dataset_id}", status_code=204, response_class=Response)

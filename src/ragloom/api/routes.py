@@ -111,6 +111,15 @@ ROUTES: dict[str, tuple[tuple[str, str], ...]] = {
         ("DELETE", "/invitations/{invitation_id}"),
         ("POST", "/invitations/accept"),
     ),
+    "groups": (
+        ("GET", "/groups"),
+        ("POST", "/groups"),
+        ("GET", "/groups/{group_id}"),
+        ("PATCH", "/groups/{group_id}"),
+        ("POST", "/groups/{group_id}/members"),
+        ("POST", "/groups/{group_id}/members/remove"),
+        ("DELETE", "/groups/{group_id}"),
+    ),
     "providers": (
         ("GET", "/providers"),
         ("PUT", "/providers/{kind}"),

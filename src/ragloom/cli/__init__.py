@@ -10,7 +10,8 @@ The application, its global options and shared state live in ``_app``; the
 commands are registered by importing their modules below, in the order
 ``--help`` lists them: ``server`` (init, serve, worker), ``quickstart`` (the sample documents),
 ``keys`` (create, list, revoke), ``users`` (list, password, signup: server administration),
-``models`` (list, set, delete, test), ``documents`` (add, reindex, docs, chunks, parse), ``builds``
+``models`` (list, set, delete, test), ``documents`` (add, reindex, docs, chunks, parse), ``sources`` (kept in
+sync), ``groups`` (readers of documents with source permissions), ``builds``
 (build raptor, builds), ``search`` (search, ask, eval), ``chat`` (chat, assistants, sessions), ``kb``,
 ``maintenance`` (gc), ``mcp`` (the MCP server on stdio).
 """
@@ -28,8 +29,8 @@ from ragloom.client import server_packages
 from ragloom.errors import RagloomError
 
 # Importing a command module registers its commands; this order is the order ``--help`` lists them in.
-for _module in ("server", "quickstart", "keys", "users", "models", "documents", "sources", "builds", "search", "chat",
-                "kb", "maintenance", "mcp"):
+for _module in ("server", "quickstart", "keys", "users", "models", "documents", "sources", "groups", "builds",
+                "search", "chat", "kb", "maintenance", "mcp"):
     importlib.import_module(f"ragloom.cli.{_module}")
 
 __all__ = ["State", "app", "emit", "err", "kb_app", "keys_app", "main", "main_options", "out", "state"]

@@ -46,9 +46,21 @@ def kb_set(
     description: Annotated[str | None, typer.Option(help="A new description.")] = None,
     method: MethodOpt = None,
     config: ConfigOpt = None,
+    source_permissions: Annotated[bool | None, typer.Option(
+        "--source-permissions/--no-source-permissions", help="Show each caller only the documents their source "
+        "lets them read (readers set by the sources' syncs), in searches, answers and listings alike.",
+        show_default=False)] = None,
+    admins_see_all: Annotated[bool | None, typer.Option(
+        "--admins-see-all/--admins-too", help="With source permissions: the workspace's owner and admins see "
+        "every document all the same (--admins-too: they are held to the sources' readers as well).",
+        show_default=False)] = None,
 ) -> None:
     """Change a knowledge base's settings; what is not given stays."""
     changes: DatasetChanges = {}
+    if source_permissions is not None:
+        changes["source_permissions"] = source_permissions
+    if admins_see_all is not None:
+        changes["admins_see_all"] = admins_see_all
     if review_versions is not None:
         changes["review_versions"] = review_versions
     if min_relevance is not None:
@@ -63,7 +75,8 @@ def kb_set(
         raise typer.BadParameter("nothing to change: give at least one option (see `ragloom kb set --help`)")
     res = state.client().kb_update(kb, changes)
     publish = "wait for review" if res.review_versions else "go live when built"
-    emit(res, f"Updated knowledge base [bold]{res.name}[/]: new versions {publish}")
+    readers = "; each caller sees the documents their source lets them read" if res.source_permissions else ""
+    emit(res, f"Updated knowledge base [bold]{res.name}[/]: new versions {publish}{readers}")
 
 
 @kb_app.command("tags")

@@ -92,7 +92,11 @@ def add(kb: str,
         types: Annotated[str | None, typer.Option(help="Keep only these file types, e.g. md,pdf.")] = None,
         max_size_mb: Annotated[float | None, typer.Option(help="Leave out items larger than this.")] = None,
         max_depth: Annotated[int | None, typer.Option(help="web: links followed from a start URL (default 2).")] = None,
-        max_pages: Annotated[int | None, typer.Option(help="web: most pages (default 200).")] = None) -> None:
+        max_pages: Annotated[int | None, typer.Option(help="web: most pages (default 200).")] = None,
+        reader: Annotated[list[str] | None, typer.Option(
+            help="Who may read its items when the source does not say: user:<e-mail> or group:<name>; repeat. "
+                 "Applied when the knowledge base has source permissions (ragloom kb set KB --source-permissions)."
+        )] = None) -> None:
     """Add a source to a knowledge base (nothing is synced until `ragloom sources sync` or its schedule)."""
     settings: dict[str, Any] = {}
     if path is not None:
@@ -107,7 +111,7 @@ def add(kb: str,
     created = _sdk(state.client()).add_source(
         kb, name or default, type_, settings=settings, include=include, exclude=exclude,
         file_types=[t for t in types.split(",") if t.strip()] if types else None, max_size_mb=max_size_mb,
-        schedule_minutes=every)
+        schedule_minutes=every, readers=reader or [])
     emit(created.model_dump(mode="json"), f"Added the {created.type} source {created.name!r} to {kb} "
          f"({'every ' + str(every) + ' min' if every else 'synced when asked: ragloom sources sync'})")
 

@@ -185,6 +185,11 @@ class KnowledgeBase(Base):
     # settings of the knowledge built over the documents, by build kind: {"raptor": {...}} (validated by
     # ragloom.service.build_settings; the API also takes them inside parser_config, as the reference keeps them)
     build_config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
+    # source permissions (ragloom.service.documents.access): a caller finds only the documents whose readers
+    # include them (or that have no readers: everyone with access to the knowledge base reads those);
+    # the workspace's owners and admins see every document only when ``admins_see_all``
+    source_permissions: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
+    admins_see_all: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
@@ -210,8 +215,44 @@ class Document(Base):
     # per-document override of the knowledge base's chunk method and its parameters
     chunk_method: Mapped[str | None] = mapped_column(String(32), nullable=True)
     parser_config: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # who may read it at its source (:class:`DocumentReader` rows); False: no list, everyone with access to
+    # the knowledge base may
+    restricted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class DocumentReader(Base):
+    """One who may read a document at its source: a user (``user:<e-mail>``) or a group (``group:<name>``),
+    as its source's connector (or the source's settings) said at the last sync. Applied when the knowledge
+    base uses source permissions (``ragloom.service.documents.access``)."""
+
+    __tablename__ = "document_reader"
+    document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), primary_key=True)
+    principal: Mapped[str] = mapped_column(String(400), primary_key=True, index=True)
+
+
+class MemberGroup(Base):
+    """A workspace's group of people, by e-mail (``ragloom.service.accounts.groups``): made by hand, or
+    kept by a source that knows its groups (``source_id``). Documents name it as ``group:<name>``."""
+
+    __tablename__ = "member_group"
+    __table_args__ = (UniqueConstraint("tenant_id", "name"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    source_id: Mapped[str | None] = mapped_column(ForeignKey("source.id", ondelete="SET NULL"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class GroupMember(Base):
+    """A member of a :class:`MemberGroup`, by lower-cased e-mail (a source's group may name people who have
+    no account yet: they read as members once they sign up with that address)."""
+
+    __tablename__ = "group_member"
+    group_id: Mapped[str] = mapped_column(ForeignKey("member_group.id", ondelete="CASCADE"), primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), primary_key=True, index=True)
 
 
 class DocumentVersion(Base):
@@ -389,6 +430,8 @@ class Source(Base):
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     secret: Mapped[str] = mapped_column(Text, default="")  # Fernet token of the credentials' JSON, "" when none
     filters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # who may read its items when its connector does not say (``user:<e-mail>``, ``group:<name>``); []: everyone
+    readers: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
     schedule_minutes: Mapped[int | None] = mapped_column(Integer, nullable=True)
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     next_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True, index=True)
@@ -413,6 +456,8 @@ class SourceItem(Base):
     item_id: Mapped[str] = mapped_column(Text)
     document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), index=True)
     change_token: Mapped[str] = mapped_column(String(255), default="")
+    # the sha256 of the readers its document was given (a change of readers alone costs no download)
+    readers_digest: Mapped[str] = mapped_column(String(64), default="", server_default="")
     path: Mapped[str] = mapped_column(Text, default="")
     title: Mapped[str] = mapped_column(Text, default="")
     url: Mapped[str] = mapped_column(Text, default="")

@@ -182,6 +182,9 @@ def filter_sql(filters: Filters, *, use_available: bool) -> tuple[sql.Composable
         if values is not None:
             parts.append(sql.SQL("{} = ANY(%s::text[])").format(sql.Identifier(column)))
             params.append(list(dict.fromkeys(values)))
+    if filters.exclude_doc_ids:
+        parts.append(sql.SQL("NOT (doc_id = ANY(%s::text[]))"))
+        params.append(list(dict.fromkeys(filters.exclude_doc_ids)))
     if use_available and filters.available_only:
         parts.append(sql.SQL("available"))
     return sql.SQL(" AND ").join(parts), params

@@ -26,6 +26,7 @@ from ragloom.errors import InvalidRequestError
 Q = tantivy.Query
 MUST = tantivy.Occur.Must
 SHOULD = tantivy.Occur.Should
+MUST_NOT = tantivy.Occur.MustNot
 
 
 def scope_is_empty(filters: Filters) -> bool:
@@ -46,6 +47,8 @@ def filter_query(schema: tantivy.Schema, filters: Filters, *, use_available: boo
     ):
         if values is not None:
             parts.append((MUST, any_of(schema, name, values)))
+    if filters.exclude_doc_ids:
+        parts.append((MUST_NOT, any_of(schema, "doc_id", filters.exclude_doc_ids)))
     if use_available and filters.available_only:
         parts.append((MUST, Q.term_query(schema, "available", True)))
     return Q.const_score_query(Q.boolean_query(parts), 0.0)

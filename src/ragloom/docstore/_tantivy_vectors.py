@@ -143,6 +143,7 @@ class VectorCache:
         out: list[tuple[_Shard, np.ndarray]] = []
         doc_codes = self._code_array(filters.doc_ids)
         ver_codes = self._code_array(filters.version_ids)
+        hidden_codes = self._code_array(filters.exclude_doc_ids) if filters.exclude_doc_ids else None
         id_rows = self._id_rows(filters.ids)
         for kb_id in dict.fromkeys(filters.kb_ids):
             shard = self._shards.get(kb_id)
@@ -156,6 +157,8 @@ class VectorCache:
                 mask &= np.isin(shard.doc[:n], doc_codes)
             if ver_codes is not None:
                 mask &= np.isin(shard.ver[:n], ver_codes)
+            if hidden_codes is not None and len(hidden_codes):
+                mask &= ~np.isin(shard.doc[:n], hidden_codes)
             if id_rows is not None:
                 only = np.zeros(n, dtype=bool)
                 only[id_rows.get(kb_id, [])] = True

@@ -73,6 +73,8 @@ class Filters:
     version_ids: Sequence[str] | None = None
     ids: Sequence[str] | None = None
     available_only: bool = True
+    # rows of these documents never pass (a caller's unreadable documents: source permissions)
+    exclude_doc_ids: Sequence[str] | None = None
 
 
 @dataclass(slots=True)

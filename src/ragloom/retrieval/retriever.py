@@ -64,7 +64,7 @@ def recall(query: Query, scope: Scope, *, docstore: DocStore, size: int, mode: s
            facts: dict[str, object] | None = None) -> list[Hit]:
     """One engine call (two when a text gate stricter than min-match 0.1 let nothing through: retried at 0.1)."""
     analysis = query.analysis
-    filters = Filters(kb_ids=scope.kb_ids, doc_ids=scope.doc_ids)
+    filters = Filters(kb_ids=scope.kb_ids, doc_ids=scope.doc_ids, exclude_doc_ids=scope.hidden_doc_ids or None)
     text = None if analysis.is_empty or mode == "vector" else analysis.fulltext
     vector = None if mode == "keyword" else query.vector
     req = SearchRequest(filters=filters, text=text, vector=vector, text_top_k=size, vector_top_k=size)

@@ -18,6 +18,7 @@ class Scope:
     kb_ids: list[str]
     embedding_model: str
     doc_ids: list[str] | None = None
+    hidden_doc_ids: list[str] = field(default_factory=list)  # documents the caller may not read (source permissions)
     pageranks: dict[str, int] = field(default_factory=dict)  # kb_id -> 0..100
     synonym_groups: list[list[str]] = field(default_factory=list)  # the knowledge bases' own
     query_tags: dict[str, float] = field(default_factory=dict)  # the question's tags (tag sets, §5.5)

@@ -18,6 +18,10 @@ MIN_RELEVANCE_NOTE = ("chunks whose relevance (the calibrated probability that t
 REVIEW_NOTE = ("new versions of its documents (uploads, new files, re-parses, settings changes) wait, built, as "
                "ready until a reviewer publishes them (POST .../versions/{v}/activate) or discards them; readers "
                "keep the live version meanwhile. false: published when built. A re-index is never held back")
+SOURCE_PERMISSIONS_NOTE = ("a caller finds only the documents whose readers at their source (user:<e-mail>, "
+                           "group:<name>, set by a source's sync) include them, and those without readers; in "
+                           "searches, answers, listings, counts, the graph and RAPTOR summaries alike")
+ADMINS_SEE_ALL_NOTE = "with source_permissions: the workspace's owner and admins see every document all the same"
 REINDEX_NOTE = ("embedding_model: a knowledge base keeps the embedding model its vectors were made with; "
                 "changing it means re-embedding every document: POST /api/v1/datasets/{id}/reindex "
                 "with {\"embedding_model\": ...} (default: the workspace's current model)")
@@ -65,6 +69,8 @@ class Dataset(View):
                                          "(RAGLOOM_MIN_RELEVANCE)")
     review_versions: bool = Field(description="new versions of its documents wait, built, for a reviewer to "
                                   "publish them; false: published when built")
+    source_permissions: bool = Field(False, description=SOURCE_PERMISSIONS_NOTE)
+    admins_see_all: bool = Field(False, description=ADMINS_SEE_ALL_NOTE)
     fusion: str
     fusion_note: str
     weighted_fusion: WeightedFusion
@@ -118,6 +124,8 @@ class KBCreate(BaseModel):
     vector_similarity_weight: float = Field(0.3, ge=0.0, le=1.0)
     min_relevance: float | None = Field(None, ge=0.0, le=1.0, description=MIN_RELEVANCE_NOTE)
     review_versions: bool = Field(False, description=REVIEW_NOTE)
+    source_permissions: bool = Field(False, description=SOURCE_PERMISSIONS_NOTE)
+    admins_see_all: bool = Field(False, description=ADMINS_SEE_ALL_NOTE)
     pagerank: int = Field(0, ge=0, le=100, description="rank feature: searched together, higher ranks first")
     synonyms: list[list[str]] = Field(default_factory=list, description="synonym groups, e.g. [['PTO', 'leave']]")
     tag_kb_ids: list[str] = Field(default_factory=list, description="tag sets (knowledge bases of chunk method "
@@ -149,6 +157,8 @@ class KBUpdate(BaseModel):
     vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
     min_relevance: float | None = Field(None, ge=0.0, le=1.0, description=MIN_RELEVANCE_NOTE)
     review_versions: bool | None = Field(None, description=REVIEW_NOTE)
+    source_permissions: bool | None = Field(None, description=SOURCE_PERMISSIONS_NOTE)
+    admins_see_all: bool | None = Field(None, description=ADMINS_SEE_ALL_NOTE)
     pagerank: int | None = Field(None, ge=0, le=100)
     synonyms: list[list[str]] | None = None
     tag_kb_ids: list[str] | None = None

@@ -48,6 +48,10 @@ class SourceFilters(Request):
         return out
 
 
+READERS = ("who may read the source's items when its connector does not say (a knowledge base with source "
+           "permissions shows them to these only): user:<e-mail> or group:<name>; []: everyone")
+
+
 class SourceCreate(Request):
     """A new source of a knowledge base."""
 
@@ -61,6 +65,7 @@ class SourceCreate(Request):
                                                "never returned): s3 {access_key_id, secret_access_key}; git "
                                                "{token}")
     filters: SourceFilters = Field(default_factory=SourceFilters)
+    readers: list[str] = Field(default_factory=list, max_length=1000, description=READERS)
     schedule_minutes: int | None = Field(None, ge=1, le=MAX_SCHEDULE_MINUTES,
                                          description="sync every this many minutes; null: only when asked")
     paused: bool = Field(False, description="scheduled syncs are not run while paused")
@@ -74,6 +79,7 @@ class SourceUpdate(Request):
     settings: dict[str, Any] | None = None
     credentials: dict[str, str] | None = None
     filters: SourceFilters | None = None
+    readers: list[str] | None = Field(None, max_length=1000, description=READERS)
     schedule_minutes: int | None = Field(None, ge=1, le=MAX_SCHEDULE_MINUTES)
     paused: bool | None = None
 
@@ -129,6 +135,7 @@ class Source(View):
     settings: dict[str, Any]
     has_credentials: bool = Field(description="credentials are stored (they are never shown)")
     filters: SourceFilters
+    readers: list[str] = Field(description=READERS)
     schedule_minutes: int | None = Field(description="sync every this many minutes; null: only when asked")
     paused: bool
     next_run_at: Timestamp | None = Field(description="when the workers queue its next scheduled sync")

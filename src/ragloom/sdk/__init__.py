@@ -46,6 +46,7 @@ from ragloom.sdk._accounts import AccountsAPI, KeyScopeName
 from ragloom.sdk._base import DEFAULT_TIMEOUT, OPERATIONS, FileInput, HttpSession, Response, Route
 from ragloom.sdk._builds import BuildsAPI
 from ragloom.sdk._chats import AssistantChanges, AssistantFields, ChatAPI, Rating
+from ragloom.sdk._groups import GroupsAPI
 from ragloom.sdk._knowledge import (
     DatasetChanges,
     DatasetFields,
@@ -69,7 +70,7 @@ __all__ = [
 ]
 
 
-class Ragloom(KnowledgeAPI, SourcesAPI, BuildsAPI, ChatAPI, AccountsAPI, WorkspacesAPI):
+class Ragloom(KnowledgeAPI, SourcesAPI, BuildsAPI, ChatAPI, AccountsAPI, WorkspacesAPI, GroupsAPI):
     """A client of the ragloom server at ``url`` (e.g. ``http://127.0.0.1:9380``), with an API key or,
     after :meth:`log_in` / :meth:`sign_up` (or :meth:`login`), a web session. ``transport`` (an httpx
     transport) or ``http`` (a ready HTTP client whose base URL is the server's ``/api/v1``, not closed by

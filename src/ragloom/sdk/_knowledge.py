@@ -46,6 +46,8 @@ class _DatasetSettings(TypedDict, total=False):
     vector_similarity_weight: float
     min_relevance: float
     review_versions: bool
+    source_permissions: bool
+    admins_see_all: bool
     pagerank: int
     synonyms: Sequence[Sequence[str]]
     tag_kb_ids: Sequence[str]

@@ -28,15 +28,18 @@ class SourcesAPI(Base):
                    settings: Mapping[str, Any] | None = None, credentials: Mapping[str, str] | None = None,
                    include: Sequence[str] | None = None, exclude: Sequence[str] | None = None,
                    file_types: Sequence[str] | None = None, max_size_mb: float | None = None,
-                   schedule_minutes: int | None = None, paused: bool = False) -> Source:
+                   schedule_minutes: int | None = None, paused: bool = False,
+                   readers: Sequence[str] = ()) -> Source:
         """A new source of the dataset (``type``: folder, web, or a plugin's), with its connector's
         ``settings`` (folder: ``{"path"}``; web: ``{"urls", "max_depth", "max_pages", ...}``), its filters
-        and its schedule (every ``schedule_minutes``; None: only when asked)."""
+        and its schedule (every ``schedule_minutes``; None: only when asked). ``readers``: who may read its
+        items when the connector does not say (``user:<e-mail>``, ``group:<name>``; a dataset with source
+        permissions shows them to these only)."""
         filters = {k: v for k, v in {"include": include, "exclude": exclude, "file_types": file_types,
                                       "max_size_mb": max_size_mb}.items() if v is not None}
         request = {"name": name, "type": type, "settings": dict(settings or {}),
                    "credentials": dict(credentials) if credentials is not None else None, "filters": filters,
-                   "schedule_minutes": schedule_minutes, "paused": paused}
+                   "schedule_minutes": schedule_minutes, "paused": paused, "readers": list(readers)}
         return self._model(Source, op, path={"dataset_id": dataset_id}, json=body(SourceCreate, request))
 
     @operation("GET", "/datasets/{dataset_id}/sources")

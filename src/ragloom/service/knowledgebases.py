@@ -16,7 +16,7 @@ from ragloom.nlp.synonyms import validate_groups
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.builds import GraphSettings, RaptorSettings
 from ragloom.schemas.datasets import Dataset, KBCreate, KBUpdate, WeightedFusion
-from ragloom.service.accounts import audit, sharing, workspace_models
+from ragloom.service.accounts import access, audit, sharing, workspace_models
 
 LANGUAGES = ("en", "zh")
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/search/tags.py)
@@ -80,6 +80,8 @@ def create(ctx: Context, session: Session, *, principal: Principal, spec: KBCrea
         vector_similarity_weight=spec.vector_similarity_weight,
         min_relevance=spec.min_relevance,
         review_versions=spec.review_versions,
+        source_permissions=spec.source_permissions,
+        admins_see_all=spec.admins_see_all,
         pagerank=spec.pagerank,
         synonyms=validate_groups(spec.synonyms),
         tag_kb_ids=_tag_sets(session, principal, spec.tag_kb_ids, None),
@@ -227,13 +229,20 @@ def get(session: Session, *, principal: Principal, kb_id_or_name: str) -> Knowle
     return kb
 
 
-def document_counts(session: Session, kb_ids: list[str]) -> dict[str, int]:
-    if not kb_ids:
-        return {}
-    rows = session.execute(
-        select(Document.kb_id, func.count()).where(Document.kb_id.in_(kb_ids)).group_by(Document.kb_id)
-    )
-    return {kb_id: n for kb_id, n in rows}
+def document_counts(session: Session, kbs: Sequence[KnowledgeBase], *, principal: Principal) -> dict[str, int]:
+    """How many documents of each knowledge base the caller may read (source permissions)."""
+    open_ids = [kb.id for kb in kbs if access.sees_all(kb, principal)]
+    counts: dict[str, int] = {}
+    if open_ids:
+        rows = session.execute(
+            select(Document.kb_id, func.count()).where(Document.kb_id.in_(open_ids)).group_by(Document.kb_id)
+        )
+        counts.update({kb_id: n for kb_id, n in rows})
+    for kb in kbs:
+        if kb.id not in open_ids:
+            readable = access.readable_clause(session, principal, kb)
+            counts[kb.id] = session.scalar(select(func.count()).select_from(Document).where(readable)) or 0
+    return counts
 
 
 def delete(ctx: Context, session: Session, *, principal: Principal, kb_id_or_name: str) -> None:
@@ -274,6 +283,8 @@ def kb_view(kb: KnowledgeBase, document_count: int | None = None, *, fusion: str
         vector_similarity_weight=kb.vector_similarity_weight,
         min_relevance=kb.min_relevance,
         review_versions=bool(kb.review_versions),
+        source_permissions=bool(kb.source_permissions),
+        admins_see_all=bool(kb.admins_see_all),
         fusion=fusion,
         fusion_note=FUSION_NOTE,
         weighted_fusion=WeightedFusion(similarity_threshold=kb.similarity_threshold,

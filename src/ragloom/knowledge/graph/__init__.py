@@ -36,7 +36,7 @@ from ragloom.knowledge.graph.extract import (
 from ragloom.knowledge.graph.index import EmbedFn, EntityMatch, GraphIndex, entity_text
 from ragloom.knowledge.graph.llm import LlmCache, LlmRunner, LlmUsage, MemoryLlmCache, llm_cache_key
 from ragloom.knowledge.graph.llm_extract import LlmExtractor
-from ragloom.knowledge.graph.merged import Graph, GraphChange, summarize_long_descriptions
+from ragloom.knowledge.graph.merged import Graph, GraphChange, readable_part, summarize_long_descriptions
 from ragloom.knowledge.graph.model import (
     ChunkText,
     Community,
@@ -71,6 +71,7 @@ __all__ = [
     "Extractor",
     "Finding",
     "Graph",
+    "readable_part",
     "GraphChange",
     "GraphEvidence",
     "GraphIndex",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from ragloom.knowledge.graph.llm import LlmRunner
 from ragloom.knowledge.graph.model import (
     DESCRIPTION_SEP,
     GENERIC_TYPE,
+    Community,
     Entity,
     Relation,
     Subgraph,
@@ -154,6 +155,14 @@ class Graph:
         roots, pairs = self._unindex(doc_id)
         del self._subgraphs[doc_id]
         return self._refresh(roots, pairs)
+
+    def without(self, doc_ids: Collection[str]) -> Graph:
+        """A copy without the contributions of documents ``doc_ids``: every entity and relation merged again
+        from the other documents alone (what a reader who may not read those documents may see). A summary
+        written over fragments of the left-out documents no longer matches, so it is not used."""
+        data = self.to_dict()
+        data["subgraphs"] = [sg for sg in data["subgraphs"] if sg.get("doc_id") not in doc_ids]
+        return Graph.from_dict(data)
 
     def add_aliases(self, aliases: Mapping[str, str]) -> GraphChange:
         """Merge entities: each ``alias key → canonical key`` makes the alias's entity part of the canonical
@@ -388,3 +397,16 @@ def summarize_long_descriptions(graph: Graph, runner: LlmRunner, policy: Descrip
     if done:
         graph.recompute()
     return done
+
+
+def readable_part(graph: Graph, communities: list[Community],
+                  hidden: Collection[str]) -> tuple[Graph, list[Community]]:
+    """What a reader who may not read documents ``hidden`` may see of a graph (source permissions): the
+    graph merged again from the other documents alone, and none of the communities with an entity drawn
+    from a hidden document (their reports were written over it)."""
+    gone = set(hidden) & set(graph.doc_ids)
+    if not gone:
+        return graph, communities
+    touched = {key for key, entity in graph.entities.items() if gone & set(entity.doc_ids)}
+    kept = [c for c in communities if not any(graph.key_of(name) in touched for name in c.entities)]
+    return graph.without(gone), kept

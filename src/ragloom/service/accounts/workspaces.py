@@ -43,7 +43,7 @@ def _name(name: str) -> str:
     return value
 
 
-def _managers(principal: Principal, action: str) -> None:
+def require_manager(principal: Principal, action: str) -> None:
     if principal.role not in (Role.OWNER, Role.ADMIN):
         raise PermissionDeniedError(f"only the workspace's owner or an admin may {action}")
 
@@ -104,7 +104,7 @@ def create(session: Session, *, user_id: str, name: str) -> Tenant:
 
 def rename(session: Session, *, principal: Principal, name: str) -> Tenant:
     """Rename the principal's workspace (its owner or an admin)."""
-    _managers(principal, "rename it")
+    require_manager(principal, "rename it")
     tenant = session.get(Tenant, principal.tenant_id)
     assert tenant is not None
     old, tenant.name = tenant.name, _name(name)
@@ -130,7 +130,7 @@ def _member(session: Session, principal: Principal, user_id: str) -> Membership:
 
 
 def _may_manage(principal: Principal, target: Membership, action: str) -> None:
-    _managers(principal, action)
+    require_manager(principal, action)
     if target.role == Role.OWNER:
         raise PermissionDeniedError(f"nobody may {action} the owner: the owner transfers ownership first")
     if target.role == Role.ADMIN and principal.role != Role.OWNER:
@@ -200,7 +200,7 @@ def invite(session: Session, *, principal: Principal, role: str = Role.MEMBER, e
            hours: float = 72.0) -> NewInvitation:
     """A one-time token that makes whoever accepts it (the given e-mail address only, when set) a
     member with ``role``, until it expires."""
-    _managers(principal, "invite people")
+    require_manager(principal, "invite people")
     if role not in (Role.ADMIN, Role.MEMBER):
         raise InvalidRequestError("role: 'admin' or 'member'")
     if role == Role.ADMIN and principal.role != Role.OWNER:
@@ -229,7 +229,7 @@ def invitation_state(row: Invitation) -> str:
 
 
 def invitations(session: Session, *, principal: Principal) -> list[Invitation]:
-    _managers(principal, "see invitations")
+    require_manager(principal, "see invitations")
     return list(session.scalars(select(Invitation).where(Invitation.tenant_id == principal.tenant_id)
                                 .order_by(Invitation.created_at.desc(), Invitation.id)))
 
@@ -238,7 +238,7 @@ def revoke_invitation(session: Session, *, principal: Principal, invitation_id: 
     row = session.get(Invitation, invitation_id)
     if row is None or row.tenant_id != principal.tenant_id:
         raise NotFoundError(f"invitation {invitation_id!r} not found")
-    _managers(principal, "revoke invitations")
+    require_manager(principal, "revoke invitations")
     if invitation_state(row) == "pending":
         row.revoked_at = utcnow()
         audit.record_by(session, principal, "invitation.revoked", target=f"invitation:{row.id}")

@@ -46,12 +46,14 @@ from ragloom.knowledge.graph import (
     estimate_cost,
     make_extractor,
     node_link,
+    readable_part,
     resolve_entities,
 )
 from ragloom.knowledge.graph.llm import LlmRunner
 from ragloom.schemas.builds import GraphSettings
 from ragloom.schemas.graph import GraphCommunity, GraphEdge, GraphNode, GraphView
 from ragloom.service import knowledgebases
+from ragloom.service.accounts import access
 from ragloom.service.builds import llm_cache
 from ragloom.service.builds.jobs import BuildJob, DocumentPart, Estimate, document_parts, enqueue
 
@@ -290,10 +292,11 @@ def graph_view(ctx: Context, *, principal: Principal, kb_id: str, limit: int | N
     with ctx.db.session() as s:
         kb = knowledgebases.get(s, principal=principal, kb_id_or_name=kb_id)
         stored = stored_graph(ctx, s, kb.id)
+        hidden = access.hidden_documents(s, principal, [kb])
     if stored is None:
         raise NotFoundError(f"dataset {kb.name!r} has no knowledge graph yet: build one with POST "
                             f"/api/v1/datasets/{kb.id}/builds {{\"kind\": \"graph\"}} (ragloom build graph KB)")
-    _, graph, communities = stored
+    graph, communities = readable_part(stored[1], stored[2], hidden)
     data = node_link(graph, communities, limit=limit)
     summaries = {c.id: c.summary for c in communities}
     return GraphView(entities=len(graph.entities), relations=len(graph.relations),

@@ -132,7 +132,7 @@ def prepare(ctx: Context, *, principal: Principal, assistant_id: str, request: C
     decision = None
     if kb_ids and scope_keys:  # the applicability scope, decided before anything is searched
         answering = bool(turns) and is_clarification(turns[-1][1])
-        decision = scoping.decide_scope(ctx, kb_ids=kb_ids, keys=scope_keys, question=question,
+        decision = scoping.decide_scope(ctx, principal=principal, kb_ids=kb_ids, keys=scope_keys, question=question,
                                         earlier=[q for q, _ in turns], doc_ids=options.document_ids,
                                         answering=answering, chat_model=chat_model)
         asked = scoping.clarified_question(turns, question)

@@ -17,7 +17,7 @@ from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, ut
 from ragloom.docstore.base import Filters
 from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import audit
+from ragloom.service.accounts import access, audit
 from ragloom.service.documents.uploads import Spooled
 from ragloom.states import DocumentStatus, Role, TaskStatus, VersionReason, VersionStatus
 
@@ -368,7 +368,7 @@ def list_documents(
     where: DocumentFilter | None = None,
 ) -> tuple[list[Document], int]:
     kb = knowledgebases.get(session, principal=principal, kb_id_or_name=kb_id)
-    conditions = (where or DocumentFilter()).where(kb.id)
+    conditions = [*(where or DocumentFilter()).where(kb.id), access.readable_clause(session, principal, kb)]
     total = session.scalar(select(func.count()).select_from(Document).where(*conditions)) or 0
     rows = session.scalars(
         select(Document).where(*conditions).order_by(Document.created_at, Document.name)
@@ -423,7 +423,7 @@ def get(session: Session, *, principal: Principal, kb_id: str, doc_id: str) -> D
     doc = session.scalar(
         select(Document).where(Document.kb_id == kb.id, (Document.id == doc_id) | (Document.name == doc_id))
     )
-    if doc is None:
+    if doc is None or not access.can_read(session, principal, kb, doc):
         raise NotFoundError(f"document {doc_id!r} not found")
     return doc
 

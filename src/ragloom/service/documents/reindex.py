@@ -38,7 +38,7 @@ def reindex(ctx: Context, session: Session, *, principal: Principal, kb_id_or_na
     docs = catalog.reindex(ctx, session, principal=principal, kb_ids=[kb.id])
     audit.record_by(session, principal, "kb.reindexed", target=f"kb:{kb.id}",
                     detail=f"{kb.name}: {previous} -> {name}, {len(docs)} documents")
-    count = knowledgebases.document_counts(session, [kb.id]).get(kb.id, 0)
+    count = knowledgebases.document_counts(session, [kb], principal=principal).get(kb.id, 0)
     return Reindexed(
         dataset=kb_view(kb, count, fusion=fusion), previous_embedding_model=previous, embedding_model=name,
         documents_queued=len(docs),

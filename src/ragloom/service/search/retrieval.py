@@ -18,7 +18,7 @@ from ragloom.retrieval.retriever import TocSupport, retrieve
 from ragloom.retrieval.types import RetrievalParams, RetrievalResult, Scope
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import workspace_models
+from ragloom.service.accounts import access, workspace_models
 from ragloom.service.search.tags import question_tags
 
 
@@ -37,7 +37,8 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_
                   metadata_filter: dict[str, Any] | None = None) -> tuple[Scope, list[KnowledgeBase]]:
     """The KBs (and documents) the caller may search. Unknown or foreign ids are a 404.
 
-    A metadata filter narrows the scope to the documents it matches (possibly none).
+    A metadata filter narrows the scope to the documents it matches (possibly none). The documents the
+    caller may not read (source permissions, :mod:`ragloom.service.accounts.access`) are left out.
     """
     with ctx.db.session() as s:
         kbs = [knowledgebases.get(s, principal=principal, kb_id_or_name=k) for k in kb_ids]
@@ -57,21 +58,28 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_
             if scoped_docs is not None:
                 query = query.where(Document.id.in_(scoped_docs))
             scoped_docs = matching_ids(metadata_filter, {d: m for d, m in s.execute(query)})
+        hidden = access.hidden_documents(s, principal, kbs)
+        if hidden:  # the summary tree over every document of a knowledge base: not for one who may not read all
+            from ragloom.service.builds.raptor_trees import KB_TREE_DOC
+
+            hidden.append(KB_TREE_DOC)
     model = models.pop() if models else ctx.settings.embedding_model
     scope = Scope(tenant_id=principal.tenant_id, kb_ids=ids, embedding_model=model, doc_ids=scoped_docs,
+                  hidden_doc_ids=hidden,
                   pageranks={kb.id: kb.pagerank for kb in kbs if kb.pagerank},
                   synonym_groups=[g for kb in kbs for g in (kb.synonyms or [])])
     return scope, kbs
 
 
 def check_documents(session: Session, *, principal: Principal, doc_ids: list[str] | None) -> None:
-    """A request's ``document_ids``: each must be a document the caller can see, else NotFoundError (a
+    """A request's ``document_ids``: each must be a document the caller can see and read, else NotFoundError (a
     404, as for a knowledge base) — another workspace's id never just narrows the search to nothing.
     (A visible document outside the searched knowledge bases still only narrows it.)"""
     if not doc_ids:
         return
-    found = set(session.scalars(select(Document.id).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
-                                .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids))))
+    rows = session.execute(select(Document, KnowledgeBase).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
+                           .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids)))
+    found = {doc.id for doc, kb in rows if access.can_read(session, principal, kb, doc)}
     missing = next((d for d in doc_ids if d not in found), None)
     if missing is not None:
         raise NotFoundError(f"document {missing!r} not found")
@@ -130,7 +138,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         from ragloom.retrieval.graph_evidence import put_first
         from ragloom.service.search.graph import kg_candidates
 
-        put_first(result, kg_candidates(ctx, kbs, question, embedder))
+        put_first(result, kg_candidates(ctx, kbs, question, embedder, scope.hidden_doc_ids))
     if routing is not None and result.explain_query is not None:
         result.explain_query["routing"] = routing
     if result.explain_query is not None:

@@ -18,28 +18,30 @@ from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
 from ragloom.dataflow import Answer
-from ragloom.db.models import Document
+from ragloom.db.models import Document, KnowledgeBase
 from ragloom.errors import ModelError
 from ragloom.models.chat import ChatModel
 from ragloom.retrieval.scope import ScopeDecision, decide, is_clarification, without_values
 from ragloom.schemas.options import EvidenceOptions
 from ragloom.schemas.scope import ScopeKey, ScopeRequest
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import workspace_models
+from ragloom.service.accounts import access, workspace_models
 
 Options = TypeVar("Options", bound=EvidenceOptions)
 
 
-def documents_metadata(session: Session, kb_ids: Sequence[str],
+def documents_metadata(session: Session, principal: Principal, kb_ids: Sequence[str],
                        doc_ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
-    """id -> metadata of the documents of ``kb_ids`` (only ``doc_ids`` among them when given); the
-    caller has checked that it may read the knowledge bases."""
+    """id -> metadata of the documents of ``kb_ids`` the caller may read (only ``doc_ids`` among them when
+    given); the caller has checked that it may read the knowledge bases."""
     if not kb_ids:
         return {}
     query = select(Document.id, Document.meta).where(Document.kb_id.in_(list(kb_ids)))
     if doc_ids is not None:
         query = query.where(Document.id.in_(list(doc_ids)))
-    return {d: dict(m or {}) for d, m in session.execute(query)}
+    kbs = list(session.scalars(select(KnowledgeBase).where(KnowledgeBase.id.in_(list(kb_ids)))))
+    hidden = set(access.hidden_documents(session, principal, kbs))
+    return {d: dict(m or {}) for d, m in session.execute(query) if d not in hidden}
 
 
 EXTRACT_PROMPT = """\
@@ -76,7 +78,7 @@ def extract_values(chat_model: ChatModel, keys: Sequence[ScopeKey], known: Mappi
         if isinstance(data, dict) else {}
 
 
-def decide_scope(ctx: Context, *, kb_ids: Sequence[str], keys: Sequence[ScopeKey], question: str,
+def decide_scope(ctx: Context, *, principal: Principal, kb_ids: Sequence[str], keys: Sequence[ScopeKey], question: str,
                  earlier: Sequence[str] = (), given: Mapping[str, str] | None = None,
                  doc_ids: Sequence[str] | None = None, answering: bool = False,
                  chat_model: ChatModel | None = None) -> ScopeDecision:
@@ -86,7 +88,7 @@ def decide_scope(ctx: Context, *, kb_ids: Sequence[str], keys: Sequence[ScopeKey
     if not keys:
         return decide(keys, {}, question=question)
     with ctx.db.session() as s:
-        documents = documents_metadata(s, kb_ids, doc_ids)
+        documents = documents_metadata(s, principal, kb_ids, doc_ids)
     decision = decide(keys, documents, question=question, earlier=earlier, given=given, answering=answering)
     if chat_model is None or decision.status != "clarify":
         return decision
@@ -128,8 +130,8 @@ def for_request(ctx: Context, *, principal: Principal, kb_ids: Sequence[str], qu
     ``options`` restricted to the matching documents. Clarify and gap: the caller retrieves nothing."""
     with ctx.db.session() as s:
         ids = [knowledgebases.get(s, principal=principal, kb_id_or_name=k).id for k in kb_ids]
-    decision = decide_scope(ctx, kb_ids=ids, keys=request.required(), question=question, given=request.values,
-                            doc_ids=options.document_ids)
+    decision = decide_scope(ctx, principal=principal, kb_ids=ids, keys=request.required(), question=question,
+                            given=request.values, doc_ids=options.document_ids)
     return restricted(options, decision), decision
 
 

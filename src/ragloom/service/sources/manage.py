@@ -22,7 +22,7 @@ from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError
 from ragloom.ingest.connectors import Connector, ConnectorSpec, SourceError, open_connector
 from ragloom.schemas.sources import SourceCreate, SourceFilters, SourceUpdate
 from ragloom.service import knowledgebases
-from ragloom.service.accounts import audit, secrets
+from ragloom.service.accounts import access, audit, secrets
 from ragloom.states import TaskStatus
 
 MIB = 1024 * 1024
@@ -83,13 +83,20 @@ def add(ctx: Context, session: Session, *, principal: Principal, kb_id: str, spe
     settings = _validated(ctx, spec.type, spec.settings, spec.credentials or {}, spec.filters)
     source = Source(tenant_id=kb.tenant_id, kb_id=kb.id, name=spec.name, type=spec.type, settings=settings,
                     secret=_encrypt(ctx, spec.credentials), filters=spec.filters.model_dump(mode="json"),
-                    schedule_minutes=spec.schedule_minutes, paused=spec.paused, created_by=principal.user_id,
+                    readers=_readers(spec.readers), schedule_minutes=spec.schedule_minutes, paused=spec.paused,
+                    created_by=principal.user_id,
                     next_run_at=utcnow() if spec.schedule_minutes is not None else None)
     session.add(source)
     session.flush()
     audit.record_by(session, principal, "source.added", target=f"source:{source.id}",
                     detail=f"{spec.type} source {spec.name} of {kb.name}")
     return source
+
+
+def _readers(given: list[str]) -> list[str]:
+    """A source's readers as stored (``InvalidRequestError`` naming one that is not a user or a group); the
+    next sync gives them to its documents."""
+    return sorted({access.normalise(r) for r in given})
 
 
 def _find(session: Session, kb: KnowledgeBase, source_id: str) -> Source:
@@ -133,6 +140,8 @@ def update(ctx: Context, session: Session, *, principal: Principal, kb_id: str, 
         source.secret = _encrypt(ctx, spec.credentials)
     if spec.filters is not None:
         source.filters = spec.filters.model_dump(mode="json")
+    if spec.readers is not None:
+        source.readers = _readers(spec.readers)
     if "schedule_minutes" in given:
         source.schedule_minutes = spec.schedule_minutes
         source.next_run_at = utcnow() if spec.schedule_minutes is not None else None

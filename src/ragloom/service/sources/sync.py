@@ -44,6 +44,7 @@ from ragloom.ingest.connectors import Connector, Item, SourceError
 from ragloom.ingest.guard import checkpoint
 from ragloom.schemas.names import normalize_filename
 from ragloom.schemas.sources import SourceFilters
+from ragloom.service.accounts import access
 from ragloom.service.documents.catalog import Upload, add_documents, delete_documents, replace_file
 from ragloom.service.documents.uploads import SpoolFile, spool_dir
 from ragloom.service.sources import manage
@@ -108,6 +109,7 @@ class _Known:
     path: str
     title: str
     url: str
+    readers_digest: str = ""
 
 
 @dataclass
@@ -122,6 +124,7 @@ class SyncRun:
     source_name: str
     source_type: str
     errors_kept: int
+    readers: tuple[str, ...] = ()  # the source's own readers: given to the items whose connector names none
     stats: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
     errors: list[dict[str, str]] = field(default_factory=list)
     _last: float = 0.0
@@ -143,6 +146,21 @@ class SyncRun:
         if not alive:
             raise TaskCancelledError("cancelled by user")
 
+    def readers_of(self, item: Item) -> list[str]:
+        """Who may read the item's document: the readers its connector names (those it cannot read as a
+        user or a group are left out, with an error noted), else the source's own."""
+        out = []
+        for principal in item.principals or self.readers:
+            try:
+                out.append(access.normalise(principal))
+            except RagloomError as exc:
+                self.note(item.id, exc.message)
+        return sorted(set(out))
+
+    def note(self, item_id: str, message: str) -> None:
+        if len(self.errors) < self.errors_kept:
+            self.errors.append({"item": item_id[:1000], "message": message[:1000]})
+
     def error(self, item_id: str, message: str) -> None:
         self.stats["failed"] += 1
         if len(self.errors) < self.errors_kept:
@@ -158,9 +176,9 @@ def run_sync(ctx: Context, sync_id: str) -> str:
             if job is not None:
                 syncs.mark_cancelled(s, sync_id, message="the source was removed")
             return TaskStatus.CANCELLED
-        run = SyncRun(ctx, sync_id, source.id, source.kb_id,
-                      Principal(source.tenant_id, source.created_by or "", Role.OWNER), source.name, source.type,
-                      ctx.settings.source_sync_errors_kept)
+        system = Principal(source.tenant_id, source.created_by or "", Role.OWNER, reads_all=True)
+        run = SyncRun(ctx, sync_id, source.id, source.kb_id, system, source.name, source.type,
+                      ctx.settings.source_sync_errors_kept, readers=tuple(source.readers or ()))
         filters = SourceFilters.model_validate(source.filters or {})
     try:
         made = manage.connector(ctx, source)
@@ -194,7 +212,8 @@ def run_sync(ctx: Context, sync_id: str) -> str:
 def _run(run: SyncRun, made: Connector, filters: Filters) -> str:
     ctx = run.ctx
     with ctx.db.session() as s:
-        known = {row.item_key: _Known(row.id, row.document_id, row.change_token, row.path, row.title, row.url)
+        known = {row.item_key: _Known(row.id, row.document_id, row.change_token, row.path, row.title, row.url,
+                                      row.readers_digest)
                  for row in s.scalars(select(SourceItem).where(SourceItem.source_id == run.source_id))}
     kept: set[str] = set()
     seen: set[str] = set()
@@ -270,8 +289,10 @@ def _one(run: SyncRun, made: Connector, item: Item, key: str, known: _Known | No
     try:
         if known is not None and known.token == item.token:
             run.stats["unchanged"] += 1
-            if (known.path, known.title, known.url) != (item.path, item.title, item.url):
-                _moved(run, item, known)
+            readers = run.readers_of(item)
+            if ((known.path, known.title, known.url) != (item.path, item.title, item.url)
+                    or known.readers_digest != readers_digest(readers)):
+                _moved(run, item, known, readers)
             return
         _store(run, made, item, key, known)
     except (TaskCancelledError, TaskInterruptedError):
@@ -314,10 +335,13 @@ def _store(run: SyncRun, made: Connector, item: Item, key: str, known: _Known | 
             row.change_token, row.path, row.title, row.url = item.token[:255], item.path, item.title, item.url
             row.synced_at = utcnow()
             doc.meta = {**(doc.meta or {}), **_meta(run, item)}
+            readers = run.readers_of(item)
+            access.set_readers(s, doc, readers)
+            row.readers_digest = readers_digest(readers)
 
 
-def _moved(run: SyncRun, item: Item, known: _Known) -> None:
-    """Same item and content, another path or title: its row and its document follow."""
+def _moved(run: SyncRun, item: Item, known: _Known, readers: list[str]) -> None:
+    """Same item and content, another path, title or readers: its row and its document follow."""
     with run.ctx.db.session() as s:
         row = s.get(SourceItem, known.row_id)
         doc = s.get(Document, known.document_id)
@@ -328,6 +352,13 @@ def _moved(run: SyncRun, item: Item, known: _Known) -> None:
         if name != doc.name:
             doc.name = name
         doc.meta = {**(doc.meta or {}), **_meta(run, item)}
+        access.set_readers(s, doc, readers)
+        row.readers_digest = readers_digest(readers)
+
+
+def readers_digest(readers: list[str]) -> str:
+    """What a source item keeps of its document's readers, to see a change without reading anything."""
+    return hashlib.sha256("\n".join(readers).encode()).hexdigest() if readers else ""
 
 
 def _delete(run: SyncRun, known: _Known) -> None:

@@ -24,7 +24,8 @@ def sync_view(job: SourceSync) -> Sync:
 def source_view(row: SourceRow, *, documents: int, last: SourceSync | None) -> Source:
     return Source(id=row.id, dataset_id=row.kb_id, name=row.name, type=row.type, settings=dict(row.settings or {}),
                   has_credentials=bool(row.secret), filters=SourceFilters.model_validate(row.filters or {}),
-                  schedule_minutes=row.schedule_minutes, paused=row.paused, next_run_at=iso_utc(row.next_run_at),
+                  readers=list(row.readers or []), schedule_minutes=row.schedule_minutes, paused=row.paused,
+                  next_run_at=iso_utc(row.next_run_at),
                   last_synced_at=iso_utc(row.last_synced_at), last_sync=sync_view(last) if last else None,
                   documents=documents, created_at=iso_utc(row.created_at) or "",
                   updated_at=iso_utc(row.updated_at) or "")
