@@ -30,6 +30,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 from collections.abc import Callable
@@ -42,6 +43,7 @@ import pytest
 from tests import cli
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.processes import admin_key, alive, descendants, served, wait
+from tests.sources.sites import web_site
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -57,6 +59,7 @@ COMMAND = re.compile(r"((?:[A-Z][A-Z0-9_]*=[^\s'\"]+ +)*)\.venv/bin/ragloom +(.+
 # What the README shows as the server's address and the chat endpoint (substituted by the test's).
 README_URL = "http://127.0.0.1:9380"
 README_CHAT_URL = "http://127.0.0.1:11434/v1"
+README_SITE_URL = "https://intranet.example.com/"  # the web source's site: a site of the shipped samples on loopback
 SERVICING_REPLY = "The Orion pump must be serviced every 450 operating hours [ID:0]."
 # The embedding engine's OpenMP threads spin while they wait: on a busy machine (the suite runs in
 # parallel) that makes `ragloom eval` 5-10 times slower. Sleeping instead changes nothing else.
@@ -306,10 +309,25 @@ def test_readme_commands_run_on_a_data_directory(tmp_path: Path) -> None:
     samples; then the chat-model `export` block with the fake OpenAI-compatible server."""
     blocks = sh_blocks()
     work, home = tmp_path / "work", tmp_path / "home"
-    shell = Shell(work, home)
+    shell = Shell(work, home, RAGLOOM_OUTBOUND_ALLOW="127.0.0.1/32")  # the web source's site on loopback
+    site = tmp_path / "site"
+    site.mkdir()
+    shutil.copy(ROOT / "src/ragloom/samples/hr-leave.html", site / "hr-leave.html")
+    (site / "index.html").write_text('<html><head><title>Intranet</title></head><body><h1>Intranet</h1>'
+                                     '<a href="hr-leave.html">Leave</a></body></html>')
 
     ran: list[str] = []
     synced: list[str] = []  # the Sources section's syncs of a folder
+    with web_site(site) as server:
+        _run_local_blocks(shell, blocks, ran, synced, site_url=server.url + "/")
+    assert any(" add manuals src/ragloom/samples/" in c for c in ran) and any("--explain" in c for c in ran), ran
+    # the folder kept in sync, as the comments say: three new documents, then three unchanged ones not read
+    assert len(synced) == 2 and " 3 new," in synced[0] and " 3 unchanged," in synced[1], synced
+    _after_local_blocks(shell, blocks, work)
+
+
+def _run_local_blocks(shell: Shell, blocks: list[Block], ran: list[str], synced: list[str], *, site_url: str) -> None:
+    hidden_checked = False
     for block in blocks:
         if "export RAGLOOM_CHAT_" in block.code:
             continue  # the chat model block, below
@@ -319,7 +337,7 @@ def test_readme_commands_run_on_a_data_directory(tmp_path: Path) -> None:
             if is_make(command) or is_benchmark(command):
                 continue  # see test_make_targets_exist and test_benchmark_scripts_exist_and_answer_help
             for variant in variants(command):
-                proc = shell.run(variant, block)
+                proc = shell.run(variant.replace(README_SITE_URL, site_url), block)
                 ran.append(variant)
                 if " search manuals " in variant and "--top-n 6 --json" in variant:
                     assert servicing_found(json_out(proc)), proc.stdout
@@ -329,12 +347,22 @@ def test_readme_commands_run_on_a_data_directory(tmp_path: Path) -> None:
                     assert "450 operating hours" in reply["answer"], proc.stdout
                 if " chat support " in variant:  # the after-sales assistant's scope, as its comments say
                     check_scope(command, proc.stdout)
-                if " sources sync handbook " in variant:
+                if " sources sync handbook samples" in variant:
                     synced.append(proc.stdout)
-    assert any(" add manuals src/ragloom/samples/" in c for c in ran) and any("--explain" in c for c in ran), ran
-    # the folder kept in sync, as the comments say: three new documents, then three unchanged ones not read
-    assert len(synced) == 2 and " 3 new," in synced[0] and " 3 unchanged," in synced[1], synced
+                if " sources sync handbook travel" in variant:
+                    assert " 1 new," in proc.stdout, proc.stdout
+                if " sources sync intranet " in variant:  # the home page and the page it links to
+                    assert " 2 new," in proc.stdout, proc.stdout
+                if " search intranet " in variant:  # the leave page, first
+                    assert "hr-leave.html" in proc.stdout.splitlines()[2], proc.stdout
+                if variant.endswith(" docs handbook") and any("--source-permissions" in c for c in ran):
+                    # source permissions: the admin is not in the finance group that reads the travel policy
+                    assert "travel-policy.docx" not in proc.stdout and "hr-leave.html" in proc.stdout, proc.stdout
+                    hidden_checked = True
+    assert hidden_checked, "the README no longer lists the handbook with source permissions"
 
+
+def _after_local_blocks(shell: Shell, blocks: list[Block], work: Path) -> None:
     docs = json_out(shell.run(f"{RAGLOOM} docs manuals --json"))["documents"]
     assert docs and all(d["status"] == "done" for d in docs), docs
     # `reindex manuals --drop` dropped the whole index: the knowledge bases it did not name are back too
