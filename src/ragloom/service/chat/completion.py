@@ -36,6 +36,7 @@ from ragloom.schemas.chats import ChatAnswer, ChatExplain, ChatReply, Completion
 from ragloom.service.accounts import workspace_models
 from ragloom.service.chat import assistants, sessions
 from ragloom.service.chat.views import citation_view, reference_view
+from ragloom.service.documents.catalog import source_urls
 from ragloom.service.search import answers
 from ragloom.service.search import scope as scoping
 from ragloom.service.search.views import explain_view, scope_view
@@ -235,16 +236,18 @@ def prompt_text(prepared: Prepared) -> str:
     return "\n".join([prepared.writing.system_prompt, *(ev.content for ev in prepared.evidence), prepared.standalone])
 
 
-def _stored_reference(ev: Evidence, kb_of: dict[str, str]) -> dict[str, Any]:
+def _stored_reference(ev: Evidence, kb_of: dict[str, str], links: dict[str, str]) -> dict[str, Any]:
     ref = {"id": ev.index, "chunk_id": ev.chunk_id, "doc_id": ev.doc_id, "kb_id": kb_of.get(ev.chunk_id),
            "version_id": ev.version_id, "document_name": ev.document_name, "content": ev.content,
            "positions": rounded_positions(ev.positions)}
+    if ev.doc_id in links:  # a synced document: the citation links back to its source too
+        ref["source_url"] = links[ev.doc_id]
     if ev.table is not None:  # a table's rows, to show the citation as the table it came from
         ref["table"] = ev.table
     return ref
 
 
-def _shape(prepared: Prepared,
+def _shape(ctx: Context, prepared: Prepared,
            answer: Answer) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]], ChatExplain]:
     """Apply the assistant's rules to the answer (empty response, quote, notes): its text, stored
     references, citations and explain."""
@@ -261,7 +264,9 @@ def _shape(prepared: Prepared,
     if prepared.notes:
         text = f"{text.rstrip()}\n\n" + "\n".join(f"Note: {n}" for n in prepared.notes)
     kb_of = {c.record.id: c.record.kb_id for c in prepared.result.chunks} if prepared.result else {}
-    refs = [_stored_reference(ev, kb_of) for ev in cited]
+    with ctx.db.session() as s:
+        links = source_urls(s, [ev.doc_id for ev in cited])
+    refs = [_stored_reference(ev, kb_of, links) for ev in cited]
     explain = ChatExplain(
         question=prepared.question, standalone_question=prepared.standalone, rewrite_method=prepared.rewrite_method,
         search_query=prepared.search_query,
@@ -272,7 +277,7 @@ def _shape(prepared: Prepared,
 
 
 def _unstored(ctx: Context, prepared: Prepared, answer: Answer) -> ChatAnswer:
-    text, refs, citations, explain = _shape(prepared, answer)
+    text, refs, citations, explain = _shape(ctx, prepared, answer)
     with ctx.db.session() as s:
         active = sessions.active_versions(s, refs)
     return ChatAnswer(answer=text, model=answer.model, insufficient=answer.insufficient, truncated=answer.truncated,
@@ -282,7 +287,7 @@ def _unstored(ctx: Context, prepared: Prepared, answer: Answer) -> ChatAnswer:
 
 def _finish(ctx: Context, principal: Principal, prepared: Prepared, answer: Answer) -> ChatReply:
     """Store the turn (the answer shaped by :func:`_shape`) and build the reply."""
-    text, refs, citations, explain = _shape(prepared, answer)
+    text, refs, citations, explain = _shape(ctx, prepared, answer)
     for attempt in range(STORE_ATTEMPTS):
         try:
             return _store(ctx, principal, prepared, answer, text, refs, citations, explain)

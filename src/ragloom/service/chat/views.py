@@ -59,6 +59,7 @@ def reference_view(ref: Mapping[str, Any], active: Mapping[str, str | None]) -> 
         changes=f"{base}/versions/diff?from={version_id}&to={active[doc_id]}"
         if status == ReferenceStatus.SUPERSEDED and kb_id and active[doc_id] else None,
         table=table_rows_view(ref.get("table")),
+        source_url=ref.get("source_url"),
     )
 
 

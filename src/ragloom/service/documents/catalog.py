@@ -409,6 +409,15 @@ def versions(session: Session, *, principal: Principal, kb_id: str, doc_id: str)
                                 .order_by(DocumentVersion.number.desc())))
 
 
+def source_urls(session: Session, doc_ids: Sequence[str]) -> dict[str, str]:
+    """The URL back to its source of each document a source's sync made (``source_url`` in its metadata),
+    by id: what a citation links to besides the page image."""
+    if not doc_ids:
+        return {}
+    rows = session.execute(select(Document.id, Document.meta).where(Document.id.in_(sorted(set(doc_ids)))))
+    return {d: str(m["source_url"]) for d, m in rows if isinstance(m, dict) and m.get("source_url")}
+
+
 def user_names(session: Session, ids: set[str]) -> dict[str, str]:
     """Users' display names (else e-mails) by id."""
     from ragloom.db.models import User

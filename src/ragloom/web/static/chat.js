@@ -451,6 +451,10 @@ document.addEventListener("DOMContentLoaded", () => {
       links.push(el("a", { href: `${RL.UI}/kb/${enc(r.kb_id)}/documents/${enc(r.doc_id)}${at}` }, t("chat.open_chunks")));
     }
     if (r.file) links.push(el("a", { href: r.file, download: "" }, t("chat.open_file")));
+    if (r.source_url && /^https?:\/\//i.test(r.source_url)) {  // a synced document: back to its source (http(s) only)
+      links.push(el("a", { href: r.source_url, target: "_blank", rel: "noopener noreferrer",
+        "data-testid": "cite-source" }, t("chat.open_source")));
+    }
     const body = [
       el("h3", { class: "cite-doc", "data-testid": "cite-doc" }, r.document_name),
       el("p", { class: "cite-badges" },
