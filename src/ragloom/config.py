@@ -100,9 +100,15 @@ class Settings(BaseSettings):
         0.7, ge=0.0, le=1.0, description="Weight of the vector side in normalized fusion (a request may override)."
     )
     min_relevance: float = Field(
-        0.03, ge=0.0, le=1.0, description="Chunks whose calibrated relevance (the probability that they are "
+        0.01, ge=0.0, le=1.0, description="Chunks whose calibrated relevance (the probability that they are "
         "relevant, 0..1) is lower are dropped, whatever the fusion: a knowledge base's or an assistant's own "
         "min_relevance, or a request's, takes its place. Measured by benchmarks/fit_relevance.py.",
+    )
+    min_answerable: float = Field(
+        0.6, ge=0.0, le=1.0, description="A search returns nothing when the probability that any of its "
+        "candidates is relevant (the question is on a topic the documents cover: "
+        "ragloom.retrieval.relevance.answerable) is lower; a request's min_answerable takes its place, 0 turns "
+        "it off. Measured by benchmarks/fit_relevance.py.",
     )
     chat_max_context_tokens: int = Field(
         4096, ge=256, description="Token budget of the evidence put into the chat prompt."

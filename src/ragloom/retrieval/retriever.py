@@ -23,7 +23,7 @@ from ragloom.nlp.synonyms import synonym_table
 from ragloom.retrieval.features import RankFeatures
 from ragloom.retrieval.fusion import Sides, fusions
 from ragloom.retrieval.parents import swap_in_parents
-from ragloom.retrieval.relevance import is_cjk, score_relevance
+from ragloom.retrieval.relevance import answerable, is_cjk, score_relevance
 from ragloom.retrieval.rerank import rank_key, rerank
 from ragloom.retrieval.toc import enhance
 from ragloom.retrieval.types import ExplainRow, RetrievalParams, RetrievalResult, Scope
@@ -170,27 +170,33 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
         cands = rerank(cands, question, reranker, vector_similarity_weight=params.mode_vector_weight,
                        window=params.rerank_window)
     score_relevance(cands, question, scope.embedding_model)
+    chance = answerable(cands, question, scope.embedding_model)
+    gated = (chance is not None and params.min_relevance > 0 and params.min_answerable > 0
+             and chance < params.min_answerable)
     if toc is not None:
         cands = enhance(cands, question, toc.tocs, lambda ids: docstore.get(scope.tenant_id, ids), toc.scorer,
                         params.options.page_size)
     if any(c.record.parent_id for c in cands):
         cands = swap_in_parents(cands, lambda ids: docstore.get(scope.tenant_id, ids))
-    page, total = threshold_and_page(cands, params)
+    page, total = ([], 0) if gated else threshold_and_page(cands, params)
     result = RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),
                              query_vector=query.vector)
     if facts is not None:
         facts.update(reranker=getattr(reranker, "name", None), rerank_window=params.rerank_window,
                      keywords=[[t, round(w, 4)] for t, w in query.analysis.keywords],
                      threshold=_threshold(params), min_relevance=params.min_relevance, fusion=params.fusion,
-                     vector_similarity_weight=params.vector_similarity_weight)
+                     vector_similarity_weight=params.vector_similarity_weight,
+                     answerable=None if chance is None else round(chance, 4), min_answerable=params.min_answerable,
+                     gated=gated)
         result.explain_query = facts
-        result.explain = explain_rows(hits, kept, cands, page, params)
+        result.explain = explain_rows(hits, kept, cands, page, params, gated=chance if gated else None)
     return result
 
 
 def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page: list[Candidate],
-                 params: RetrievalParams) -> list[ExplainRow]:
-    """One row per recalled candidate, best first, with the stage that dropped it."""
+                 params: RetrievalParams, gated: float | None = None) -> list[ExplainRow]:
+    """One row per recalled candidate, best first, with the stage that dropped it (``gated``: the question's
+    answerable probability, under ``min_answerable``: every candidate was dropped by it)."""
     kept_ids = {h.record.id for h in kept}
     on_page = {c.record.id for c in page}
     ranked = sorted(cands, key=rank_key)
@@ -200,6 +206,9 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
         r = c.record
         if r.id in on_page:
             stage, reason = "returned", f"rank {rank}"
+        elif gated is not None:
+            stage, reason = "answerable", (f"the question's answerable probability {gated:.4f} < min_answerable "
+                                           f"{params.min_answerable}: no candidate is on its topic")
         elif c.similarity < thr:
             stage, reason = "threshold", f"similarity {c.similarity:.4f} < threshold {thr}"
         elif not _relevant(c, params):

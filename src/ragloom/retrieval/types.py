@@ -41,6 +41,8 @@ class RetrievalParams:
     fusion: str = "normalized"
     # chunks whose calibrated relevance (ragloom.retrieval.relevance) is lower are dropped; 0: none
     min_relevance: float = 0.0
+    # the whole search returns nothing when the question's answerable probability is lower; 0: no gate
+    min_answerable: float = 0.0
 
     @property
     def mode_vector_weight(self) -> float:

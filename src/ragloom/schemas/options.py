@@ -47,7 +47,12 @@ class EvidenceOptions(BaseModel):
     min_relevance: float | None = Field(
         None, ge=0.0, le=1.0, description="drop chunks whose relevance (the calibrated probability that they are "
         "relevant, 0..1) is lower, whatever the fusion; default: similarity_threshold when one is given and the "
-        "fusion is normalized, else the knowledge base's min_relevance, else the server's")
+        "fusion is normalized, else the knowledge base's min_relevance, else the server's. 0 turns off the "
+        "question's gate (min_answerable) too")
+    min_answerable: float | None = Field(
+        None, ge=0.0, le=1.0, description="return nothing when the probability that any candidate is relevant "
+        "(the question is on a topic the documents cover) is lower; default: the server's "
+        "(RAGLOOM_MIN_ANSWERABLE); 0: no gate")
     cross_languages: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]] = \
         Field(default_factory=list, max_length=8, description="languages the question is also searched in, e.g. "
               "[\"English\", \"Chinese\"]: the workspace's chat model translates it first (explain shows the "

@@ -126,6 +126,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         rerank_window=ctx.settings.rerank_window,
         fusion=fusion,
         min_relevance=min_relevance(ctx.settings, fusion, opts, first),
+        min_answerable=opts.min_answerable if opts.min_answerable is not None else ctx.settings.min_answerable,
     )
     embedder = workspace_models.embedder(ctx, scope.embedding_model)
     result = retrieve(question, scope, params, docstore=ctx.docstore, embedder=embedder, analyzer=ctx.analyzer,
