@@ -199,6 +199,14 @@ EN: dict[str, str] = {
     "settings.review_versions_hint": "New files, re-parses and settings changes wait, built, until someone "
                                      "publishes them from the document's versions; readers keep the live version "
                                      "meanwhile. Off: a new version goes live when it is built.",
+    "settings.source_permissions": "Source permissions",
+    "settings.source_permissions_hint": "Each reader sees only the documents their source lets them read — in "
+                                        "searches, answers, lists, counts, the graph and summaries; documents "
+                                        "without readers stay visible to all. The readers come from the sources' "
+                                        "syncs (user:<e-mail> or group:<name>).",
+    "settings.admins_see_all": "Owner and admins see everything",
+    "settings.admins_see_all_hint": "With source permissions: the workspace's owner and admins still see every "
+                                    "document.",
     "settings.synonyms": "Synonyms",
     "settings.synonyms_hint": "One group per line, words separated by commas, e.g. PTO, leave, vacation.",
     "settings.embedding_model": "Embedding model",
@@ -929,6 +937,12 @@ ZH: dict[str, str] = {
     "settings.review_versions": "新版本需审核",
     "settings.review_versions_hint": "新文件、重新解析和设置变更在构建后等待，直到有人在文档的版本中发布；"
                                      "其间读者仍看到当前版本。关闭：新版本构建完成即上线。",
+    "settings.source_permissions": "来源权限",
+    "settings.source_permissions_hint": "每位读者只能看到其数据源允许他阅读的文档——在检索、回答、列表、计数、"
+                                        "知识图谱和摘要中都是如此；没有读者的文档对所有人可见。读者来自数据源的同步"
+                                        "（user:<邮箱> 或 group:<群组名>）。",
+    "settings.admins_see_all": "所有者和管理员可见全部",
+    "settings.admins_see_all_hint": "启用来源权限时：工作区的所有者和管理员仍能看到所有文档。",
     "settings.synonyms": "同义词",
     "settings.synonyms_hint": "每行一组，词之间用逗号分隔，例如：年假, 休假, 假期。",
     "settings.embedding_model": "向量模型",
