@@ -678,6 +678,11 @@ EN: dict[str, str] = {
     "sources.remove": "Remove",
     "sources.remove_confirm": "Remove {name} and the documents it made?",
     "sources.every_value": "every {n} min",
+    "sources.readers": "Readers",
+    "sources.readers_hint": "user:<e-mail> or group:<name>, one per line or separated by commas; empty: everyone. "
+                            "A knowledge base with source permissions shows the source's documents to these only "
+                            "(unless its connector names readers of its own).",
+    "sources.everyone": "everyone",
     "build.title": "Knowledge builds",
     "build.link": "Knowledge builds",
     "build.intro": "Build knowledge over this knowledge base's documents: RAPTOR summaries (clusters "
@@ -1393,6 +1398,10 @@ ZH: dict[str, str] = {
     "sources.remove": "移除",
     "sources.remove_confirm": "移除 {name} 及其生成的文档？",
     "sources.every_value": "每 {n} 分钟",
+    "sources.readers": "读者",
+    "sources.readers_hint": "user:<邮箱> 或 group:<群组名>，每行一个或用逗号分隔；留空：所有人。启用来源权限的"
+                            "知识库只向这些人显示此数据源的文档（除非其连接器自带读者）。",
+    "sources.everyone": "所有人",
     "build.title": "知识构建",
     "build.link": "知识构建",
     "build.intro": "基于本知识库的文档构建知识：RAPTOR 摘要（把切片聚类后逐层摘要）和知识图谱（实体、"
