@@ -111,7 +111,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const job = src.last_sync;
     return el("tr", { dataset: { sourceId: src.id } },
       el("td", {}, src.name), el("td", {}, src.type), el("td", { class: "wide" }, where(src)),
-      el("td", { "data-testid": "source-readers" }, src.readers && src.readers.length
+      el("td", { class: "readers", "data-testid": "source-readers" }, src.readers && src.readers.length
         ? src.readers.map((r) => el("div", {}, r)) : el("span", { class: "hint" }, t("sources.everyone"))),
       el("td", {}, every, src.paused ? el("span", { class: "badge" }, t("sources.paused")) : null),
       el("td", { class: "wide", "data-testid": "source-last-sync" },
