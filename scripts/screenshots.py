@@ -123,6 +123,7 @@ def pages(walk: Walk) -> list[tuple[str, Callable]]:  # type: ignore[type-arg]
         ("chat-citation", citation),
         ("chat-assistant", assistant),
         ("members", goto("/ui/workspace/members", "main table tbody tr")),
+        ("groups", goto("/ui/workspace/groups", "main h1")),
         ("invitations", goto("/ui/workspace/invitations", "main h1")),
         ("api-keys", goto("/ui/workspace/keys", "main h1")),
         ("providers", goto("/ui/workspace/providers", "main h1")),

@@ -189,7 +189,8 @@ def test_phone_width_pages_have_no_horizontal_scroll(world: World) -> None:
     doc = page.locator("#docs-table tbody tr").first.get_attribute("data-doc-id")
     for path in ("/ui/login", "/ui/kb", f"/ui/kb/{kb}", f"/ui/kb/{kb}/settings", f"/ui/kb/{kb}/documents/{doc}",
                  "/ui/workspace/members", "/ui/bench", "/ui/chat", "/ui/account",
-                 "/ui/workspace/invitations", "/ui/workspace/keys", "/ui/workspace/providers"):
+                 "/ui/workspace/groups", "/ui/workspace/invitations", "/ui/workspace/keys",
+                 "/ui/workspace/providers"):
         page.goto(path)
         page.wait_for_load_state("networkidle")
         time.sleep(0.1)

@@ -199,6 +199,14 @@ EN: dict[str, str] = {
     "settings.review_versions_hint": "New files, re-parses and settings changes wait, built, until someone "
                                      "publishes them from the document's versions; readers keep the live version "
                                      "meanwhile. Off: a new version goes live when it is built.",
+    "settings.source_permissions": "Source permissions",
+    "settings.source_permissions_hint": "Each reader sees only the documents their source lets them read — in "
+                                        "searches, answers, lists, counts, the graph and summaries; documents "
+                                        "without readers stay visible to all. The readers come from the sources' "
+                                        "syncs (user:<e-mail> or group:<name>).",
+    "settings.admins_see_all": "Owner and admins see everything",
+    "settings.admins_see_all_hint": "With source permissions: the workspace's owner and admins still see every "
+                                    "document.",
     "settings.synonyms": "Synonyms",
     "settings.synonyms_hint": "One group per line, words separated by commas, e.g. PTO, leave, vacation.",
     "settings.embedding_model": "Embedding model",
@@ -421,6 +429,28 @@ EN: dict[str, str] = {
     "members.you": "you",
     "members.remove": "Remove",
     "members.remove_confirm": "Remove {name} from this workspace? Their API keys here are revoked.",
+    "groups.title": "Groups",
+    "groups.intro": "Groups of people by e-mail. In a knowledge base with source permissions, a source may name a "
+                    "group as a reader (group:<name>): its documents are then shown to the group's members. "
+                    "Everyone in the workspace sees the groups; the owner and admins change them.",
+    "groups.read_only": "Only the workspace's owner and admins create and change groups.",
+    "groups.name": "Name",
+    "groups.description": "Description",
+    "groups.members": "Members",
+    "groups.members_hint": "E-mail addresses, one per line or separated by commas; they need no account yet.",
+    "groups.create": "Create group",
+    "groups.created": "Created the group {name}.",
+    "groups.empty": "No group yet.",
+    "groups.count": "{n} members",
+    "groups.count_one": "{n} member",
+    "groups.from_source": "kept in step by a source",
+    "groups.add_label": "Add members to {name}",
+    "groups.add": "Add",
+    "groups.remove": "Remove",
+    "groups.remove_label": "Remove {email} from {name}",
+    "groups.delete": "Delete",
+    "groups.delete_label": "Delete the group {name}",
+    "groups.delete_confirm": "Delete the group {name}? Documents that name it are read by their other readers only.",
     "invitations.title": "Invitations",
     "invitations.email": "Only for this e-mail (optional)",
     "invitations.email_hint": "Empty: whoever holds the token may join.",
@@ -649,6 +679,11 @@ EN: dict[str, str] = {
     "sources.remove": "Remove",
     "sources.remove_confirm": "Remove {name} and the documents it made?",
     "sources.every_value": "every {n} min",
+    "sources.readers": "Readers",
+    "sources.readers_hint": "user:<e-mail> or group:<name>, one per line or separated by commas; empty: everyone. "
+                            "A knowledge base with source permissions shows the source's documents to these only "
+                            "(unless its connector names readers of its own).",
+    "sources.everyone": "everyone",
     "build.title": "Knowledge builds",
     "build.link": "Knowledge builds",
     "build.intro": "Build knowledge over this knowledge base's documents: RAPTOR summaries (clusters "
@@ -908,6 +943,12 @@ ZH: dict[str, str] = {
     "settings.review_versions": "新版本需审核",
     "settings.review_versions_hint": "新文件、重新解析和设置变更在构建后等待，直到有人在文档的版本中发布；"
                                      "其间读者仍看到当前版本。关闭：新版本构建完成即上线。",
+    "settings.source_permissions": "来源权限",
+    "settings.source_permissions_hint": "每位读者只能看到其数据源允许他阅读的文档——在检索、回答、列表、计数、"
+                                        "知识图谱和摘要中都是如此；没有读者的文档对所有人可见。读者来自数据源的同步"
+                                        "（user:<邮箱> 或 group:<群组名>）。",
+    "settings.admins_see_all": "所有者和管理员可见全部",
+    "settings.admins_see_all_hint": "启用来源权限时：工作区的所有者和管理员仍能看到所有文档。",
     "settings.synonyms": "同义词",
     "settings.synonyms_hint": "每行一组，词之间用逗号分隔，例如：年假, 休假, 假期。",
     "settings.embedding_model": "向量模型",
@@ -1120,6 +1161,27 @@ ZH: dict[str, str] = {
     "members.you": "我",
     "members.remove": "移除",
     "members.remove_confirm": "将 {name} 移出此工作区？其在此工作区的 API 密钥将被撤销。",
+    "groups.title": "群组",
+    "groups.intro": "按电子邮箱组成的人员群组。在启用来源权限的知识库中，数据源可以把群组列为读者"
+                    "（group:<群组名>）：其文档只向群组成员显示。工作区的所有人都能看到群组；所有者和管理员可以修改。",
+    "groups.read_only": "只有工作区的所有者和管理员可以创建和修改群组。",
+    "groups.name": "名称",
+    "groups.description": "描述",
+    "groups.members": "成员",
+    "groups.members_hint": "电子邮箱地址，每行一个或用逗号分隔；无需已有账号。",
+    "groups.create": "创建群组",
+    "groups.created": "已创建群组 {name}。",
+    "groups.empty": "还没有群组。",
+    "groups.count": "{n} 名成员",
+    "groups.count_one": "{n} 名成员",
+    "groups.from_source": "由数据源同步",
+    "groups.add_label": "向 {name} 添加成员",
+    "groups.add": "添加",
+    "groups.remove": "移除",
+    "groups.remove_label": "将 {email} 移出 {name}",
+    "groups.delete": "删除",
+    "groups.delete_label": "删除群组 {name}",
+    "groups.delete_confirm": "删除群组 {name}？列出它的文档此后只对其他读者可见。",
     "invitations.title": "邀请",
     "invitations.email": "仅限此邮箱（可选）",
     "invitations.email_hint": "留空：持有邀请码的任何人都可加入。",
@@ -1338,6 +1400,10 @@ ZH: dict[str, str] = {
     "sources.remove": "移除",
     "sources.remove_confirm": "移除 {name} 及其生成的文档？",
     "sources.every_value": "每 {n} 分钟",
+    "sources.readers": "读者",
+    "sources.readers_hint": "user:<邮箱> 或 group:<群组名>，每行一个或用逗号分隔；留空：所有人。启用来源权限的"
+                            "知识库只向这些人显示此数据源的文档（除非其连接器自带读者）。",
+    "sources.everyone": "所有人",
     "build.title": "知识构建",
     "build.link": "知识构建",
     "build.intro": "基于本知识库的文档构建知识：RAPTOR 摘要（把切片聚类后逐层摘要）和知识图谱（实体、"

@@ -191,8 +191,8 @@ def account_page(request: Request) -> Response:
     return _page(request, "account.html", "account.title", "account", min_password=passwords.MIN_LENGTH)
 
 
-WORKSPACE_PAGES = {"members": "members.title", "invitations": "invitations.title", "keys": "keys.title",
-                   "providers": "providers.title"}
+WORKSPACE_PAGES = {"members": "members.title", "groups": "groups.title", "invitations": "invitations.title",
+                   "keys": "keys.title", "providers": "providers.title"}
 
 
 @router.get("/workspace/{name}")

@@ -101,6 +101,9 @@ document.addEventListener("DOMContentLoaded", async () => {
     form.permission.value = kb.permission;
     form.pagerank.value = kb.pagerank;
     form.review_versions.checked = Boolean(kb.review_versions);
+    form.source_permissions.checked = Boolean(kb.source_permissions);
+    form.admins_see_all.checked = Boolean(kb.admins_see_all);
+    form.admins_see_all.disabled = !form.source_permissions.checked;
     form.synonyms.value = (kb.synonyms || []).map((group) => group.join(", ")).join("\n");
     form.embedding_model.value = kb.embedding_model;
     document.getElementById("s-embedding-note").textContent = kb.embedding_note || "";
@@ -127,6 +130,11 @@ document.addEventListener("DOMContentLoaded", async () => {
   }
 
   form.addEventListener("input", () => RL.showError("settings-error", "")); // an old refusal, answered
+
+  // "owner and admins see everything" means something only with source permissions
+  form.source_permissions.addEventListener("change", () => {
+    form.admins_see_all.disabled = !form.source_permissions.checked;
+  });
 
   form.chunk_method.addEventListener("change", () => {
     // keep what the new method also reads; the rest would be refused or ignored
@@ -162,6 +170,7 @@ document.addEventListener("DOMContentLoaded", async () => {
       name: form.name.value.trim(), description: form.description.value, chunk_method: form.chunk_method.value,
       parser_config: config, permission: form.permission.value, pagerank: Number(form.pagerank.value || 0),
       review_versions: form.review_versions.checked,
+      source_permissions: form.source_permissions.checked, admins_see_all: form.admins_see_all.checked,
       synonyms, tag_kb_ids: [...form.tag_kb_ids.selectedOptions].map((o) => o.value).filter(Boolean),
       topn_tags: Number(form.topn_tags.value || 3),
     };

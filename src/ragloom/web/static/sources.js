@@ -1,6 +1,7 @@
 /* A knowledge base's sources (GET/POST /datasets/{id}/sources): the add form (the type's main setting
-   in "where": a folder's path, a web site's start URL; more settings and credentials as JSON), then the
-   sources with their last sync, each with "Sync now", "Test", "Pause"/"Resume" and "Remove"; a source's
+   in "where": a folder's path, a web site's start URL; more settings and credentials as JSON; its readers,
+   user:<e-mail> or group:<name>, for knowledge bases with source permissions), then the sources with their
+   readers and last sync, each with "Sync now", "Test", "Pause"/"Resume" and "Remove"; a source's
    syncs (counts and per-item errors) under the list. Followed live with RL.poller while a sync runs. */
 "use strict";
 
@@ -36,6 +37,11 @@ document.addEventListener("DOMContentLoaded", () => {
     return text.split(",").map((x) => x.trim()).filter(Boolean);
   }
 
+  /** A source's readers as typed: one per line or separated by commas. */
+  function readers(text) {
+    return text.split(/[\n,，]+/).map((x) => x.trim()).filter(Boolean);
+  }
+
   function json(text, what) {
     if (!text.trim()) return {};
     try {
@@ -59,7 +65,8 @@ document.addEventListener("DOMContentLoaded", () => {
       if (whereValue && type === "s3") settings.bucket = whereValue;
       const credentials = json(form.credentials.value, t("sources.credentials"));
       body = { name: form.name.value.trim(), type, settings,
-        filters: { include: list(form.include.value), exclude: list(form.exclude.value) } };
+        filters: { include: list(form.include.value), exclude: list(form.exclude.value) },
+        readers: readers(form.readers.value) };
       if (Object.keys(credentials).length) body.credentials = credentials;
       if (form.every.value) body.schedule_minutes = Number(form.every.value);
     } catch (err) {
@@ -104,6 +111,8 @@ document.addEventListener("DOMContentLoaded", () => {
     const job = src.last_sync;
     return el("tr", { dataset: { sourceId: src.id } },
       el("td", {}, src.name), el("td", {}, src.type), el("td", { class: "wide" }, where(src)),
+      el("td", { class: "readers", "data-testid": "source-readers" }, src.readers && src.readers.length
+        ? src.readers.map((r) => el("div", {}, r)) : el("span", { class: "hint" }, t("sources.everyone"))),
       el("td", {}, every, src.paused ? el("span", { class: "badge" }, t("sources.paused")) : null),
       el("td", { class: "wide", "data-testid": "source-last-sync" },
         job ? el("span", { class: `badge ${job.status}` }, t(`status.${job.status}`)) : null, " ", counts(job),

@@ -1,6 +1,7 @@
-/* The workspace's pages: members (/members), invitations (/invitations), API keys (/keys) and
-   model providers (/providers). Secrets (an invitation token, a key) are shown once, as the API
-   returns them once. */
+/* The workspace's pages: members (/members), groups (/groups), invitations (/invitations), API keys
+   (/keys) and model providers (/providers). Secrets (an invitation token, a key) are shown once, as the
+   API returns them once. Groups: every member lists them; the owner and admins get the controls that
+   change them (the API refuses anyone else with its own message, shown like every other refusal). */
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -52,6 +53,75 @@ document.addEventListener("DOMContentLoaded", () => {
           await members();
         }), "small danger", { "aria-label": `${t("members.remove")}: ${m.email}` }) : null));
     }));
+  }
+
+  // --- groups -------------------------------------------------------------------------------------
+  let manager = false; // the owner or an admin: the one who may change groups
+
+  /** E-mail addresses as typed: one per line, or separated by commas, semicolons or spaces. */
+  function emails(text) {
+    return text.split(/[\s,，;；]+/).map((x) => x.trim()).filter(Boolean);
+  }
+
+  async function groups() {
+    const { groups: rows } = await api("GET", "/groups");
+    document.querySelector("#groups-table tbody").replaceChildren(...rows.map(groupRow));
+    document.getElementById("groups-table").hidden = rows.length === 0;
+    document.getElementById("groups-empty").hidden = rows.length > 0;
+  }
+
+  function groupRow(g) {
+    const one = `/groups/${encodeURIComponent(g.id)}`;
+    const change = (method, path, body) => guarded(async () => {
+      await api(method, path, body);
+      await groups();
+    });
+    const people = el("ul", { class: "group-members", "data-testid": "group-members" }, g.members.map((email) =>
+      el("li", {}, el("span", {}, email), manager ? RL.button(t("groups.remove"),
+        () => change("POST", `${one}/members/remove`, { emails: [email] }), "small",
+        { "aria-label": t("groups.remove_label", { email, name: g.name }) }) : null)));
+    let acts = null;
+    if (manager) {
+      const input = el("input", { name: "emails", placeholder: "name@example.com", spellcheck: "false",
+        "aria-label": t("groups.add_label", { name: g.name }) });
+      const add = el("form", { class: "group-add" }, input,
+        el("button", { type: "submit", class: "small" }, t("groups.add")));
+      add.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const given = emails(input.value);
+        if (given.length) change("POST", `${one}/members`, { emails: given });
+      });
+      acts = [add, RL.button(t("groups.delete"), () => {
+        if (confirm(t("groups.delete_confirm", { name: g.name }))) change("DELETE", one);
+      }, "small danger", { "aria-label": t("groups.delete_label", { name: g.name }) })];
+    }
+    return el("tr", { dataset: { groupId: g.id } },
+      el("td", {}, el("strong", {}, g.name),
+        g.source_id ? el("div", { class: "hint" }, t("groups.from_source")) : null),
+      el("td", {}, el("span", { class: "hint", "data-testid": "group-count" },
+        t(g.members.length === 1 ? "groups.count_one" : "groups.count", { n: g.members.length })), people),
+      el("td", { class: "wide" }, g.description),
+      el("td", { class: "acts" }, acts));
+  }
+
+  async function setupGroups() {
+    const me = await api("GET", "/auth/me");
+    manager = Boolean(me.workspace) && ["owner", "admin"].includes(me.workspace.role);
+    const form = document.getElementById("group-form");
+    form.hidden = !manager;
+    document.getElementById("groups-read-only").hidden = manager;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const v = RL.formValues(form);
+      const made = await RL.busy(form.querySelector("button[type=submit]"), "page-error", () =>
+        api("POST", "/groups", { name: v.name, description: v.description, members: emails(v.members) }));
+      if (made) {
+        form.reset();
+        RL.flash(t("groups.created", { name: made.name }));
+        await guarded(groups);
+      }
+    });
+    await groups();
   }
 
   // --- invitations --------------------------------------------------------------------------------
@@ -179,6 +249,7 @@ document.addEventListener("DOMContentLoaded", () => {
 
   const pages = {
     members: () => guarded(members),
+    groups: () => guarded(setupGroups),
     invitations: () => { setupInvitations(); return guarded(invitations); },
     keys: () => { setupKeys(); return guarded(keys); },
     providers: () => guarded(providers),
