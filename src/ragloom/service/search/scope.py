@@ -101,14 +101,18 @@ def decide_scope(ctx: Context, *, principal: Principal, kb_ids: Sequence[str], k
 
 
 def restricted(options: Options, decision: ScopeDecision) -> Options:
-    """``options`` restricted to the decided documents (a scoped decision; others are returned as is)."""
+    """``options`` restricted to the decided documents (a scoped decision; others are returned as is).
+    The decision established that these documents apply to the question (its product, its version), so
+    the question-level gate (``min_answerable``: is the topic covered at all) is not asked again: a
+    short follow-up ("how often is it serviced?") over the few chunks of one manual has too little
+    signal for it, and the scope already answered it."""
     if decision.status != "scoped" or decision.doc_ids is None:
         return options
     allowed = decision.doc_ids
     if options.document_ids is not None:
         chosen = set(options.document_ids)
         allowed = [d for d in allowed if d in chosen]
-    return options.model_copy(update={"document_ids": allowed})
+    return options.model_copy(update={"document_ids": allowed, "min_answerable": 0.0})
 
 
 def clarified_question(turns: Sequence[tuple[str, str]], question: str) -> str:
