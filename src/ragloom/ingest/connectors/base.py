@@ -50,7 +50,9 @@ class Item:
     size: int | None = None  # bytes, when the listing knows it
     content_type: str = ""
     metadata: Mapping[str, str | int | float | bool] = field(default_factory=dict)
-    principals: tuple[str, ...] = ()  # who may read it at the source (users by e-mail, groups); () = unknown
+    # who may read it at the source, () = unknown: ``user:<lower-cased e-mail>`` (:func:`user_principal`; a
+    # source's own user id where it shows no e-mail) and ``group:<name>`` (:func:`group_principal`)
+    principals: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,17 @@ def screen_url(policy: OutboundPolicy, url: str, setting: str) -> None:
         raise SourceError(f"{setting}: {host} does not resolve: {exc}", transient=True) from None
     if refused:
         raise InvalidRequestError(f"{setting}: {refused}")
+
+
+def user_principal(email: str) -> str:
+    """A user as an item's principal: ``user:`` and the e-mail address, stripped and lower-cased (the
+    convention source permissions match on)."""
+    return "user:" + email.strip().lower()
+
+
+def group_principal(name: str) -> str:
+    """A group as an item's principal: ``group:`` and its name, stripped (a group name's case is kept)."""
+    return "group:" + name.strip()
 
 
 def bounded(chunks: Iterable[bytes], max_bytes: int, name: str) -> Iterator[bytes]:
