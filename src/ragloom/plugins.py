@@ -130,6 +130,7 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
         "git": "ragloom.ingest.connectors.git:GitConnector",
         "s3": "ragloom.ingest.connectors.s3:S3Connector",
         "web": "ragloom.ingest.connectors.web:WebConnector",
+        "webdav": "ragloom.ingest.connectors.webdav:WebDAVConnector",
     },
 }
 """Entry-point group -> built-in name -> ``"module:attribute"`` of its factory."""

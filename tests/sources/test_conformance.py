@@ -1,6 +1,6 @@
 """One conformance suite over every connector (issue 30): each is driven by a harness that makes its
 source real — a folder on disk, a web site served by Python's http.server on loopback, a bucket of
-moto's S3 server on loopback, a Git repository made with git — and changes it
+moto's S3 server on loopback, a Git repository made with git, a WebDAV collection of wsgidav — and changes it
 between listings. Every connector lists each item once under an id that stays while the item lives,
 with a change token that changes with the content and only then, a file name, a URL back to the
 source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have."""
@@ -15,6 +15,7 @@ import pytest
 
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest.connectors import Connector, ConnectorSpec, Item, connectors, open_connector
+from tests.sources.dav import PASSWORD, USER, DavServer, dav_server
 from tests.sources.helpers import write
 from tests.sources.sites import page, web_site
 from tests.storage.engines import ACCESS_KEY, SECRET_KEY, S3Server, s3_server
@@ -29,6 +30,9 @@ class Harness(Protocol):
     def remove(self, name: str) -> None: ...
     def id_of(self, name: str) -> str: ...
     def content_of(self, name: str) -> bytes: ...
+
+
+LOOPBACK = ("127.0.0.1/32",)
 
 
 class FolderHarness:
@@ -148,14 +152,40 @@ class GitHarness:
         return (self.repo / "docs" / f"{name}.md").read_bytes()
 
 
+class WebDAVHarness:
+    type = "webdav"
+
+    def __init__(self, server: DavServer) -> None:
+        self.root = server.root
+        write(self.root / "elsewhere" / "outside.md", "# Not under the paths")
+        self.settings = {"url": server.url, "paths": ["docs"]}
+        self.spec_extra = {"outbound_allow": LOOPBACK, "credentials": {"username": USER, "password": PASSWORD}}
+
+    def put(self, name: str, text: str) -> None:
+        write(self.root / "docs" / "sub" / f"{name}.md", text)
+
+    def remove(self, name: str) -> None:
+        (self.root / "docs" / "sub" / f"{name}.md").unlink()
+
+    def id_of(self, name: str) -> str:
+        return f"docs/sub/{name}.md"
+
+    def content_of(self, name: str) -> bytes:
+        return (self.root / "docs" / "sub" / f"{name}.md").read_bytes()
+
+
 @pytest.fixture(scope="module")
 def s3() -> Iterator[S3Server]:
     with s3_server() as server:
         yield server
 
 
-@pytest.fixture(params=["folder", "web", "s3", "git"])
+@pytest.fixture(params=["folder", "web", "s3", "git", "webdav"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    if request.param == "webdav":
+        with dav_server(tmp_path) as dav:
+            yield WebDAVHarness(dav)
+        return
     if request.param == "folder":
         yield FolderHarness(tmp_path)
         return
@@ -190,7 +220,7 @@ def _listing(h: Harness) -> dict[str, Item]:
 
 
 def test_every_builtin_connector_is_covered() -> None:
-    assert set(connectors.builtins) == {"folder", "git", "s3", "web"}
+    assert set(connectors.builtins) == {"folder", "git", "s3", "web", "webdav"}
 
 
 def test_items_are_listed_once_with_stable_ids_and_tokens(harness: Harness) -> None:
@@ -240,5 +270,5 @@ def test_an_unknown_setting_is_refused(harness: Harness) -> None:
 
 
 def test_an_unknown_type_names_the_known_ones() -> None:
-    with pytest.raises(InvalidRequestError, match="folder, git, s3, web"):
+    with pytest.raises(InvalidRequestError, match="folder, git, s3, web, webdav"):
         open_connector("gopher", ConnectorSpec(settings={}))
