@@ -128,6 +128,7 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
     "ragloom.connectors": {
         "folder": "ragloom.ingest.connectors.folder:FolderConnector",
         "git": "ragloom.ingest.connectors.git:GitConnector",
+        "imap": "ragloom.ingest.connectors.imap:IMAPConnector",
         "s3": "ragloom.ingest.connectors.s3:S3Connector",
         "web": "ragloom.ingest.connectors.web:WebConnector",
         "webdav": "ragloom.ingest.connectors.webdav:WebDAVConnector",

@@ -1,9 +1,11 @@
 """One conformance suite over every connector (issue 30): each is driven by a harness that makes its
 source real — a folder on disk, a web site served by Python's http.server on loopback, a bucket of
-moto's S3 server on loopback, a Git repository made with git, a WebDAV collection of wsgidav — and changes it
+moto's S3 server on loopback, a Git repository made with git, a WebDAV collection of wsgidav, a mailbox
+of dovecot (skipped without it) — and changes it
 between listings. Every connector lists each item once under an id that stays while the item lives,
 with a change token that changes with the content and only then, a file name, a URL back to the
-source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have."""
+source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have.
+Where items are immutable (IMAP messages), a changed item is a new item and the old one is gone."""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ import pytest
 
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest.connectors import Connector, ConnectorSpec, Item, connectors, open_connector
+from tests.sources import mailserver
 from tests.sources.dav import PASSWORD, USER, DavServer, dav_server
 from tests.sources.helpers import write
+from tests.sources.mailserver import MailServer, mail_server
 from tests.sources.sites import page, web_site
 from tests.storage.engines import ACCESS_KEY, SECRET_KEY, S3Server, s3_server
 
@@ -174,17 +178,70 @@ class WebDAVHarness:
         return (self.root / "docs" / "sub" / f"{name}.md").read_bytes()
 
 
+class IMAPHarness:
+    """A folder of its own in dovecot's one mailbox; a message's subject is its name. Messages are
+    immutable: ``put`` of a known name replaces the message (a new UID)."""
+
+    type = "imap"
+    immutable = True
+    _folders = iter(range(1_000_000))
+
+    def __init__(self, server: MailServer) -> None:
+        self.server = server
+        self.folder = f"Conformance{next(self._folders)}"
+        server.append(self.folder, b"Subject: seed\r\n\r\nmakes the folder\r\n")
+        self.server.delete(self.folder, "seed")
+        self.settings = {"host": server.host, "port": server.port, "ssl": False, "folders": [self.folder]}
+        self.spec_extra = {"outbound_allow": LOOPBACK,
+                           "credentials": {"username": mailserver.USER, "password": mailserver.PASSWORD}}
+        self.data: dict[str, bytes] = {}
+
+    def put(self, name: str, text: str) -> None:
+        if name in self.data:
+            self.remove(name)
+        self.data[name] = (f"From: Carol <carol@example.com>\r\nTo: {mailserver.USER}\r\nSubject: {name}\r\n"
+                           f"Message-ID: <{name}.{len(text)}@example.com>\r\n\r\n{text}\r\n").encode()
+        self.server.append(self.folder, self.data[name])
+
+    def remove(self, name: str) -> None:
+        self.server.delete(self.folder, name)
+
+    def id_of(self, name: str) -> str:
+        conn = self.server.client()
+        try:
+            conn.select(f'"{self.folder}"', readonly=True)
+            validity = conn.response("UIDVALIDITY")[1][0].decode()  # type: ignore[union-attr]
+            uids = conn.uid("SEARCH", "SUBJECT", f'"{name}"')[1][0].split()  # type: ignore[index]
+        finally:
+            conn.logout()
+        return f"{self.folder}/{validity}/{uids[-1].decode()}" if uids else f"{self.folder}/-/{name}"
+
+    def content_of(self, name: str) -> bytes:
+        return self.data[name]
+
+
+@pytest.fixture(scope="module")
+def mail() -> Iterator[MailServer]:
+    if mailserver.DOVECOT is None:
+        pytest.skip("dovecot is not installed (apt-get install dovecot-imapd; .ci/run installs it)")
+    with mail_server() as server:
+        yield server
+
+
 @pytest.fixture(scope="module")
 def s3() -> Iterator[S3Server]:
     with s3_server() as server:
         yield server
 
 
-@pytest.fixture(params=["folder", "web", "s3", "git", "webdav"])
+@pytest.fixture(params=["folder", "web", "s3", "git", "webdav", "imap"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     if request.param == "webdav":
         with dav_server(tmp_path) as dav:
             yield WebDAVHarness(dav)
+        return
+    if request.param == "imap":
+        yield IMAPHarness(request.getfixturevalue("mail"))
         return
     if request.param == "folder":
         yield FolderHarness(tmp_path)
@@ -220,7 +277,7 @@ def _listing(h: Harness) -> dict[str, Item]:
 
 
 def test_every_builtin_connector_is_covered() -> None:
-    assert set(connectors.builtins) == {"folder", "git", "s3", "web", "webdav"}
+    assert set(connectors.builtins) == {"folder", "git", "imap", "s3", "web", "webdav"}
 
 
 def test_items_are_listed_once_with_stable_ids_and_tokens(harness: Harness) -> None:
@@ -236,10 +293,14 @@ def test_a_changed_item_keeps_its_id_and_gets_another_token(harness: Harness) ->
     for name in ("alpha", "beta"):
         harness.put(name, f"The {name} page.")
     before = _listing(harness)
+    old = harness.id_of("alpha")
     harness.put("alpha", "The alpha page, rewritten at more length.")
     after = _listing(harness)
     a, b = harness.id_of("alpha"), harness.id_of("beta")
-    assert after[a].token != before[a].token
+    if getattr(harness, "immutable", False):  # a changed message is a new message: a new id, the old one gone
+        assert a != old and a in after and old not in after
+    else:
+        assert after[a].token != before[a].token
     assert after[b].token == before[b].token
 
 
@@ -270,5 +331,5 @@ def test_an_unknown_setting_is_refused(harness: Harness) -> None:
 
 
 def test_an_unknown_type_names_the_known_ones() -> None:
-    with pytest.raises(InvalidRequestError, match="folder, git, s3, web, webdav"):
+    with pytest.raises(InvalidRequestError, match="folder, git, imap, s3, web, webdav"):
         open_connector("gopher", ConnectorSpec(settings={}))
