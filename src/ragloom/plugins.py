@@ -126,6 +126,7 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
         "weighted": "ragloom.retrieval.fusion:WeightedFusion",
     },
     "ragloom.connectors": {
+        "confluence": "ragloom.ingest.connectors.confluence:ConfluenceConnector",
         "folder": "ragloom.ingest.connectors.folder:FolderConnector",
         "git": "ragloom.ingest.connectors.git:GitConnector",
         "imap": "ragloom.ingest.connectors.imap:IMAPConnector",

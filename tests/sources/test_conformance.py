@@ -1,7 +1,7 @@
 """One conformance suite over every connector (issue 30): each is driven by a harness that makes its
 source real — a folder on disk, a web site served by Python's http.server on loopback, a bucket of
 moto's S3 server on loopback, a Git repository made with git, a WebDAV collection of wsgidav, a mailbox
-of dovecot (skipped without it) — and changes it
+of dovecot (skipped without it), a fake Confluence (tests/fakes) — and changes it
 between listings. Every connector lists each item once under an id that stays while the item lives,
 with a change token that changes with the content and only then, a file name, a URL back to the
 source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have.
@@ -17,6 +17,8 @@ import pytest
 
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest.connectors import Connector, ConnectorSpec, Item, connectors, open_connector
+from ragloom.ingest.connectors.confluence import page_html
+from tests.fakes.confluence import FakeConfluence
 from tests.sources import mailserver
 from tests.sources.dav import PASSWORD, USER, DavServer, dav_server
 from tests.sources.helpers import write
@@ -220,6 +222,36 @@ class IMAPHarness:
         return self.data[name]
 
 
+class ConfluenceHarness:
+    """A space of the fake Confluence (two pages a request: a listing pages); a page's title is its name."""
+
+    type = "confluence"
+
+    def __init__(self, wiki: FakeConfluence) -> None:
+        self.wiki = wiki
+        self.home = wiki.add_page("DOCS", "Home", "<p>The space's home.</p>")
+        wiki.add_page("OTHER", "Elsewhere", "<p>Another space.</p>")
+        self.settings = {"url": wiki.url, "spaces": ["DOCS"], "cloud": True}
+        self.spec_extra = {"outbound_allow": LOOPBACK,
+                           "credentials": {"email": wiki.email, "api_token": wiki.api_token}}
+        self.ids: dict[str, str] = {}
+
+    def put(self, name: str, text: str) -> None:
+        if name in self.ids:
+            self.wiki.edit(self.ids[name], body=f"<p>{text}</p>")
+        else:
+            self.ids[name] = self.wiki.add_page("DOCS", name, f"<p>{text}</p>", parent=self.home.id).id
+
+    def remove(self, name: str) -> None:
+        self.wiki.remove(self.ids[name])
+
+    def id_of(self, name: str) -> str:
+        return f"page:{self.ids[name]}"
+
+    def content_of(self, name: str) -> bytes:
+        return page_html(name, self.wiki.pages[self.ids[name]].body)
+
+
 @pytest.fixture(scope="module")
 def mail() -> Iterator[MailServer]:
     if mailserver.DOVECOT is None:
@@ -234,7 +266,7 @@ def s3() -> Iterator[S3Server]:
         yield server
 
 
-@pytest.fixture(params=["folder", "web", "s3", "git", "webdav", "imap"])
+@pytest.fixture(params=["folder", "web", "s3", "git", "webdav", "imap", "confluence"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     if request.param == "webdav":
         with dav_server(tmp_path) as dav:
@@ -242,6 +274,10 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         return
     if request.param == "imap":
         yield IMAPHarness(request.getfixturevalue("mail"))
+        return
+    if request.param == "confluence":
+        with FakeConfluence() as wiki:
+            yield ConfluenceHarness(wiki)
         return
     if request.param == "folder":
         yield FolderHarness(tmp_path)
@@ -277,7 +313,7 @@ def _listing(h: Harness) -> dict[str, Item]:
 
 
 def test_every_builtin_connector_is_covered() -> None:
-    assert set(connectors.builtins) == {"folder", "git", "imap", "s3", "web", "webdav"}
+    assert set(connectors.builtins) == {"confluence", "folder", "git", "imap", "s3", "web", "webdav"}
 
 
 def test_items_are_listed_once_with_stable_ids_and_tokens(harness: Harness) -> None:
@@ -331,5 +367,5 @@ def test_an_unknown_setting_is_refused(harness: Harness) -> None:
 
 
 def test_an_unknown_type_names_the_known_ones() -> None:
-    with pytest.raises(InvalidRequestError, match="folder, git, imap, s3, web, webdav"):
+    with pytest.raises(InvalidRequestError, match="confluence, folder, git, imap, s3, web, webdav"):
         open_connector("gopher", ConnectorSpec(settings={}))
