@@ -130,6 +130,7 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
         "folder": "ragloom.ingest.connectors.folder:FolderConnector",
         "git": "ragloom.ingest.connectors.git:GitConnector",
         "imap": "ragloom.ingest.connectors.imap:IMAPConnector",
+        "notion": "ragloom.ingest.connectors.notion:NotionConnector",
         "s3": "ragloom.ingest.connectors.s3:S3Connector",
         "web": "ragloom.ingest.connectors.web:WebConnector",
         "webdav": "ragloom.ingest.connectors.webdav:WebDAVConnector",

@@ -1,7 +1,7 @@
 """One conformance suite over every connector (issue 30): each is driven by a harness that makes its
 source real — a folder on disk, a web site served by Python's http.server on loopback, a bucket of
 moto's S3 server on loopback, a Git repository made with git, a WebDAV collection of wsgidav, a mailbox
-of dovecot (skipped without it), a fake Confluence (tests/fakes) — and changes it
+of dovecot (skipped without it), the fakes of Confluence and Notion (tests/fakes) — and changes it
 between listings. Every connector lists each item once under an id that stays while the item lives,
 with a change token that changes with the content and only then, a file name, a URL back to the
 source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have.
@@ -19,6 +19,7 @@ from ragloom.errors import InvalidRequestError
 from ragloom.ingest.connectors import Connector, ConnectorSpec, Item, connectors, open_connector
 from ragloom.ingest.connectors.confluence import page_html
 from tests.fakes.confluence import FakeConfluence
+from tests.fakes.notion import FakeNotion, block
 from tests.sources import mailserver
 from tests.sources.dav import PASSWORD, USER, DavServer, dav_server
 from tests.sources.helpers import write
@@ -252,6 +253,36 @@ class ConfluenceHarness:
         return page_html(name, self.wiki.pages[self.ids[name]].body)
 
 
+class NotionHarness:
+    """Pages shared with the integration of the fake Notion (two results a request: listings page)."""
+
+    type = "notion"
+
+    def __init__(self, notion: FakeNotion) -> None:
+        self.notion = notion
+        self.settings = {"api_url": notion.url}
+        self.spec_extra = {"outbound_allow": LOOPBACK, "credentials": {"token": notion.token}}
+        self.ids: dict[str, str] = {}
+        self.texts: dict[str, str] = {}
+
+    def put(self, name: str, text: str) -> None:
+        self.texts[name] = text
+        blocks = [block("paragraph", text), block("bulleted_list_item", "one"), block("bulleted_list_item", "two")]
+        if name in self.ids:
+            self.notion.edit(self.ids[name], blocks)
+        else:
+            self.ids[name] = self.notion.add_page(name, blocks).id
+
+    def remove(self, name: str) -> None:
+        self.notion.remove(self.ids[name])
+
+    def id_of(self, name: str) -> str:
+        return self.ids[name]
+
+    def content_of(self, name: str) -> bytes:
+        return f"# {name}\n\n{self.texts[name]}\n\n- one\n- two\n".encode()
+
+
 @pytest.fixture(scope="module")
 def mail() -> Iterator[MailServer]:
     if mailserver.DOVECOT is None:
@@ -266,7 +297,7 @@ def s3() -> Iterator[S3Server]:
         yield server
 
 
-@pytest.fixture(params=["folder", "web", "s3", "git", "webdav", "imap", "confluence"])
+@pytest.fixture(params=["folder", "web", "s3", "git", "webdav", "imap", "confluence", "notion"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     if request.param == "webdav":
         with dav_server(tmp_path) as dav:
@@ -278,6 +309,10 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
     if request.param == "confluence":
         with FakeConfluence() as wiki:
             yield ConfluenceHarness(wiki)
+        return
+    if request.param == "notion":
+        with FakeNotion() as notion:
+            yield NotionHarness(notion)
         return
     if request.param == "folder":
         yield FolderHarness(tmp_path)
@@ -313,7 +348,7 @@ def _listing(h: Harness) -> dict[str, Item]:
 
 
 def test_every_builtin_connector_is_covered() -> None:
-    assert set(connectors.builtins) == {"confluence", "folder", "git", "imap", "s3", "web", "webdav"}
+    assert set(connectors.builtins) == {"confluence", "folder", "git", "imap", "notion", "s3", "web", "webdav"}
 
 
 def test_items_are_listed_once_with_stable_ids_and_tokens(harness: Harness) -> None:
@@ -367,5 +402,5 @@ def test_an_unknown_setting_is_refused(harness: Harness) -> None:
 
 
 def test_an_unknown_type_names_the_known_ones() -> None:
-    with pytest.raises(InvalidRequestError, match="confluence, folder, git, imap, s3, web, webdav"):
+    with pytest.raises(InvalidRequestError, match="confluence, folder, git, imap, notion, s3, web, webdav"):
         open_connector("gopher", ConnectorSpec(settings={}))
