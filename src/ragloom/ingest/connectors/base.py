@@ -97,7 +97,8 @@ class Connector(Protocol):
 
 
 connectors: Registry[[ConnectorSpec], Connector] = Registry("source type", "ragloom.connectors")
-"""Connector types by name: ``folder``, ``web`` and the plugins' (``ragloom.connectors``)."""
+"""Connector types by name: ``folder``, ``web``, ``s3``, ``git``, ``webdav``, ``imap``, ``confluence``,
+``notion`` and the plugins' (``ragloom.connectors``)."""
 
 
 def open_connector(kind: str, spec: ConnectorSpec) -> Connector:
