@@ -68,7 +68,7 @@ def test_messages_listed_read_and_parsed_with_their_attachment(mail: MailServer)
         assert folder == "Support" and validity.isdigit() and uid == "2"
         assert reply.token == f"{reply.id}/{reply.size}" and reply.name == "Re_ Pump failure_ seals.eml"
         assert reply.path == "Support/Re_ Pump failure_ seals.eml"
-        assert reply.url == f"imap://alice%40example.com@127.0.0.1:{mail.port}/Support;UIDVALIDITY={validity}/;UID=2"
+        assert reply.url == f"imap://127.0.0.1:{mail.port}/Support;UIDVALIDITY={validity}/;UID=2"
         assert reply.metadata["thread"] == root.metadata["thread"] == "<root@example.com>"
         assert reply.metadata["from"] == "Carol Ng <carol@example.com>"
         assert reply.metadata["message_id"] == "<reply@example.com>"
@@ -108,6 +108,13 @@ def test_a_mailbox_synced(ctx: Context, principal: Principal, mail: MailServer) 
 
 @needs_dovecot
 def test_a_wrong_password_and_a_missing_folder_are_named(mail: MailServer) -> None:
+    # the folder first: after a failed login dovecot makes the next logins from the address wait (auth penalty)
+    missing = connector(mail, ["No such folder"])
+    try:
+        with pytest.raises(SourceError, match="cannot open the folder 'No such folder'"):
+            list(missing.list_items())  # type: ignore[attr-defined]
+    finally:
+        missing.close()  # type: ignore[attr-defined]
     wrong = connector(mail, ["INBOX"], credentials={"username": USER, "password": "not-the-password"})
     try:
         with pytest.raises(SourceError, match="refused the user name and password") as refused:
@@ -115,12 +122,6 @@ def test_a_wrong_password_and_a_missing_folder_are_named(mail: MailServer) -> No
         assert "not-the-password" not in refused.value.message and USER not in refused.value.message
     finally:
         wrong.close()  # type: ignore[attr-defined]
-    missing = connector(mail, ["No such folder"])
-    try:
-        with pytest.raises(SourceError, match="cannot open the folder 'No such folder'"):
-            list(missing.list_items())  # type: ignore[attr-defined]
-    finally:
-        missing.close()  # type: ignore[attr-defined]
 
 
 def test_settings_are_checked() -> None:

@@ -10,7 +10,8 @@ A message is immutable in IMAP: its id is ``<folder>/<UIDVALIDITY>/<UID>`` and i
 with its ``RFC822.SIZE`` — a listing fetches only sizes and a few headers (``BODY.PEEK``: nothing is
 marked read). A folder whose UIDVALIDITY changed lists all its messages under new ids (the server says
 its UIDs were reassigned). An item's name is made of its subject (``<subject>.eml``), its title the
-subject, its path ``<folder>/<name>`` (for include/exclude globs), its URL an RFC 5092 ``imap://`` URL;
+subject, its path ``<folder>/<name>`` (for include/exclude globs), its URL an RFC 5092 ``imap://`` URL
+(without the user name: a credential is never shown);
 its metadata the sender, date, Message-ID and the thread it belongs to (the first of ``References``, else
 ``In-Reply-To``, else its own Message-ID). Its principal is the mailbox's owner, ``user:<username>`` when
 the user name is an e-mail address (else none is known). Reading fetches the whole message
@@ -285,8 +286,7 @@ class IMAPConnector:
         item_id = f"{folder}/{validity}/{uid}"
         name = file_name(subject, uid)
         host = f"[{self.host}]" if ":" in self.host else self.host
-        url = (f"imap://{quote(self._user, safe='')}@{host}:{self.port}/{quote(folder, safe='')}"
-               f";UIDVALIDITY={validity}/;UID={uid}")
+        url = f"imap://{host}:{self.port}/{quote(folder, safe='')};UIDVALIDITY={validity}/;UID={uid}"  # no user
         return Item(id=item_id, token=f"{item_id}/{size if size is not None else ''}", name=name,
                     title=subject or name, path=f"{folder}/{name}", url=url, size=size,
                     content_type="message/rfc822",
