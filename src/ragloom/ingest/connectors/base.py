@@ -14,6 +14,7 @@ when trying again later may help: a timeout, a 503).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ragloom.models.http import OutboundPolicy
 
 READ_CHUNK = 1 << 20
+_UNSAFE_NAME = re.compile(r"[^\w.\- ()]+")
 
 
 class SourceError(RagloomError):
@@ -149,6 +151,13 @@ def user_principal(email: str) -> str:
 def group_principal(name: str) -> str:
     """A group as an item's principal: ``group:`` and its name, stripped (a group name's case is kept)."""
     return "group:" + name.strip()
+
+
+def safe_file_name(title: str, fallback: str, ext: str) -> str:
+    """A file name made of a title (a page's, a message's subject): characters other than letters, digits
+    and ``.-_ ()`` become ``_``, at most 150 of them, then ``ext``; ``fallback`` when nothing is left."""
+    stem = _UNSAFE_NAME.sub("_", title).strip(" ._-")[:150].strip(" ._-")
+    return f"{stem or fallback}{ext}"
 
 
 def bounded(chunks: Iterable[bytes], max_bytes: int, name: str) -> Iterator[bytes]:

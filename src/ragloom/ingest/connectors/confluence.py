@@ -42,6 +42,7 @@ from ragloom.ingest.connectors.base import (
     SourceError,
     bounded,
     group_principal,
+    safe_file_name,
     setting,
     unknown_settings,
     user_principal,
@@ -55,13 +56,6 @@ SPACE_KEY = re.compile(r"^~?[A-Za-z0-9_\-]{1,255}$")
 RESTRICTIONS = ("restrictions.read.restrictions.user", "restrictions.read.restrictions.group")
 EXPAND = ",".join(("version", "history.lastUpdated", *RESTRICTIONS, "ancestors",
                    *(f"ancestors.{r}" for r in RESTRICTIONS)))
-_UNSAFE = re.compile(r"[^\w.\- ()]+")
-
-
-def safe_name(title: str, fallback: str, ext: str) -> str:
-    """A file name made of a title: characters other than letters, digits, ``.-_ ()`` become ``_``."""
-    stem = _UNSAFE.sub("_", title).strip(" ._-")[:150].strip(" ._-")
-    return f"{stem or fallback}{ext}"
 
 
 def page_html(title: str, storage: str) -> bytes:
@@ -208,8 +202,8 @@ class ConfluenceConnector:
         title = str(page.get("title") or "").strip()
         version = (page.get("version") or {}).get("number", 0)
         principals = principals_of(page)
-        name = safe_name(title, f"page-{page_id}", ".html")
-        parents = [safe_name(str(a.get("title") or ""), f"page-{a.get('id')}", "")
+        name = safe_file_name(title, f"page-{page_id}", ".html")
+        parents = [safe_file_name(str(a.get("title") or ""), f"page-{a.get('id')}", "")
                    for a in page.get("ancestors") or [] if isinstance(a, dict)]
         updated = ((page.get("history") or {}).get("lastUpdated") or {}).get("when") or (
             page.get("version") or {}).get("when") or ""
@@ -236,7 +230,7 @@ class ConfluenceConnector:
             size = extensions.get("fileSize")
             item_id = f"attachment:{att_id.removeprefix('att')}"
             self._downloads[item_id] = download
-            name = safe_name(title, f"attachment-{att_id}", "")
+            name = safe_file_name(title, f"attachment-{att_id}", "")
             yield Item(id=item_id, token=f"{version}:{_digest(page.principals)}", name=name, title=title or name,
                        path=f"{parent}/{page.name.removesuffix('.html')}/{name}",
                        url=self._api(str(links.get("webui") or download)),

@@ -45,6 +45,7 @@ from ragloom.ingest.connectors.base import (
     Item,
     SourceError,
     bounded,
+    safe_file_name,
     screen_url,
     setting,
     unknown_settings,
@@ -59,7 +60,6 @@ MAX_FOLDERS = 100
 _UID = re.compile(rb"\bUID (\d+)")
 _SIZE = re.compile(rb"\bRFC822\.SIZE (\d+)")
 _MSGID = re.compile(r"<[^<>\s]+>")
-_UNSAFE = re.compile(r"[^\w.\- ]+")
 IMAP_ERRORS = (imaplib.IMAP4.error, OSError, EOFError)
 
 
@@ -97,9 +97,8 @@ def _header(value: str | None, limit: int = 500) -> str:
 
 
 def file_name(subject: str, uid: str) -> str:
-    """A safe file name made of a subject: ``Re: Pump / valve?`` -> ``Re_ Pump _ valve_.eml``."""
-    stem = _UNSAFE.sub("_", subject).strip(" ._-")[:100].strip(" ._-")
-    return f"{stem or 'message-' + uid}.eml"
+    """A safe file name made of a subject: ``Re: Pump / valve?`` -> ``Re_ Pump _ valve.eml``."""
+    return safe_file_name(subject, f"message-{uid}", ".eml")
 
 
 class _Guarded(imaplib.IMAP4):

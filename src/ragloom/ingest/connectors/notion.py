@@ -10,7 +10,9 @@ URL the page's. Reading renders the page's blocks (``GET /v1/blocks/{id}/childre
 nested blocks recursed) to Markdown: headings, paragraphs, bulleted, numbered and to-do lists (nested
 lists indented), toggles, quotes and callouts, code, equations, dividers, simple tables, links to files,
 images and bookmarks; a child page or database is a line naming it (it is an item of its own when it is
-shared). The Notion API does not say who may read a page: items have no principals.
+shared); a database row's properties other than its title are not rendered. The Notion API does not say
+who may read a page: items have no principals. Notion gives ``last_edited_time`` to the minute: an edit
+made in the same minute as the listing that saw the page before it is seen with the page's next edit.
 
 Rate limits: a 429 is waited out per its ``Retry-After`` a few times, then the request fails as a transient
 error (:mod:`ragloom.ingest.connectors.rest`). ``api_url`` is a server-side request a workspace chooses:
@@ -25,8 +27,15 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ragloom.errors import InvalidRequestError
-from ragloom.ingest.connectors.base import ConnectorSpec, Item, SourceError, bounded, setting, unknown_settings
-from ragloom.ingest.connectors.confluence import safe_name
+from ragloom.ingest.connectors.base import (
+    ConnectorSpec,
+    Item,
+    SourceError,
+    bounded,
+    safe_file_name,
+    setting,
+    unknown_settings,
+)
 from ragloom.ingest.connectors.rest import Rest, http_url
 from ragloom.models.http import OutboundPolicy
 
@@ -173,7 +182,7 @@ class NotionConnector:
                 continue
             listed.add(page_id)
             title = title_of(page)
-            name = safe_name(title, f"page-{page_id}", ".md")
+            name = safe_file_name(title, f"page-{page_id}", ".md")
             parent = page.get("parent") or {}
             yield Item(id=page_id, token=str(page.get("last_edited_time") or ""), name=name, title=title or name,
                        path=name, url=str(page.get("url") or ""), content_type="text/markdown",
