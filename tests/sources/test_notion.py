@@ -113,11 +113,14 @@ def test_refusals(notion: FakeNotion, monkeypatch: pytest.MonkeyPatch) -> None:
         wrong.close()
     made = connector(notion)
     monkeypatch.setattr(made._rest, "sleep", lambda _: None)  # type: ignore[attr-defined]
-    notion.rate_limit_next(10, "30")
+    notion.rate_limit_next(5, "30")  # the first ask and 4 more
     try:
         with pytest.raises(SourceError, match="rate limited") as limited:
             list(made.list_items())
         assert limited.value.transient
+        made._rest.max_reply = 200  # type: ignore[attr-defined]
+        with pytest.raises(SourceError, match="reply is larger than 200 bytes"):  # refused as it arrives
+            list(made.list_items())
     finally:
         made.close()
     with pytest.raises(InvalidRequestError, match="loopback address"):

@@ -26,6 +26,8 @@ from ragloom.models.http import GuardedTransport, OutboundPolicy
 RETRIES = 4  # times a rate-limited request is asked again
 MAX_WAIT = 30.0  # seconds waited at most for one Retry-After
 USER_AGENT = "ragloom"
+MAX_REPLY = 64 * 1024 * 1024  # bytes of a reply read whole (a listing's page, a multistatus) at most
+ERROR_BYTES = 64 * 1024  # bytes of an error reply read (for its message)
 
 
 def http_url(value: str, name: str) -> str:
@@ -95,14 +97,31 @@ def status_error(resp: httpx.Response, what: str) -> SourceError:
     return SourceError(text + (f" ({detail})" if detail else ""), transient=code >= 500 or code == 429)
 
 
+def _whole(resp: httpx.Response, limit: int, what: str, *, cut: bool = False) -> httpx.Response:
+    """A streamed response read into one with its content: more than ``limit`` bytes is a
+    :class:`SourceError`, or with ``cut`` the first ``limit`` bytes are kept."""
+    body = bytearray()
+    for chunk in resp.iter_bytes(READ_CHUNK):
+        body += chunk
+        if len(body) > limit:
+            if not cut:
+                raise SourceError(f"{what}: the reply is larger than {limit} bytes")
+            del body[limit:]
+            break
+    headers = [(k, v) for k, v in resp.headers.multi_items() if k.lower() not in ("content-encoding",
+                                                                                  "content-length",
+                                                                                  "transfer-encoding")]
+    return httpx.Response(resp.status_code, headers=headers, content=bytes(body), request=resp.request)
+
+
 class Rest:
     """An httpx client for one service, through the outbound guard (see the module docstring)."""
 
     def __init__(self, base_url: str, *, setting: str, policy: OutboundPolicy, timeout: float,
                  headers: Mapping[str, str] | None = None, auth: tuple[str, str] | None = None,
-                 sleep: Any = time.sleep) -> None:
+                 max_reply: int = MAX_REPLY, sleep: Any = time.sleep) -> None:
         self.base_url, self.setting, self.policy = base_url, setting, policy
-        self.sleep = sleep
+        self.max_reply, self.sleep = max_reply, sleep
         self.client = httpx.Client(transport=GuardedTransport(policy), timeout=timeout, follow_redirects=False,
                                    trust_env=False, headers={"User-Agent": USER_AGENT, **(headers or {})},
                                    auth=httpx.BasicAuth(*auth) if auth else None)
@@ -112,10 +131,15 @@ class Rest:
         screen_url(self.policy, self.base_url, self.setting)
 
     def request(self, method: str, url: str, what: str, **kwargs: Any) -> httpx.Response:
-        """A request, asked again while the service rate-limits it; an error status is the caller's to judge."""
+        """A request read whole (at most ``max_reply`` bytes: a larger reply is refused as it arrives), asked
+        again while the service rate-limits it; an error status is the caller's to judge."""
         for attempt in range(RETRIES + 1):
             try:
-                resp = self.client.request(method, url, **kwargs)
+                resp = self.client.send(self.client.build_request(method, url, **kwargs), stream=True)
+                try:
+                    resp = _whole(resp, self.max_reply, what)
+                finally:
+                    resp.close()
             except httpx.HTTPError as exc:
                 raise SourceError(f"{what}: {type(exc).__name__}: {exc}", transient=True) from None
             if resp.status_code in (429, 503) and attempt < RETRIES and (
@@ -146,8 +170,7 @@ class Rest:
                     if resp.status_code == 429 and attempt < RETRIES:
                         wait = retry_after(resp)
                     elif resp.status_code >= 300:
-                        resp.read()
-                        raise status_error(resp, what)
+                        raise status_error(_whole(resp, ERROR_BYTES, what, cut=True), what)
                     else:
                         yield from bounded(resp.iter_bytes(READ_CHUNK), max_bytes, what)
                         return
