@@ -1,9 +1,11 @@
 """A real IMAP server for the imap connector's tests: Debian's dovecot (``dovecot-imapd``, installed by
 ``.ci/run``) started in the foreground on a free loopback port with a configuration of its own in a
-temporary folder — one user in a passwd-file, maildirs in the folder, no TLS, plaintext login allowed,
-no delay after a failed login — and stopped when the block ends. Run as root, dovecot's login and mail
-processes take the package's unprivileged users (it refuses root for them); run as anyone else, that
-user for all. Messages are put in over IMAP (``APPEND``), as a mail client would.
+temporary folder — users in a passwd-file (:data:`USER`, and :data:`UTF8_USER` whose password is not
+ASCII), maildirs in the folder, no TLS, plaintext login allowed — and stopped when the block ends. Run
+as root, dovecot's login and mail processes take the package's unprivileged users (it refuses root for
+them); run as anyone else, that user for all. Messages are put in over IMAP (``APPEND``), as a mail
+client would. After a failed login dovecot makes the next logins from the address wait a few seconds
+(its auth penalty): a test logs in wrongly last.
 
 Tests that use it skip when ``dovecot`` is not on PATH (:data:`DOVECOT`)."""
 
@@ -30,11 +32,12 @@ DOVECOT = shutil.which("dovecot") or (os.path.exists("/usr/sbin/dovecot") and "/
 needs_dovecot = pytest.mark.skipif(DOVECOT is None, reason="dovecot is not installed (apt-get install "
                                                             "dovecot-imapd; .ci/run installs it)")
 USER, PASSWORD = "alice@example.com", "s3cret-imap"
+UTF8_USER, UTF8_PASSWORD = "bob@example.com", "pässwört-ü"  # a password LOGIN cannot carry (SASL PLAIN can)
 
 
 @dataclass
 class MailServer:
-    """A running dovecot: ``port`` on 127.0.0.1, the one user :data:`USER` / :data:`PASSWORD`."""
+    """A running dovecot: ``port`` on 127.0.0.1, the user :data:`USER` / :data:`PASSWORD` (and :data:`UTF8_USER`)."""
 
     host: str
     port: int
@@ -127,7 +130,8 @@ def mail_server() -> Iterator[MailServer]:
     root = Path(tempfile.mkdtemp(prefix="ragloom-dovecot-"))  # not pytest's tmp: dovecot's users must enter it
     root.chmod(0o755)
     port = _free_port()
-    (root / "users").write_text(f"{USER}:{{PLAIN}}{PASSWORD}\n")
+    (root / "users").write_text(f"{USER}:{{PLAIN}}{PASSWORD}\n{UTF8_USER}:{{PLAIN}}{UTF8_PASSWORD}\n",
+                                encoding="utf-8")
     for sub in ("mail", "home"):
         (root / sub).mkdir()
         if os.geteuid() == 0:

@@ -16,7 +16,15 @@ from ragloom.ingest.connectors import ConnectorSpec, SourceError, open_connector
 from ragloom.ingest.connectors.imap import encode_folder, file_name
 from ragloom.ingest.parsers import parse_document
 from tests.sources.helpers import add_source, documents, make_kb, sync
-from tests.sources.mailserver import PASSWORD, USER, MailServer, mail_server, needs_dovecot
+from tests.sources.mailserver import (
+    PASSWORD,
+    USER,
+    UTF8_PASSWORD,
+    UTF8_USER,
+    MailServer,
+    mail_server,
+    needs_dovecot,
+)
 
 LOOPBACK = ("127.0.0.1/32",)
 KEYS = {"username": USER, "password": PASSWORD}
@@ -115,6 +123,11 @@ def test_a_wrong_password_and_a_missing_folder_are_named(mail: MailServer) -> No
             list(missing.list_items())  # type: ignore[attr-defined]
     finally:
         missing.close()  # type: ignore[attr-defined]
+    utf8 = connector(mail, ["INBOX"], credentials={"username": UTF8_USER, "password": UTF8_PASSWORD})
+    try:
+        assert utf8.check().endswith("INBOX: 0 messages")  # type: ignore[attr-defined]
+    finally:
+        utf8.close()  # type: ignore[attr-defined]
     wrong = connector(mail, ["INBOX"], credentials={"username": USER, "password": "not-the-password"})
     try:
         with pytest.raises(SourceError, match="refused the user name and password") as refused:

@@ -194,11 +194,20 @@ class IMAPConnector:
         except IMAP_ERRORS as exc:
             raise self._error(exc, "cannot connect") from None
         try:
-            conn.login(self._user, self._password)
+            if (self._user + self._password).isascii():
+                conn.login(self._user, self._password)
+            else:  # LOGIN's quoted strings are ASCII; SASL PLAIN carries UTF-8
+                plain = f"\0{self._user}\0{self._password}".encode()
+                conn.authenticate("PLAIN", lambda _: plain)
+        except imaplib.IMAP4.abort as exc:
+            self._logout(conn)
+            raise self._error(exc, "login") from None
         except imaplib.IMAP4.error as exc:
             self._logout(conn)
-            raise SourceError(f"{self._where()}: the server refused the user name and password "
-                              f"({self._error(exc, 'login').message.rsplit(': ', 1)[-1]})") from None
+            reason = exc.args[0] if exc.args else b""
+            reason = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+            raise SourceError(f"{self._where()}: the server refused the user name and password ({reason})"
+                              .replace(self._password, "***")) from None
         except IMAP_ERRORS as exc:
             self._logout(conn)
             raise self._error(exc, "login") from None
