@@ -29,9 +29,10 @@ class SourcesAPI(Base):
                    include: Sequence[str] | None = None, exclude: Sequence[str] | None = None,
                    file_types: Sequence[str] | None = None, max_size_mb: float | None = None,
                    schedule_minutes: int | None = None, paused: bool = False) -> Source:
-        """A new source of the dataset (``type``: folder, web, or a plugin's), with its connector's
-        ``settings`` (folder: ``{"path"}``; web: ``{"urls", "max_depth", "max_pages", ...}``), its filters
-        and its schedule (every ``schedule_minutes``; None: only when asked)."""
+        """A new source of the dataset (``type``: folder, web, s3, git, webdav, imap, confluence, notion, or a
+        plugin's), with its connector's ``settings`` (folder: ``{"path"}``; web: ``{"urls", "max_depth",
+        "max_pages", ...}``; confluence: ``{"url", "spaces"}``...; each type's in ``SourceCreate``) and
+        ``credentials``, its filters and its schedule (every ``schedule_minutes``; None: only when asked)."""
         filters = {k: v for k, v in {"include": include, "exclude": exclude, "file_types": file_types,
                                       "max_size_mb": max_size_mb}.items() if v is not None}
         request = {"name": name, "type": type, "settings": dict(settings or {}),
