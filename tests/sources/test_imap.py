@@ -100,6 +100,29 @@ def test_messages_listed_read_and_parsed_with_their_attachment(mail: MailServer)
 
 
 @needs_dovecot
+def test_reads_between_the_batches_of_a_listing(mail: MailServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sync reads each item as it is listed: a read of another folder between two batches of a folder's
+    listing must not make the next batch fetch the wrong folder's messages."""
+    from ragloom.ingest.connectors import imap
+
+    for n in range(3):
+        mail.append("Left", message(f"Left {n}", f"left {n}\n", message_id=f"<l{n}@example.com>"))
+        mail.append("Right", message(f"Right {n}", f"right {n}\n", message_id=f"<r{n}@example.com>"))
+    monkeypatch.setattr(imap, "FETCH_BATCH", 1)
+    made = connector(mail, ["Left", "Right"])
+    try:
+        seen, bodies = [], {}
+        for item in made.list_items():  # type: ignore[attr-defined]
+            seen.append(item)
+            bodies[item.title] = b"".join(made.read(item))  # type: ignore[attr-defined]
+            assert b"left 0" in b"".join(made.read(seen[0]))  # type: ignore[attr-defined]  # the first folder
+    finally:
+        made.close()  # type: ignore[attr-defined]
+    assert [i.title for i in seen] == [f"Left {n}" for n in range(3)] + [f"Right {n}" for n in range(3)]
+    assert all(f"{title.split()[0].lower()} {title.split()[1]}".encode() in body for title, body in bodies.items())
+
+
+@needs_dovecot
 def test_a_mailbox_synced(ctx: Context, principal: Principal, mail: MailServer) -> None:
     mail.append("Synced", message("Valve colour", "The valve is blue.\n", message_id="<v1@example.com>"))
     mail.append("Synced", message("Valve colour", "Correction: green.\n", message_id="<v2@example.com>"))
