@@ -1,5 +1,5 @@
-"""The ``webdav`` connector: the files under a WebDAV collection (Nextcloud, ownCloud, SharePoint, Apache
-mod_dav, any WebDAV server).
+"""The ``webdav`` connector: the files under a WebDAV collection (Nextcloud, ownCloud, Apache mod_dav, any
+WebDAV server; SharePoint where it accepts basic auth — SharePoint Online does not).
 
 Settings: ``url`` (the collection, e.g. ``https://cloud.example.com/remote.php/dav/files/alice/Docs/``,
 required), ``paths`` (sub-collections of it to take, e.g. ``["Manuals/", "HR/"]``; default: all of it),
