@@ -88,7 +88,7 @@ def test_the_builtin_names() -> None:
     assert registry_of("ragloom.docstores").builtins == ["pgvector", "tantivy"]
     assert object_stores.builtins == ["local", "s3"]
     assert fusions.builtins == ["normalized", "weighted"]
-    assert connectors.builtins == ["folder", "git", "s3", "web"]
+    assert connectors.builtins == ["confluence", "folder", "git", "imap", "notion", "s3", "web", "webdav"]
 
 
 def test_the_object_store_is_chosen_by_the_settings(tmp_path: Path) -> None:

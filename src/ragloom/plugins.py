@@ -126,10 +126,14 @@ BUILTINS: Final[Mapping[str, Mapping[str, str]]] = {
         "weighted": "ragloom.retrieval.fusion:WeightedFusion",
     },
     "ragloom.connectors": {
+        "confluence": "ragloom.ingest.connectors.confluence:ConfluenceConnector",
         "folder": "ragloom.ingest.connectors.folder:FolderConnector",
         "git": "ragloom.ingest.connectors.git:GitConnector",
+        "imap": "ragloom.ingest.connectors.imap:IMAPConnector",
+        "notion": "ragloom.ingest.connectors.notion:NotionConnector",
         "s3": "ragloom.ingest.connectors.s3:S3Connector",
         "web": "ragloom.ingest.connectors.web:WebConnector",
+        "webdav": "ragloom.ingest.connectors.webdav:WebDAVConnector",
     },
 }
 """Entry-point group -> built-in name -> ``"module:attribute"`` of its factory."""

@@ -44,7 +44,7 @@ def web_site(root: Path) -> Iterator[Any]:
     server.requests = []  # type: ignore[attr-defined]
     server.fail = set()  # type: ignore[attr-defined]
     server.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)  # shutdown waits one poll
     thread.start()
     try:
         yield server

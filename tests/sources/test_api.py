@@ -42,7 +42,8 @@ def test_sources_through_the_api_and_isolated_between_workspaces(settings: Setti
         assert client.post(base, headers=h, json={"name": "handbook", "type": "folder",
                                                   "settings": {"path": str(folder)}}).status_code == 409
         unknown = client.post(base, headers=h, json={"name": "x", "type": "gopher"})
-        assert unknown.status_code == 400 and "folder, git, s3, web" in unknown.json()["message"]
+        assert unknown.status_code == 400
+        assert "confluence, folder, git, imap, notion, s3, web, webdav" in unknown.json()["message"]
 
         job = client.post(f"{base}/{src['id']}/sync", headers=h)
         assert job.status_code == 202 and job.json()["status"] == "queued"

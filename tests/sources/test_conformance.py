@@ -1,9 +1,11 @@
 """One conformance suite over every connector (issue 30): each is driven by a harness that makes its
 source real — a folder on disk, a web site served by Python's http.server on loopback, a bucket of
-moto's S3 server on loopback, a Git repository made with git — and changes it
+moto's S3 server on loopback, a Git repository made with git, a WebDAV collection of wsgidav, a mailbox
+of dovecot (skipped without it), the fakes of Confluence and Notion (tests/fakes) — and changes it
 between listings. Every connector lists each item once under an id that stays while the item lives,
 with a change token that changes with the content and only then, a file name, a URL back to the
-source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have."""
+source; reads an item's exact bytes; forgets a removed item; and refuses a setting it does not have.
+Where items are immutable (IMAP messages), a changed item is a new item and the old one is gone."""
 
 from __future__ import annotations
 
@@ -15,7 +17,13 @@ import pytest
 
 from ragloom.errors import InvalidRequestError
 from ragloom.ingest.connectors import Connector, ConnectorSpec, Item, connectors, open_connector
+from ragloom.ingest.connectors.confluence import page_html
+from tests.fakes.confluence import FakeConfluence
+from tests.fakes.notion import FakeNotion, block
+from tests.sources import mailserver
+from tests.sources.dav import PASSWORD, USER, DavServer, dav_server
 from tests.sources.helpers import write
+from tests.sources.mailserver import MailServer, mail_server
 from tests.sources.sites import page, web_site
 from tests.storage.engines import ACCESS_KEY, SECRET_KEY, S3Server, s3_server
 
@@ -29,6 +37,9 @@ class Harness(Protocol):
     def remove(self, name: str) -> None: ...
     def id_of(self, name: str) -> str: ...
     def content_of(self, name: str) -> bytes: ...
+
+
+LOOPBACK = ("127.0.0.1/32",)
 
 
 class FolderHarness:
@@ -148,14 +159,161 @@ class GitHarness:
         return (self.repo / "docs" / f"{name}.md").read_bytes()
 
 
+class WebDAVHarness:
+    type = "webdav"
+
+    def __init__(self, server: DavServer) -> None:
+        self.root = server.root
+        write(self.root / "elsewhere" / "outside.md", "# Not under the paths")
+        self.settings = {"url": server.url, "paths": ["docs"]}
+        self.spec_extra = {"outbound_allow": LOOPBACK, "credentials": {"username": USER, "password": PASSWORD}}
+
+    def put(self, name: str, text: str) -> None:
+        write(self.root / "docs" / "sub" / f"{name}.md", text)
+
+    def remove(self, name: str) -> None:
+        (self.root / "docs" / "sub" / f"{name}.md").unlink()
+
+    def id_of(self, name: str) -> str:
+        return f"docs/sub/{name}.md"
+
+    def content_of(self, name: str) -> bytes:
+        return (self.root / "docs" / "sub" / f"{name}.md").read_bytes()
+
+
+class IMAPHarness:
+    """A folder of its own in dovecot's one mailbox; a message's subject is its name. Messages are
+    immutable: ``put`` of a known name replaces the message (a new UID)."""
+
+    type = "imap"
+    immutable = True
+    _folders = iter(range(1_000_000))
+
+    def __init__(self, server: MailServer) -> None:
+        self.server = server
+        self.folder = f"Conformance{next(self._folders)}"
+        server.append(self.folder, b"Subject: seed\r\n\r\nmakes the folder\r\n")
+        self.server.delete(self.folder, "seed")
+        self.settings = {"host": server.host, "port": server.port, "ssl": False, "folders": [self.folder]}
+        self.spec_extra = {"outbound_allow": LOOPBACK,
+                           "credentials": {"username": mailserver.USER, "password": mailserver.PASSWORD}}
+        self.data: dict[str, bytes] = {}
+
+    def put(self, name: str, text: str) -> None:
+        if name in self.data:
+            self.remove(name)
+        self.data[name] = (f"From: Carol <carol@example.com>\r\nTo: {mailserver.USER}\r\nSubject: {name}\r\n"
+                           f"Message-ID: <{name}.{len(text)}@example.com>\r\n\r\n{text}\r\n").encode()
+        self.server.append(self.folder, self.data[name])
+
+    def remove(self, name: str) -> None:
+        self.server.delete(self.folder, name)
+
+    def id_of(self, name: str) -> str:
+        conn = self.server.client()
+        try:
+            conn.select(f'"{self.folder}"', readonly=True)
+            validity = conn.response("UIDVALIDITY")[1][0].decode()  # type: ignore[union-attr]
+            uids = conn.uid("SEARCH", "SUBJECT", f'"{name}"')[1][0].split()  # type: ignore[index]
+        finally:
+            conn.logout()
+        return f"{self.folder}/{validity}/{uids[-1].decode()}" if uids else f"{self.folder}/-/{name}"
+
+    def content_of(self, name: str) -> bytes:
+        return self.data[name]
+
+
+class ConfluenceHarness:
+    """A space of the fake Confluence (two pages a request: a listing pages); a page's title is its name."""
+
+    type = "confluence"
+
+    def __init__(self, wiki: FakeConfluence) -> None:
+        self.wiki = wiki
+        self.home = wiki.add_page("DOCS", "Home", "<p>The space's home.</p>")
+        wiki.add_page("OTHER", "Elsewhere", "<p>Another space.</p>")
+        self.settings = {"url": wiki.url, "spaces": ["DOCS"], "cloud": True}
+        self.spec_extra = {"outbound_allow": LOOPBACK,
+                           "credentials": {"email": wiki.email, "api_token": wiki.api_token}}
+        self.ids: dict[str, str] = {}
+
+    def put(self, name: str, text: str) -> None:
+        if name in self.ids:
+            self.wiki.edit(self.ids[name], body=f"<p>{text}</p>")
+        else:
+            self.ids[name] = self.wiki.add_page("DOCS", name, f"<p>{text}</p>", parent=self.home.id).id
+
+    def remove(self, name: str) -> None:
+        self.wiki.remove(self.ids[name])
+
+    def id_of(self, name: str) -> str:
+        return f"page:{self.ids[name]}"
+
+    def content_of(self, name: str) -> bytes:
+        return page_html(name, self.wiki.pages[self.ids[name]].body)
+
+
+class NotionHarness:
+    """Pages shared with the integration of the fake Notion (two results a request: listings page)."""
+
+    type = "notion"
+
+    def __init__(self, notion: FakeNotion) -> None:
+        self.notion = notion
+        self.settings = {"api_url": notion.url}
+        self.spec_extra = {"outbound_allow": LOOPBACK, "credentials": {"token": notion.token}}
+        self.ids: dict[str, str] = {}
+        self.texts: dict[str, str] = {}
+
+    def put(self, name: str, text: str) -> None:
+        self.texts[name] = text
+        blocks = [block("paragraph", text), block("bulleted_list_item", "one"), block("bulleted_list_item", "two")]
+        if name in self.ids:
+            self.notion.edit(self.ids[name], blocks)
+        else:
+            self.ids[name] = self.notion.add_page(name, blocks).id
+
+    def remove(self, name: str) -> None:
+        self.notion.remove(self.ids[name])
+
+    def id_of(self, name: str) -> str:
+        return self.ids[name]
+
+    def content_of(self, name: str) -> bytes:
+        return f"# {name}\n\n{self.texts[name]}\n\n- one\n- two\n".encode()
+
+
+@pytest.fixture(scope="module")
+def mail() -> Iterator[MailServer]:
+    if mailserver.DOVECOT is None:
+        pytest.skip("dovecot is not installed (apt-get install dovecot-imapd; .ci/run installs it)")
+    with mail_server() as server:
+        yield server
+
+
 @pytest.fixture(scope="module")
 def s3() -> Iterator[S3Server]:
     with s3_server() as server:
         yield server
 
 
-@pytest.fixture(params=["folder", "web", "s3", "git"])
+@pytest.fixture(params=["folder", "web", "s3", "git", "webdav", "imap", "confluence", "notion"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    if request.param == "webdav":
+        with dav_server(tmp_path) as dav:
+            yield WebDAVHarness(dav)
+        return
+    if request.param == "imap":
+        yield IMAPHarness(request.getfixturevalue("mail"))
+        return
+    if request.param == "confluence":
+        with FakeConfluence() as wiki:
+            yield ConfluenceHarness(wiki)
+        return
+    if request.param == "notion":
+        with FakeNotion() as notion:
+            yield NotionHarness(notion)
+        return
     if request.param == "folder":
         yield FolderHarness(tmp_path)
         return
@@ -190,7 +348,7 @@ def _listing(h: Harness) -> dict[str, Item]:
 
 
 def test_every_builtin_connector_is_covered() -> None:
-    assert set(connectors.builtins) == {"folder", "git", "s3", "web"}
+    assert set(connectors.builtins) == {"confluence", "folder", "git", "imap", "notion", "s3", "web", "webdav"}
 
 
 def test_items_are_listed_once_with_stable_ids_and_tokens(harness: Harness) -> None:
@@ -206,10 +364,14 @@ def test_a_changed_item_keeps_its_id_and_gets_another_token(harness: Harness) ->
     for name in ("alpha", "beta"):
         harness.put(name, f"The {name} page.")
     before = _listing(harness)
+    old = harness.id_of("alpha")
     harness.put("alpha", "The alpha page, rewritten at more length.")
     after = _listing(harness)
     a, b = harness.id_of("alpha"), harness.id_of("beta")
-    assert after[a].token != before[a].token
+    if getattr(harness, "immutable", False):  # a changed message is a new message: a new id, the old one gone
+        assert a != old and a in after and old not in after
+    else:
+        assert after[a].token != before[a].token
     assert after[b].token == before[b].token
 
 
@@ -240,5 +402,5 @@ def test_an_unknown_setting_is_refused(harness: Harness) -> None:
 
 
 def test_an_unknown_type_names_the_known_ones() -> None:
-    with pytest.raises(InvalidRequestError, match="folder, git, s3, web"):
+    with pytest.raises(InvalidRequestError, match="confluence, folder, git, imap, notion, s3, web, webdav"):
         open_connector("gopher", ConnectorSpec(settings={}))

@@ -254,3 +254,20 @@ def test_another_workspaces_group_is_not_found(setup: Setup) -> None:
     assert setup.client.get(f"/api/v1/groups/{eng}", headers=theirs).status_code == 404
     assert setup.client.delete(f"/api/v1/groups/{eng}", headers=theirs).status_code == 404
     assert setup.client.get("/api/v1/groups", headers=theirs).json()["groups"] == []
+
+
+def test_an_items_readers_come_from_its_connector_else_the_source_and_never_widen() -> None:
+    from ragloom.ingest.connectors import Item
+    from ragloom.service.accounts.access import NOBODY
+    from ragloom.service.sources.sync import SyncRun
+
+    run = SyncRun(None, "sync", "source", "kb", None, "src", "confluence", 10,  # type: ignore[arg-type]
+                  readers=("group:everyone-here",))
+    item = Item(id="page:1", token="1", name="a.html")
+    assert run.readers_of(item) == ["group:everyone-here"]  # the connector does not say: the source's own
+    named = Item(id="page:2", token="1", name="b.html",
+                 principals=("user:Carol@Example.com", "group:eng", "user:5b10ac8d82e05b22cc7d4ef5"))
+    assert run.readers_of(named) == ["group:eng", "user:5b10ac8d82e05b22cc7d4ef5", "user:carol@example.com"]
+    # readers the source names but ragloom cannot read keep the document from everyone, never open it
+    garbled = Item(id="page:3", token="1", name="c.html", principals=("group:", "not a reader"))
+    assert run.readers_of(garbled) == [NOBODY] and len(run.errors) == 2

@@ -24,7 +24,8 @@ from ragloom.sdk import Ragloom
 SYNC_TERMINAL = ("done", "failed", "cancelled")
 DOC_TERMINAL = ("done", "failed", "cancelled")
 
-sources_app = typer.Typer(help="Sources a knowledge base is kept in sync with (a folder, a web site).",
+sources_app = typer.Typer(help="Sources a knowledge base is kept in sync with (a folder, a web site, an S3 bucket, "
+                               "a Git repository, a WebDAV folder, a mailbox, Confluence spaces, Notion pages).",
                           no_args_is_help=True)
 app.add_typer(sources_app, name="sources")
 
@@ -52,6 +53,9 @@ def _where(src: Source) -> str:
         return str(settings["path"])
     if "urls" in settings:
         return ", ".join(str(u) for u in settings["urls"])
+    for key in ("url", "repository", "bucket", "host", "api_url"):
+        if key in settings:
+            return str(settings[key])
     return ""
 
 
@@ -80,7 +84,9 @@ def _sync_table(rows: list[Sync], *, title: str) -> Group:
 
 @sources_app.command("add")
 def add(kb: str,
-        type_: Annotated[str, typer.Option("--type", help="folder, web, or a plugin's type.")],
+        type_: Annotated[str, typer.Option("--type", help="folder or web here; s3, git, webdav, imap, confluence, "
+                                                          "notion or a plugin's type through the API or SDK "
+                                                          "(their settings and credentials).")],
         path: Annotated[Path | None, typer.Option(help="folder: the folder (inside RAGLOOM_SOURCE_ROOTS).")] = None,
         url: Annotated[list[str] | None, typer.Option(help="web: a start URL; repeat for several.")] = None,
         name: Annotated[str | None, typer.Option(help="Its name in the knowledge base (default: the folder's "

@@ -56,14 +56,17 @@ class SourceCreate(Request):
     """A new source of a knowledge base."""
 
     name: str = Field(min_length=1, max_length=128, description="unique in the knowledge base")
-    type: str = Field(min_length=1, max_length=32, description="the connector: folder, web, s3, git, or a "
-                      "plugin's (ragloom.connectors)")
+    type: str = Field(min_length=1, max_length=32, description="the connector: folder, web, s3, git, webdav, imap, "
+                      "confluence, notion, or a plugin's (ragloom.connectors)")
     settings: dict[str, Any] = Field(default_factory=dict, description="the connector's settings: folder "
                                      "{path, hidden}; web {urls, max_depth, max_pages, sitemap, robots, documents}; "
-                                     "s3 {bucket, prefix, endpoint_url, region}; git {repository, branch, paths}")
+                                     "s3 {bucket, prefix, endpoint_url, region}; git {repository, branch, paths}; "
+                                     "webdav {url, paths, max_depth}; imap {host, port, ssl, folders}; confluence "
+                                     "{url, spaces, cloud, attachments}; notion {database_ids, page_ids, api_url}")
     credentials: dict[str, str] | None = Field(None, description="secrets the connector needs (stored encrypted, "
                                                "never returned): s3 {access_key_id, secret_access_key}; git "
-                                               "{token}")
+                                               "{token}; webdav and imap {username, password}; confluence {email, "
+                                               "api_token} (Cloud) or {token} (Data Center); notion {token}")
     filters: SourceFilters = Field(default_factory=SourceFilters)
     readers: list[str] = Field(default_factory=list, max_length=1000, description=READERS)
     schedule_minutes: int | None = Field(None, ge=1, le=MAX_SCHEDULE_MINUTES,

@@ -30,11 +30,12 @@ class SourcesAPI(Base):
                    file_types: Sequence[str] | None = None, max_size_mb: float | None = None,
                    schedule_minutes: int | None = None, paused: bool = False,
                    readers: Sequence[str] = ()) -> Source:
-        """A new source of the dataset (``type``: folder, web, or a plugin's), with its connector's
-        ``settings`` (folder: ``{"path"}``; web: ``{"urls", "max_depth", "max_pages", ...}``), its filters
-        and its schedule (every ``schedule_minutes``; None: only when asked). ``readers``: who may read its
-        items when the connector does not say (``user:<e-mail>``, ``group:<name>``; a dataset with source
-        permissions shows them to these only)."""
+        """A new source of the dataset (``type``: folder, web, s3, git, webdav, imap, confluence, notion, or a
+        plugin's), with its connector's ``settings`` (folder: ``{"path"}``; web: ``{"urls", "max_depth",
+        "max_pages", ...}``; confluence: ``{"url", "spaces"}``...; each type's in ``SourceCreate``) and
+        ``credentials``, its filters and its schedule (every ``schedule_minutes``; None: only when asked).
+        ``readers``: who may read its items when the connector does not say (``user:<e-mail>``,
+        ``group:<name>``; a dataset with source permissions shows them to these only)."""
         filters = {k: v for k, v in {"include": include, "exclude": exclude, "file_types": file_types,
                                       "max_size_mb": max_size_mb}.items() if v is not None}
         request = {"name": name, "type": type, "settings": dict(settings or {}),

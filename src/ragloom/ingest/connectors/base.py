@@ -14,6 +14,7 @@ when trying again later may help: a timeout, a 503).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ragloom.models.http import OutboundPolicy
 
 READ_CHUNK = 1 << 20
+_UNSAFE_NAME = re.compile(r"[^\w.\- ()]+")
 
 
 class SourceError(RagloomError):
@@ -50,7 +52,9 @@ class Item:
     size: int | None = None  # bytes, when the listing knows it
     content_type: str = ""
     metadata: Mapping[str, str | int | float | bool] = field(default_factory=dict)
-    principals: tuple[str, ...] = ()  # who may read it at the source (users by e-mail, groups); () = unknown
+    # who may read it at the source, () = unknown: ``user:<lower-cased e-mail>`` (:func:`user_principal`; a
+    # source's own user id where it shows no e-mail) and ``group:<name>`` (:func:`group_principal`)
+    principals: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +99,8 @@ class Connector(Protocol):
 
 
 connectors: Registry[[ConnectorSpec], Connector] = Registry("source type", "ragloom.connectors")
-"""Connector types by name: ``folder``, ``web`` and the plugins' (``ragloom.connectors``)."""
+"""Connector types by name: ``folder``, ``web``, ``s3``, ``git``, ``webdav``, ``imap``, ``confluence``,
+``notion`` and the plugins' (``ragloom.connectors``)."""
 
 
 def open_connector(kind: str, spec: ConnectorSpec) -> Connector:
@@ -135,6 +140,24 @@ def screen_url(policy: OutboundPolicy, url: str, setting: str) -> None:
         raise SourceError(f"{setting}: {host} does not resolve: {exc}", transient=True) from None
     if refused:
         raise InvalidRequestError(f"{setting}: {refused}")
+
+
+def user_principal(email: str) -> str:
+    """A user as an item's principal: ``user:`` and the e-mail address, stripped and lower-cased (the
+    convention source permissions match on)."""
+    return "user:" + email.strip().lower()
+
+
+def group_principal(name: str) -> str:
+    """A group as an item's principal: ``group:`` and its name, stripped (a group name's case is kept)."""
+    return "group:" + name.strip()
+
+
+def safe_file_name(title: str, fallback: str, ext: str) -> str:
+    """A file name made of a title (a page's, a message's subject): characters other than letters, digits
+    and ``.-_ ()`` become ``_``, at most 150 of them, then ``ext``; ``fallback`` when nothing is left."""
+    stem = _UNSAFE_NAME.sub("_", title).strip(" ._-")[:150].strip(" ._-")
+    return f"{stem or fallback}{ext}"
 
 
 def bounded(chunks: Iterable[bytes], max_bytes: int, name: str) -> Iterator[bytes]:

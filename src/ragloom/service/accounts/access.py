@@ -37,17 +37,20 @@ USER, GROUP = "user:", "group:"
 MAX_READERS = 1000  # readers kept per document (a source that lists more is cut, with a warning)
 
 
+NOBODY = USER + "nobody"  # the reader of an item whose source named only readers ragloom cannot read
+
+
 def normalise(principal: str) -> str:
-    """A reader as stored: ``user:<lower-cased e-mail>`` (a bare e-mail is a user) or ``group:<name>``;
-    ``InvalidRequestError`` for anything else."""
+    """A reader as stored: ``user:<lower-cased e-mail>`` (a bare e-mail is a user; a source's own user id,
+    ``user:<id>``, is kept: it matches no caller, callers being matched by e-mail, but keeps the document
+    restricted) or ``group:<name>``; ``InvalidRequestError`` for anything else."""
     value = principal.strip()
     if value.startswith(GROUP) and value[len(GROUP):].strip():
         return GROUP + value[len(GROUP):].strip()
-    email = value[len(USER):] if value.startswith(USER) else value
-    email = email.strip().lower()
-    if "@" not in email or " " in email or len(email) > 320:
+    ident = (value[len(USER):] if value.startswith(USER) else value).strip().lower()
+    if not ident or " " in ident or len(ident) > 320 or not (value.startswith(USER) or "@" in ident):
         raise InvalidRequestError(f"reader {principal!r} is neither user:<e-mail>, an e-mail nor group:<name>")
-    return USER + email
+    return USER + ident
 
 
 def caller_principals(session: Session, principal: Principal) -> set[str]:

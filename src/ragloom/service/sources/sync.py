@@ -148,14 +148,16 @@ class SyncRun:
 
     def readers_of(self, item: Item) -> list[str]:
         """Who may read the item's document: the readers its connector names (those it cannot read as a
-        user or a group are left out, with an error noted), else the source's own."""
+        user or a group are left out, with an error noted; when none is left the document is read by
+        nobody rather than by everyone), else the source's own."""
         out = []
-        for principal in item.principals or self.readers:
+        named = item.principals or self.readers
+        for principal in named:
             try:
                 out.append(access.normalise(principal))
             except RagloomError as exc:
                 self.note(item.id, exc.message)
-        return sorted(set(out))
+        return sorted(set(out)) if out or not named else [access.NOBODY]
 
     def note(self, item_id: str, message: str) -> None:
         if len(self.errors) < self.errors_kept:

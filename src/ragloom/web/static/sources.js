@@ -1,8 +1,9 @@
 /* A knowledge base's sources (GET/POST /datasets/{id}/sources): the add form (the type's main setting
-   in "where": a folder's path, a web site's start URL; more settings and credentials as JSON; its readers,
-   user:<e-mail> or group:<name>, for knowledge bases with source permissions), then the sources with their
-   readers and last sync, each with "Sync now", "Test", "Pause"/"Resume" and "Remove"; a source's
-   syncs (counts and per-item errors) under the list. Followed live with RL.poller while a sync runs. */
+   in "where": a folder's path, a web site's start URL, a WebDAV or Confluence URL, an IMAP host; more
+   settings and credentials as JSON; its readers, user:<e-mail> or group:<name>, for knowledge bases with
+   source permissions), then the sources with their readers and last sync, each with "Sync now", "Test",
+   "Pause"/"Resume" and "Remove"; a source's syncs (counts and per-item errors) under the list. Followed
+   live with RL.poller while a sync runs. */
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -30,6 +31,9 @@ document.addEventListener("DOMContentLoaded", () => {
     if (Array.isArray(s.urls)) return s.urls.join(", ");
     if (s.repository) return s.repository;
     if (s.bucket) return `s3://${s.bucket}/${s.prefix || ""}`;
+    if (s.url) return s.url;
+    if (s.host) return `${s.host}:${s.port || ""} ${(s.folders || []).join(", ")}`.trim();
+    if (s.api_url) return s.api_url;
     return "";
   }
 
@@ -63,6 +67,8 @@ document.addEventListener("DOMContentLoaded", () => {
       if (whereValue && type === "web") settings.urls = [whereValue];
       if (whereValue && type === "git") settings.repository = whereValue;
       if (whereValue && type === "s3") settings.bucket = whereValue;
+      if (whereValue && (type === "webdav" || type === "confluence")) settings.url = whereValue;
+      if (whereValue && type === "imap") settings.host = whereValue;
       const credentials = json(form.credentials.value, t("sources.credentials"));
       body = { name: form.name.value.trim(), type, settings,
         filters: { include: list(form.include.value), exclude: list(form.exclude.value) },
