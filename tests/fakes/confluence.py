@@ -11,7 +11,9 @@ Served under the context path ``/wiki`` (as Cloud is):
   (with their restrictions) expanded when asked;
 * ``GET /wiki/rest/api/content/{id}?expand=body.storage,version``;
 * ``GET /wiki/rest/api/content/{id}/child/attachment?start=&limit=`` (paged the same way);
-* ``GET /wiki/download/attachments/{page}/{file}`` — an attachment's bytes.
+* ``GET /wiki/download/attachments/{page}/{file}`` — an attachment's bytes;
+* ``GET /wiki/rest/api/group/member?name=`` (Cloud) and ``/wiki/rest/api/group/{name}/member`` (Data
+  Center) — a group's members from :attr:`groups`, paged.
 
 Every request needs HTTP basic auth with :attr:`email` / :attr:`api_token` (Cloud) or ``Authorization:
 Bearer`` :attr:`token` (Data Center); else a 401 with Confluence's JSON error. ``rate_limit_next(n,
@@ -67,6 +69,7 @@ class FakeConfluence:
         self.page_size, self.email, self.api_token, self.token = page_size, email, api_token, token
         self.spaces: dict[str, str] = {}
         self.pages: dict[str, Page] = {}
+        self.groups: dict[str, list[dict[str, str]]] = {}  # group name -> members ({"email"} or {"accountId"})
         self.requests: list[tuple[str, str]] = []
         self._rate_limited: list[str] = []
         self._ids = itertools.count(1001)
@@ -257,6 +260,15 @@ class _Handler(BaseHTTPRequestHandler):
                                                                                 f"?pageId={page.id}"}}
                            for a in page.attachments]
                 self._send(200, self._paged(results, query, path))
+            elif segments == ["rest", "api", "group", "member"] or (
+                    segments[:3] == ["rest", "api", "group"] and len(segments) == 5 and segments[4] == "member"):
+                name = query.get("name", [""])[0] if len(segments) == 4 else segments[3]
+                members = [{"type": "known", "accountId": f"acc-{m.get('email', m.get('accountId'))}",
+                            **({"email": m["email"]} if "email" in m else {})} for m in fake.groups.get(name, [])]
+                if name not in fake.groups:
+                    self._send(404, {"statusCode": 404, "message": f"No group with name : {name}"})
+                else:
+                    self._send(200, self._paged(members, query, path))
             elif segments[:2] == ["download", "attachments"] and len(segments) == 4:
                 page = fake.pages.get(segments[2])
                 att = next((a for a in page.attachments if a.title == segments[3]), None) if page else None

@@ -132,3 +132,56 @@ def test_a_space_synced(ctx: Context, principal: Principal, wiki: FakeConfluence
     wiki.edit(pump.id, body="<p>The pump needs grease every 500 hours.</p>")
     second = sync(ctx, principal, kb, source)
     assert (second.stats["changed"], second.stats["unchanged"]) == (1, 2)
+
+
+def test_the_groups_a_space_names_are_kept_in_step_and_its_readers_find_their_pages(
+        ctx: Context, principal: Principal, wiki: FakeConfluence) -> None:
+    from sqlalchemy import select
+
+    from ragloom.db.models import MemberGroup
+    from ragloom.schemas.datasets import KBUpdate
+    from ragloom.schemas.groups import GroupCreate
+    from ragloom.service import knowledgebases
+    from ragloom.service.accounts import groups, identity
+    from ragloom.service.documents import catalog
+    from ragloom.states import Role
+
+    wiki.groups = {"hr": [{"email": "Carol@Example.com"}, {"accountId": "557058:hidden"}],
+                   "eng": [{"email": "dan@example.com"}]}
+    salaries = wiki.add_page("ENG", "Salaries", "<p>Carol's team is paid monthly.</p>", groups=["hr"])
+    wiki.add_page("ENG", "Build", "<p>The build runs nightly.</p>", groups=["eng"])
+    wiki.add_page("ENG", "Lunch", "<p>Lunch is at noon.</p>")
+    with ctx.db.session() as s:  # a group made by hand is never taken over by a source
+        groups.create(s, principal=principal, spec=GroupCreate(name="eng", members=["erin@example.com"]))
+        carol = identity.add_member(s, tenant_id=principal.tenant_id, email="carol@example.com")
+        erin = identity.add_member(s, tenant_id=principal.tenant_id, email="erin@example.com")
+    kb = make_kb(ctx, principal)
+    with ctx.db.session() as s:
+        knowledgebases.update(s, principal=principal, kb_id_or_name=kb,
+                              spec=KBUpdate(source_permissions=True, permission="team"))
+    source = add_source(ctx, principal, kb, type="confluence", settings={"url": wiki.url, "spaces": ["ENG"]},
+                        credentials={"email": wiki.email, "api_token": wiki.api_token})
+    job = sync(ctx, principal, kb, source)
+    assert job.stats["new"] == 3
+    assert any(e["item"] == "group:eng" and "made by hand" in e["message"] for e in job.errors), job.errors
+
+    def kept() -> dict[str, tuple[list[str], str | None]]:
+        with ctx.db.session() as s:
+            return {g.name: (groups.members_of(s, g.id), g.source_id)
+                    for g in s.scalars(select(MemberGroup).where(MemberGroup.tenant_id == principal.tenant_id))}
+
+    assert kept() == {"hr": (["carol@example.com"], source), "eng": (["erin@example.com"], None)}
+
+    def listed(user_id: str) -> set[str]:
+        with ctx.db.session() as s:
+            docs, _ = catalog.list_documents(s, principal=Principal(principal.tenant_id, user_id, Role.MEMBER),
+                                             kb_id=kb)
+            return {d.name for d in docs}
+
+    assert listed(carol.id) == {"Salaries.html", "Lunch.html"}  # hr, synced from the source
+    assert listed(erin.id) == {"Build.html", "Lunch.html"}  # eng, the workspace's own group
+    # the restriction lifted at the source: the page is everyone's, and the group the source made goes
+    wiki.pages[salaries.id].groups = []
+    wiki.edit(salaries.id)
+    sync(ctx, principal, kb, source)
+    assert "hr" not in kept() and listed(erin.id) == {"Build.html", "Lunch.html", "Salaries.html"}

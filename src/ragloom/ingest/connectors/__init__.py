@@ -6,10 +6,11 @@ server's disk, a web site, ... — each behind one :class:`Connector` protocol, 
 from ragloom.ingest.connectors.base import (
     Connector,
     ConnectorSpec,
+    GroupSource,
     Item,
     SourceError,
     connectors,
     open_connector,
 )
 
-__all__ = ["Connector", "ConnectorSpec", "Item", "SourceError", "connectors", "open_connector"]
+__all__ = ["Connector", "ConnectorSpec", "GroupSource", "Item", "SourceError", "connectors", "open_connector"]

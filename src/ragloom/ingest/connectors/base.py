@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from ragloom.errors import InvalidRequestError, RagloomError
@@ -95,6 +95,17 @@ class Connector(Protocol):
 
     def close(self) -> None:
         """Release what it holds (connections, temporary files)."""
+        ...
+
+
+@runtime_checkable
+class GroupSource(Protocol):
+    """A connector that also knows the members of the groups its items name as principals (Confluence):
+    a sync keeps those groups of the workspace in step (``ragloom.service.sources.sync``)."""
+
+    def groups(self) -> Iterator[tuple[str, list[str]]]:
+        """Each group the last listing's principals named, with its members' e-mail addresses (members
+        whose e-mail the source does not show are left out)."""
         ...
 
 

@@ -19,7 +19,10 @@ or ``user:<username>`` (Data Center) when no e-mail is visible to the token — 
 (``group:<name>``). A page without a read restriction of its own takes its nearest restricted ancestor's
 (Confluence applies every ancestor's restriction; the nearest stands for them here). Space permissions are
 not read: an item restricted at no level has no principals (readable as its space allows, which this
-connector does not know). An attachment has its page's principals.
+connector does not know). An attachment has its page's principals. **Groups:** after a listing,
+:meth:`ConfluenceConnector.groups` reads the members of every group the principals named
+(``/rest/api/group/member?name=`` on Cloud, ``/rest/api/group/{name}/member`` on Data Center, paged), so
+a sync keeps those groups of the workspace in step; a member whose e-mail the token cannot see is left out.
 
 Rate limits: a 429 (Cloud) is waited out per its ``Retry-After`` a few times, then the listing fails as a
 transient error (:mod:`ragloom.ingest.connectors.rest`). ``url`` is a server-side request a workspace
@@ -138,6 +141,7 @@ class ConfluenceConnector:
                           timeout=spec.timeout, headers=headers, auth=auth)
         self._rest.screen()
         self._downloads: dict[str, str] = {}
+        self._groups: set[str] = set()
 
     def settings(self) -> dict[str, Any]:
         return {"url": self.url, "spaces": self.spaces, "cloud": self.cloud, "attachments": self.attachments}
@@ -184,7 +188,7 @@ class ConfluenceConnector:
 
     def list_items(self) -> Iterator[Item]:
         self._rest.screen()
-        self._downloads = {}
+        self._downloads, self._groups = {}, set()
         for key in self.spaces:
             query = urlencode({"spaceKey": key, "type": "page", "expand": EXPAND, "start": 0, "limit": PAGE_LIMIT})
             for page in self._pages(f"/rest/api/content?{query}", f"pages of space {key}"):
@@ -202,6 +206,7 @@ class ConfluenceConnector:
         title = str(page.get("title") or "").strip()
         version = (page.get("version") or {}).get("number", 0)
         principals = principals_of(page)
+        self._groups.update(p.removeprefix("group:") for p in principals if p.startswith("group:"))
         name = safe_file_name(title, f"page-{page_id}", ".html")
         parents = [safe_file_name(str(a.get("title") or ""), f"page-{a.get('id')}", "")
                    for a in page.get("ancestors") or [] if isinstance(a, dict)]
@@ -239,6 +244,15 @@ class ConfluenceConnector:
                        metadata={"page_id": page_id, "attachment_id": att_id, "version": int(version)
                                  if str(version).isdigit() else 0},
                        principals=page.principals)
+
+    def groups(self) -> Iterator[tuple[str, list[str]]]:
+        for name in sorted(self._groups):
+            query = {"start": 0, "limit": PAGE_LIMIT}
+            first = (f"/rest/api/group/member?{urlencode({'name': name, **query})}" if self.cloud
+                     else f"/rest/api/group/{quote(name, safe='')}/member?{urlencode(query)}")
+            emails = sorted({str(m["email"]).strip().lower() for m in self._pages(first, f"members of group {name}")
+                             if isinstance(m.get("email"), str) and "@" in m["email"]})
+            yield name, emails
 
     def read(self, item: Item) -> Iterator[bytes]:
         kind, _, content_id = item.id.partition(":")

@@ -79,7 +79,7 @@ def create(session: Session, *, principal: Principal, spec: GroupCreate) -> Memb
     group = MemberGroup(tenant_id=principal.tenant_id, name=name, description=spec.description)
     session.add(group)
     session.flush()
-    _set_members(session, group, emails(spec.members))
+    set_members(session, group, emails(spec.members))
     audit.record_by(session, principal, "group.created", target=f"group:{group.id}",
                     detail=f"{name}, {len(spec.members)} member(s)")
     return group
@@ -95,7 +95,7 @@ def update(session: Session, *, principal: Principal, group_id: str, spec: Group
     if spec.description is not None:
         group.description = spec.description
     if spec.members is not None:
-        _set_members(session, group, emails(spec.members))
+        set_members(session, group, emails(spec.members))
     audit.record_by(session, principal, "group.changed", target=f"group:{group.id}",
                     detail="changed: " + ", ".join(sorted(spec.model_fields_set)))
     session.flush()
@@ -105,7 +105,7 @@ def update(session: Session, *, principal: Principal, group_id: str, spec: Group
 def add_members(session: Session, *, principal: Principal, group_id: str, given: Iterable[str]) -> MemberGroup:
     require_manager(principal, "change a group")
     group = get(session, principal=principal, group_id=group_id)
-    _set_members(session, group, sorted({*members_of(session, group.id), *emails(given)}))
+    set_members(session, group, sorted({*members_of(session, group.id), *emails(given)}))
     audit.record_by(session, principal, "group.changed", target=f"group:{group.id}", detail="members added")
     return group
 
@@ -114,7 +114,7 @@ def remove_members(session: Session, *, principal: Principal, group_id: str, giv
     require_manager(principal, "change a group")
     group = get(session, principal=principal, group_id=group_id)
     gone = set(emails(given))
-    _set_members(session, group, [m for m in members_of(session, group.id) if m not in gone])
+    set_members(session, group, [m for m in members_of(session, group.id) if m not in gone])
     audit.record_by(session, principal, "group.changed", target=f"group:{group.id}", detail="members removed")
     return group
 
@@ -126,7 +126,8 @@ def delete_group(session: Session, *, principal: Principal, group_id: str) -> No
     session.delete(group)
 
 
-def _set_members(session: Session, group: MemberGroup, members: list[str]) -> None:
+def set_members(session: Session, group: MemberGroup, members: list[str]) -> None:
+    """Make ``members`` (lower-cased e-mails, as :func:`emails` gives them) the group's members."""
     session.execute(delete(GroupMember).where(GroupMember.group_id == group.id))
     session.add_all(GroupMember(group_id=group.id, email=m) for m in members)
     session.flush()

@@ -38,13 +38,13 @@ from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
 from ragloom.db import syncs
-from ragloom.db.models import Document, Source, SourceItem, SourceSync, utcnow
+from ragloom.db.models import Document, MemberGroup, Source, SourceItem, SourceSync, utcnow
 from ragloom.errors import RagloomError, TaskCancelledError, TaskInterruptedError
-from ragloom.ingest.connectors import Connector, Item, SourceError
+from ragloom.ingest.connectors import Connector, GroupSource, Item, SourceError
 from ragloom.ingest.guard import checkpoint
 from ragloom.schemas.names import normalize_filename
 from ragloom.schemas.sources import SourceFilters
-from ragloom.service.accounts import access
+from ragloom.service.accounts import access, groups
 from ragloom.service.documents.catalog import Upload, add_documents, delete_documents, replace_file
 from ragloom.service.documents.uploads import SpoolFile, spool_dir
 from ragloom.service.sources import manage
@@ -234,6 +234,8 @@ def _run(run: SyncRun, made: Connector, filters: Filters) -> str:
         done = run.stats["listed"]
         run.report("listing", f"{done} items listed", progress=0.9 * done / max(len(known), done + 1))
     problems = made.problems()
+    if isinstance(made, GroupSource) and not problems:
+        _sync_groups(run, made)
     gone = [k for k in known if k not in kept]
     note = ""
     if problems and gone:
@@ -251,6 +253,35 @@ def _run(run: SyncRun, made: Connector, filters: Filters) -> str:
             job.errors = list(run.errors)
         _finished(s, run)
     return TaskStatus.DONE
+
+
+def _sync_groups(run: SyncRun, made: GroupSource) -> None:
+    """Keep the workspace's groups the source knows in step (``group:<name>`` readers): each group its
+    listing named gets the members it has there; a group this source made that it names no more is
+    deleted. A group of the same name made by hand (or by another source) is left as it is, noted."""
+    try:
+        listed = [(name, groups.emails(members)) for name, members in made.groups()]
+    except (SourceError, RagloomError) as exc:
+        run.note("groups", f"the source's groups could not be read: {exc.message}")
+        return
+    tenant = run.principal.tenant_id
+    with run.ctx.db.session() as s:
+        mine = {g.name: g for g in s.scalars(select(MemberGroup).where(MemberGroup.tenant_id == tenant,
+                                                                       MemberGroup.source_id == run.source_id))}
+        for name, members in listed:
+            group = mine.pop(name, None)
+            if group is None:
+                if s.scalar(select(MemberGroup.id).where(MemberGroup.tenant_id == tenant, MemberGroup.name == name)):
+                    run.note(f"group:{name}", "a group of this name was made by hand or by another source: its "
+                             "members are left as they are")
+                    continue
+                group = MemberGroup(tenant_id=tenant, name=name, source_id=run.source_id,
+                                    description=f"kept in step by the source {run.source_name}")
+                s.add(group)
+                s.flush()
+            groups.set_members(s, group, members)
+        for gone in mine.values():
+            s.delete(gone)
 
 
 def _finished(session: Session, run: SyncRun, *, cancelled: bool = False) -> None:
