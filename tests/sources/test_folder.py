@@ -88,3 +88,28 @@ def test_a_fifo_put_in_a_file_s_place_is_refused_not_waited_on(tmp_path: Path) -
     with pytest.raises(SourceError, match="not a regular file"):
         b"".join(made.read(item))
     assert [i.id for i in made.list_items()] == []
+
+
+def test_unix_permissions_become_the_files_readers_with_an_owner_email_domain(tmp_path: Path) -> None:
+    import grp
+    import pwd
+
+    folder_ = tmp_path / "shared"
+    folder_.mkdir()
+    modes = {"open.md": 0o644, "team.md": 0o640, "mine.md": 0o600, "locked.md": 0o000}
+    for name, mode in modes.items():
+        (folder_ / name).write_text(name)
+        os.chmod(folder_ / name, mode)
+    owner = pwd.getpwuid(os.getuid()).pw_name
+    group = grp.getgrgid(os.getgid()).gr_name
+    settings = {"path": str(folder_), "owner_email_domain": "Example.com"}
+    made = open_connector("folder", ConnectorSpec(settings=settings, roots=(tmp_path,)))
+    assert made.settings()["owner_email_domain"] == "example.com"
+    readers = {i.id: i.principals for i in made.list_items()}
+    me = f"user:{owner}@example.com"
+    assert readers == {"open.md": (), "team.md": (me, f"group:{group}"), "mine.md": (me,), "locked.md": (me,)}
+    plain = open_connector("folder", ConnectorSpec(settings={"path": str(folder_)}, roots=(tmp_path,)))
+    assert all(i.principals == () for i in plain.list_items())  # without the setting: no readers
+    with pytest.raises(InvalidRequestError, match="owner_email_domain"):
+        open_connector("folder", ConnectorSpec(settings={**settings, "owner_email_domain": "not a domain"},
+                                               roots=(tmp_path,)))

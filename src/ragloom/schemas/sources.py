@@ -59,7 +59,8 @@ class SourceCreate(Request):
     type: str = Field(min_length=1, max_length=32, description="the connector: folder, web, s3, git, webdav, imap, "
                       "confluence, notion, or a plugin's (ragloom.connectors)")
     settings: dict[str, Any] = Field(default_factory=dict, description="the connector's settings: folder "
-                                     "{path, hidden}; web {urls, max_depth, max_pages, sitemap, robots, documents}; "
+                                     "{path, hidden, owner_email_domain}; web {urls, max_depth, max_pages, "
+                                     "sitemap, robots, documents}; "
                                      "s3 {bucket, prefix, endpoint_url, region}; git {repository, branch, paths}; "
                                      "webdav {url, paths, max_depth}; imap {host, port, ssl, folders}; confluence "
                                      "{url, spaces, cloud, attachments}; notion {database_ids, page_ids, api_url}")

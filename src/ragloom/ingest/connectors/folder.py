@@ -6,11 +6,20 @@ allowed folder that points out of it (such a file is left out of the listing and
 Linked folders are not followed (no loops). An item's id is its path relative to the folder (so a
 renamed file is a deleted one and a new one), its change token its modification time and size: a
 listing reads no file.
+
+**Permissions.** With ``owner_email_domain`` (e.g. ``example.com``) a file's Unix permissions become its
+principals, for knowledge bases with source permissions: a file anyone on the machine may read (``o+r``)
+has none (everyone reads it); another is read by its owner (``user:<owner>@<domain>``, when ``u+r``) and
+its group (``group:<group name>``, when ``g+r``). A ``chmod`` reaches the next sync without the file
+being read again (the sync compares the principals too).
 """
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
+import re
 import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -24,11 +33,24 @@ from ragloom.ingest.connectors.base import (
     Item,
     SourceError,
     bounded,
+    group_principal,
     setting,
     unknown_settings,
+    user_principal,
 )
 
 ROOTS_SETTING = "RAGLOOM_SOURCE_ROOTS"
+
+
+DOMAIN = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+")
+
+
+def _name(lookup: Any, ident: int) -> str:
+    """A user's or group's name by id (the number when the system has no name for it)."""
+    try:
+        return str(lookup(ident)[0])
+    except KeyError:
+        return str(ident)
 
 
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
@@ -37,12 +59,17 @@ def _inside(path: str, roots: tuple[str, ...]) -> bool:
 
 class FolderConnector:
     """See the module docstring. Settings: ``path`` (required), ``hidden`` (also files and folders whose
-    name starts with a dot; default false)."""
+    name starts with a dot; default false), ``owner_email_domain`` (the files' Unix permissions as their
+    principals; default: none)."""
 
     def __init__(self, spec: ConnectorSpec) -> None:
-        unknown_settings(spec.settings, {"path", "hidden"})
+        unknown_settings(spec.settings, {"path", "hidden", "owner_email_domain"})
         raw = setting(spec.settings, "path", str, required=True).strip()
         self.hidden = bool(setting(spec.settings, "hidden", bool, False))
+        domain = (setting(spec.settings, "owner_email_domain", str) or "").strip().lower().lstrip("@")
+        if domain and not DOMAIN.fullmatch(domain):
+            raise InvalidRequestError(f"settings.owner_email_domain {domain!r} is not a mail domain")
+        self.domain = domain
         self.max_bytes = spec.max_bytes
         if not spec.roots:
             raise InvalidRequestError(f"no folder may be a source on this server: an administrator allows folders "
@@ -60,7 +87,19 @@ class FolderConnector:
         self.real = real
 
     def settings(self) -> dict[str, Any]:
-        return {"path": self.path, "hidden": self.hidden}
+        return {"path": self.path, "hidden": self.hidden,
+                **({"owner_email_domain": self.domain} if self.domain else {})}
+
+    def _principals(self, st: os.stat_result) -> tuple[str, ...]:
+        """A file's readers by its Unix permissions (module docstring); () without ``owner_email_domain``."""
+        if not self.domain or st.st_mode & stat.S_IROTH:
+            return ()
+        found = []
+        if st.st_mode & stat.S_IRUSR:
+            found.append(user_principal(f"{_name(pwd.getpwuid, st.st_uid)}@{self.domain}"))
+        if st.st_mode & stat.S_IRGRP:
+            found.append(group_principal(_name(grp.getgrgid, st.st_gid)))
+        return tuple(found) or (user_principal(f"{_name(pwd.getpwuid, st.st_uid)}@{self.domain}"),)
 
     def check(self) -> str:
         if not os.path.isdir(self.real):
@@ -103,7 +142,7 @@ class FolderConnector:
         modified = datetime.fromtimestamp(st.st_mtime, UTC).isoformat()
         return Item(id=rel, token=f"{st.st_mtime_ns}-{st.st_size}", name=os.path.basename(full),
                     title=os.path.basename(full), path=rel, url=Path(full).as_uri(), size=st.st_size,
-                    metadata={"path": rel, "modified": modified})
+                    metadata={"path": rel, "modified": modified}, principals=self._principals(st))
 
     def problems(self) -> list[str]:
         """A folder is listed whole or not at all."""
