@@ -81,6 +81,7 @@ class EvidenceFields(TypedDict, total=False):
     similarity_threshold: float
     vector_similarity_weight: float
     min_relevance: float
+    min_answerable: float
     cross_languages: Sequence[str]
 
 
