@@ -4,7 +4,7 @@ a test changes between listings.
 
 Served under the context path ``/wiki`` (as Cloud is):
 
-* ``GET /wiki/rest/api/space/{key}``;
+* ``GET /wiki/rest/api/space/{key}`` (``expand=permissions``: who may view it, when the test set it);
 * ``GET /wiki/rest/api/content?spaceKey=&type=page&expand=&start=&limit=`` — at most :attr:`page_size`
   results a request (so listings page), ``_links.next`` relative to ``_links.base`` as Confluence gives
   it; ``version``, ``history.lastUpdated``, ``restrictions.read.restrictions.{user,group}``, ``ancestors``
@@ -70,6 +70,7 @@ class FakeConfluence:
         self.spaces: dict[str, str] = {}
         self.pages: dict[str, Page] = {}
         self.groups: dict[str, list[dict[str, str]]] = {}  # group name -> members ({"email"} or {"accountId"})
+        self.space_permissions: dict[str, tuple[list[str], list[str], bool]] = {}  # key -> users, groups, anonymous
         self.requests: list[tuple[str, str]] = []
         self._rate_limited: list[str] = []
         self._ids = itertools.count(1001)
@@ -78,9 +79,14 @@ class FakeConfluence:
         self._thread: threading.Thread | None = None
 
     # -- the content -----------------------------------------------------
-    def add_space(self, key: str, name: str = "") -> None:
+    def add_space(self, key: str, name: str = "", *, users: list[str] = (),  # type: ignore[assignment]
+                  groups: list[str] = (), anonymous: bool = False) -> None:  # type: ignore[assignment]
+        """A space; ``users`` (e-mails) and ``groups`` may view it (none given: its permissions are not
+        shown, as to a token without the right), ``anonymous``: anyone may."""
         with self._lock:
             self.spaces[key] = name or key
+            if users or groups or anonymous:
+                self.space_permissions[key] = (list(users), list(groups), anonymous)
 
     def add_page(self, space: str, title: str, body: str, *, parent: str | None = None,
                  users: list[str | dict[str, str]] = (), groups: list[str] = ()) -> Page:  # type: ignore[assignment]
@@ -232,7 +238,17 @@ class _Handler(BaseHTTPRequestHandler):
             elif segments[:3] == ["rest", "api", "space"] and len(segments) == 4:
                 key = segments[3]
                 if key in fake.spaces:
-                    self._send(200, {"key": key, "name": fake.spaces[key], "type": "global"})
+                    space: dict[str, Any] = {"key": key, "name": fake.spaces[key], "type": "global"}
+                    if "permissions" in expand and key in fake.space_permissions:
+                        users, groups, anonymous = fake.space_permissions[key]
+                        read = {"operation": "read", "targetType": "space"}
+                        space["permissions"] = [
+                            {"operation": {"operation": "administer", "targetType": "space"},
+                             "subjects": {"group": {"results": [{"name": "admins"}]}}},
+                            {"operation": read, "anonymousAccess": anonymous, "unlicensedAccess": False,
+                             "subjects": {"user": {"results": [{"accountId": f"acc-{u}", "email": u} for u in users]},
+                                          "group": {"results": [{"name": g} for g in groups]}}}]
+                    self._send(200, space)
                 else:
                     self._send(404, {"statusCode": 404, "message": f"No space with key : {key}"})
             elif segments == ["rest", "api", "content"]:

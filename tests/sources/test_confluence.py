@@ -47,7 +47,9 @@ def test_pages_paged_restrictions_and_attachments(wiki: FakeConfluence) -> None:
         assert set(items) == {f"page:{p.id}" for p in wiki.pages.values() if p.space == "ENG"} | {
             f"attachment:{sheet.id.removeprefix('att')}"}
         pages = [r for _, r in wiki.requests if "/rest/api/content?" in r]
-        assert len(pages) == 1 + 3  # the 429, then 6 pages two at a time following _links.next
+        assert len(pages) == 3  # 6 pages two at a time following _links.next
+        space = [r for _, r in wiki.requests if "/rest/api/space/ENG?expand=permissions" in r]
+        assert len(space) == 2  # the space's permissions first: the 429, then again
         assert any("start=4" in r for r in pages)
         assert items[f"page:{home.id}"].principals == ()
         assert items[f"page:{secret.id}"].principals == ("group:hr", "user:557058:abc", "user:bob@example.com")
@@ -185,3 +187,21 @@ def test_the_groups_a_space_names_are_kept_in_step_and_its_readers_find_their_pa
     wiki.edit(salaries.id)
     sync(ctx, principal, kb, source)
     assert "hr" not in kept() and listed(erin.id) == {"Build.html", "Lunch.html", "Salaries.html"}
+
+
+def test_a_page_restricted_at_no_level_is_read_as_its_space_allows(wiki: FakeConfluence) -> None:
+    wiki.add_space("ENG", "Engineering", users=["Ann@Example.com"], groups=["eng"])
+    wiki.add_space("OPEN", "Everyone", groups=["staff"], anonymous=True)
+    home = wiki.add_page("ENG", "Home", "<p>Home.</p>")
+    locked = wiki.add_page("ENG", "Locked", "<p>Locked.</p>", parent=home.id, groups=["leads"])
+    notes = wiki.add_page("OPEN", "Notes", "<p>For all.</p>")
+    made = cloud(wiki, spaces=["ENG", "OPEN"])
+    try:
+        items = {i.id: i.principals for i in made.list_items()}
+        assert items[f"page:{home.id}"] == ("group:eng", "user:ann@example.com")  # the space's viewers
+        assert items[f"page:{locked.id}"] == ("group:leads",)  # its own restriction first
+        assert items[f"page:{notes.id}"] == ()  # anonymous access: anyone
+        wiki.groups = {"eng": [{"email": "bo@example.com"}], "leads": [{"email": "cy@example.com"}]}
+        assert dict(made.groups()) == {"eng": ["bo@example.com"], "leads": ["cy@example.com"]}
+    finally:
+        made.close()

@@ -17,9 +17,10 @@ wrapped in a small HTML document; an attachment is downloaded from its ``_links.
 **Principals.** A page's read restriction lists users — ``user:<e-mail>``, or ``user:<accountId>`` (Cloud)
 or ``user:<username>`` (Data Center) when no e-mail is visible to the token — and groups
 (``group:<name>``). A page without a read restriction of its own takes its nearest restricted ancestor's
-(Confluence applies every ancestor's restriction; the nearest stands for them here). Space permissions are
-not read: an item restricted at no level has no principals (readable as its space allows, which this
-connector does not know). An attachment has its page's principals. **Groups:** after a listing,
+(Confluence applies every ancestor's restriction; the nearest stands for them here), and a page restricted
+at no level its space's read permission (``/rest/api/space/{key}?expand=permissions``: the users and
+groups allowed to view the space; none when anonymous access is on, or when the server does not show the
+permissions to the token). An attachment has its page's principals. **Groups:** after a listing,
 :meth:`ConfluenceConnector.groups` reads the members of every group the principals named
 (``/rest/api/group/member?name=`` on Cloud, ``/rest/api/group/{name}/member`` on Data Center, paged), so
 a sync keeps those groups of the workspace in step; a member whose e-mail the token cannot see is left out.
@@ -90,15 +91,33 @@ def _principals(restrictions: Any) -> tuple[str, ...] | None:
     return tuple(sorted(set(found))) or None
 
 
-def principals_of(page: dict[str, Any]) -> tuple[str, ...]:
-    """A page's principals: its own read restriction, else its nearest restricted ancestor's, else ()."""
+def principals_of(page: dict[str, Any], space: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A page's principals: its own read restriction, else its nearest restricted ancestor's, else its
+    space's readers (``space``)."""
     own = _principals(page.get("restrictions"))
     if own is not None:
         return own
     for ancestor in reversed(page.get("ancestors") or []):  # the root first: the parent is the last
         if isinstance(ancestor, dict) and (found := _principals(ancestor.get("restrictions"))) is not None:
             return found
-    return ()
+    return space
+
+
+def space_readers(space: dict[str, Any]) -> tuple[str, ...]:
+    """Who may view a space, from its ``permissions`` expansion: () when anonymous access is on or the
+    permissions are not shown (everyone the knowledge base lets in)."""
+    found: list[str] = []
+    for perm in space.get("permissions") or []:
+        if not isinstance(perm, dict):
+            continue
+        operation = perm.get("operation") or {}
+        if operation.get("operation") != "read" or operation.get("targetType") != "space":
+            continue
+        if perm.get("anonymousAccess"):
+            return ()
+        subjects = perm.get("subjects") or {}
+        found += _principals({"read": {"restrictions": subjects}}) or ()
+    return tuple(sorted(set(found)))
 
 
 def _digest(principals: tuple[str, ...]) -> str:
@@ -190,22 +209,24 @@ class ConfluenceConnector:
         self._rest.screen()
         self._downloads, self._groups = {}, set()
         for key in self.spaces:
+            readers = space_readers(self._get(f"/rest/api/space/{quote(key)}?expand=permissions", f"space {key}"))
+            self._groups.update(p.removeprefix("group:") for p in readers if p.startswith("group:"))
             query = urlencode({"spaceKey": key, "type": "page", "expand": EXPAND, "start": 0, "limit": PAGE_LIMIT})
             for page in self._pages(f"/rest/api/content?{query}", f"pages of space {key}"):
-                item = self._page(key, page)
+                item = self._page(key, page, readers)
                 if item is None:
                     continue
                 yield item
                 if self.attachments:
                     yield from self._attachments(item, str(page["id"]))
 
-    def _page(self, space: str, page: dict[str, Any]) -> Item | None:
+    def _page(self, space: str, page: dict[str, Any], readers: tuple[str, ...] = ()) -> Item | None:
         page_id = str(page.get("id") or "")
         if not page_id.isdigit():
             return None
         title = str(page.get("title") or "").strip()
         version = (page.get("version") or {}).get("number", 0)
-        principals = principals_of(page)
+        principals = principals_of(page, readers)
         self._groups.update(p.removeprefix("group:") for p in principals if p.startswith("group:"))
         name = safe_file_name(title, f"page-{page_id}", ".html")
         parents = [safe_file_name(str(a.get("title") or ""), f"page-{a.get('id')}", "")
