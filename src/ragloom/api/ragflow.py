@@ -5,7 +5,8 @@ its MCP server, Dify's "RAGFlow" external knowledge) work against ragloom with o
 A sub-application mounted by :func:`ragloom.api.app.create_app` when ``settings.ragflow_compat`` is on,
 with its own OpenAPI document (``/ragflow/openapi.json``). It only translates shapes: every operation
 calls ragloom's use cases (the same code path, isolation, limits, audit and rate limits as
-``/api/v1``), as :mod:`ragloom.api.dify` does for Dify.
+``/api/v1``), as :mod:`ragloom.api.dify` does for Dify. Chat assistants, sessions and completions are
+in :mod:`ragloom.api.ragflow_chats`.
 
 RAGFlow's envelope: ``{"code": 0, "data": ...}`` on success, ``{"code": <n>, "message": ...}`` on
 error with HTTP 200 (:func:`install_errors`, the one place ragloom's errors become RAGFlow's codes):
@@ -588,7 +589,9 @@ def _update_document(dataset_id: str, document_id: str, body: RFDocumentUpdate, 
             except ConflictError:
                 fail(DATA_ERROR, "Duplicated document name in the same dataset.")
             except InvalidRequestError as exc:
-                fail(ARGUMENT_ERROR, f"The extension of file can't be changed ({exc.message})")
+                extension = "extension" in exc.message
+                fail(ARGUMENT_ERROR, f"The extension of file can't be changed ({exc.message})" if extension
+                     else exc.message)
         if body.meta_fields is not None:
             changes: dict[str, Any] = {k: None for k in (doc.meta or {}) if k not in body.meta_fields}
             changes.update(body.meta_fields)
@@ -940,6 +943,11 @@ def version() -> RFResult[str]:
     return RFResult(data=f"ragloom-{__version__}")
 
 
+@router.get("/dify/retrieval/health", tags=["system"], summary="Dify's health check of the external knowledge API")
+def dify_health() -> RFResult[bool]:
+    return RFResult(data=True)
+
+
 # ---- what ragloom does not have
 
 NOT_IN_RAGLOOM = {
@@ -965,8 +973,9 @@ def unsupported(method: str, path: str) -> tuple[int, str] | None:
     if path.lstrip("/").startswith(NOT_IN_RAGLOOM_CHAT):
         return DATA_ERROR, f"{shown} is not supported by ragloom"
     if parts[0] in NOT_YET or (parts[0] == "datasets" and len(parts) >= 3 and parts[2] in NOT_YET_DATASET):
-        return DATA_ERROR, (f"{shown} is not supported by ragloom yet (chat assistants, sessions, knowledge graph, "
-                            "RAPTOR and metadata routes come later; use ragloom's /api/v1 meanwhile)")
+        return DATA_ERROR, (f"{shown} is not supported by ragloom yet (the per-chat OpenAI endpoint, session "
+                            "messages, knowledge graph, RAPTOR and metadata routes come later; use ragloom's /api/v1 "
+                            "meanwhile)")
     if parts[0] in NOT_IN_RAGLOOM:
         return DATA_ERROR, f"{shown} is not supported by ragloom"
     return None
@@ -986,11 +995,12 @@ def not_supported(path: str, request: Request) -> JSONResponse:
 def create_compat_app(parent: FastAPI) -> FastAPI:
     """The sub-application mounted at :data:`BASE`: it shares the parent's state (context, rate
     limiters, upload budget), so keys, limits and isolation are the same."""
-    from ragloom.api import dify
+    from ragloom.api import dify, ragflow_chats
 
     app = FastAPI(title="ragloom: RAGFlow-compatible API", version=__version__, docs_url=None, redoc_url=None,
                   openapi_url="/openapi.json",
-                  description="RAGFlow's HTTP API (datasets, documents, chunks, retrieval) served by ragloom under "
+                  description="RAGFlow's HTTP API (datasets, documents, chunks, retrieval, chat assistants, sessions "
+                              "and completions) served by ragloom under "
                               f"{BASE}: point a RAGFlow client at http://HOST:PORT{BASE} with a ragloom API key.",
                   responses={401: {"model": RFError, "description": "no or unknown API key (code 401)"},
                              429: {"model": RFError, "description": "rate limit reached (code 429)"}})
@@ -998,5 +1008,6 @@ def create_compat_app(parent: FastAPI) -> FastAPI:
     install_errors(app)
     app.include_router(upload_router)
     app.include_router(dify.router, prefix=API)  # Dify's external knowledge: endpoint .../ragflow/api/v1/dify
-    app.include_router(router)
+    app.include_router(ragflow_chats.router)
+    app.include_router(router)  # last: its catch-all answers what no route above does
     return app

@@ -365,3 +365,135 @@ class RFHealth(RFModel):
     doc_engine: str
     storage: str
     status: str
+
+
+# --- chat assistants, sessions, completions -------------------------------------------------------
+
+
+class RFChat(RFModel):
+    """A chat assistant with RAGFlow's 0.27 flat fields (``llm_id``, ``llm_setting``, ``prompt_config``)."""
+
+    id: str
+    name: str
+    description: str
+    icon: str = ""
+    language: str = "English"
+    tenant_id: str
+    dataset_ids: list[str]
+    kb_names: list[str]
+    llm_id: str = Field(description="the chat model; 'extractive' when none is configured")
+    llm_setting: dict[str, Any]
+    prompt_type: str = "simple"
+    prompt_config: dict[str, Any]
+    similarity_threshold: float | None
+    vector_similarity_weight: float | None
+    top_n: int
+    top_k: int = 1024
+    rerank_id: str = ""
+    do_refer: str = "1"
+    status: str = "1"
+    create_time: int | None = None
+    create_date: str | None = None
+    update_time: int | None = None
+    update_date: str | None = None
+
+
+class RFChatList(RFModel):
+    chats: list[RFChat]
+    total: int
+
+
+class RFChatRequest(BaseModel):
+    """``POST /chats`` and ``PATCH``/``PUT /chats/{id}``: RAGFlow's keys (unknown keys ignored, as RAGFlow
+    does; its older ``llm``/``prompt`` objects are read as ``llm_setting``/``prompt_config``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str | None = None
+    description: str | None = None
+    icon: str | None = None
+    dataset_ids: list[str] | None = None
+    llm_id: str | None = None
+    llm_setting: dict[str, Any] | None = None
+    prompt_config: dict[str, Any] | None = None
+    llm: dict[str, Any] | None = None
+    prompt: dict[str, Any] | None = None
+    top_n: int | None = Field(None, ge=1, le=64)
+    top_k: int | None = None
+    similarity_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    vector_similarity_weight: float | None = Field(None, ge=0.0, le=1.0)
+    rerank_id: str | None = None
+    tenant_id: str | None = None
+
+
+class RFMessage(RFModel):
+    role: str
+    content: str
+    id: str | None = None
+
+
+class RFSession(RFModel):
+    id: str
+    chat_id: str
+    name: str
+    messages: list[RFMessage]
+    reference: list[Any] = Field(default_factory=list)
+    user_id: str = ""
+    create_time: int | None = None
+    create_date: str | None = None
+    update_time: int | None = None
+    update_date: str | None = None
+
+
+class RFSessionRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: str | None = None
+    messages: Any = None
+    message: Any = None
+    reference: Any = None
+
+
+class RFReferenceChunk(RFModel):
+    """A cited chunk of an answer (RAGFlow's ``chunks_format``); ``[ID:n]`` in the answer is ``chunks[n]``."""
+
+    id: str
+    content: str
+    document_id: str
+    document_name: str
+    dataset_id: str | None
+    image_id: str = ""
+    positions: list[list[float]]
+    url: str | None = None
+    similarity: float | None = Field(None, description="not kept with a stored answer: null")
+    vector_similarity: float | None = None
+    term_similarity: float | None = None
+    doc_type: str = ""
+
+
+class RFAnswerReference(RFModel):
+    total: int
+    chunks: list[RFReferenceChunk]
+    doc_aggs: list[RFDocAgg]
+
+
+class RFCompletionRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    question: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    stream: bool = True
+    session_id: str | None = None
+    chat_id: str | None = None
+
+
+class RFCompletion(RFModel):
+    answer: str
+    reference: RFAnswerReference
+    prompt: str = ""
+    created_at: float
+    audio_binary: None = None
+    id: str
+    session_id: str
+    chat_id: str
+    final: bool | None = None
