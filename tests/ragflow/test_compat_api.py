@@ -401,8 +401,7 @@ def test_not_supported_and_unknown_routes(setup: Setup) -> None:
                          ("POST", "/searches")):
         message = err(c.request(method, B + path, headers=h), 102)
         assert message == f"{method} /api/v1{path.rstrip('/')} is not supported by ragloom", message
-    for method, path in (("POST", "/openai/x/chat/completions"), ("POST", "/chats_openai/x/chat/completions"),
-                         ("DELETE", "/chats/x/sessions/y/messages/z"),
+    for method, path in (("DELETE", "/chats/x/sessions/y/messages/z"),
                          ("POST", f"/datasets/{setup.ds}/run_graphrag"), ("GET", f"/datasets/{setup.ds}/trace_raptor"),
                          ("GET", f"/datasets/{setup.ds}/metadata/summary")):
         assert "not supported by ragloom yet" in err(c.request(method, B + path, headers=h), 102)

@@ -186,6 +186,34 @@ def test_sessions_and_completions(setup: Setup) -> None:
     ok(c.request("DELETE", f"{B}/chats/{chat}", headers=h))
 
 
+def test_the_per_chat_openai_endpoint(setup: Setup) -> None:
+    c, h = setup.client, setup.h
+    chat = ok(c.post(f"{B}/chats", json={"name": "openai", "dataset_ids": [setup.ds]}, headers=h))["id"]
+    body = {"model": "model", "messages": [{"role": "user", "content": "What is ragloom?"}],
+            "extra_body": {"reference": True}}
+    for route in ("openai", "chats_openai"):  # the route and RAGFlow's deprecated alias
+        r = c.post(f"{B}/{route}/{chat}/chat/completions", json=body, headers=h)
+        assert r.status_code == 200, r.text
+        out = r.json()
+        assert out["object"] == "chat.completion" and "code" not in out and out["model"] == "model"
+        message = out["choices"][0]["message"]
+        assert message["role"] == "assistant" and message["content"]
+        assert message["reference"] and message["reference"][0]["document_name"] == "about.txt"
+        assert all(int(n) < len(message["reference"]) for n in re.findall(r"\[ID:(\d+)\]", message["content"]))
+    plain = c.post(f"{B}/openai/{chat}/chat/completions", json={**body, "extra_body": {}}, headers=h).json()
+    assert "reference" not in plain["choices"][0]["message"]
+    streamed = c.post(f"{B}/openai/{chat}/chat/completions", json={**body, "stream": True}, headers=h)
+    assert streamed.headers["content-type"].startswith("text/event-stream") and "[DONE]" in streamed.text
+    url = f"{B}/openai/{chat}/chat/completions"
+    assert "missing: model; messages;" in err(c.post(url, json={}, headers=h), 101)
+    assert "provide messages" in err(c.post(url, json={"model": "model", "messages": []}, headers=h), 102)
+    assert "not from user" in err(c.post(url, json={"model": "model", "messages": [
+        {"role": "assistant", "content": "hi"}]}, headers=h), 102)
+    assert "don't own the chat" in err(c.post(f"{B}/openai/{setup.other_chat}/chat/completions", json=body,
+                                              headers=h), 102)
+    ok(c.request("DELETE", f"{B}/chats/{chat}", headers=h))
+
+
 def test_another_workspaces_chats_and_sessions(setup: Setup) -> None:
     c, h = setup.client, setup.h
     chat, sess = setup.other_chat, setup.other_session
@@ -208,6 +236,10 @@ def test_another_workspaces_chats_and_sessions(setup: Setup) -> None:
         ("POST", f"/chats/{chat}/completions", {"json": {"question": "x", "stream": False}}, 109),
         ("POST", f"/chats/{mine}/completions", {"json": {"question": "x", "stream": False, "session_id": sess}}, 102),
         ("POST", "/chat/completions", {"json": {"chat_id": chat, "question": "x", "stream": False}}, 109),
+        ("POST", f"/openai/{chat}/chat/completions", {"json": {"model": "m", "messages": [
+            {"role": "user", "content": "x"}]}}, 102),
+        ("POST", f"/chats_openai/{chat}/chat/completions", {"json": {"model": "m", "messages": [
+            {"role": "user", "content": "x"}]}}, 102),
     ]
     for method, path, kwargs, code in calls:
         r = c.request(method, B + path, headers=h, **kwargs)

@@ -973,9 +973,8 @@ def unsupported(method: str, path: str) -> tuple[int, str] | None:
     if path.lstrip("/").startswith(NOT_IN_RAGLOOM_CHAT):
         return DATA_ERROR, f"{shown} is not supported by ragloom"
     if parts[0] in NOT_YET or (parts[0] == "datasets" and len(parts) >= 3 and parts[2] in NOT_YET_DATASET):
-        return DATA_ERROR, (f"{shown} is not supported by ragloom yet (the per-chat OpenAI endpoint, session "
-                            "messages, knowledge graph, RAPTOR and metadata routes come later; use ragloom's /api/v1 "
-                            "meanwhile)")
+        return DATA_ERROR, (f"{shown} is not supported by ragloom yet (session messages, knowledge graph, RAPTOR "
+                            "and metadata routes come later; use ragloom's /api/v1 meanwhile)")
     if parts[0] in NOT_IN_RAGLOOM:
         return DATA_ERROR, f"{shown} is not supported by ragloom"
     return None

@@ -6,7 +6,8 @@ RAGFlow's does.
 
 Completions are answered whole: with ``stream`` the answer comes as one event, then the final event
 with its reference, then the end (``data: {"code": 0, "data": true}``). ``[ID:n]`` markers index the
-reference's ``chunks``. The per-chat OpenAI-compatible endpoint is not served yet."""
+reference's ``chunks``. The per-chat OpenAI-compatible endpoint (``/openai/{chat_id}/chat/completions``)
+answers OpenAI's ``chat.completion``, with RAGFlow's ``reference`` list when ``extra_body.reference``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any, NoReturn
 
 from fastapi import APIRouter, Body, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
@@ -27,7 +28,7 @@ from ragloom.context import Context, Principal
 from ragloom.errors import ConflictError, NotFoundError
 from ragloom.schemas.assistants import AssistantCreate, AssistantUpdate, AssistantView
 from ragloom.schemas.base import iso_utc
-from ragloom.schemas.chats import ChatReply, CompletionRequest
+from ragloom.schemas.chats import ChatReference, ChatReply, CompletionRequest
 from ragloom.schemas.ragflow import (
     ARGUMENT_ERROR,
     AUTHENTICATION_ERROR,
@@ -392,20 +393,12 @@ _MARKER = re.compile(r"\[ID:(\d+)\]")
 
 def _answer(reply: ChatReply, chat_id: str, *, final: bool | None = None) -> RFCompletion:
     """The reply in RAGFlow's shape: ``[ID:n]`` renumbered to index ``reference.chunks``."""
-    refs = sorted(reply.references, key=lambda r: r.id)
-    number = {r.id: i for i, r in enumerate(refs)}
-
-    def renumber(m: re.Match[str]) -> str:
-        n = int(m.group(1))
-        return f"[ID:{number[n]}]" if n in number else m.group(0)
-
-    chunks = [RFReferenceChunk(id=r.chunk_id, content=r.content, document_id=r.doc_id, document_name=r.document_name,
-                               dataset_id=r.kb_id, positions=[[float(x) for x in p] for p in r.positions],
-                               url=r.source_url) for r in refs]
+    text, chunks = _renumbered(reply.answer, reply.references)
+    refs = reply.references
     counts = Counter(r.doc_id for r in refs)
     names = {r.doc_id: r.document_name for r in refs}
     aggs = [RFDocAgg(doc_name=names[d], doc_id=d, count=n) for d, n in counts.most_common()]
-    return RFCompletion(answer=_MARKER.sub(renumber, reply.answer),
+    return RFCompletion(answer=text,
                         reference=RFAnswerReference(total=len(chunks), chunks=chunks, doc_aggs=aggs),
                         created_at=time.time(), id=reply.message_id, session_id=reply.session_id, chat_id=chat_id,
                         final=final)
@@ -462,3 +455,81 @@ def completions(body: RFCompletionRequest, ctx: ContextDep,
     if not body.chat_id:
         fail(ARGUMENT_ERROR, "required argument are missing: chat_id")
     return _complete(body.chat_id, body, ctx, principal)
+
+
+# ---- the per-chat OpenAI-compatible endpoint
+
+
+def _renumbered(text: str, refs: list[ChatReference]) -> tuple[str, list[RFReferenceChunk]]:
+    ordered = sorted(refs, key=lambda r: r.id)
+    number = {r.id: i for i, r in enumerate(ordered)}
+
+    def renumber(m: re.Match[str]) -> str:
+        n = int(m.group(1))
+        return f"[ID:{number[n]}]" if n in number else m.group(0)
+
+    chunks = [RFReferenceChunk(id=r.chunk_id, content=r.content, document_id=r.doc_id, document_name=r.document_name,
+                               dataset_id=r.kb_id, positions=[[float(x) for x in p] for p in r.positions],
+                               url=r.source_url) for r in ordered]
+    return _MARKER.sub(renumber, text), chunks
+
+
+def _openai(chat_id: str, body: dict[str, Any], ctx: Context, principal: Principal) -> Any:
+    from ragloom.api import openai_compat
+    from ragloom.schemas.openai import ChatCompletion, ChatCompletionRequest
+
+    missing = [k for k in ("model", "messages") if k not in body]
+    if missing:
+        fail(ARGUMENT_ERROR, "required argument are missing: " + "".join(f"{k}; " for k in missing))
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        fail(DATA_ERROR, "You have to provide messages.")
+    if not isinstance(messages[-1], dict) or messages[-1].get("role") != "user":
+        fail(DATA_ERROR, "The last content of this conversation is not from user.")
+    with ctx.db.session() as s:
+        try:
+            chat = assistants.get(s, principal=principal, assistant_id_or_name=chat_id).id
+        except NotFoundError:
+            fail(DATA_ERROR, f"You don't own the chat {chat_id}")
+    extra_body = body.get("extra_body")
+    extra: dict[str, Any] = extra_body if isinstance(extra_body, dict) else {}
+    fields = {k: body[k] for k in ("stream", "temperature", "top_p", "presence_penalty", "frequency_penalty",
+                                   "max_tokens", "max_completion_tokens") if body.get(k) is not None}
+    try:
+        request = ChatCompletionRequest.model_validate(
+            {**fields, "model": chat, "messages": [{"role": m.get("role"), "content": m.get("content")}
+                                                   for m in messages if isinstance(m, dict)]})
+    except ValidationError as exc:
+        fail(ARGUMENT_ERROR, _field_errors(exc))
+    reply = openai_compat.chat_completions(request, ctx, principal)
+    if not isinstance(reply, ChatCompletion):
+        return reply  # a stream: OpenAI's chunks, ragloom's reference on the finish chunk
+    out = reply.model_dump(mode="json", exclude_none=True)
+    out["model"] = body.get("model") or "model"
+    message = out["choices"][0]["message"]
+    answer = reply.choices[0].message.reference
+    message.pop("reference", None)
+    message["content"], chunks = _renumbered(answer.answer, answer.references)
+    if extra.get("reference"):
+        message["reference"] = [c.model_dump(mode="json") for c in chunks]
+    return JSONResponse(out)
+
+
+OPENAI_NOTE = ("RAGFlow's per-chat OpenAI-compatible endpoint: OpenAI's chat.completion (no envelope), the chat's "
+               "answer to the last user message with the earlier ones as its history; nothing is stored. With "
+               "extra_body.reference, message.reference lists the cited chunks ([ID:n] index it). stream: OpenAI's "
+               "chunks, the reference (ragloom's shape) on the finish chunk.")
+
+
+@router.post("/openai/{chat_id}/chat/completions", summary="OpenAI-compatible completion of a chat",
+             description=OPENAI_NOTE, dependencies=[rate_limited("answer")], response_model=None)
+def openai_chat(chat_id: str, ctx: ContextDep, principal: PrincipalDep,
+                body: Annotated[dict[str, Any], Body()]) -> Any:
+    return _openai(chat_id, body, ctx, principal)
+
+
+@router.post("/chats_openai/{chat_id}/chat/completions", summary="OpenAI-compatible completion (RAGFlow's "
+             "deprecated alias)", description=OPENAI_NOTE, dependencies=[rate_limited("answer")], response_model=None)
+def openai_chat_alias(chat_id: str, ctx: ContextDep, principal: PrincipalDep,
+                      body: Annotated[dict[str, Any], Body()]) -> Any:
+    return _openai(chat_id, body, ctx, principal)
