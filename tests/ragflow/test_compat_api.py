@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.service.accounts import identity
+from ragloom.states import KeyScope
 from ragloom.worker import run_one
 
 B = "/ragflow/api/v1"
@@ -29,6 +30,7 @@ class Setup:
     client: TestClient
     h: dict[str, str]
     other: dict[str, str]
+    read: dict[str, str]
     ds: str
     pump: str
     fan: str
@@ -66,6 +68,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             assert boot.new_key is not None
             tenant, user = identity.create_tenant(s, name="other", owner_email="owner@other.test")
             other_key = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
+            me = boot.principal
+            read_key = identity.create_api_key(s, tenant_id=me.tenant_id, user_id=me.user_id, scope=KeyScope.READ).key
         h = {"Authorization": f"Bearer {boot.new_key.key}"}
         other = {"Authorization": f"Bearer {other_key}"}
         ds = ok(client.post(f"{B}/datasets", json={"name": "manuals", "chunk_method": "naive"}, headers=h))["id"]
@@ -74,7 +78,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         other_ds = ok(client.post(f"{B}/datasets", json={"name": "secret"}, headers=other))["id"]
         other_doc = ok(client.post(f"{B}/datasets/{other_ds}/documents", headers=other,
                                    files=[("file", ("pump.txt", PUMP))]))[0]["id"]
-        st = Setup(client, h, other, ds, docs[0]["id"], docs[1]["id"], other_ds, other_doc, "")
+        st = Setup(client, h, other, {"Authorization": f"Bearer {read_key}"}, ds, docs[0]["id"], docs[1]["id"],
+                   other_ds, other_doc, "")
         st.run()
         listing = ok(client.get(f"{B}/datasets/{other_ds}/documents/{other_doc}/chunks", headers=other))
         st.other_chunk = listing["chunks"][0]["id"]
@@ -327,11 +332,12 @@ def test_delete_all_chunks_of_a_document(setup: Setup) -> None:
 
 
 def _retrieve(setup: Setup, **more: Any) -> Any:
+    headers = more.pop("headers", setup.h)
     body = {"page": 1, "page_size": 5, "similarity_threshold": 0.0, "vector_similarity_weight": 0.3, "top_k": 1024,
             "rerank_id": None, "keyword": False, "question": "How often must the pump be serviced?",
             "dataset_ids": [setup.ds], "document_ids": [], "cross_languages": None, "metadata_condition": None,
             "use_kg": False, "toc_enhance": False, **more}  # what ragflow-sdk sends
-    return setup.client.post(f"{B}/retrieval", json=body, headers=more.pop("headers", setup.h))
+    return setup.client.post(f"{B}/retrieval", json=body, headers=headers)
 
 
 def test_retrieval(setup: Setup) -> None:
@@ -392,6 +398,15 @@ def test_auth(setup: Setup) -> None:
     r = c.post(f"{B}/datasets/{setup.ds}/documents", files=[("file", ("a.txt", b"x"))],
                headers={"Authorization": "Bearer nope"})
     assert r.status_code == 401 and r.json()["message"]  # refused before its body is read (the upload middleware)
+
+
+def test_a_read_only_key_reads_and_retrieves_but_never_writes(setup: Setup) -> None:
+    c, r = setup.client, setup.read
+    assert ok(c.get(f"{B}/datasets", params={"id": setup.ds}, headers=r))[0]["id"] == setup.ds
+    assert ok(_retrieve(setup, headers=r))["chunks"]  # a search changes nothing
+    assert "read-only" in err(c.put(f"{B}/datasets/{setup.ds}", json={"description": "x"}, headers=r), 108)
+    assert "read-only" in err(c.post(f"{B}/datasets/{setup.ds}/documents/{setup.pump}/chunks",
+                                     json={"content": "x"}, headers=r), 108)
 
 
 def test_not_supported_and_unknown_routes(setup: Setup) -> None:
