@@ -387,6 +387,55 @@ def test_retrieval_errors(setup: Setup) -> None:
     assert err(_retrieve(setup, similarity_threshold=2), 101)
 
 
+# ---------------------------------------------------------------- metadata summary and batch update
+
+
+def test_metadata_summary_and_batch_update(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "home", workers=0, _env_file=None)
+    with TestClient(create_app(settings)) as c:
+        with c.app.state.ctx.db.session() as s:  # type: ignore[attr-defined]
+            boot = identity.bootstrap(s)
+        assert boot.new_key is not None
+        h = {"Authorization": f"Bearer {boot.new_key.key}"}
+        ds = ok(c.post(f"{B}/datasets", json={"name": "meta"}, headers=h))["id"]
+        docs = ok(c.post(f"{B}/datasets/{ds}/documents", headers=h,
+                         files=[("file", (f"{n}.txt", b"text")) for n in ("a", "b", "c")]))
+        a, b, d = (x["id"] for x in docs)
+        for doc, meta in ((a, {"author": "alice", "tags": ["x", "y"], "year": 2024}),
+                          (b, {"author": "bob", "tags": ["x"], "year": 2019}), (d, {"author": "alice"})):
+            ok(c.patch(f"{B}/datasets/{ds}/documents/{doc}", json={"meta_fields": meta}, headers=h))
+        summary = ok(c.get(f"{B}/datasets/{ds}/metadata/summary", headers=h))["summary"]
+        assert summary["author"] == {"type": "string", "values": [["alice", 2], ["bob", 1]]}
+        assert summary["tags"] == {"type": "list", "values": [["x", 2], ["y", 1]]}
+        assert summary["year"]["type"] == "number"
+        only_b = ok(c.get(f"{B}/datasets/{ds}/metadata/summary", params={"doc_ids": b}, headers=h))["summary"]
+        assert only_b["author"]["values"] == [["bob", 1]]
+
+        url = f"{B}/datasets/{ds}/metadata/update"
+        cond = {"logic": "and", "conditions": [{"name": "author", "comparison_operator": "is", "value": "alice"}]}
+        done = ok(c.post(url, json={"selector": {"metadata_condition": cond},
+                                    "updates": [{"key": "team", "value": "blue"}]}, headers=h))
+        assert done == {"updated": 2, "matched_docs": 2}
+        done = ok(c.post(url, json={"selector": {"document_ids": [a, b]},
+                                    "updates": [{"key": "tags", "value": "z", "match": "x"}],
+                                    "deletes": [{"key": "year"}]}, headers=h))
+        assert done == {"updated": 2, "matched_docs": 2}
+        everyone = ok(c.post(url, json={"deletes": [{"key": "author", "value": "bob"}]}, headers=h))
+        assert everyone == {"updated": 1, "matched_docs": 3}  # no selector: every document
+        listed = {x["id"]: x["meta_fields"] for x in ok(c.get(f"{B}/datasets/{ds}/documents", headers=h))["docs"]}
+        assert listed[a] == {"author": "alice", "tags": ["z", "y"], "team": "blue"}
+        assert listed[b] == {"tags": ["z"]} and listed[d] == {"author": "alice", "team": "blue"}
+        newer = {"logic": "and", "conditions": [{"name": "year", "comparison_operator": ">", "value": 2000}]}
+        assert ok(c.post(url, json={"selector": {"metadata_condition": newer}, "updates": [
+            {"key": "k", "value": "v"}]}, headers=h)) == {"updated": 0, "matched_docs": 0}
+        assert "selector" in err(c.post(url, json={"selector": [1]}, headers=h), 102)
+        assert "lists" in err(c.post(url, json={"updates": {}}, headers=h), 102)
+        assert "key and value" in err(c.post(url, json={"updates": [{"key": "k"}]}, headers=h), 102)
+        assert "requires key" in err(c.post(url, json={"deletes": [{}]}, headers=h), 102)
+        assert "do not belong" in err(c.post(url, json={"selector": {"document_ids": ["0" * 32]}}, headers=h), 102)
+        assert "don't own the dataset" in err(c.get(f"{B}/datasets/{'0' * 32}/metadata/summary", headers=h), 102)
+
+
 # ---------------------------------------------------------------- auth, catch-all, health, openapi, the setting
 
 
@@ -418,7 +467,7 @@ def test_not_supported_and_unknown_routes(setup: Setup) -> None:
         assert message == f"{method} /api/v1{path.rstrip('/')} is not supported by ragloom", message
     for method, path in (("DELETE", "/chats/x/sessions/y/messages/z"),
                          ("POST", f"/datasets/{setup.ds}/run_graphrag"), ("GET", f"/datasets/{setup.ds}/trace_raptor"),
-                         ("GET", f"/datasets/{setup.ds}/metadata/summary")):
+                         ("GET", f"/datasets/{setup.ds}/metadata/config")):
         assert "not supported by ragloom yet" in err(c.request(method, B + path, headers=h), 102)
     r = c.get(f"{B}/no/such/route", headers=h)
     assert r.status_code == 404 and r.json() == {"code": 404, "message": f"Not Found: {B}/no/such/route",
@@ -499,6 +548,10 @@ def _routes(s: Setup) -> list[tuple[str, str, dict[str, Any]]]:
         ("DELETE", f"/datasets/{ds}/documents/{doc}/chunks", {"json": {"chunk_ids": [ck]}}),
         ("DELETE", f"/datasets/{ds}/documents/{doc}/chunks", {"json": {"delete_all": True}}),
         ("DELETE", f"/datasets/{s.ds}/documents/{s.pump}/chunks", {"json": {"chunk_ids": [ck]}}),
+        ("GET", f"/datasets/{ds}/metadata/summary", {}),
+        ("POST", f"/datasets/{ds}/metadata/update", {"json": {"updates": [{"key": "a", "value": "b"}]}}),
+        ("POST", f"/datasets/{s.ds}/metadata/update", {"json": {"selector": {"document_ids": [doc]},
+                                                                "updates": [{"key": "a", "value": "b"}]}}),
         ("POST", "/retrieval", {"json": {"question": "pump", "dataset_ids": [ds]}}),
         ("POST", "/retrieval", {"json": {"question": "pump", "dataset_ids": [s.ds], "document_ids": [doc]}}),
     ]
