@@ -436,6 +436,29 @@ def test_metadata_summary_and_batch_update(tmp_path: Path) -> None:
         assert "don't own the dataset" in err(c.get(f"{B}/datasets/{'0' * 32}/metadata/summary", headers=h), 102)
 
 
+# ---------------------------------------------------------------- knowledge graph and RAPTOR
+
+
+def test_raptor_and_graph_triggers(setup: Setup) -> None:
+    c, h, ds = setup.client, setup.h, setup.ds
+    assert ok(c.get(f"{B}/datasets/{ds}/trace_raptor", headers=h)) == {}  # never built
+    started = ok(c.post(f"{B}/datasets/{ds}/run_raptor", headers=h))
+    task = started["task_id"]
+    assert started["raptor_task_id"] == task
+    assert ok(c.post(f"{B}/datasets/{ds}/index", params={"type": "raptor"}, headers=h))["task_id"] == task  # waiting
+    setup.run()
+    trace = ok(c.get(f"{B}/datasets/{ds}/trace_raptor", headers=h))
+    assert trace["id"] == task and trace["task_type"] == "raptor" and trace["progress"] == 1.0, trace
+    assert ok(c.get(f"{B}/datasets/{ds}/index", params={"type": "raptor"}, headers=h))["id"] == task
+    assert "Invalid index type" in err(c.get(f"{B}/datasets/{ds}/index", params={"type": "mindmap"}, headers=h), 102)
+    assert ok(c.get(f"{B}/datasets/{ds}/knowledge_graph", headers=h)) == {"graph": {}, "mind_map": {}}
+    assert ok(c.get(f"{B}/datasets/{ds}/graph", headers=h)) == {"graph": {}, "mind_map": {}}
+    assert ok(c.get(f"{B}/datasets/{ds}/trace_graphrag", headers=h)) == {}
+    empty = ok(c.post(f"{B}/datasets", json={"name": "empty"}, headers=h))["id"]
+    assert "No documents" in err(c.post(f"{B}/datasets/{empty}/run_graphrag", headers=h), 102)
+    assert "Invalid Dataset ID" in err(c.post(f"{B}/datasets/{'0' * 32}/run_raptor", headers=h), 102)
+
+
 # ---------------------------------------------------------------- auth, catch-all, health, openapi, the setting
 
 
@@ -466,7 +489,8 @@ def test_not_supported_and_unknown_routes(setup: Setup) -> None:
         message = err(c.request(method, B + path, headers=h), 102)
         assert message == f"{method} /api/v1{path.rstrip('/')} is not supported by ragloom", message
     for method, path in (("DELETE", "/chats/x/sessions/y/messages/z"),
-                         ("POST", f"/datasets/{setup.ds}/run_graphrag"), ("GET", f"/datasets/{setup.ds}/trace_raptor"),
+                         ("DELETE", f"/datasets/{setup.ds}/knowledge_graph"),
+                         ("DELETE", f"/datasets/{setup.ds}/index"),
                          ("GET", f"/datasets/{setup.ds}/metadata/config")):
         assert "not supported by ragloom yet" in err(c.request(method, B + path, headers=h), 102)
     r = c.get(f"{B}/no/such/route", headers=h)
@@ -548,6 +572,14 @@ def _routes(s: Setup) -> list[tuple[str, str, dict[str, Any]]]:
         ("DELETE", f"/datasets/{ds}/documents/{doc}/chunks", {"json": {"chunk_ids": [ck]}}),
         ("DELETE", f"/datasets/{ds}/documents/{doc}/chunks", {"json": {"delete_all": True}}),
         ("DELETE", f"/datasets/{s.ds}/documents/{s.pump}/chunks", {"json": {"chunk_ids": [ck]}}),
+        ("POST", f"/datasets/{ds}/run_graphrag", {}),
+        ("GET", f"/datasets/{ds}/trace_graphrag", {}),
+        ("POST", f"/datasets/{ds}/run_raptor", {}),
+        ("GET", f"/datasets/{ds}/trace_raptor", {}),
+        ("POST", f"/datasets/{ds}/index?type=graph", {}),
+        ("GET", f"/datasets/{ds}/index?type=raptor", {}),
+        ("GET", f"/datasets/{ds}/knowledge_graph", {}),
+        ("GET", f"/datasets/{ds}/graph", {}),
         ("GET", f"/datasets/{ds}/metadata/summary", {}),
         ("POST", f"/datasets/{ds}/metadata/update", {"json": {"updates": [{"key": "a", "value": "b"}]}}),
         ("POST", f"/datasets/{s.ds}/metadata/update", {"json": {"selector": {"document_ids": [doc]},

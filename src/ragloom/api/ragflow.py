@@ -994,7 +994,7 @@ def not_supported(path: str, request: Request) -> JSONResponse:
 def create_compat_app(parent: FastAPI) -> FastAPI:
     """The sub-application mounted at :data:`BASE`: it shares the parent's state (context, rate
     limiters, upload budget), so keys, limits and isolation are the same."""
-    from ragloom.api import dify, ragflow_chats, ragflow_metadata
+    from ragloom.api import dify, ragflow_builds, ragflow_chats, ragflow_metadata
 
     app = FastAPI(title="ragloom: RAGFlow-compatible API", version=__version__, docs_url=None, redoc_url=None,
                   openapi_url="/openapi.json",
@@ -1009,5 +1009,6 @@ def create_compat_app(parent: FastAPI) -> FastAPI:
     app.include_router(dify.router, prefix=API)  # Dify's external knowledge: endpoint .../ragflow/api/v1/dify
     app.include_router(ragflow_chats.router)
     app.include_router(ragflow_metadata.router)
+    app.include_router(ragflow_builds.router)
     app.include_router(router)  # last: its catch-all answers what no route above does
     return app
