@@ -157,7 +157,11 @@ def test_sessions_and_completions(setup: Setup) -> None:
     events = _events(r.text)
     assert events[-1] == {"code": 0, "message": "", "data": True}
     text = "".join(e["data"]["answer"] for e in events[:-1])
-    assert text and events[-2]["data"]["final"] is True and events[-2]["data"]["reference"]["chunks"]
+    final = events[-2]["data"]
+    assert text and final["final"] is True and final["answer"] == "" and final["reference"]["chunks"]
+    assert all(e["data"]["final"] is False for e in events[:-2]) and len(events) >= 3
+    assert all(int(n) < len(final["reference"]["chunks"]) for n in re.findall(r"\[ID:(\d+)\]", text))
+    assert final["session_id"] == sess["id"] and final["id"]
 
     by_body = ok(c.post(f"{B}/chat/completions", json={"chat_id": chat, "messages": [
         {"role": "user", "content": "What is ragloom?"}], "stream": False}, headers=h))
@@ -212,6 +216,15 @@ def test_the_per_chat_openai_endpoint(setup: Setup) -> None:
     assert "don't own the chat" in err(c.post(f"{B}/openai/{setup.other_chat}/chat/completions", json=body,
                                               headers=h), 102)
     ok(c.request("DELETE", f"{B}/chats/{chat}", headers=h))
+
+
+def test_markers_cut_between_deltas_are_renumbered_whole() -> None:
+    from ragloom.api.ragflow_chats import Renumber
+
+    r = Renumber()
+    parts = ["Pumps [ID:", "7] and fans [I", "D:3", "]. Again [ID:7]", " [x] ["]
+    out = "".join(r.feed(p) for p in parts) + r.flush()
+    assert out == "Pumps [ID:0] and fans [ID:1]. Again [ID:0] [x] ["
 
 
 def test_another_workspaces_chats_and_sessions(setup: Setup) -> None:

@@ -4,8 +4,9 @@ step): ragloom's assistants (:mod:`ragloom.service.chat`) in RAGFlow's shapes, w
 (its envelope and error codes); a chat that is not the caller's answers 109 ``no authorization`` as
 RAGFlow's does.
 
-Completions are answered whole: with ``stream`` the answer comes as one event, then the final event
-with its reference, then the end (``data: {"code": 0, "data": true}``). ``[ID:n]`` markers index the
+Completions stream as RAGFlow's do: the answer's deltas as the chat model writes them, then the final
+event with its reference, then the end (``data: {"code": 0, "data": true}``); ``[ID:n]`` markers are
+renumbered (in the order they first appear, a marker cut between deltas held back) to index the
 reference's ``chunks``. The per-chat OpenAI-compatible endpoint (``/openai/{chat_id}/chat/completions``)
 answers OpenAI's ``chat.completion``, with RAGFlow's ``reference`` list when ``extra_body.reference``."""
 
@@ -25,7 +26,7 @@ from pydantic import ValidationError
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.ragflow import API, DescArg, PageArg, PageSizeArg, _desc, _field_errors, _page, _page_size, _time, fail
 from ragloom.context import Context, Principal
-from ragloom.errors import ConflictError, NotFoundError
+from ragloom.errors import ConflictError, NotFoundError, RagloomError
 from ragloom.schemas.assistants import AssistantCreate, AssistantUpdate, AssistantView
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.chats import ChatReference, ChatReply, CompletionRequest
@@ -385,15 +386,20 @@ def delete_sessions(chat_id: str, ctx: ContextDep, principal: PrincipalDep,
 ANSWER: dict[int | str, dict[str, Any]] = {200: {
     "model": RFResult[RFCompletion],
     "description": "the answer (application/json); with stream (text/event-stream): 'data:' events of the same "
-                   "envelope, the answer, then the final one (answer '', final true, the reference), then "
+                   "envelope, the answer's deltas, then the final one (answer '', final true, the reference), then "
                    "{\"code\": 0, \"data\": true}"}}
 
 _MARKER = re.compile(r"\[ID:(\d+)\]")
 
 
-def _answer(reply: ChatReply, chat_id: str, *, final: bool | None = None) -> RFCompletion:
-    """The reply in RAGFlow's shape: ``[ID:n]`` renumbered to index ``reference.chunks``."""
-    text, chunks = _renumbered(reply.answer, reply.references)
+def _answer(reply: ChatReply, chat_id: str, *, final: bool | None = None,
+            numbers: Renumber | None = None) -> RFCompletion:
+    """The reply in RAGFlow's shape: ``[ID:n]`` renumbered to index ``reference.chunks`` (as ``numbers``
+    numbered a stream's deltas)."""
+    if numbers is None:
+        text, chunks = _renumbered(reply.answer, reply.references)
+    else:
+        text, chunks = reply.answer, numbers.chunks(reply.references)
     refs = reply.references
     counts = Counter(r.doc_id for r in refs)
     names = {r.doc_id: r.document_name for r in refs}
@@ -408,10 +414,36 @@ def _event(data: Any) -> str:
     return "data:" + json.dumps({"code": 0, "message": "", "data": data}, ensure_ascii=False) + "\n\n"
 
 
-def _stream(out: RFCompletion) -> Iterator[str]:
-    yield _event({**out.model_dump(mode="json"), "reference": {"chunks": []}, "final": False})
-    yield _event({**out.model_dump(mode="json"), "answer": "", "final": True})
+def _delta(text: str, chat_id: str, session_id: str) -> str:
+    return _event({"answer": text, "reference": {"chunks": []}, "audio_binary": None, "prompt": "",
+                   "created_at": time.time(), "final": False, "id": "", "session_id": session_id,
+                   "chat_id": chat_id})
+
+
+def _stream(first: str | ChatReply, rest: Iterator[str | ChatReply], chat_id: str,
+            session_id: str) -> Iterator[str]:
+    """RAGFlow's events: the answer's deltas as the model writes them (markers renumbered), the final
+    event (answer '', the reference), then ``data: true``; a failure is RAGFlow's error event."""
+    numbers = Renumber()
+    try:
+        for item in _chain(first, rest):
+            if isinstance(item, str):
+                if text := numbers.feed(item):
+                    yield _delta(text, chat_id, session_id)
+                continue
+            if tail := numbers.flush():
+                yield _delta(tail, chat_id, item.session_id)
+            out = _answer(item, chat_id, final=True, numbers=numbers)
+            yield _event({**out.model_dump(mode="json"), "answer": ""})
+    except RagloomError as exc:
+        yield "data:" + json.dumps({"code": 500, "message": exc.message,
+                                    "data": {"answer": f"**ERROR**: {exc.message}", "reference": []}}) + "\n\n"
     yield _event(True)
+
+
+def _chain(first: str | ChatReply, rest: Iterator[str | ChatReply]) -> Iterator[str | ChatReply]:
+    yield first
+    yield from rest
 
 
 def _complete(chat_id: str, body: RFCompletionRequest, ctx: Context,
@@ -430,12 +462,13 @@ def _complete(chat_id: str, body: RFCompletionRequest, ctx: Context,
         if body.session_id and "session" in exc.message:
             fail(DATA_ERROR, "Session not found!")
         raise
-    reply = completion.complete(ctx, principal=principal, prepared=prepared)
-    out = _answer(reply, chat.id)
     if body.stream:
-        return StreamingResponse(_stream(out), media_type="text/event-stream; charset=utf-8",
+        events = completion.complete_stream(ctx, principal=principal, prepared=prepared)
+        first = next(events)  # the answer starts before the response: a failing chat model gets its error reply
+        return StreamingResponse(_stream(first, events, chat.id, body.session_id or ""),
+                                 media_type="text/event-stream; charset=utf-8",
                                  headers={"Cache-control": "no-cache", "X-Accel-Buffering": "no"})
-    return RFResult(data=out)
+    return RFResult(data=_answer(completion.complete(ctx, principal=principal, prepared=prepared), chat.id))
 
 
 @router.post("/chats/{chat_id}/completions", summary="Ask a chat assistant",
@@ -444,7 +477,7 @@ def chat_completions(chat_id: str, body: RFCompletionRequest, ctx: ContextDep,
                      principal: PrincipalDep) -> RFResult[RFCompletion] | StreamingResponse:
     """A question (or ``messages``, the last one the user's) in ``session_id`` (a new session without
     one); the answer and its question are stored in the session. ``stream`` (RAGFlow's default: true)
-    sends the whole answer as one event, then the final event with the reference."""
+    streams the answer's deltas, then the final event with the reference."""
     return _complete(chat_id, body, ctx, principal)
 
 
@@ -460,18 +493,46 @@ def completions(body: RFCompletionRequest, ctx: ContextDep,
 # ---- the per-chat OpenAI-compatible endpoint
 
 
-def _renumbered(text: str, refs: list[ChatReference]) -> tuple[str, list[RFReferenceChunk]]:
-    ordered = sorted(refs, key=lambda r: r.id)
-    number = {r.id: i for i, r in enumerate(ordered)}
+class Renumber:
+    """ragloom's ``[ID:n]`` (evidence numbers) as RAGFlow's (indexes of ``reference.chunks``), in the order
+    they first appear; fed a stream's deltas, it holds back a marker cut between two deltas."""
 
-    def renumber(m: re.Match[str]) -> str:
+    def __init__(self) -> None:
+        self.number: dict[int, int] = {}
+        self.pending = ""
+
+    def _sub(self, m: re.Match[str]) -> str:
         n = int(m.group(1))
-        return f"[ID:{number[n]}]" if n in number else m.group(0)
+        return f"[ID:{self.number.setdefault(n, len(self.number))}]"
 
-    chunks = [RFReferenceChunk(id=r.chunk_id, content=r.content, document_id=r.doc_id, document_name=r.document_name,
-                               dataset_id=r.kb_id, positions=[[float(x) for x in p] for p in r.positions],
-                               url=r.source_url) for r in ordered]
-    return _MARKER.sub(renumber, text), chunks
+    def feed(self, delta: str) -> str:
+        text = self.pending + delta
+        cut = text.rfind("[")
+        if cut >= 0 and "]" not in text[cut:] and re.fullmatch(r"\[(I(D(:\d*)?)?)?", text[cut:]):
+            text, self.pending = text[:cut], text[cut:]
+        else:
+            self.pending = ""
+        return _MARKER.sub(self._sub, text)
+
+    def flush(self) -> str:
+        text, self.pending = self.pending, ""
+        return _MARKER.sub(self._sub, text)
+
+    def chunks(self, refs: list[ChatReference]) -> list[RFReferenceChunk]:
+        """The references in the order of their numbers; those never cited in the text after them."""
+        for r in sorted(refs, key=lambda r: r.id):
+            self.number.setdefault(r.id, len(self.number))
+        ordered = sorted(refs, key=lambda r: self.number[r.id])
+        return [RFReferenceChunk(id=r.chunk_id, content=r.content, document_id=r.doc_id,
+                                 document_name=r.document_name, dataset_id=r.kb_id,
+                                 positions=[[float(x) for x in p] for p in r.positions], url=r.source_url)
+                for r in ordered]
+
+
+def _renumbered(text: str, refs: list[ChatReference]) -> tuple[str, list[RFReferenceChunk]]:
+    r = Renumber()
+    out = r.feed(text) + r.flush()
+    return out, r.chunks(refs)
 
 
 def _openai(chat_id: str, body: dict[str, Any], ctx: Context, principal: Principal) -> Any:
