@@ -257,6 +257,17 @@ def test_another_workspaces_chats_and_sessions(setup: Setup) -> None:
     for method, path, kwargs, code in calls:
         r = c.request(method, B + path, headers=h, **kwargs)
         assert r.status_code == 200 and r.json()["code"] == code, (method, path, r.text)
+    # every chat route that takes an id was tried
+    from tests.ragflow.test_compat_api import CHAT_ROUTES, compat_routes
+
+    templates = {t for t in compat_routes(c) if t[1].startswith(CHAT_ROUTES)}
+    assert len(templates) >= 10
+
+    def covers(method: str, template: str) -> bool:
+        pattern = "^" + re.sub(r"\{[^}]+\}", "[^/]+", template) + "$"
+        return any(m == method and re.match(pattern, "/api/v1" + p) for m, p, _, _ in calls)
+
+    assert sorted(t for t in templates if not covers(*t)) == []
     assert ok(c.get(f"{B}/chats", params={"id": chat}, headers=h))["chats"] == []
     assert [x["id"] for x in ok(c.get(f"{B}/chats", headers=h))["chats"]] == [mine]
     theirs = ok(c.get(f"{B}/chats/{chat}", headers=setup.other))  # nothing of theirs changed
