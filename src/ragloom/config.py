@@ -222,6 +222,10 @@ class Settings(BaseSettings):
         "keys). Default: a random key made once in the data directory (secret.key, mode 0600); keep it with "
         "the database, since what it encrypted cannot be read without it.",
     )
+    ragflow_compat: bool = Field(
+        True, description="Serve RAGFlow's HTTP API under /ragflow (a ragflow-sdk client's base_url is "
+        "http://HOST:PORT/ragflow), with the same API keys; false: /ragflow answers 404."
+    )
     session_hours: float = Field(
         168.0, gt=0, description="How long a web sign-in lasts without use, in hours."
     )

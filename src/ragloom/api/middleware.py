@@ -44,7 +44,7 @@ from ragloom.context import request_origin
 from ragloom.errors import InvalidRequestError, PayloadTooLargeError, RagloomError, RateLimitedError, http_status
 
 MAX_JSON_DEPTH = 64  # deepest nesting of arrays and objects in a JSON request body
-UPLOAD_ROUTE = re.compile(r"^/api/v1/datasets/[^/]+/documents/?$")
+UPLOAD_ROUTE = re.compile(r"^(?:/ragflow)?/api/v1/datasets/[^/]+/documents/?$")  # /ragflow: api/ragflow.py
 
 # a JSON string; an unterminated one runs to the end, so every match is linear
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)

@@ -13,7 +13,7 @@ class AuditEventView(View):
                         "password.reset, key.created, key.revoked, member.added, member.removed, member.left, "
                         "member.role_changed, invitation.created, invitation.revoked, workspace.created, "
                         "workspace.renamed, workspace.transferred, signup.opened, signup.closed, kb.deleted, "
-                        "document.deleted")
+                        "document.deleted, document.renamed")
     user_id: str | None = Field(description="who (None: an unknown caller)")
     target: str
     detail: str

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from ragloom.context import Context, Principal
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, utcnow
 from ragloom.docstore.base import Filters
-from ragloom.errors import InvalidRequestError, NotFoundError, PayloadTooLargeError
+from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PayloadTooLargeError
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import access, audit
 from ragloom.service.documents.uploads import Spooled
@@ -305,6 +305,27 @@ def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id:
     doc.parser_config = parser_config if chunk_method is not None else None
     session.flush()
     return reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id, reason=VersionReason.SETTINGS)
+
+
+def rename(session: Session, *, principal: Principal, kb_id: str, doc_id: str, name: str) -> Document:
+    """Give a document another name in its knowledge base, keeping its extension (which says how it is
+    parsed). Its chunks carry the new name from its next version on (a re-parse)."""
+    kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="rename its documents")
+    doc = get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
+    new = _clean_name(name)
+    if not new:
+        raise InvalidRequestError("a document's name cannot be empty")
+    if Path(new).suffix.lower() != Path(doc.name).suffix.lower():
+        raise InvalidRequestError(f"the extension of a document cannot change ({doc.name!r} to {new!r})")
+    if new == doc.name:
+        return doc
+    if session.scalar(select(Document.id).where(Document.kb_id == kb.id, Document.name == new)) is not None:
+        raise ConflictError(f"a document named {new!r} is already in knowledge base {kb.name!r}")
+    audit.record_by(session, principal, "document.renamed", target=f"document:{doc.id}",
+                    detail=f"{doc.name} to {new} in {kb.name}")
+    doc.name = new
+    session.flush()
+    return doc
 
 
 MetaValue = str | int | float | bool | list[str | int | float | bool]
