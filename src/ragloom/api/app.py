@@ -79,10 +79,10 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: the body limit's refusals get it too
     app.include_router(api_router(modules))
     if ctx.settings.ragflow_compat and modules == API_MODULES and local_principal is None:
-        from ragloom.api import ragflow
+        from ragloom.api import ragflow, ragflow_app
 
         # RAGFlow's HTTP API under /ragflow (its own /ragflow/openapi.json), on the same services and keys
-        app.mount(ragflow.BASE, ragflow.create_compat_app(app))
+        app.mount(ragflow.BASE, ragflow_app.create_compat_app(app))
     if web:
         from ragloom.web import pages, status
 
