@@ -32,9 +32,11 @@ import itertools
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
+
+from tests.fakes.loopback import LoopbackFake
 
 CONTEXT = "/wiki"
 
@@ -61,7 +63,7 @@ class Page:
     attachments: list[Attachment] = field(default_factory=list)
 
 
-class FakeConfluence:
+class FakeConfluence(LoopbackFake):
     """See the module docstring. Thread-safe; a context manager."""
 
     def __init__(self, *, page_size: int = 2, email: str = "bot@example.com", api_token: str = "atl-token",
@@ -75,8 +77,6 @@ class FakeConfluence:
         self._rate_limited: list[str] = []
         self._ids = itertools.count(1001)
         self._lock = threading.RLock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- the content -----------------------------------------------------
     def add_space(self, key: str, name: str = "", *, users: list[str] = (),  # type: ignore[assignment]
@@ -120,25 +120,13 @@ class FakeConfluence:
             self._rate_limited.extend([retry_after] * count)
 
     # -- lifecycle -------------------------------------------------------
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
+
     @property
     def url(self) -> str:
         """The site's base URL (``http://127.0.0.1:<port>/wiki``)."""
-        assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}{CONTEXT}"
-
-    def __enter__(self) -> FakeConfluence:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._httpd is not None and self._thread is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(5)
+        return self.origin + CONTEXT
 
     # -- the wire format -------------------------------------------------
     def _restrictions(self, page: Page, expand: set[str], prefix: str = "") -> dict[str, Any]:

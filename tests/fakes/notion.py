@@ -23,9 +23,11 @@ import json
 import threading
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.fakes.loopback import LoopbackFake
 
 
 def text(content: str, **annotations: bool) -> dict[str, Any]:
@@ -51,7 +53,7 @@ class NotionPage:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class FakeNotion:
+class FakeNotion(LoopbackFake):
     """See the module docstring. Thread-safe; a context manager."""
 
     def __init__(self, *, page_size: int = 2, token: str = "secret_notion") -> None:
@@ -62,8 +64,6 @@ class FakeNotion:
         self._rate_limited: list[str] = []
         self._clock = itertools.count(1)
         self._lock = threading.RLock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- the content -----------------------------------------------------
     def _store(self, parent: str, blocks: list[dict[str, Any]]) -> None:
@@ -108,25 +108,13 @@ class FakeNotion:
                 "properties": {"Name": {"id": "title", "type": "title", "title": [text(page.title)]}}}
 
     # -- lifecycle -------------------------------------------------------
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
+
     @property
     def url(self) -> str:
         """The API's base URL (``http://127.0.0.1:<port>``)."""
-        assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def __enter__(self) -> FakeNotion:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._httpd is not None and self._thread is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(5)
+        return self.origin
 
 
 def _error(status: int, code: str, message: str) -> dict[str, Any]:
