@@ -20,6 +20,7 @@ from ragloom.config import Settings
 from ragloom.service.accounts import identity
 from ragloom.states import KeyScope
 from ragloom.worker import run_one
+from tests.ragflow.helpers import err, ok, two_workspaces
 
 B = "/ragflow/api/v1"
 PUMP = b"The pump must be serviced every 500 hours of operation. Replace the pump seal when servicing the pump."
@@ -44,35 +45,17 @@ class Setup:
             pass
 
 
-def ok(r: Any) -> Any:
-    assert r.status_code == 200, r.text
-    body = r.json()
-    assert body["code"] == 0, body
-    return body.get("data")
-
-
-def err(r: Any, code: int, status: int = 200) -> str:
-    assert r.status_code == status, r.text
-    body = r.json()
-    assert body["code"] == code, body
-    return str(body["message"])
-
-
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     home = tmp_path_factory.mktemp("ragflow") / "home"
     settings = Settings(home=home, workers=0, worker_poll_seconds=0.05, _env_file=None)
     with TestClient(create_app(settings)) as client:
         ctx = client.app.state.ctx  # type: ignore[attr-defined]
+        spaces = two_workspaces(ctx)
+        me = spaces.me
         with ctx.db.session() as s:
-            boot = identity.bootstrap(s)
-            assert boot.new_key is not None
-            tenant, user = identity.create_tenant(s, name="other", owner_email="owner@other.test")
-            other_key = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
-            me = boot.principal
             read_key = identity.create_api_key(s, tenant_id=me.tenant_id, user_id=me.user_id, scope=KeyScope.READ).key
-        h = {"Authorization": f"Bearer {boot.new_key.key}"}
-        other = {"Authorization": f"Bearer {other_key}"}
+        h, other = spaces.headers, spaces.other_headers
         ds = ok(client.post(f"{B}/datasets", json={"name": "manuals", "chunk_method": "naive"}, headers=h))["id"]
         docs = ok(client.post(f"{B}/datasets/{ds}/documents", headers=h,
                               files=[("file", ("pump.txt", PUMP)), ("file", ("fan.txt", FAN))]))

@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 
 from ragloom.api.app import create_app
 from ragloom.config import Settings
-from ragloom.service.accounts import identity
 from ragloom.worker import run_one
+from tests.ragflow.helpers import err, ok, two_workspaces
 
 B = "/ragflow/api/v1"
 TEXT = b"ragloom is a document QA platform. It answers questions with citations. It supports RAGFlow clients."
@@ -35,33 +35,14 @@ class Setup:
     other_session: str
 
 
-def ok(r: Any) -> Any:
-    assert r.status_code == 200, r.text
-    body = r.json()
-    assert body["code"] == 0, body
-    return body.get("data")
-
-
-def err(r: Any, code: int) -> str:
-    assert r.status_code == 200, r.text
-    body = r.json()
-    assert body["code"] == code, body
-    return str(body["message"])
-
-
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     home = tmp_path_factory.mktemp("ragflow-chats") / "home"
     settings = Settings(home=home, workers=0, worker_poll_seconds=0.05, _env_file=None)
     with TestClient(create_app(settings)) as c:
         ctx = c.app.state.ctx  # type: ignore[attr-defined]
-        with ctx.db.session() as s:
-            boot = identity.bootstrap(s)
-            assert boot.new_key is not None
-            tenant, user = identity.create_tenant(s, name="other", owner_email="owner@other.test")
-            other_key = identity.create_api_key(s, tenant_id=tenant.id, user_id=user.id).key
-        h = {"Authorization": f"Bearer {boot.new_key.key}"}
-        o = {"Authorization": f"Bearer {other_key}"}
+        spaces = two_workspaces(ctx)
+        h, o = spaces.headers, spaces.other_headers
         ids = []
         for headers in (h, o):
             ds = ok(c.post(f"{B}/datasets", json={"name": "about"}, headers=headers))["id"]
