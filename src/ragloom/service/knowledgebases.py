@@ -238,9 +238,10 @@ def document_counts(session: Session, kbs: Sequence[KnowledgeBase], *, principal
             select(Document.kb_id, func.count()).where(Document.kb_id.in_(open_ids)).group_by(Document.kb_id)
         )
         counts.update({kb_id: n for kb_id, n in rows})
+    mine = access.caller_principals(session, principal) if len(open_ids) < len(kbs) else set()
     for kb in kbs:
         if kb.id not in open_ids:
-            readable = access.readable_clause(session, principal, kb)
+            readable = access.readable_clause(session, principal, kb, mine)
             counts[kb.id] = session.scalar(select(func.count()).select_from(Document).where(readable)) or 0
     return counts
 

@@ -70,11 +70,13 @@ def sees_all(kb: KnowledgeBase, principal: Principal) -> bool:
     return kb.admins_see_all and principal.role in (Role.OWNER, Role.ADMIN)
 
 
-def readable_clause(session: Session, principal: Principal, kb: KnowledgeBase) -> ColumnElement[bool]:
-    """SQL condition on :class:`Document`: the documents of ``kb`` the caller may read."""
+def readable_clause(session: Session, principal: Principal, kb: KnowledgeBase,
+                    mine: set[str] | None = None) -> ColumnElement[bool]:
+    """SQL condition on :class:`Document`: the documents of ``kb`` the caller may read (``mine``: the
+    caller's :func:`caller_principals`, when the caller already read them)."""
     if sees_all(kb, principal):
         return Document.kb_id == kb.id
-    mine = caller_principals(session, principal)
+    mine = caller_principals(session, principal) if mine is None else mine
     if not mine:
         return (Document.kb_id == kb.id) & Document.restricted.is_(False)
     readable = select(DocumentReader.document_id).where(DocumentReader.principal.in_(sorted(mine)))
@@ -85,18 +87,23 @@ def hidden_documents(session: Session, principal: Principal, kbs: Sequence[Knowl
     """The ids of the documents of ``kbs`` the caller may not read (the search store's pre-filter adds the
     knowledge base's summary tree when there is any: see the module docstring)."""
     hidden: list[str] = []
+    mine: set[str] | None = None
     for kb in kbs:
         if sees_all(kb, principal):
             continue
+        mine = caller_principals(session, principal) if mine is None else mine
         everything = Document.kb_id == kb.id
-        hidden += session.scalars(select(Document.id).where(everything, ~readable_clause(session, principal, kb)))
+        hidden += session.scalars(select(Document.id).where(everything, ~readable_clause(session, principal, kb,
+                                                                                          mine)))
     return hidden
 
 
-def can_read(session: Session, principal: Principal, kb: KnowledgeBase, doc: Document) -> bool:
+def can_read(session: Session, principal: Principal, kb: KnowledgeBase, doc: Document,
+             mine: set[str] | None = None) -> bool:
+    """Whether the caller may read ``doc`` (``mine``: their :func:`caller_principals`, when already read)."""
     if sees_all(kb, principal) or not doc.restricted:
         return True
-    mine = caller_principals(session, principal)
+    mine = caller_principals(session, principal) if mine is None else mine
     return bool(mine) and session.scalar(select(DocumentReader.principal).where(
         DocumentReader.document_id == doc.id, DocumentReader.principal.in_(sorted(mine))).limit(1)) is not None
 

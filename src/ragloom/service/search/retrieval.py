@@ -77,9 +77,11 @@ def check_documents(session: Session, *, principal: Principal, doc_ids: list[str
     (A visible document outside the searched knowledge bases still only narrows it.)"""
     if not doc_ids:
         return
-    rows = session.execute(select(Document, KnowledgeBase).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
-                           .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids)))
-    found = {doc.id for doc, kb in rows if access.can_read(session, principal, kb, doc)}
+    rows = list(session.execute(select(Document, KnowledgeBase).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
+                                .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids))).tuples())
+    restricted = any(doc.restricted and not access.sees_all(kb, principal) for doc, kb in rows)
+    mine = access.caller_principals(session, principal) if restricted else set()
+    found = {doc.id for doc, kb in rows if access.can_read(session, principal, kb, doc, mine)}
     missing = next((d for d in doc_ids if d not in found), None)
     if missing is not None:
         raise NotFoundError(f"document {missing!r} not found")
