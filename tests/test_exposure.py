@@ -98,7 +98,7 @@ def test_health_shows_its_workers_and_queue_only_to_a_known_caller(live: tuple[L
     keyed = httpx.get(server.url + "/api/v1/health", headers={"Authorization": f"Bearer {key}"})
     assert keyed.status_code == 503 and {"workers", "queue"} <= set(keyed.json())
     assert httpx.get(server.url + "/api/v1/health", headers={"Authorization": "Bearer rgl-made-up"}).status_code == 401
-    with httpx.Client(base_url=server.url + "/api/v1") as browser:
+    with httpx.Client(base_url=server.url + "/api/v1", timeout=60) as browser:
         assert browser.post("/auth/signup", json={"email": "hal@example.org", "password": PASSWORD}).status_code == 201
         assert "queue" in browser.get("/health").json()  # a session
 
@@ -106,7 +106,7 @@ def test_health_shows_its_workers_and_queue_only_to_a_known_caller(live: tuple[L
 def test_cookies_are_secure_and_host_prefixed_behind_an_https_proxy(live: tuple[Live, str]) -> None:
     server, _ = live
     proxied = {"X-Forwarded-Proto": "https"}  # from 127.0.0.1, a proxy uvicorn trusts by default
-    with httpx.Client(base_url=server.url + "/api/v1", headers=proxied) as browser:
+    with httpx.Client(base_url=server.url + "/api/v1", headers=proxied, timeout=60) as browser:
         res = browser.post("/auth/signup", json={"email": "sec@example.org", "password": PASSWORD})
         assert res.status_code == 201, res.text
         cookies = res.headers.get_list("set-cookie")
@@ -118,7 +118,7 @@ def test_cookies_are_secure_and_host_prefixed_behind_an_https_proxy(live: tuple[
         # over HTTPS only the prefixed cookie counts: a planted unprefixed one signs nobody in
         planted = httpx.get(server.url + "/api/v1/auth/me", headers=proxied, cookies={"ragloom_session": token})
         assert planted.status_code == 401
-    with httpx.Client(base_url=server.url + "/api/v1") as plain:  # plain HTTP: no Secure, no prefix
+    with httpx.Client(base_url=server.url + "/api/v1", timeout=60) as plain:  # plain HTTP: no Secure, no prefix
         res = plain.post("/auth/login", json={"email": "sec@example.org", "password": PASSWORD})
         assert sorted(c.split("=", 1)[0] for c in res.headers.get_list("set-cookie")) == ["ragloom_csrf",
                                                                                           "ragloom_session"]
@@ -127,7 +127,7 @@ def test_cookies_are_secure_and_host_prefixed_behind_an_https_proxy(live: tuple[
 
 def test_signing_up_with_a_known_address_is_throttled_like_a_failed_sign_in(live: tuple[Live, str]) -> None:
     server, _ = live
-    with httpx.Client(base_url=server.url + "/api/v1") as http:
+    with httpx.Client(base_url=server.url + "/api/v1", timeout=60) as http:
         assert http.post("/auth/signup", json={"email": "ann@example.org", "password": PASSWORD}).status_code == 201
         http.cookies.clear()
         answers = [http.post("/auth/signup", json={"email": "ann@example.org", "password": f"guess {i} x"})
@@ -153,7 +153,7 @@ def test_names_lose_nul_bidi_overrides_and_invisible_characters(live: tuple[Live
         assert chat.status_code == 201 and chat.json()["name"] == "helpdesk", chat.text
         made = api.post("/keys", json={"name": "laptop\u202e"})
         assert made.status_code == 201 and made.json()["name"] == "laptop"
-    with httpx.Client(base_url=server.url + "/api/v1") as http:
+    with httpx.Client(base_url=server.url + "/api/v1", timeout=60) as http:
         res = http.post("/auth/signup", json={"email": "rtl@example.org", "password": PASSWORD, "name": "Eve\u202eliA"})
         assert res.status_code == 201 and res.json()["user"]["name"] == "EveliA"
         bad = http.post("/auth/signup", json={"email": "rt\u202el@example.org", "password": PASSWORD})

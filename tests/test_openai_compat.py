@@ -180,7 +180,7 @@ def test_a_follow_up_conversation_is_rewritten_with_its_history(compat: Compat) 
     assert "grease type K7" in (done.choices[0].message.content or "")
     # nothing was stored: the OpenAI API keeps no sessions
     with httpx.Client(base_url=compat.base_url.removesuffix("/openai/v1"),
-                      headers={"Authorization": f"Bearer {compat.key}"}) as api:
+                      headers={"Authorization": f"Bearer {compat.key}"}, timeout=60) as api:
         assert api.get(f"/chats/{compat.assistant['id']}/sessions").json()["total"] == 0
 
 

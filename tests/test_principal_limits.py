@@ -153,7 +153,8 @@ def test_one_callers_burst_never_limits_another(tmp_path: Path) -> None:
         assert carol.post("/retrieval", json=query_a).status_code == 200  # another user, same workspace
         key = alice.post("/keys", json={"name": "script"})
         assert key.status_code == 201, key.text
-        by_key = httpx.Client(base_url=live.url + "/api/v1", headers={"Authorization": f"Bearer {key.json()['key']}"})
+        by_key = httpx.Client(base_url=live.url + "/api/v1", headers={"Authorization": f"Bearer {key.json()['key']}"},
+                              timeout=60)
         assert by_key.post("/retrieval", json=query_a).status_code == 200  # her API key: a bucket of its own
         second = alice.post("/workspaces", json={"name": "alice-two"})
         assert second.status_code == 201, second.text

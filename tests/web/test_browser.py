@@ -140,7 +140,7 @@ def test_create_and_revoke_an_api_key(world: World) -> None:
     secret = page.get_by_test_id("secret-value")
     sync_api.expect(secret).not_to_be_empty()
     key = secret.inner_text().strip()
-    api = httpx.Client(base_url=world.live.url + "/api/v1", headers={"Authorization": f"Bearer {key}"})
+    api = httpx.Client(base_url=world.live.url + "/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=60)
     assert api.get("/datasets").status_code == 200
     row = page.locator("#keys-table tbody tr", has_text="ci robot")
     sync_api.expect(row.get_by_test_id("key-state")).to_have_text("active")
