@@ -40,9 +40,10 @@ class Doc:
         assert r.status_code == 200, r.text
         return [c for c in r.json()["chunks"] if c["kind"] not in ("parent", "toc")]
 
-    def search(self, question: str) -> list[str]:
+    def search(self, question: str, *, mode: str = "hybrid") -> list[str]:
         r = self.client.post(f"{API}/retrieval", headers=self.headers,
-                             json={"question": question, "dataset_ids": [self.kb], "similarity_threshold": 0.0})
+                             json={"question": question, "dataset_ids": [self.kb], "similarity_threshold": 0.0,
+                                   "mode": mode})
         assert r.status_code == 200, r.text
         return [c["content"] for c in r.json()["chunks"]]
 
@@ -147,6 +148,44 @@ def test_delete_and_add_chunks_and_a_reparse_keeps_both(doc: Doc) -> None:
     assert doc.client.delete(f"{doc.base}/chunks/{gone}", headers=doc.headers).status_code == 204
     doc.reparse()
     assert not any("locker 7" in c["content"] for c in doc.chunks(hidden=True))
+
+
+def test_keywords_and_questions_find_a_chunk_its_words_miss_and_survive_a_reparse(doc: Doc) -> None:
+    """A chunk's important keywords and questions are matched beside its text (questions also give it
+    its vector), listed with it, kept over a re-parse, and cleared by ``[]``."""
+    lamp = _with(doc.chunks(), "copper filter")
+    assert lamp["important_keywords"] == [] and lamp["questions"] == []
+    assert not any("copper filter" in c for c in doc.search("zircon cartouche", mode="keyword"))  # no chunk's words
+    r = doc.client.patch(f"{doc.base}/chunks/{lamp['chunk_id']}", headers=doc.headers,
+                         json={"important_keywords": ["zircon"], "questions": [" What is the cartouche? "]})
+    assert r.status_code == 200, r.text
+    assert r.json()["important_keywords"] == ["zircon"] and r.json()["questions"] == ["What is the cartouche?"]
+    assert r.json()["content"] == lamp["content"]  # the text is left as it was
+    assert any("copper filter" in c for c in doc.search("zircon", mode="keyword"))
+    assert any("copper filter" in c for c in doc.search("cartouche", mode="keyword"))
+
+    added = doc.client.post(f"{doc.base}/chunks", headers=doc.headers,
+                            json={"content": "Spare gaskets are in drawer 3.", "important_keywords": ["seals"],
+                                  "questions": ["Where are the spare gaskets?"]})
+    assert added.status_code == 201, added.text
+    assert added.json()["questions"] == ["Where are the spare gaskets?"]
+    doc.reparse()
+    again = _with(doc.chunks(), "copper filter")
+    assert again["important_keywords"] == ["zircon"] and again["questions"] == ["What is the cartouche?"]
+    assert any("copper filter" in c for c in doc.search("zircon", mode="keyword"))
+    assert _with(doc.chunks(), "drawer 3")["important_keywords"] == ["seals"]
+    assert any("drawer 3" in c for c in doc.search("seals", mode="keyword"))
+
+    cleared = doc.client.patch(f"{doc.base}/chunks/{again['chunk_id']}", headers=doc.headers,
+                               json={"important_keywords": [], "questions": []})
+    assert cleared.status_code == 200 and cleared.json()["important_keywords"] == cleared.json()["questions"] == []
+    assert not any("copper filter" in c for c in doc.search("zircon cartouche", mode="keyword"))
+    too_many = doc.client.patch(f"{doc.base}/chunks/{again['chunk_id']}", headers=doc.headers,
+                                json={"questions": [f"q{i}?" for i in range(65)]})
+    assert too_many.status_code == 422, too_many.text
+    blank = doc.client.patch(f"{doc.base}/chunks/{again['chunk_id']}", headers=doc.headers,
+                             json={"important_keywords": [" "]})
+    assert blank.status_code == 422 and "important_keywords.0" in blank.json()["message"]
 
 
 def test_bad_requests_and_read_only_callers(doc: Doc) -> None:

@@ -39,10 +39,11 @@ DOCUMENT_KEYS = ["id", "kb_id", "name", "status", "progress", "message", "chunk_
                  "parser_config", "metadata", "active_version_id", "latest_version_id", "created_at", "updated_at",
                  "file_type", "size", "page_count", "thumbnail"]
 STORED_CHUNK_KEYS = ["chunk_id", "doc_id", "version_id", "document_name", "order", "method", "kind", "available",
-                     "heading_path", "content", "positions", "html", "parent_id", "tag_keywords", "tags", "edited"]
+                     "heading_path", "content", "positions", "html", "parent_id", "tag_keywords", "important_keywords",
+                     "questions", "tags", "edited"]
 RETRIEVED_CHUNK_KEYS = ["chunk_id", "doc_id", "kb_id", "version_id", "document_name", "content", "similarity",
                         "term_similarity", "vector_similarity", "rank_feature", "rerank_score", "relevance", "tags",
-                        "positions"]
+                        "important_keywords", "positions"]
 EXPLAIN_ROW_KEYS = ["chunk_id", "doc_id", "kb_id", "document_name", "stage", "reason", "passed_gate", "text_score",
                     "term_similarity", "vector_similarity", "rank_feature", "rerank_score", "similarity", "rank",
                     "relevance"]

@@ -256,6 +256,9 @@ class ChunkRecord:
     built_by: str = ""
     # a table's chunk: its rows with their columns' header paths (:func:`table_rows`); None on other rows
     table: dict[str, Any] | None = None
+    # the questions the chunk answers, as written (qa pairs, auto_questions, a manual edit): indexed as
+    # ``question_terms`` and embedded in place of the text
+    questions: list[str] = field(default_factory=list)
 
 
 # --- retrieval ------------------------------------------------------------------------------------

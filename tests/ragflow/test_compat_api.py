@@ -264,6 +264,7 @@ def test_chunks_list_add_update_delete(setup: Setup) -> None:
     chunk = ok(c.post(url, json=sent, headers=h))["chunk"]
     assert chunk["document_id"] == setup.pump and chunk["dataset_id"] == ds and chunk["content"] == sent["content"]
     assert "create_time" in chunk and "create_timestamp" in chunk
+    assert chunk["important_keywords"] == ["seal"] and chunk["questions"] == ["Which part is the seal?"]
     assert "required" in err(c.post(url, json={"content": "  "}, headers=h), 102)
     listed = ok(c.get(url, headers=h))
     assert listed["total"] == data["total"] + 1
@@ -279,6 +280,10 @@ def test_chunks_list_add_update_delete(setup: Setup) -> None:
         "code"] == 0
     row = ok(c.get(url, params={"id": chunk["id"]}, headers=h))["chunks"][0]
     assert row["content"].endswith("42-B.") and row["available"] is False
+    assert row["important_keywords"] == ["seal"] and row["questions"] == ["Which part is the seal?"]
+    assert c.patch(edit, json={"important_keywords": ["gasket", " "], "questions": []}, headers=h).json()["code"] == 0
+    row = ok(c.get(url, params={"id": chunk["id"]}, headers=h))["chunks"][0]
+    assert row["important_keywords"] == ["gasket"] and row["questions"] == [] and row["content"].endswith("42-B.")
     assert [x["id"] for x in ok(c.get(url, params={"available": "false"}, headers=h))["chunks"]] == [chunk["id"]]
     assert c.put(edit, json={"available": True}, headers=h).json()["code"] == 0  # PUT: the deprecated alias
     assert ok(c.get(url, params={"id": chunk["id"]}, headers=h))["chunks"][0]["available"] is True

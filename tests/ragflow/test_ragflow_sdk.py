@@ -85,6 +85,7 @@ def test_the_sdk_workflow(server: Server) -> None:
     ck.update({"content": "ragloom supports RAGFlow SDK clients.", "available": False})
     listed = {c.id: c for c in doc.list_chunks()}
     assert listed[ck.id].available is False and listed[ck.id].content == "ragloom supports RAGFlow SDK clients."
+    assert listed[ck.id].important_keywords == ["ragloom"] and listed[ck.id].questions == ["What does ragloom support?"]
     hits = rag.retrieve(dataset_ids=[ds.id], question="Which clients does ragloom support?", page_size=5,
                         similarity_threshold=0.0)
     assert ck.id not in [h.id for h in hits]  # a disabled chunk is never retrieved

@@ -210,7 +210,8 @@ def add_chunk(dataset_id: str, document_id: str, body: ChunkCreate, ctx: Context
     added again to every new version of the document."""
     with ctx.db.session() as s:
         row = chunk_edits.add_chunk(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
-                                    content=body.content)
+                                    content=body.content, keywords=body.important_keywords,
+                                    questions=body.questions)
         method = chunk_edits.method_of(s, row.version_id)
     return stored_chunk_view(row, method, edited=True)
 
@@ -218,11 +219,13 @@ def add_chunk(dataset_id: str, document_id: str, body: ChunkCreate, ctx: Context
 @router.patch("/{document_id}/chunks/{chunk_id}")
 def update_chunk(dataset_id: str, document_id: str, chunk_id: str, body: ChunkUpdate, ctx: ContextDep,
                  principal: PrincipalDep) -> StoredChunk:
-    """Change a chunk's text (re-embedded: search sees it at once) and/or disable or enable it. The edit
+    """Change a chunk's text, important keywords or questions (re-analysed and re-embedded: search sees
+    it at once) and/or disable or enable it. The edit
     is kept as an override: a re-parse applies it again to the chunk when the new version still has it."""
     with ctx.db.session() as s:
         row = chunk_edits.update_chunk(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
-                                       row_id=chunk_id, content=body.content, available=body.available)
+                                       row_id=chunk_id, content=body.content, available=body.available,
+                                       keywords=body.important_keywords, questions=body.questions)
         method = chunk_edits.method_of(s, row.version_id)
     return stored_chunk_view(row, method, edited=True)
 

@@ -228,7 +228,8 @@ def document_out(d: Document, kb_method: str) -> RFDocument:
 
 def chunk_out(c: StoredChunk, dataset_id: str) -> RFChunk:
     return RFChunk(id=c.chunk_id, content=c.content, document_id=c.doc_id, docnm_kwd=c.document_name,
-                   important_keywords=[], tag_kwd=list(c.tag_keywords or c.tags), questions=[], dataset_id=dataset_id,
+                   important_keywords=list(c.important_keywords), tag_kwd=list(c.tag_keywords or c.tags),
+                   questions=list(c.questions), dataset_id=dataset_id,
                    doc_type_kwd="table" if c.kind == "table" else "text", available=c.available,
                    positions=[[float(x) for x in p] for p in c.positions])
 
@@ -748,18 +749,26 @@ def list_chunks(
 def add_chunk(dataset_id: str, document_id: str, body: RFChunkCreate, ctx: ContextDep,
               principal: PrincipalDep) -> RFResult[RFAddedChunk]:
     """A chunk of your own text after the document's last one, searchable at once and kept over
-    re-parses. ``important_keywords``, ``questions`` and ``tag_kwd`` are accepted but not stored."""
+    re-parses, with its ``important_keywords`` and ``questions`` (matched beside the text; questions are
+    embedded in its place). ``tag_kwd`` is accepted but not stored."""
     if not body.content.strip():
         fail(DATA_ERROR, "`content` is required")
     if body.image_base64:
         fail(DATA_ERROR, "`image_base64` is not supported by ragloom")
     kb_id, doc_id = _owned_document(ctx, principal, dataset_id, document_id)
     with ctx.db.session() as s:
-        row = chunk_edits.add_chunk(ctx, s, principal=principal, kb_id=kb_id, doc_id=doc_id, content=body.content)
+        row = chunk_edits.add_chunk(ctx, s, principal=principal, kb_id=kb_id, doc_id=doc_id, content=body.content,
+                                    keywords=_terms(body.important_keywords), questions=_terms(body.questions))
     now = datetime.now()
     return RFResult(data=RFAddedChunk(chunk=RFNewChunk(
-        id=row.id, content=row.content, document_id=row.doc_id, dataset_id=row.kb_id, important_keywords=[],
-        tag_kwd=[], questions=[], create_timestamp=now.timestamp(), create_time=now.strftime("%Y-%m-%d %H:%M:%S"))))
+        id=row.id, content=row.content, document_id=row.doc_id, dataset_id=row.kb_id,
+        important_keywords=list(row.important_keywords), tag_kwd=[], questions=list(row.questions),
+        create_timestamp=now.timestamp(), create_time=now.strftime("%Y-%m-%d %H:%M:%S"))))
+
+
+def _terms(values: list[str]) -> list[str]:
+    """A chunk's keywords or questions as RAGFlow takes them: trimmed, the blank ones left out."""
+    return [v.strip() for v in values if v.strip()]
 
 
 def _update_chunk(dataset_id: str, document_id: str, chunk_id: str, body: RFChunkUpdate, ctx: Context,
@@ -767,12 +776,15 @@ def _update_chunk(dataset_id: str, document_id: str, chunk_id: str, body: RFChun
     if body.content is not None and not body.content.strip():
         fail(DATA_ERROR, "`content` is required")
     kb_id, doc_id = _owned_document(ctx, principal, dataset_id, document_id)
-    if body.content is None and body.available is None:
-        return RFCode()  # keywords, questions, positions: not stored by ragloom
+    keywords = None if body.important_keywords is None else _terms(body.important_keywords)
+    questions = None if body.questions is None else _terms(body.questions)
+    if body.content is None and body.available is None and keywords is None and questions is None:
+        return RFCode()  # positions and tags: not stored by ragloom
     with ctx.db.session() as s:
         try:
             chunk_edits.update_chunk(ctx, s, principal=principal, kb_id=kb_id, doc_id=doc_id, row_id=chunk_id,
-                                     content=body.content, available=body.available)
+                                     content=body.content, available=body.available, keywords=keywords,
+                                     questions=questions)
         except NotFoundError:
             fail(DATA_ERROR, f"Can't find this chunk {chunk_id}")
     return RFCode()
@@ -782,7 +794,8 @@ def _update_chunk(dataset_id: str, document_id: str, chunk_id: str, body: RFChun
               summary="Update a chunk")
 def update_chunk(dataset_id: str, document_id: str, chunk_id: str, body: RFChunkUpdate, ctx: ContextDep,
                  principal: PrincipalDep) -> RFCode:
-    """``content`` (re-embedded) and ``available`` (false: never retrieved); kept over re-parses."""
+    """``content`` (re-embedded), ``important_keywords``, ``questions`` and ``available`` (false: never
+    retrieved); kept over re-parses."""
     return _update_chunk(dataset_id, document_id, chunk_id, body, ctx, principal)
 
 
@@ -904,8 +917,8 @@ def retrieval(body: RFRetrievalRequest, ctx: ContextDep, principal: PrincipalDep
                                    options=options))
     out = [RFRetrievedChunk(
         id=c.chunk_id, content=c.content, document_id=c.doc_id, document_keyword=c.document_name,
-        dataset_id=c.kb_id, important_keywords=[], tag_kwd=list(c.tags), positions=[[float(x) for x in p]
-                                                                                     for p in c.positions],
+        dataset_id=c.kb_id, important_keywords=list(c.important_keywords), tag_kwd=list(c.tags),
+        positions=[[float(x) for x in p] for p in c.positions],
         similarity=float(c.similarity), vector_similarity=float(c.vector_similarity),
         term_similarity=float(c.term_similarity),
         highlight=_highlight(c.content, body.question) if body.highlight else None) for c in result.chunks]

@@ -310,13 +310,14 @@ class VersionPage(Base):
 
 
 class ChunkOverride(Base):
-    """A manual edit of one of a document's chunks, kept beside the document so that a re-parse
-    re-applies it (DESIGN §3): ``edit`` (new ``content`` and/or ``available``), ``delete``, or
-    ``add`` (a chunk of its own ``content``). An edit or a deletion names the chunk it changes by
-    ``anchor``, a hash of the chunk's parsed text (:func:`ragloom.service.documents.chunk_edits.anchor_of`):
-    a new version's chunk with that text gets it again; when no chunk has it any more, it waits
-    unapplied. An added chunk's anchor is ``add:`` + its own id. ``applied`` maps each version it
-    was applied to -> the search-store row it changed there (how the chunk list marks edits)."""
+    """A manual edit of one of a document's chunks, kept beside the document so that a re-parse re-applies it
+    (DESIGN §3): ``edit`` (new ``content``, ``available``, ``keywords`` and/or ``questions``), ``delete``, or
+    ``add`` (a chunk of its own ``content``, ``keywords`` and ``questions``). An edit or a deletion names the
+    chunk it changes by ``anchor``, a hash of the chunk's parsed text
+    (:func:`ragloom.service.documents.chunk_edits.anchor_of`): a new version's chunk with that text gets it
+    again; when no chunk has it any more, it waits unapplied. An added chunk's anchor is ``add:`` + its own id.
+    ``applied`` maps each version it was applied to -> the search-store row it changed there (how the chunk list
+    marks edits)."""
 
     __tablename__ = "chunk_override"
     __table_args__ = (UniqueConstraint("document_id", "anchor"),)
@@ -326,6 +327,8 @@ class ChunkOverride(Base):
     action: Mapped[str] = mapped_column(String(8))  # edit | delete | add
     content: Mapped[str | None] = mapped_column(Text, nullable=True)
     available: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    keywords: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)  # None: the parsed chunk's own
+    questions: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)  # None: the parsed chunk's own
     applied: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)

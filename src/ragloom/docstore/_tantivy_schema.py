@@ -94,6 +94,8 @@ def _payload(rec: ChunkRecord) -> bytes:
         data["layer"], data["source_ids"], data["built_by"] = int(rec.layer), list(rec.source_ids), rec.built_by
     if rec.table is not None:  # a table's chunk only; absent reads back as None
         data["table"] = rec.table
+    if rec.questions:  # absent reads back as []
+        data["questions"] = list(rec.questions)
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -153,6 +155,7 @@ def _decode_payload(raw: bytes) -> dict[str, object]:
         "source_ids": list(data.get("source_ids", [])),
         "built_by": data.get("built_by", ""),
         "table": data.get("table"),
+        "questions": list(data.get("questions", [])),
     }
 
 

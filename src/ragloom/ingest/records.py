@@ -103,6 +103,6 @@ def _record(job: Job, c: Chunk, vec: np.ndarray, terms: ChunkTerms, parent: str 
         important_keywords=terms.important_keywords, important_terms=terms.important_terms,
         question_terms=terms.question_terms, order=c.order, kind=c.kind,
         positions=list(c.positions), heading_path=list(c.heading_path), html=c.html, parent_id=parent,
-        tag_keywords=list(c.tag_keywords), table=c.table,
+        tag_keywords=list(c.tag_keywords), table=c.table, questions=list(c.questions),
     )
 

@@ -3,9 +3,9 @@ and a dry-run parse of a file."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
 from ragloom.schemas.base import Number, Positions, Request, View, absent_unless
@@ -41,6 +41,10 @@ class StoredChunk(View):
     html: str | None
     parent_id: str | None
     tag_keywords: list[str] = Field(description="a tag set's row: its own tags")
+    important_keywords: list[str] = Field(default_factory=list, description="keywords matched beside the text "
+                                          "(normalised): the chunk method's, the chat model's or an edit's")
+    questions: list[str] = Field(default_factory=list, description="the questions the chunk answers (qa pairs, "
+                                 "auto_questions or an edit): matched beside its text and embedded in its place")
     tags: dict[str, Number] = Field(description="tags given from the knowledge base's tag sets, with weights")
     edited: bool = Field(False, description="true when a manual edit (text, disabled, added) applies to it")
     layer: int | SkipJsonSchema[None] = absent_unless("a summary (kind summary): its layer, 1 = summaries of "
@@ -100,15 +104,30 @@ class ParsePreview(View):
 MAX_CHUNK_TEXT = 100_000  # characters of a chunk a caller writes
 
 
+MAX_CHUNK_TERMS = 64  # keywords or questions a caller gives one chunk
+ChunkTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
+
+
 class ChunkUpdate(Request):
-    """A chunk's new text and/or whether it may be retrieved (``false`` disables it); kept as an
-    override of the document that a re-parse re-applies to the chunk when it still exists."""
+    """A chunk's new text, important keywords or questions, and/or whether it may be retrieved (``false``
+    disables it); kept as an override of the document that a re-parse re-applies to the chunk when it
+    still exists. A field left out is unchanged; ``[]`` clears keywords or questions."""
 
     content: str | None = Field(None, min_length=1, max_length=MAX_CHUNK_TEXT)
     available: bool | None = Field(None, description="false: disabled, never retrieved; true: enabled again")
+    important_keywords: list[ChunkTerm] | None = Field(None, max_length=MAX_CHUNK_TERMS,
+                                                       description="keywords matched beside the text")
+    questions: list[ChunkTerm] | None = Field(None, max_length=MAX_CHUNK_TERMS,
+                                              description="questions the chunk answers: matched beside its "
+                                                          "text and embedded in its place")
 
 
 class ChunkCreate(Request):
     """A chunk of the caller's own text, added after the document's last chunk (kept over re-parses)."""
 
     content: str = Field(min_length=1, max_length=MAX_CHUNK_TEXT)
+    important_keywords: list[ChunkTerm] = Field(default_factory=list, max_length=MAX_CHUNK_TERMS,
+                                                description="keywords matched beside the text")
+    questions: list[ChunkTerm] = Field(default_factory=list, max_length=MAX_CHUNK_TERMS,
+                                       description="questions the chunk answers: matched beside its text and "
+                                                   "embedded in its place")

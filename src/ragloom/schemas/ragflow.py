@@ -253,8 +253,10 @@ class RFChunkCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     content: str = Field(max_length=100_000)
-    important_keywords: list[str] = Field(default_factory=list, description="accepted, not stored by ragloom")
-    questions: list[str] = Field(default_factory=list, description="accepted, not stored by ragloom")
+    important_keywords: list[str] = Field(default_factory=list, max_length=64,
+                                          description="keywords matched beside the text")
+    questions: list[str] = Field(default_factory=list, max_length=64,
+                                 description="questions the chunk answers (matched, and embedded in its place)")
     tag_kwd: list[str] = Field(default_factory=list, description="accepted, not stored by ragloom")
     tag_feas: dict[str, Any] | None = None
     image_base64: str | None = Field(None, description="not supported by ragloom")
@@ -264,8 +266,11 @@ class RFChunkUpdate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     content: str | None = Field(None, max_length=100_000)
-    important_keywords: list[str] | None = Field(None, description="accepted, not stored by ragloom")
-    questions: list[str] | None = Field(None, description="accepted, not stored by ragloom")
+    important_keywords: list[str] | None = Field(None, max_length=64,
+                                                 description="keywords matched beside the text")
+    questions: list[str] | None = Field(None, max_length=64,
+                                        description="questions the chunk answers (matched, and embedded in its "
+                                                    "place)")
     available: bool | None = None
     positions: list[Any] | None = None
     tag_kwd: list[str] | None = None

@@ -30,6 +30,8 @@ class RetrievedChunk(View):
                                      "the question: the same scale whatever the fusion, mode and question; null "
                                      "when not scored (a table-of-contents or knowledge-graph item)")
     tags: dict[str, Number]
+    important_keywords: list[str] = Field(default_factory=list, description="the chunk's important keywords "
+                                          "(normalised), matched beside its text")
     positions: Positions
     layer: int | SkipJsonSchema[None] = absent_unless("a RAPTOR summary: its layer (1 = summaries of chunks)")
     source_ids: list[str] | SkipJsonSchema[None] = absent_unless(

@@ -308,18 +308,27 @@ class KnowledgeAPI(Base):
                            params={"page": page, "page_size": page_size, "include_hidden": include_hidden})
 
     @operation("POST", "/datasets/{dataset_id}/documents/{document_id}/chunks")
-    def add_chunk(self, op: Route, /, dataset_id: str, document_id: str, content: str) -> StoredChunk:
-        """Add a chunk of your own text after the document's last one (kept over re-parses)."""
+    def add_chunk(self, op: Route, /, dataset_id: str, document_id: str, content: str, *,
+                  important_keywords: Sequence[str] = (), questions: Sequence[str] = ()) -> StoredChunk:
+        """Add a chunk of your own text after the document's last one (kept over re-parses), with the
+        keywords matched beside it and the questions it answers (embedded in its place)."""
         return self._model(StoredChunk, op, path={"dataset_id": dataset_id, "document_id": document_id},
-                           json=body(ChunkCreate, {"content": content}))
+                           json=body(ChunkCreate, {"content": content, "important_keywords": list(important_keywords),
+                                                   "questions": list(questions)}))
 
     @operation("PATCH", "/datasets/{dataset_id}/documents/{document_id}/chunks/{chunk_id}")
     def update_chunk(self, op: Route, /, dataset_id: str, document_id: str, chunk_id: str, *,
-                     content: str | None = None, available: bool | None = None) -> StoredChunk:
-        """Change a chunk's text and/or disable (``available=False``) or enable it; a re-parse keeps the edit."""
+                     content: str | None = None, available: bool | None = None,
+                     important_keywords: Sequence[str] | None = None,
+                     questions: Sequence[str] | None = None) -> StoredChunk:
+        """Change a chunk's text, keywords or questions (``[]`` clears them) and/or disable
+        (``available=False``) or enable it; a re-parse keeps the edit."""
         return self._model(StoredChunk, op,
                            path={"dataset_id": dataset_id, "document_id": document_id, "chunk_id": chunk_id},
-                           json=body(ChunkUpdate, {"content": content, "available": available}))
+                           json=body(ChunkUpdate, {"content": content, "available": available,
+                                                   "important_keywords": None if important_keywords is None
+                                                   else list(important_keywords),
+                                                   "questions": None if questions is None else list(questions)}))
 
     @operation("DELETE", "/datasets/{dataset_id}/documents/{document_id}/chunks/{chunk_id}")
     def delete_chunk(self, op: Route, /, dataset_id: str, document_id: str, chunk_id: str) -> None:

@@ -23,7 +23,7 @@ from ragloom.dataflow import ChunkKind, ChunkRecord
 from ragloom.db.models import ChunkOverride, Document, DocumentVersion, KnowledgeBase, new_id
 from ragloom.docstore.base import Filters
 from ragloom.docstore.ids import chunk_id
-from ragloom.errors import ConflictError, NotFoundError
+from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError
 from ragloom.ingest.guard import limits
 from ragloom.ingest.job import ORDER_STRIDE, Job, telling_name
 from ragloom.ingest.pipeline import TITLE_WEIGHT
@@ -97,33 +97,61 @@ def _reindex(ctx: Context, embedder: Embedder, filename: str, rows: Sequence[Chu
     if not rows:
         return
     title = telling_name(filename)
-    texts = ([title] if title else []) + [r.content[: limits().max_chunk_chars] for r in rows]
+    # as the pipeline embeds a chunk (``embedding_text``): its questions when it has some, else its text
+    texts = ([title] if title else []) + [("\n".join(r.questions) if r.questions else r.content)
+                                          [: limits().max_chunk_chars] for r in rows]
     vectors = embedder.embed_passages(texts)
     own = vectors[1:] if title else vectors
     for r, vec in zip(rows, own, strict=True):
         v = TITLE_WEIGHT * vectors[0] + (1 - TITLE_WEIGHT) * vec if title else vec
         r.vector = (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
-        terms = analyze_chunk(ctx.analyzer, r.content, title=title or "", important_keywords=r.important_keywords)
+        terms = analyze_chunk(ctx.analyzer, r.content, title=title or "", important_keywords=r.important_keywords,
+                              questions=r.questions)
         r.content_terms, r.content_fine_terms = terms.content_terms, terms.content_fine_terms
         r.title_terms, r.title_fine_terms = terms.title_terms, terms.title_fine_terms
-        r.important_terms, r.question_terms = terms.important_terms, []
+        r.important_keywords = terms.important_keywords
+        r.important_terms, r.question_terms = terms.important_terms, terms.question_terms
         r.html = None  # a table's HTML showed the parsed text, not the edited one
         r.table = None  # and so did its rows
 
 
-def _set_content(row: ChunkRecord, content: str | None, available: bool | None) -> bool:
-    """Apply an edit to a row; True when its text changed (it must be re-embedded)."""
+MAX_TERMS, MAX_TERM_CHARS = 64, 1000  # keywords or questions of one chunk, characters of one
+
+
+def _checked(name: str, values: Sequence[str] | None) -> list[str] | None:
+    """A caller's keywords or questions, trimmed and without blanks; refused when too many or too long."""
+    if values is None:
+        return None
+    out = [v.strip() for v in values if v.strip()]
+    if len(out) > MAX_TERMS or any(len(v) > MAX_TERM_CHARS for v in out):
+        raise InvalidRequestError(f"a chunk takes at most {MAX_TERMS} {name} of at most {MAX_TERM_CHARS} "
+                                  "characters each")
+    return out
+
+
+def _set_content(row: ChunkRecord, content: str | None, available: bool | None,
+                 keywords: Sequence[str] | None = None, questions: Sequence[str] | None = None) -> bool:
+    """Apply an edit to a row (``None``: that part unchanged); True when its text, keywords or questions
+    changed (it must be re-analysed and re-embedded)."""
+    changed = False
     if available is not None:
         row.available = available
     if content is not None and content != row.content:
-        row.content = content
-        return True
-    return False
+        row.content, changed = content, True
+    if keywords is not None and list(keywords) != row.important_keywords:
+        row.important_keywords, changed = list(keywords), True
+    if questions is not None and list(questions) != row.questions:
+        row.questions, changed = list(questions), True
+    return changed
 
 
 def update_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
-                 row_id: str, content: str | None = None, available: bool | None = None) -> ChunkRecord:
-    """Change a chunk's text and/or enable or disable it (a disabled chunk is never retrieved)."""
+                 row_id: str, content: str | None = None, available: bool | None = None,
+                 keywords: Sequence[str] | None = None, questions: Sequence[str] | None = None) -> ChunkRecord:
+    """Change a chunk's text, its important keywords or the questions it answers (matched beside its
+    text; questions are embedded in its place), and/or enable or disable it (a disabled chunk is never
+    retrieved). ``None`` leaves that part as it is; ``[]`` clears keywords or questions."""
+    keywords, questions = _checked("keywords", keywords), _checked("questions", questions)
     t = _target(session, principal, kb_id, doc_id)
     row = _row(ctx, t, row_id)
     o = _override_of(session, t.doc.id, t.version_id, row_id)
@@ -133,12 +161,16 @@ def update_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id:
         session.add(o)
     if content is not None:
         o.content = content
+    if keywords is not None:
+        o.keywords = list(keywords)
+    if questions is not None:
+        o.questions = list(questions)
     if available is not None:
         o.available = available
         if available != row.available:
             t.doc.chunk_count += 1 if available else -1
     _mark_applied(o, t.version_id, row_id)
-    if _set_content(row, content, available):
+    if _set_content(row, content, available, keywords, questions):
         _reindex(ctx, workspace_models.embedder(ctx, t.kb.embedding_model), t.doc.name, [row])
     session.flush()
     ctx.docstore.upsert(t.doc.tenant_id, [row])
@@ -146,8 +178,10 @@ def update_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id:
 
 
 def add_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
-              content: str) -> ChunkRecord:
-    """A chunk of the caller's own text, after the document's last one (kept over re-parses)."""
+              content: str, keywords: Sequence[str] = (), questions: Sequence[str] = ()) -> ChunkRecord:
+    """A chunk of the caller's own text (with its important keywords and the questions it answers, if
+    given), after the document's last one (kept over re-parses)."""
+    keywords, questions = _checked("keywords", keywords) or [], _checked("questions", questions) or []
     t = _target(session, principal, kb_id, doc_id)
     scope = Filters(kb_ids=[t.kb.id], doc_ids=[t.doc.id], version_ids=[t.version_id], available_only=False)
     total = ctx.docstore.count(t.doc.tenant_id, scope)
@@ -155,9 +189,11 @@ def add_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id: st
     order = max([ADDED_ORDER, *(r.order + 1 for r in last)])
     oid = new_id()
     row = ChunkRecord(id=chunk_id(t.version_id, order), kb_id=t.kb.id, doc_id=t.doc.id, version_id=t.version_id,
-                      content=content, vector=np.zeros(0, dtype=np.float32), document_name=t.doc.name, order=order)
+                      content=content, vector=np.zeros(0, dtype=np.float32), document_name=t.doc.name, order=order,
+                      important_keywords=list(keywords), questions=list(questions))
     _reindex(ctx, workspace_models.embedder(ctx, t.kb.embedding_model), t.doc.name, [row])
     session.add(ChunkOverride(id=oid, document_id=t.doc.id, anchor=f"add:{oid}", action="add", content=content,
+                              keywords=list(row.important_keywords) or None, questions=list(questions) or None,
                               applied={t.version_id: row.id}))
     t.doc.chunk_count += 1
     session.flush()
@@ -177,7 +213,7 @@ def delete_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id:
         if o is None:
             o = ChunkOverride(id=new_id(), document_id=t.doc.id, anchor=anchor_of(row.content), applied={})
             session.add(o)
-        o.action, o.content, o.available = "delete", None, None
+        o.action, o.content, o.available, o.keywords, o.questions = "delete", None, None, None, None
         _mark_applied(o, t.version_id, row_id)
     t.doc.chunk_count -= 1 if row.available else 0
     session.flush()
@@ -203,7 +239,7 @@ def apply_overrides(ctx: Context, job: Job, records: list[ChunkRecord], embedder
             _mark_applied(o, job.version_id, r.id)
             if o.action == "delete":
                 dropped.add(r.id)
-            elif _set_content(r, o.content, o.available):
+            elif _set_content(r, o.content, o.available, o.keywords, o.questions):
                 changed.append(r)
         records[:] = [r for r in records if r.id not in dropped]
         if job.from_page <= 1:
@@ -211,7 +247,8 @@ def apply_overrides(ctx: Context, job: Job, records: list[ChunkRecord], embedder
                 row = ChunkRecord(id=chunk_id(job.version_id, ADDED_ORDER + i), kb_id=job.kb_id, doc_id=job.doc_id,
                                   version_id=job.version_id, content=o.content or "",
                                   vector=np.zeros(0, dtype=np.float32), document_name=job.filename,
-                                  order=ADDED_ORDER + i, available=o.available is not False)
+                                  order=ADDED_ORDER + i, available=o.available is not False,
+                                  important_keywords=list(o.keywords or []), questions=list(o.questions or []))
                 _mark_applied(o, job.version_id, row.id)
                 records.append(row)
                 changed.append(row)

@@ -49,6 +49,7 @@ def chunk_view(c: Candidate) -> RetrievedChunk:
         rerank_score=None if c.rerank_score is None else round(c.rerank_score, 6),
         relevance=None if c.relevance is None else round(c.relevance, 6),
         tags=dict(r.tags),
+        important_keywords=list(r.important_keywords),
         positions=positions_view(r),
         **summary_fields(r),
     )
