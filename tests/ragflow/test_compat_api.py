@@ -114,7 +114,7 @@ def test_dataset_errors(setup: Setup) -> None:
     assert "at least 1 character" in err(c.post(f"{B}/datasets", json={"name": ""}, headers=h), 101)
     assert "Extra inputs" in err(c.post(f"{B}/datasets", json={"name": "x", "chunk_count": 1}, headers=h), 101)
     assert "chunk_method" in err(c.post(f"{B}/datasets", json={"name": "x", "chunk_method": "nope"}, headers=h), 101)
-    assert "page_size" in err(c.get(f"{B}/datasets", params={"page_size": 101}, headers=h), 101)
+    assert "page_size" in err(c.get(f"{B}/datasets", params={"page_size": 10_001}, headers=h), 101)
     assert "orderby" in err(c.get(f"{B}/datasets", params={"orderby": "name"}, headers=h), 101)
     assert "lacks permission" in err(c.get(f"{B}/datasets", params={"id": "0" * 32}, headers=h), 102)
     assert "lacks permission" in err(c.get(f"{B}/datasets", params={"name": "no such"}, headers=h), 102)
@@ -495,6 +495,38 @@ def test_system(setup: Setup) -> None:
     assert c.get(f"{B}/system/ping").text == "pong"
     assert c.get(f"{B}/system/version").json()["data"].startswith("ragloom-")
     assert c.get(f"{B}/dify/retrieval/health").json() == {"code": 0, "data": True, "message": "success"}
+
+
+def test_the_requests_ragflows_mcp_server_makes(setup: Setup) -> None:
+    """RAGFlow's MCP server (``mcp/server/server.py``) is a client of this API: it lists the datasets 1,000
+    at a time (``desc`` as ``requests`` writes it, ``True``, and as ``httpx`` does, ``true``), looks one
+    dataset up by id, pages through its documents, and retrieves with its own defaults. Each request is
+    sent here as it sends it, and each field it reads is there."""
+    c, h = setup.client, setup.h
+    for desc in ("True", "true"):
+        r = c.get(f"{B}/datasets?page=1&page_size=1000&orderby=create_time&desc={desc}", headers=h)
+        listed = ok(r)
+        assert setup.ds in [d["id"] for d in listed]
+        for d in listed:  # the tool's description lists each dataset's id, name, description, embedding model
+            assert {"id", "name", "description", "embedding_model"} <= set(d), d
+    one = ok(c.get(f"{B}/datasets", params={"id": setup.ds, "page_size": 1}, headers=h))
+    assert [d["name"] for d in one] == ["manuals"]
+    docs = ok(c.get(f"{B}/datasets/{setup.ds}/documents", params={"page": 1}, headers=h))
+    assert docs["total"] >= 2 and setup.pump in [d["id"] for d in docs["docs"]]
+    for d in docs["docs"]:
+        assert {"id", "name", "location", "type", "size", "chunk_count", "create_date", "update_date", "token_count",
+                "thumbnail", "dataset_id", "meta_fields"} <= set(d), d
+    for page_size in (30, 10):  # the old server's default page, the new one's
+        body = {"page": 1, "page_size": page_size, "similarity_threshold": 0.2, "vector_similarity_weight": 0.3,
+                "top_k": 1024, "rerank_id": None, "keyword": False, "question": "How often must the pump be serviced?",
+                "dataset_ids": [setup.ds], "document_ids": []}
+        found = ok(c.post(f"{B}/retrieval", json=body, headers=h))
+        assert found["total"] >= 1 and found["chunks"][0]["document_id"] == setup.pump
+        assert {"dataset_id", "document_keyword", "document_id", "content", "similarity"} <= set(found["chunks"][0])
+    # another workspace's key sees none of it: the server's "host" mode passes each caller's own key
+    assert setup.ds not in [d["id"] for d in ok(c.get(f"{B}/datasets?page=1&page_size=1000&orderby=create_time"
+                                                      "&desc=true", headers=setup.other))]
+    assert err(c.get(f"{B}/datasets", params={"page_size": 10_001}, headers=h), 101).count("10000") == 1
 
 
 def test_dify_retrieval_under_the_ragflow_base(setup: Setup) -> None:

@@ -58,6 +58,7 @@ from ragloom.schemas.ragflow import (
     CHUNK_METHODS,
     DATA_ERROR,
     EXCEPTION_ERROR,
+    MAX_DATASET_PAGE_SIZE,
     MAX_PAGE_SIZE,
     PERMISSION_ERROR,
     RFAddedChunk,
@@ -245,16 +246,16 @@ def _page(value: str | None) -> int:
     return n if n >= 1 else 1
 
 
-def _page_size(value: str | None) -> int:
+def _page_size(value: str | None, limit: int = MAX_PAGE_SIZE) -> int:
     try:
         n = int(value) if value is not None else 30
     except ValueError:
         return 30
     if n < 1:
         return 30
-    if n > MAX_PAGE_SIZE:
+    if n > limit:
         fail(ARGUMENT_ERROR, f"Field: <page_size> - Message: <Value error, page_size must be less than or equal to "
-                             f"{MAX_PAGE_SIZE}> - Value: <{n}>")
+                             f"{limit}> - Value: <{n}>")
     return n
 
 
@@ -344,7 +345,7 @@ def list_datasets(
     if orderby not in ("create_time", "update_time"):
         fail(ARGUMENT_ERROR, f"Field: <orderby> - Message: <Input should be 'create_time' or 'update_time'> - "
                              f"Value: <{orderby}>")
-    p, size, wanted = _page(page), _page_size(page_size), _ids(ids)
+    p, size, wanted = _page(page), _page_size(page_size, MAX_DATASET_PAGE_SIZE), _ids(ids)
     if id and wanted:
         fail(DATA_ERROR, f"Should not provide both 'id':{id} and 'ids'{wanted}")
     with ctx.db.session() as s:

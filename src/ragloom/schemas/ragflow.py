@@ -28,7 +28,8 @@ AUTHENTICATION_ERROR = 109
 RunStatus = Literal["UNSTART", "RUNNING", "CANCEL", "DONE", "FAIL"]
 CHUNK_METHODS = ("naive", "book", "email", "laws", "manual", "one", "paper", "picture", "presentation", "qa",
                  "table", "tag", "resume")
-MAX_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 100  # documents, chunks and retrieval
+MAX_DATASET_PAGE_SIZE = 10_000  # RAGFlow sets none; its MCP server lists datasets 1,000 at a time
 
 
 class RFModel(BaseModel):
