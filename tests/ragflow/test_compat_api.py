@@ -248,6 +248,19 @@ def test_upload_update_parse_and_delete_a_document(setup: Setup) -> None:
     assert ok(c.get(docs_url, headers=h))["total"] == 2
 
 
+def test_a_name_the_dataset_has_is_numbered_as_in_ragflow(setup: Setup) -> None:
+    c, h, ds = setup.client, setup.h, setup.ds
+    url = f"{B}/datasets/{ds}/documents"
+    twice = ok(c.post(url, files=[("file", ("fan.txt", b"A second fan.")), ("file", ("fan.txt", b"A third fan."))],
+                      headers=h))
+    assert [d["name"] for d in twice] == ["fan(1).txt", "fan(2).txt"] and setup.fan not in [d["id"] for d in twice]
+    again = ok(c.post(url, files=[("file", ("fan(2).txt", b"A fourth fan."))], headers=h))
+    assert [d["name"] for d in again] == ["fan(3).txt"]
+    assert ok(c.get(url, params={"id": setup.fan}, headers=h))["docs"][0]["name"] == "fan.txt"  # left as it was
+    setup.run()
+    ok(c.request("DELETE", url, json={"ids": [d["id"] for d in twice + again]}, headers=h))
+
+
 # ---------------------------------------------------------------- chunks
 
 

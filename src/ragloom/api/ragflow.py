@@ -470,7 +470,8 @@ def upload_documents(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
                                                                         "'file')")],
                      ) -> RFResult[list[RFDocument]]:
     """ragloom parses a document as soon as it is uploaded: the new documents are ``RUNNING``. A name
-    already in the dataset makes a new version of that document (RAGFlow would add ``name(1)``)."""
+    already in the dataset makes a new document named ``name(1)``, as in RAGFlow (ragloom's own API makes a
+    new version of the document instead)."""
     if len(file) > ctx.settings.max_upload_files:
         raise PayloadTooLargeError(f"{len(file)} files in one upload; the limit is {ctx.settings.max_upload_files} "
                                    "files per request (RAGLOOM_MAX_UPLOAD_FILES)")
@@ -480,7 +481,8 @@ def upload_documents(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
     uploads = [catalog.Upload(filename=f.filename or "", content_type=f.content_type or "",
                               spooled=spooled(f, ctx.settings)) for f in file]
     with ctx.db.session() as s:
-        docs = catalog.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=uploads)
+        docs = catalog.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=uploads,
+                                     number_taken_names=True)
         facts = catalog.file_facts(s, docs)
         return RFResult(data=[document_out(document_view(d, facts), method) for d in docs])
 

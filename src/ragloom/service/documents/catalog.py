@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,14 +62,29 @@ def _clean_name(name: str) -> str:
     return normalize_filename(name)
 
 
+def numbered_name(session: Session, kb_id: str, name: str) -> str:
+    """``name``, or the first of ``stem(1).ext``, ``stem(2).ext``... that no document of the knowledge base
+    has (a name that ends in ``(n)`` counts on from n), as RAGFlow names a second upload of a file."""
+    taken = set(session.scalars(select(Document.name).where(Document.kb_id == kb_id)))
+    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    numbered = re.fullmatch(r"(.*)\((\d+)\)", stem)
+    base, n = (numbered.group(1), int(numbered.group(2))) if numbered else (stem, 0)
+    while name in taken:
+        n += 1
+        name = f"{base}({n}){dot}{ext}"
+    return name
+
+
 def add_documents(
     ctx: Context, session: Session, *, principal: Principal, kb_id: str, uploads: list[Upload],
     chunk_method: str | None = None, parser_config: dict[str, Any] | None = None, stage: bool = False,
+    number_taken_names: bool = False,
 ) -> list[Document]:
     """Store each file, create Document + Version + Task rows, return at once.
 
     A file whose name already exists in the knowledge base becomes a new version
-    of that document (unless its content equals the latest version's). Readers
+    of that document (unless its content equals the latest version's); with ``number_taken_names``
+    it becomes a new document named as :func:`numbered_name` says instead. Readers
     keep seeing the active version until the new one is published: when built, or with ``stage``
     when a reviewer publishes it (:func:`ragloom.service.documents.versions.activate`).
     """
@@ -83,6 +99,8 @@ def add_documents(
     docs = []
     for up in uploads:
         name = _clean_name(up.filename)
+        if number_taken_names:
+            name = numbered_name(session, kb.id, name)
         if up.size > limit:
             raise PayloadTooLargeError(f"{name!r} is larger than the limit of {ctx.settings.max_upload_mb} MiB per "
                                        "file (RAGLOOM_MAX_UPLOAD_MB)")
