@@ -154,6 +154,26 @@ def test_sessions_and_completions(setup: Setup) -> None:
     mine = next(x for x in listed if x["id"] == sess["id"])
     assert [m["role"] for m in mine["messages"]] == ["assistant", "user", "assistant", "user", "assistant"]
     assert ok(c.get(f"{B}/chats/{chat}/sessions/{sess['id']}", headers=h))["id"] == sess["id"]
+
+    # a message's feedback and deletion: the question's id stands for its answer too, as in RAGFlow
+    url = f"{B}/chats/{chat}/sessions/{sess['id']}/messages"
+    first_q, first_a = mine["messages"][1]["id"], mine["messages"][2]["id"]
+    rated = ok(c.put(f"{url}/{first_q}/feedback", json={"thumbup": False, "feedback": "too short"}, headers=h))
+    assert rated["id"] == sess["id"] and len(rated["messages"]) == 5
+    own = c.get(f"/api/v1/chats/{chat}/sessions/{sess['id']}/messages", headers=h).json()["messages"]
+    assert [m["feedback"] for m in own if m["id"] == first_a] == [{"rating": "down", "comment": "too short"}]
+    ok(c.put(f"{url}/{first_a}/feedback", json={"thumbup": True, "feedback": "ignored"}, headers=h))
+    own = c.get(f"/api/v1/chats/{chat}/sessions/{sess['id']}/messages", headers=h).json()["messages"]
+    assert [m["feedback"] for m in own if m["id"] == first_a] == [{"rating": "up", "comment": ""}]
+    assert "must be a boolean" in err(c.put(f"{url}/{first_a}/feedback", json={"thumbup": "yes"}, headers=h), 102)
+    assert "Session not found" in err(c.put(f"{B}/chats/{chat}/sessions/{'0' * 32}/messages/{first_a}/feedback",
+                                            json={"thumbup": True}, headers=h), 102)
+    assert len(ok(c.request("DELETE", f"{url}/{'0' * 32}", headers=h))["messages"]) == 5  # not one of its ids
+    left = ok(c.request("DELETE", f"{url}/{first_q}", headers=h))["messages"]
+    assert [m["role"] for m in left] == ["assistant", "user", "assistant"]
+    assert first_q not in [m["id"] for m in left] and first_a not in [m["id"] for m in left]
+    assert "Session not found" in err(c.request("DELETE", f"{B}/chats/{chat}/sessions/{'0' * 32}/messages/x",
+                                                headers=h), 102)
     renamed = ok(c.patch(f"{B}/chats/{chat}/sessions/{sess['id']}", json={"name": "renamed"}, headers=h))
     assert renamed["name"] == "renamed"
     assert "cannot be changed" in err(c.patch(f"{B}/chats/{chat}/sessions/{sess['id']}", json={"messages": []},
@@ -227,6 +247,10 @@ def test_another_workspaces_chats_and_sessions(setup: Setup) -> None:
         ("PUT", f"/chats/{mine}/sessions/{sess}", {"json": {"name": "x"}}, 102),
         ("DELETE", f"/chats/{chat}/sessions", {"json": {"ids": [sess]}}, 109),
         ("DELETE", f"/chats/{mine}/sessions", {"json": {"ids": [sess]}}, 102),
+        ("DELETE", f"/chats/{chat}/sessions/{sess}/messages/x", {}, 109),
+        ("DELETE", f"/chats/{mine}/sessions/{sess}/messages/x", {}, 102),
+        ("PUT", f"/chats/{chat}/sessions/{sess}/messages/x/feedback", {"json": {"thumbup": True}}, 109),
+        ("PUT", f"/chats/{mine}/sessions/{sess}/messages/x/feedback", {"json": {"thumbup": True}}, 102),
         ("POST", f"/chats/{chat}/completions", {"json": {"question": "x", "stream": False}}, 109),
         ("POST", f"/chats/{mine}/completions", {"json": {"question": "x", "stream": False, "session_id": sess}}, 102),
         ("POST", "/chat/completions", {"json": {"chat_id": chat, "question": "x", "stream": False}}, 109),

@@ -972,9 +972,8 @@ NOT_IN_RAGLOOM = {
     "auth", "tasks", "mcp", "plugin", "langfuse", "chat-channels", "skills", "navigation", "tags",
     "compilation-template", "compilation-templates", "compilation-template-groups", "system", "datasets",
 }
-NOT_YET = {"chats", "chat", "sessions", "openai", "chats_openai"}  # chat assistants: part 2 of issue 31
-NOT_YET_DATASET = {"run_graphrag", "trace_graphrag", "run_raptor", "trace_raptor", "knowledge_graph", "index",
-                   "graph", "raptor", "metadata"}
+# what is left of a dataset's routes: deleting a graph or a RAPTOR tree, and the metadata configuration
+NOT_YET_DATASET = {"knowledge_graph", "index", "graph", "raptor", "metadata"}
 NOT_IN_RAGLOOM_CHAT = ("chat/audio", "chat/mindmap", "chat/recommendation", "chat/recommandation",
                        "sessions/related_questions")
 
@@ -988,9 +987,9 @@ def unsupported(method: str, path: str) -> tuple[int, str] | None:
     shown = f"{method} {API}/{'/'.join(parts)}"
     if path.lstrip("/").startswith(NOT_IN_RAGLOOM_CHAT):
         return DATA_ERROR, f"{shown} is not supported by ragloom"
-    if parts[0] in NOT_YET or (parts[0] == "datasets" and len(parts) >= 3 and parts[2] in NOT_YET_DATASET):
-        return DATA_ERROR, (f"{shown} is not supported by ragloom yet (session messages, knowledge graph, RAPTOR "
-                            "and metadata routes come later; use ragloom's /api/v1 meanwhile)")
+    if parts[0] == "datasets" and len(parts) >= 3 and parts[2] in NOT_YET_DATASET:
+        return DATA_ERROR, (f"{shown} is not supported by ragloom yet (deleting a knowledge graph or a RAPTOR "
+                            "tree, and the metadata configuration, come later)")
     if parts[0] in NOT_IN_RAGLOOM:
         return DATA_ERROR, f"{shown} is not supported by ragloom"
     return None

@@ -42,12 +42,14 @@ from ragloom.schemas.ragflow import (
     RFCompletionRequest,
     RFDeleteRequest,
     RFDocAgg,
+    RFFeedback,
     RFMessage,
     RFReferenceChunk,
     RFResult,
     RFSession,
     RFSessionRequest,
 )
+from ragloom.schemas.sessions import FeedbackSet
 from ragloom.service.chat import assistants, completion, sessions
 from ragloom.service.chat.views import assistant_view
 
@@ -379,6 +381,52 @@ def delete_sessions(chat_id: str, ctx: ContextDep, principal: PrincipalDep,
     if errors:
         return RFResult(data={"success_count": done, "errors": errors}, message=f"Partially deleted {done} sessions")
     return RFResult(data=True)
+
+
+def _session_messages(ctx: Context, principal: Principal, chat_id: str, session_id: str) -> list[Any]:
+    """The session's messages; RAGFlow's "Session not found!" when it is not one of the chat's."""
+    with ctx.db.session() as s:
+        a = assistants.get(s, principal=principal, assistant_id_or_name=chat_id)
+        try:
+            return sessions.messages(s, sessions.get(s, principal=principal, assistant=a, session_id=session_id))
+        except NotFoundError:
+            fail(DATA_ERROR, "Session not found!")
+
+
+@router.delete("/chats/{chat_id}/sessions/{session_id}/messages/{msg_id}",
+               summary="Delete a question and its answer")
+def delete_message(chat_id: str, session_id: str, msg_id: str, ctx: ContextDep,
+                   principal: PrincipalDep) -> RFResult[RFSession]:
+    """Either message's id deletes the pair (RAGFlow gives both one id); an id the session does not have
+    changes nothing. The session is answered as it is now."""
+    chat = _view(ctx, principal, chat_id)
+    if any(m.id == msg_id for m in _session_messages(ctx, principal, chat.id, session_id)):
+        with ctx.db.session() as s:
+            a = assistants.get(s, principal=principal, assistant_id_or_name=chat.id)
+            sessions.delete_pair(s, principal=principal, assistant=a, session_id=session_id, message_id=msg_id)
+    return RFResult(data=_session_out(ctx, principal, chat.id, session_id))
+
+
+@router.put("/chats/{chat_id}/sessions/{session_id}/messages/{msg_id}/feedback", summary="Rate an answer")
+def message_feedback(chat_id: str, session_id: str, msg_id: str, body: RFFeedback, ctx: ContextDep,
+                     principal: PrincipalDep) -> RFResult[RFSession]:
+    """``thumbup`` true or false (with false, ``feedback`` says why) rates the answer; the question's id
+    rates its answer (RAGFlow gives both one id). ragloom keeps the rating on the answer, as its own
+    feedback route does; an id the session does not have changes nothing."""
+    if not isinstance(body.thumbup, bool):
+        fail(DATA_ERROR, "thumbup must be a boolean")
+    chat = _view(ctx, principal, chat_id)
+    rows = _session_messages(ctx, principal, chat.id, session_id)
+    asked = next((m for m in rows if m.id == msg_id), None)
+    answer = next((m for m in rows if asked is not None and m.turn == asked.turn and str(m.role) == "assistant"),
+                  None)
+    if answer is not None:
+        spec = FeedbackSet(rating="up" if body.thumbup else "down", comment="" if body.thumbup else body.feedback)
+        with ctx.db.session() as s:
+            a = assistants.get(s, principal=principal, assistant_id_or_name=chat.id)
+            sessions.set_feedback(s, principal=principal, assistant=a, session_id=session_id,
+                                  message_id=answer.id, spec=spec)
+    return RFResult(data=_session_out(ctx, principal, chat.id, session_id))
 
 
 # ---- completions

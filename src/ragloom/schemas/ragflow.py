@@ -451,6 +451,15 @@ class RFSession(RFModel):
     update_date: str | None = None
 
 
+class RFFeedback(BaseModel):
+    """A rating of an answer: ``thumbup`` true or false, and with false a ``feedback`` comment."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    thumbup: Any = Field(None, description="true: a thumb up; false: a thumb down (must be a boolean)")
+    feedback: str = Field("", max_length=4000, description="why, with a thumb down")
+
+
 class RFSessionRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 

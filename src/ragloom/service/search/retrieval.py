@@ -77,8 +77,10 @@ def check_documents(session: Session, *, principal: Principal, doc_ids: list[str
     (A visible document outside the searched knowledge bases still only narrows it.)"""
     if not doc_ids:
         return
-    rows = list(session.execute(select(Document, KnowledgeBase).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
-                                .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids))).tuples())
+    rows: list[tuple[Document, KnowledgeBase]] = [
+        (doc, kb) for doc, kb in session.execute(
+            select(Document, KnowledgeBase).join(KnowledgeBase, KnowledgeBase.id == Document.kb_id)
+            .where(knowledgebases.visible_clause(principal), Document.id.in_(doc_ids)))]
     restricted = any(doc.restricted and not access.sees_all(kb, principal) for doc, kb in rows)
     mine = access.caller_principals(session, principal) if restricted else set()
     found = {doc.id for doc, kb in rows if access.can_read(session, principal, kb, doc, mine)}
