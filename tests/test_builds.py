@@ -365,6 +365,29 @@ def test_a_reparsed_document_rebuilds_only_its_own_branch(online: World, llm: Fa
 
 # --- the API's refusals -------------------------------------------------------------------------------
 
+def test_deleting_the_raptor_knowledge_removes_every_summary_once_no_build_waits(offline: World) -> None:
+    w = offline
+    w.dataset("manuals", {"scope": "dataset"})
+    docs = w.upload(corpus())
+    assert w.run_build()["status"] == "done"
+    made = w.summaries()
+    assert {r.doc_id for r in made} >= {KB_TREE_DOC, *docs.values()}  # each document's branch and the tree
+    waiting = w.build()["builds"][0]  # queued, not run
+    busy = w.client.delete(f"{API}/datasets/{w.kb}/knowledge/raptor", headers=w.h)
+    assert busy.status_code == 409 and "cancel it first" in busy.json()["message"], busy.text
+    assert len(w.summaries()) == len(made)  # refused: nothing went
+    w.ok(w.post(f"/datasets/{w.kb}/builds/{waiting['id']}/cancel"))
+    dropped = w.ok(w.client.delete(f"{API}/datasets/{w.kb}/knowledge/raptor", headers=w.h))
+    assert dropped == {"kind": "raptor", "removed": len(made)}
+    assert w.summaries(hidden=True) == []
+    hits = w.ok(w.post("/retrieval", json={"question": "bread garden pump", "dataset_ids": [w.kb]}))["chunks"]
+    assert hits and all("layer" not in c for c in hits)
+    rebuilt = w.run_build()  # nothing left is current: every branch is built again
+    assert rebuilt["stats"]["documents_built"] == len(docs) and w.summaries()
+    assert w.client.delete(f"{API}/datasets/{w.kb}/knowledge/mindmap", headers=w.h).status_code == 400
+    assert w.client.delete(f"{API}/datasets/nope/knowledge/raptor", headers=w.h).status_code == 404
+
+
 def test_bad_requests_are_refused(offline: World) -> None:
     w = offline
     w.dataset("manuals")

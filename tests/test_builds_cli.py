@@ -1,5 +1,6 @@
-"""`ragloom build raptor KB` and `ragloom builds KB` as a user runs them: separate processes on a data
-directory, and the same commands against a live server (one code path: the same results)."""
+"""`ragloom build raptor KB`, `ragloom builds KB` and `ragloom build delete KB raptor` as a user runs them:
+separate processes on a data directory, and the same commands against a live server (one code path: the
+same results)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,10 @@ def scenario(home: Path, folder: Path, *remote: str) -> dict[str, Any]:
     again = run("build", "raptor", "manuals", "--document", "plant-manual.md")
     listed = run("builds", "manuals")
     chunks = run("chunks", "manuals", "plant-manual.md")
-    return {"estimate": estimate, "built": built, "again": again, "listed": listed, "chunks": chunks}
+    dropped = run("build", "delete", "manuals", "raptor", "--yes")
+    after = run("chunks", "manuals", "plant-manual.md")
+    return {"estimate": estimate, "built": built, "again": again, "listed": listed, "chunks": chunks,
+            "dropped": dropped, "after": after}
 
 
 def check(out: dict[str, Any]) -> None:
@@ -41,6 +45,8 @@ def check(out: dict[str, Any]) -> None:
     assert out["listed"]["total"] == 2 and [b["id"] for b in out["listed"]["builds"]] == [again["id"], build["id"]]
     summaries = [c for c in out["chunks"]["chunks"] if c["kind"] == "summary"]
     assert summaries and all(c["source_ids"] and c["built_by"] == "raptor:extractive" for c in summaries)
+    assert out["dropped"]["kind"] == "raptor" and out["dropped"]["removed"] >= len(summaries)
+    assert [c for c in out["after"]["chunks"] if c["kind"] == "summary"] == []
 
 
 def test_build_raptor_locally_and_against_a_server(tmp_path: Path) -> None:
@@ -51,7 +57,7 @@ def test_build_raptor_locally_and_against_a_server(tmp_path: Path) -> None:
     local = scenario(tmp_path / "local", folder)
     check(local)
     human = ragloom(tmp_path / "local", "build", "raptor", "manuals", "--estimate").stdout
-    assert "estimate" in human and "extractive" in human and "0 to build of 3" in human
+    assert "estimate" in human and "extractive" in human and "3 to build of 3" in human  # deleted: all again
     table = ragloom(tmp_path / "local", "builds", "manuals").stdout
     assert "raptor" in table and "done" in table
 

@@ -206,6 +206,24 @@ def test_bad_graph_requests(offline: GraphWorld) -> None:
     assert w.get("/datasets/nope/graph").status_code == 404
 
 
+def test_deleting_the_graph(offline: GraphWorld) -> None:
+    w = offline
+    w.graph_dataset("labs")
+    w.upload({"pumps.md": DOCS["pumps.md"]})
+    w.build()
+    drain(w.ctx)
+    entities = len(w.graph(limit=10_000)["nodes"])
+    assert entities and w.client.delete(f"{API}/datasets/{w.kb}/knowledge/graph", headers=w.h).json() == {
+        "kind": "graph", "removed": entities}
+    assert w.get(f"/datasets/{w.kb}/graph").status_code == 404
+    res = w.ok(w.post("/retrieval", json={"question": "Who makes the Orion Pump?", "dataset_ids": [w.kb],
+                                           "use_kg": True}))
+    assert all(c["chunk_id"] != graph_evidence.kg_id(w.kb) for c in res["chunks"])
+    w.build()
+    drain(w.ctx)
+    assert len(w.graph(limit=10_000)["nodes"]) == entities  # built again from nothing
+
+
 def test_use_graphrag_extracts_each_published_document_by_itself(offline: GraphWorld) -> None:
     w = offline
     w.graph_dataset("labs", {"use_graphrag": True})

@@ -459,6 +459,20 @@ def test_raptor_and_graph_triggers(setup: Setup) -> None:
     empty = ok(c.post(f"{B}/datasets", json={"name": "empty"}, headers=h))["id"]
     assert "No documents" in err(c.post(f"{B}/datasets/{empty}/run_graphrag", headers=h), 102)
     assert "Invalid Dataset ID" in err(c.post(f"{B}/datasets/{'0' * 32}/run_raptor", headers=h), 102)
+    # deleting what they built: the RAPTOR summaries, then the (empty) graph
+    assert c.request("DELETE", f"{B}/datasets/{ds}/index", params={"type": "raptor"}, headers=h).json() == {
+        "code": 0, "data": True, "message": "success"}
+    listed = c.get(f"/api/v1/datasets/{ds}/documents/{setup.pump}/chunks", headers=h).json()["chunks"]
+    assert listed and all(x["kind"] != "summary" for x in listed)
+    assert ok(c.request("DELETE", f"{B}/datasets/{ds}/knowledge_graph", headers=h)) is True
+    assert "Invalid index type" in err(c.request("DELETE", f"{B}/datasets/{ds}/index", params={"type": "mindmap"},
+                                                 headers=h), 102)
+    assert "Invalid Dataset ID" in err(c.request("DELETE", f"{B}/datasets/{setup.other_ds}/knowledge_graph",
+                                                 headers=h), 102)
+    ok(c.post(f"{B}/datasets/{ds}/run_raptor", headers=h))  # waiting: a delete is refused until it ran
+    assert "cancel it first" in err(c.request("DELETE", f"{B}/datasets/{ds}/index", params={"type": "raptor"},
+                                              headers=h), 102)
+    setup.run()
 
 
 # ---------------------------------------------------------------- auth, catch-all, health, openapi, the setting
@@ -490,9 +504,7 @@ def test_not_supported_and_unknown_routes(setup: Setup) -> None:
                          ("POST", "/searches")):
         message = err(c.request(method, B + path, headers=h), 102)
         assert message == f"{method} /api/v1{path.rstrip('/')} is not supported by ragloom", message
-    for method, path in (("DELETE", f"/datasets/{setup.ds}/knowledge_graph"),
-                         ("DELETE", f"/datasets/{setup.ds}/index"),
-                         ("GET", f"/datasets/{setup.ds}/metadata/config")):
+    for method, path in (("GET", f"/datasets/{setup.ds}/metadata/config"),):
         assert "not supported by ragloom yet" in err(c.request(method, B + path, headers=h), 102)
     r = c.get(f"{B}/no/such/route", headers=h)
     assert r.status_code == 404 and r.json() == {"code": 404, "message": f"Not Found: {B}/no/such/route",
@@ -624,6 +636,8 @@ def _routes(s: Setup) -> list[tuple[str, str, dict[str, Any]]]:
         ("GET", f"/datasets/{ds}/index?type=raptor", {}),
         ("GET", f"/datasets/{ds}/knowledge_graph", {}),
         ("GET", f"/datasets/{ds}/graph", {}),
+        ("DELETE", f"/datasets/{ds}/knowledge_graph", {}),
+        ("DELETE", f"/datasets/{ds}/index?type=raptor", {}),
         ("GET", f"/datasets/{ds}/metadata/summary", {}),
         ("POST", f"/datasets/{ds}/metadata/update", {"json": {"updates": [{"key": "a", "value": "b"}]}}),
         ("POST", f"/datasets/{s.ds}/metadata/update", {"json": {"selector": {"document_ids": [doc]},

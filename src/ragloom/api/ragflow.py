@@ -972,8 +972,8 @@ NOT_IN_RAGLOOM = {
     "auth", "tasks", "mcp", "plugin", "langfuse", "chat-channels", "skills", "navigation", "tags",
     "compilation-template", "compilation-templates", "compilation-template-groups", "system", "datasets",
 }
-# what is left of a dataset's routes: deleting a graph or a RAPTOR tree, and the metadata configuration
-NOT_YET_DATASET = {"knowledge_graph", "index", "graph", "raptor", "metadata"}
+# what is left of a dataset's routes: the metadata configuration (auto-metadata)
+NOT_YET_DATASET = {"metadata"}
 NOT_IN_RAGLOOM_CHAT = ("chat/audio", "chat/mindmap", "chat/recommendation", "chat/recommandation",
                        "sessions/related_questions")
 
@@ -988,8 +988,7 @@ def unsupported(method: str, path: str) -> tuple[int, str] | None:
     if path.lstrip("/").startswith(NOT_IN_RAGLOOM_CHAT):
         return DATA_ERROR, f"{shown} is not supported by ragloom"
     if parts[0] == "datasets" and len(parts) >= 3 and parts[2] in NOT_YET_DATASET:
-        return DATA_ERROR, (f"{shown} is not supported by ragloom yet (deleting a knowledge graph or a RAPTOR "
-                            "tree, and the metadata configuration, come later)")
+        return DATA_ERROR, f"{shown} is not supported by ragloom yet (the metadata configuration comes later)"
     if parts[0] in NOT_IN_RAGLOOM:
         return DATA_ERROR, f"{shown} is not supported by ragloom"
     return None

@@ -6,8 +6,9 @@
 the whole dataset and answer its id as ``task_id``; a build already waiting is answered again, not
 queued twice (RAGFlow refuses it). ``trace_*`` (and ``GET .../index``) answer the latest build as
 RAGFlow's task row (``progress`` -1 when it failed), ``{}`` when none ran. ``GET .../knowledge_graph``
-(and ``.../graph``) answer the graph's entities and relations. Deleting a graph or a RAPTOR tree is
-not served yet (the catch-all says so)."""
+(and ``.../graph``) answer the graph's entities and relations. ``DELETE .../knowledge_graph`` (and
+``DELETE .../index?type=graph|raptor``) delete what the builds made (ragloom's
+``DELETE /api/v1/datasets/{id}/knowledge/{kind}``), refused while a build of that kind waits or runs."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from fastapi import APIRouter, Query
 from ragloom.api.deps import ContextDep, PrincipalDep
 from ragloom.api.ragflow import API, _kb_method, _time, fail
 from ragloom.context import Context, Principal
-from ragloom.errors import NotFoundError
+from ragloom.errors import ConflictError, NotFoundError
 from ragloom.schemas.builds import Build, BuildRequest
 from ragloom.schemas.ragflow import DATA_ERROR, RFResult
 from ragloom.service.builds import graph, lifecycle
@@ -117,6 +118,25 @@ def _graph(ctx: Context, principal: Principal, dataset_id: str) -> dict[str, Any
 @router.get("/datasets/{dataset_id}/knowledge_graph", summary="The knowledge graph")
 def knowledge_graph(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> RFResult[dict[str, Any]]:
     return RFResult(data=_graph(ctx, principal, dataset_id))
+
+
+def _drop(ctx: Context, principal: Principal, dataset_id: str, kind: str) -> RFResult[bool]:
+    kb_id, _ = _kb_method(ctx, principal, dataset_id, missing="Invalid Dataset ID")
+    try:
+        lifecycle.drop(ctx, principal=principal, kb_id=kb_id, kind=kind)
+    except ConflictError as exc:
+        fail(DATA_ERROR, exc.message)
+    return RFResult(data=True)
+
+
+@router.delete("/datasets/{dataset_id}/knowledge_graph", summary="Delete the knowledge graph")
+def delete_knowledge_graph(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> RFResult[bool]:
+    return _drop(ctx, principal, dataset_id, "graph")
+
+
+@router.delete("/datasets/{dataset_id}/index", summary="Delete an index: graph or raptor")
+def delete_index(dataset_id: str, ctx: ContextDep, principal: PrincipalDep, type: TypeArg) -> RFResult[bool]:
+    return _drop(ctx, principal, dataset_id, _kind(type))
 
 
 @router.get("/datasets/{dataset_id}/graph", summary="The knowledge graph (RAGFlow's newer route)")

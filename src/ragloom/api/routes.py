@@ -57,6 +57,7 @@ ROUTES: dict[str, tuple[tuple[str, str], ...]] = {
         ("GET", "/datasets/{dataset_id}/builds"),
         ("GET", "/datasets/{dataset_id}/builds/{build_id}"),
         ("POST", "/datasets/{dataset_id}/builds/{build_id}/cancel"),
+        ("DELETE", "/datasets/{dataset_id}/knowledge/{kind}"),
     ),
     "graph": (
         ("GET", "/datasets/{dataset_id}/graph"),

@@ -1,4 +1,5 @@
-"""Knowledge builds: ``ragloom build raptor|graph KB`` (with ``--estimate`` first), ``ragloom builds KB``
+"""Knowledge builds: ``ragloom build raptor|graph KB`` (with ``--estimate`` first), ``ragloom build delete KB
+KIND``, ``ragloom builds KB``
 and ``ragloom graph KB`` (the knowledge graph's top entities and communities)."""
 
 from __future__ import annotations
@@ -57,6 +58,18 @@ def build_graph(kb: str, document: DocumentOpt = None,
             raise typer.BadParameter("one of offline, light, general", param_hint="--method")
         _sdk(state.client()).update_dataset(kb, graphrag={"method": method})
     _build(kb, "graph", document, estimate=estimate, wait=wait)
+
+
+@build_app.command("delete")
+def delete_built(kb: str, kind: Annotated[str, typer.Argument(help="raptor (every summary) or graph.")],
+                 yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False) -> None:
+    """Delete what builds of a kind made over a knowledge base: every RAPTOR summary, or the knowledge
+    graph. Refused while a build of that kind waits or runs; the knowledge base's settings stay."""
+    if not yes and not typer.confirm(f"Delete the {kind} knowledge of {kb}?"):
+        raise typer.Exit(1)
+    dropped = _sdk(state.client()).delete_knowledge(kb, kind)
+    noun = "summaries" if dropped.kind == "raptor" else "entities"
+    emit(dropped, f"{kb}: the {dropped.kind} knowledge is deleted ({dropped.removed} {noun})")
 
 
 def _build(kb: str, kind: str, documents: list[str] | None, *, estimate: bool, wait: bool) -> None:

@@ -140,6 +140,13 @@ class BuildList(View):
     total: int
 
 
+class KnowledgeDropped(View):
+    """What deleting a kind of built knowledge removed."""
+
+    kind: str = Field(description="raptor or graph")
+    removed: int = Field(description="summaries deleted (raptor) or entities (graph)")
+
+
 class BuildsStarted(View):
     """The builds a request queued (none for a dry run) and the estimate they were started with."""
 

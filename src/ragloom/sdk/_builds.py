@@ -1,4 +1,5 @@
-"""Knowledge builds of a dataset (RAPTOR summaries): estimate, start, follow, cancel."""
+"""Knowledge builds of a dataset (RAPTOR summaries, the knowledge graph): estimate, start, follow, cancel,
+and delete what they built."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import time
 from collections.abc import Sequence
 
 from ragloom.errors import RagloomError
-from ragloom.schemas.builds import Build, BuildList, BuildRequest, BuildsStarted
+from ragloom.schemas.builds import Build, BuildList, BuildRequest, BuildsStarted, KnowledgeDropped
 from ragloom.schemas.graph import GraphView
 from ragloom.sdk._base import Base, Route, body, operation
 
@@ -43,6 +44,11 @@ class BuildsAPI(Base):
     def cancel_build(self, op: Route, /, dataset_id: str, build_id: str) -> Build:
         """Cancel a build (a running one stops at its next step)."""
         return self._model(Build, op, path={"dataset_id": dataset_id, "build_id": build_id})
+
+    @operation("DELETE", "/datasets/{dataset_id}/knowledge/{kind}")
+    def delete_knowledge(self, op: Route, /, dataset_id: str, kind: str) -> KnowledgeDropped:
+        """Delete all builds of ``kind`` (raptor or graph) made over the dataset; refused while one runs."""
+        return self._model(KnowledgeDropped, op, path={"dataset_id": dataset_id, "kind": kind})
 
     @operation("GET", "/datasets/{dataset_id}/graph")
     def get_graph(self, op: Route, /, dataset_id: str, *, limit: int = 200) -> GraphView:

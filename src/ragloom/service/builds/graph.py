@@ -283,6 +283,14 @@ class GraphKind:
         if settings_of(kb).community:
             enqueue(session, kb, kind=self.name, document_id=None, trigger="delete")
 
+    def drop(self, ctx: Context, session: Session, kb: KnowledgeBase) -> int:
+        """The graph goes whole: the knowledge base's merged graph and each document's part (their stored
+        objects are unreferenced from then on: the object store's collection removes them)."""
+        stored = stored_graph(ctx, session, kb.id)
+        session.execute(delete(KnowledgePart).where(KnowledgePart.kb_id == kb.id, KnowledgePart.kind == KIND))
+        session.flush()
+        return len(stored[1]) if stored is not None else 0
+
 
 # --- the graph as the API shows it -------------------------------------------------------------------
 

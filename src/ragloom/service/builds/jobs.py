@@ -81,7 +81,8 @@ class BuildKind(Protocol):
     """One kind of knowledge build: ``estimate`` a build before it starts; ``run`` it, reporting stages
     through the :class:`BuildJob`, resumable from what it stored; ``discard`` what an unfinished run
     stored (cancelled, or failed for good); ``on_published`` / ``on_deleted``: keep its part of the
-    knowledge base in step with the documents (rebuild a branch, drop a deleted document's share)."""
+    knowledge base in step with the documents (rebuild a branch, drop a deleted document's share);
+    ``drop`` all it built over a knowledge base."""
 
     name: str
 
@@ -95,6 +96,11 @@ class BuildKind(Protocol):
 
     def on_deleted(self, ctx: Context, session: Session, kb: KnowledgeBase, doc_ids: Sequence[str]) -> None:
         """Called in the deleting request's ``session`` (its rows are deleted in it)."""
+        ...
+
+    def drop(self, ctx: Context, session: Session, kb: KnowledgeBase) -> int:
+        """Remove all this kind built over the knowledge base (its search-store rows and its parts, in
+        ``session``); returns how many rows (summaries) or entities (graph) went."""
         ...
 
 

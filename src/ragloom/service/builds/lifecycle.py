@@ -33,6 +33,7 @@ from ragloom.context import Context, Principal
 from ragloom.db import builds as queue
 from ragloom.db.models import Document, KnowledgeBase, KnowledgeBuild
 from ragloom.errors import (
+    ConflictError,
     InvalidRequestError,
     LimitExceededError,
     ModelError,
@@ -41,7 +42,7 @@ from ragloom.errors import (
     TaskCancelledError,
     TaskInterruptedError,
 )
-from ragloom.schemas.builds import BuildEstimate, BuildRequest, BuildsStarted
+from ragloom.schemas.builds import BuildEstimate, BuildRequest, BuildsStarted, KnowledgeDropped
 from ragloom.service import knowledgebases
 from ragloom.service.builds.jobs import BuildJob, Estimate, enqueue
 from ragloom.service.builds.kinds import kind_of, kinds
@@ -130,6 +131,26 @@ def cancel(session: Session, *, principal: Principal, kb_id: str, build_id: str)
     row = get_build(session, principal=principal, kb_id=kb_id, build_id=build_id)
     queue.request_cancel(session, row)
     return row
+
+
+def drop(ctx: Context, *, principal: Principal, kb_id: str, kind: str) -> KnowledgeDropped:
+    """Delete all a kind of build made over the knowledge base (every RAPTOR summary, or the knowledge
+    graph): searches stop finding it at once. Refused while a build of that kind waits or runs (cancel it
+    first: it would publish again). The settings stay as they are: a knowledge base that builds on each
+    new version (``use_raptor``, ``use_graphrag``) builds again when a document changes."""
+    found = kind_of(kind)
+    with ctx.db.session() as s:
+        kb = knowledgebases.get_editable(s, principal=principal, kb_id_or_name=kb_id,
+                                         action=f"delete its {found.name} knowledge")
+        busy = s.scalars(select(KnowledgeBuild).where(
+            KnowledgeBuild.kb_id == kb.id, KnowledgeBuild.kind == found.name,
+            KnowledgeBuild.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING))).limit(1)).first()
+        if busy is not None:
+            raise ConflictError(f"a {found.name} build of {kb.name!r} is {busy.status} ({busy.id}): cancel it "
+                                "first, or wait until it ends")
+        removed = found.drop(ctx, s, kb)
+        log.info("%s knowledge of %s deleted: %d", found.name, kb.id, removed)
+        return KnowledgeDropped(kind=found.name, removed=removed)
 
 
 # --- running a claimed build -----------------------------------------------------------------------

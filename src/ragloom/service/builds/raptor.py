@@ -196,6 +196,9 @@ class RaptorKind:
         if raptor_trees.settings_of(kb).use_raptor:
             enqueue(session, kb, kind=self.name, document_id=None, trigger="delete")
 
+    def drop(self, ctx: Context, session: Session, kb: KnowledgeBase) -> int:
+        return raptor_trees.drop_all(ctx, session, kb)
+
 
 def _another_waits(ctx: Context, job: BuildJob) -> bool:
     """Whether a later RAPTOR build of the same dataset waits (it will refresh the knowledge-base tree)."""

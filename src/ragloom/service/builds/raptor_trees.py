@@ -310,6 +310,26 @@ def drop_kb_tree(ctx: Context, session: Session, tenant_id: str, kb_id: str) -> 
     return ctx.docstore.delete(tenant_id, Filters(kb_ids=[kb_id], doc_ids=[KB_TREE_DOC]))
 
 
+def drop_all(ctx: Context, session: Session, kb: KnowledgeBase) -> int:
+    """Remove every RAPTOR summary of the knowledge base (each document's branch, finished or not, and the
+    knowledge-base tree) and their parts; returns the rows deleted."""
+    doc_ids = list(session.scalars(select(Document.id).where(Document.kb_id == kb.id)))
+    stale: list[str] = []
+    for i in range(0, len(doc_ids), PAGE):
+        scope = Filters(kb_ids=[kb.id], doc_ids=doc_ids[i:i + PAGE], available_only=False)
+        offset = 0
+        while True:
+            page, total = ctx.docstore.list_chunks(kb.tenant_id, scope, offset=offset, limit=PAGE)
+            stale += [r.id for r in page if r.kind == ChunkKind.SUMMARY]
+            offset += len(page)
+            if not page or offset >= total:
+                break
+    deleted = ctx.docstore.delete(kb.tenant_id, Filters(kb_ids=[kb.id], ids=stale)) if stale else 0
+    deleted += drop_kb_tree(ctx, session, kb.tenant_id, kb.id)
+    session.execute(delete(KnowledgePart).where(KnowledgePart.kb_id == kb.id, KnowledgePart.kind == KIND))
+    return deleted
+
+
 def has_kb_tree(session: Session, kb_id: str) -> bool:
     return session.scalar(select(KnowledgePart.id).where(KnowledgePart.kb_id == kb_id, KnowledgePart.kind == KIND,
                                                          KnowledgePart.scope == KB_SCOPE)) is not None
