@@ -1,7 +1,7 @@
 """RAGFlow's own Python client, the published ``ragflow-sdk`` 0.27.3, driven against a live ragloom server at
 ``http://127.0.0.1:<port>/ragflow`` with a ragloom API key, changing nothing else: the datasets, documents,
 chunks and retrieval workflow of issue 31 part 1, and its error cases (unknown ids, another workspace's
-ids, bad parameters, a bad key, a route ragloom does not serve yet).
+ids, bad parameters, a bad key, a route ragloom does not serve), and the README's example.
 
 The SDK needs Python 3.13 (``Requires-Python >=3.13,<3.14``): these tests run in ``make test-newest`` and
 skip, saying so, on older Pythons."""
@@ -161,8 +161,9 @@ def test_errors_get_ragflows_codes(server: Server) -> None:
         rag.delete_datasets(ids=[server.other_ds])
     with pytest.raises(Exception, match="don't own the dataset"):
         rag.retrieve(dataset_ids=[server.other_ds], question="anything")
+    assert isinstance(rag.list_datasets(page_size=1000), list)  # RAGFlow sets no limit (its MCP server asks 1,000)
     with pytest.raises(Exception, match="page_size"):
-        rag.list_datasets(page_size=1000)
+        rag.list_datasets(page_size=10_001)
     with pytest.raises(Exception, match="at least 1 character"):
         rag.create_dataset(name="")
     ds = rag.create_dataset(name="errors")
@@ -179,3 +180,19 @@ def test_errors_get_ragflows_codes(server: Server) -> None:
     theirs = _rag(server, server.other_key).list_datasets()
     assert [d.id for d in theirs] == [server.other_ds]  # each key sees its own workspace
     rag.delete_datasets(ids=[ds.id])
+
+
+def test_the_readme_example_runs_as_shown(server: Server, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's RAGFlow example, run as it is written but for the server's address."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### RAGFlow clients", 1)[1].split("\n### ", 1)[0]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found, "the README's RAGFlow section has no Python example"
+    code = found.group(1)
+    assert 'base_url="http://127.0.0.1:9380/ragflow"' in code
+    monkeypatch.setenv("RAGLOOM_API_KEY", server.key)
+    exec(compile(code.replace("http://127.0.0.1:9380", server.url), "README.md", "exec"), {})  # noqa: S102
+    printed = capsys.readouterr().out.splitlines()
+    assert printed and printed[0].endswith("pump.txt: Service the pump every 500 hours."), printed
+    assert 0 < float(printed[0].split()[0]) <= 1
