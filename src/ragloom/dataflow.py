@@ -302,6 +302,8 @@ class Evidence:
     similarity: float = 0.0
     vector: np.ndarray | None = None
     table: dict[str, Any] | None = None  # a table's chunk: its rows with their header paths (ChunkRecord.table)
+    vector_similarity: float | None = None  # the retrieval's two sides of ``similarity``, when it scored them
+    term_similarity: float | None = None
 
 
 @dataclass(slots=True)

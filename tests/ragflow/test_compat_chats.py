@@ -130,6 +130,7 @@ def test_sessions_and_completions(setup: Setup) -> None:
     assert ref["chunks"] and ref["total"] == len(ref["chunks"])
     assert ref["chunks"][0]["document_name"] == "about.txt" and ref["chunks"][0]["dataset_id"] == setup.ds
     assert ref["doc_aggs"][0]["doc_name"] == "about.txt"
+    assert all(0 < x["similarity"] <= 1 and x["vector_similarity"] is not None for x in ref["chunks"])
     assert all(int(n) < len(ref["chunks"]) for n in re.findall(r"\[ID:(\d+)\]", data["answer"]))
 
     r = c.post(f"{B}/chats/{chat}/completions", json={"question": "Which clients?", "stream": True,

@@ -573,7 +573,9 @@ class Renumber:
         ordered = sorted(refs, key=lambda r: self.number[r.id])
         return [RFReferenceChunk(id=r.chunk_id, content=r.content, document_id=r.doc_id,
                                  document_name=r.document_name, dataset_id=r.kb_id,
-                                 positions=[[float(x) for x in p] for p in r.positions], url=r.source_url)
+                                 positions=[[float(x) for x in p] for p in r.positions], url=r.source_url,
+                                 similarity=r.similarity, vector_similarity=r.vector_similarity,
+                                 term_similarity=r.term_similarity)
                 for r in ordered]
 
 

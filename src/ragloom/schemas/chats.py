@@ -33,6 +33,10 @@ class ChatReference(View):
     pages: str | None = Field(description="page sizes and images of the cited version (null once deleted)")
     preview: str | None = Field(description="the cited version's HTML view scrolled to the cited blocks, marked "
                                 "(formats without pages; null for paged ones and once deleted)")
+    similarity: Number | None = Field(None, description="the retrieval's score of the chunk when it was cited "
+                                      "(null on answers stored before scores were kept)")
+    vector_similarity: Number | None = Field(None, description="its vector side")
+    term_similarity: Number | None = Field(None, description="its full-text side")
     source_url: str | None = Field(None, description="a document a source's sync made: the item's URL at its "
                                    "source (a page of the web site, the file in the bucket...), as when cited")
     changes: str | None = Field(None, description="superseded: what changed from the cited version to the one "

@@ -480,7 +480,8 @@ class RFReferenceChunk(RFModel):
     image_id: str = ""
     positions: list[list[float]]
     url: str | None = None
-    similarity: float | None = Field(None, description="not kept with a stored answer: null")
+    similarity: float | None = Field(None, description="the retrieval's score when it was cited (null on "
+                                     "answers stored before ragloom kept it)")
     vector_similarity: float | None = None
     term_similarity: float | None = None
     doc_type: str = ""

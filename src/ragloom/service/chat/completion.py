@@ -239,7 +239,11 @@ def prompt_text(prepared: Prepared) -> str:
 def _stored_reference(ev: Evidence, kb_of: dict[str, str], links: dict[str, str]) -> dict[str, Any]:
     ref = {"id": ev.index, "chunk_id": ev.chunk_id, "doc_id": ev.doc_id, "kb_id": kb_of.get(ev.chunk_id),
            "version_id": ev.version_id, "document_name": ev.document_name, "content": ev.content,
-           "positions": rounded_positions(ev.positions)}
+           "positions": rounded_positions(ev.positions), "similarity": round(ev.similarity, 6)}
+    for side in ("vector_similarity", "term_similarity"):
+        score = getattr(ev, side)
+        if score is not None:
+            ref[side] = round(score, 6)
     if ev.doc_id in links:  # a synced document: the citation links back to its source too
         ref["source_url"] = links[ev.doc_id]
     if ev.table is not None:  # a table's rows, to show the citation as the table it came from

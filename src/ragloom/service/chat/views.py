@@ -60,6 +60,8 @@ def reference_view(ref: Mapping[str, Any], active: Mapping[str, str | None]) -> 
         if status == ReferenceStatus.SUPERSEDED and kb_id and active[doc_id] else None,
         table=table_rows_view(ref.get("table")),
         source_url=ref.get("source_url"),
+        similarity=ref.get("similarity"), vector_similarity=ref.get("vector_similarity"),
+        term_similarity=ref.get("term_similarity"),
     )
 
 
