@@ -355,6 +355,12 @@ def test_retrieval(setup: Setup) -> None:
     assert scores == sorted(scores, reverse=True)
     assert data["doc_aggs"][0] == {"doc_name": "pump.txt", "doc_id": setup.pump,
                                    "count": sum(ch["document_id"] == setup.pump for ch in data["chunks"])}
+    assert sum(a["count"] for a in data["doc_aggs"]) == data["total"]
+    one = ok(_retrieve(setup, page_size=1))  # the counts are of every match, not of the page
+    assert len(one["chunks"]) == 1 and one["doc_aggs"] == data["doc_aggs"]
+    if data["total"] > 1:
+        second = ok(_retrieve(setup, page=2, page_size=1))
+        assert second["doc_aggs"] == data["doc_aggs"]
     marked = ok(_retrieve(setup, highlight=True))["chunks"][0]["highlight"]
     assert "<em>pump</em>" in marked.lower()
     only_fan = ok(_retrieve(setup, document_ids=[setup.fan]))

@@ -884,7 +884,7 @@ def retrieval(body: RFRetrievalRequest, ctx: ContextDep, principal: PrincipalDep
     """The chunks of ``dataset_ids`` that best match ``question``, scored as RAGFlow does (ragloom's
     ``weighted`` fusion: ``similarity = w * vector + (1 - w) * term`` with ``vector_similarity_weight``
     and ``similarity_threshold``). ``rerank_id`` and ``keyword`` are ignored (ragloom reranks with the
-    workspace's reranker); ``doc_aggs`` counts the documents of the returned page."""
+    workspace's reranker); ``doc_aggs`` counts each document's matches over the threshold (all pages)."""
     if body.question is None:
         fail(DATA_ERROR, "`question` is required.")
     if body.dataset_ids is None:
@@ -916,8 +916,8 @@ def retrieval(body: RFRetrievalRequest, ctx: ContextDep, principal: PrincipalDep
         document_ids=body.document_ids or None, cross_languages=body.cross_languages or [],
         metadata_filter=_metadata_filter(body.metadata_condition), use_kg=bool(body.use_kg),
         toc_enhance=bool(body.toc_enhance))
-    result = retrieval_view(search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question,
-                                   options=options))
+    raw = search(ctx, principal=principal, kb_ids=body.dataset_ids, question=body.question, options=options)
+    result = retrieval_view(raw)
     out = [RFRetrievedChunk(
         id=c.chunk_id, content=c.content, document_id=c.doc_id, document_keyword=c.document_name,
         dataset_id=c.kb_id, important_keywords=list(c.important_keywords), tag_kwd=list(c.tags),
@@ -925,9 +925,12 @@ def retrieval(body: RFRetrievalRequest, ctx: ContextDep, principal: PrincipalDep
         similarity=float(c.similarity), vector_similarity=float(c.vector_similarity),
         term_similarity=float(c.term_similarity),
         highlight=_highlight(c.content, body.question) if body.highlight else None) for c in result.chunks]
-    counts = Counter(c.document_id for c in out)
-    names = {c.document_id: c.document_keyword for c in out}
-    aggs = [RFDocAgg(doc_name=names[d], doc_id=d, count=n) for d, n in counts.most_common()]
+    if raw.documents:
+        aggs = [RFDocAgg(doc_name=name, doc_id=d, count=n) for d, name, n in raw.documents]
+    else:  # nothing counted beyond the page (a knowledge-graph item alone)
+        counts = Counter(c.document_id for c in out)
+        names = {c.document_id: c.document_keyword for c in out}
+        aggs = [RFDocAgg(doc_name=names[d], doc_id=d, count=n) for d, n in counts.most_common()]
     return RFResult(data=RFRetrieval(total=result.total, chunks=out, doc_aggs=aggs))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -133,11 +134,12 @@ def _relevant(c: Candidate, params: RetrievalParams) -> bool:
     return c.relevance is None or c.relevance >= params.min_relevance
 
 
-def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], int]:
+def threshold_and_page(cands: list[Candidate], params: RetrievalParams) -> tuple[list[Candidate], list[Candidate]]:
+    """The requested page of the candidates over the thresholds, and all of them, best first."""
     thr = _threshold(params)
     kept = sorted((c for c in cands if c.similarity >= thr and _relevant(c, params)), key=rank_key)
     off = (params.options.page - 1) * params.options.page_size
-    return kept[off : off + params.options.page_size], len(kept)
+    return kept[off : off + params.options.page_size], kept
 
 
 @dataclass(slots=True)
@@ -178,9 +180,9 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
                         params.options.page_size)
     if any(c.record.parent_id for c in cands):
         cands = swap_in_parents(cands, lambda ids: docstore.get(scope.tenant_id, ids))
-    page, total = ([], 0) if gated else threshold_and_page(cands, params)
-    result = RetrievalResult(chunks=page, total=total, keywords=list(query.analysis.keywords),
-                             query_vector=query.vector)
+    page, matched = ([], []) if gated else threshold_and_page(cands, params)
+    result = RetrievalResult(chunks=page, total=len(matched), keywords=list(query.analysis.keywords),
+                             query_vector=query.vector, documents=document_counts(matched))
     if facts is not None:
         facts.update(reranker=getattr(reranker, "name", None), rerank_window=params.rerank_window,
                      keywords=[[t, round(w, 4)] for t, w in query.analysis.keywords],
@@ -192,6 +194,14 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
         result.explain = explain_rows(hits, kept, cands, page, params,
                                       gated=(chance.probability, cut) if gated and chance is not None else None)
     return result
+
+
+def document_counts(matched: list[Candidate]) -> list[tuple[str, str, int]]:
+    """(document id, name, matches) of every document with a match, most matches first (then first seen)."""
+    counts: dict[str, list[Any]] = {}
+    for c in matched:
+        counts.setdefault(c.record.doc_id, [c.record.document_name, 0])[1] += 1
+    return sorted(((d, n, k) for d, (n, k) in counts.items()), key=lambda row: -row[2])
 
 
 def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page: list[Candidate],

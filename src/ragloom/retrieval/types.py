@@ -90,3 +90,5 @@ class RetrievalResult:
     routing: list[dict[str, object]] | None = None
     # with a scope (issue 27): the decision (ragloom.retrieval.scope.ScopeDecision.as_json)
     scope: dict[str, object] | None = None
+    # every document with a match over the thresholds (not only on the page): (id, name, matches), most first
+    documents: list[tuple[str, str, int]] = field(default_factory=list)
