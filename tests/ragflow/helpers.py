@@ -26,6 +26,16 @@ def err(r: Any, code: int, status: int = 200) -> str:
     return str(body["message"])
 
 
+def upload_and_parse(client: Any, dataset: str, files: list[tuple[str, bytes]], headers: dict[str, str]) -> list[Any]:
+    """Upload files (they wait, ``UNSTART``, as in RAGFlow) and ask for their parse, as a RAGFlow script
+    does; the documents as the upload answered them."""
+    base = f"/ragflow/api/v1/datasets/{dataset}"
+    docs = ok(client.post(f"{base}/documents", files=[("file", f) for f in files], headers=headers))
+    assert {d["run"] for d in docs} == {"UNSTART"}, docs
+    ok(client.post(f"{base}/chunks", json={"document_ids": [d["id"] for d in docs]}, headers=headers))
+    return list(docs)
+
+
 @dataclass(frozen=True)
 class Workspaces:
     me: Principal  # the default workspace's administrator

@@ -20,7 +20,7 @@ from ragloom.config import Settings
 from ragloom.service.accounts import identity
 from ragloom.states import KeyScope
 from ragloom.worker import run_one
-from tests.ragflow.helpers import err, ok, two_workspaces
+from tests.ragflow.helpers import err, ok, two_workspaces, upload_and_parse
 
 B = "/ragflow/api/v1"
 PUMP = b"The pump must be serviced every 500 hours of operation. Replace the pump seal when servicing the pump."
@@ -57,11 +57,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             read_key = identity.create_api_key(s, tenant_id=me.tenant_id, user_id=me.user_id, scope=KeyScope.READ).key
         h, other = spaces.headers, spaces.other_headers
         ds = ok(client.post(f"{B}/datasets", json={"name": "manuals", "chunk_method": "naive"}, headers=h))["id"]
-        docs = ok(client.post(f"{B}/datasets/{ds}/documents", headers=h,
-                              files=[("file", ("pump.txt", PUMP)), ("file", ("fan.txt", FAN))]))
+        docs = upload_and_parse(client, ds, [("pump.txt", PUMP), ("fan.txt", FAN)], h)
         other_ds = ok(client.post(f"{B}/datasets", json={"name": "secret"}, headers=other))["id"]
-        other_doc = ok(client.post(f"{B}/datasets/{other_ds}/documents", headers=other,
-                                   files=[("file", ("pump.txt", PUMP))]))[0]["id"]
+        other_doc = upload_and_parse(client, other_ds, [("pump.txt", PUMP)], other)[0]["id"]
         st = Setup(client, h, other, {"Authorization": f"Bearer {read_key}"}, ds, docs[0]["id"], docs[1]["id"],
                    other_ds, other_doc, "")
         st.run()
@@ -205,7 +203,15 @@ def test_upload_update_parse_and_delete_a_document(setup: Setup) -> None:
     docs = ok(c.post(f"{B}/datasets/{ds}/documents", files=[("file", ("valve.txt", b"The valve opens at 6 bar."))],
                      headers=h))
     doc = docs[0]
-    assert doc["run"] == "RUNNING" and doc["dataset_id"] == ds and len(doc["id"]) == 32  # ragloom parses at once
+    assert doc["run"] == "UNSTART" and doc["progress"] == 0 and doc["dataset_id"] == ds and len(doc["id"]) == 32
+    unstarted = ok(c.get(f"{B}/datasets/{ds}/documents", params={"run": "UNSTART"}, headers=h))["docs"]
+    assert [d["id"] for d in unstarted] == [doc["id"]]
+    assert ok(c.get(f"{B}/datasets/{ds}/documents", params={"run": "0"}, headers=h))["docs"] == unstarted
+    setup.run()  # no worker takes it: it waits to be asked
+    assert ok(c.get(f"{B}/datasets/{ds}/documents", params={"id": doc["id"]}, headers=h))["docs"][0]["run"] == \
+        "UNSTART"
+    r = c.request("DELETE", f"{B}/datasets/{ds}/chunks", json={"document_ids": [doc["id"]]}, headers=h)
+    assert "has not started" in err(r, 102)
     assert "file" in err(c.post(f"{B}/datasets/{ds}/documents", files={"other": ("a.txt", b"x")}, headers=h), 101)
     url = f"{B}/datasets/{ds}/documents/{doc['id']}"
     updated = ok(c.patch(url, json={"name": "relief-valve.txt", "meta_fields": {"author": "alice", "year": 2024}},
@@ -217,7 +223,16 @@ def test_upload_update_parse_and_delete_a_document(setup: Setup) -> None:
     assert "Duplicated" in err(c.patch(url, json={"name": "fan.txt"}, headers=h), 102)
     assert "not supported" in err(c.patch(url, json={"meta_fields": {"x": {"nested": 1}}}, headers=h), 102)
     assert "doesn't exist" in err(c.patch(url, json={"chunk_method": "nope"}, headers=h), 102)
+    qa = ok(c.patch(url, json={"chunk_method": "one"}, headers=h))  # a held document stays held, with its method
+    assert qa["run"] == "UNSTART" and qa["chunk_method"] == "one"
+    ok(c.post(f"{B}/datasets/{ds}/chunks", json={"document_ids": [doc["id"]]}, headers=h))  # the first parse
+    assert ok(c.get(f"{B}/datasets/{ds}/documents", params={"id": doc["id"]}, headers=h))["docs"][0]["run"] == \
+        "RUNNING"
     setup.run()
+    parsed = ok(c.get(f"{B}/datasets/{ds}/documents", params={"id": doc["id"]}, headers=h))["docs"][0]
+    assert parsed["run"] == "DONE" and parsed["chunk_count"] == 1
+    own = c.get(f"/api/v1/datasets/{ds}/documents/{doc['id']}/versions", headers=h).json()
+    assert [v["chunk_method"] for v in own["versions"]] == ["one"]  # one version: the held one, parsed
     # parse: a new version, published when built
     assert c.post(f"{B}/datasets/{ds}/chunks", json={"document_ids": [doc["id"]]}, headers=h).json() == {
         "code": 0, "message": "success"}
@@ -319,8 +334,7 @@ def test_chunks_of_another_document_or_dataset(setup: Setup) -> None:
 
 def test_delete_all_chunks_of_a_document(setup: Setup) -> None:
     c, h, ds = setup.client, setup.h, setup.ds
-    doc = ok(c.post(f"{B}/datasets/{ds}/documents", files=[("file", ("gone.txt", b"Short lived text."))],
-                    headers=h))[0]["id"]
+    doc = upload_and_parse(c, ds, [("gone.txt", b"Short lived text.")], h)[0]["id"]
     setup.run()
     url = f"{B}/datasets/{ds}/documents/{doc}/chunks"
     assert ok(c.get(url, headers=h))["total"] >= 1

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from ragloom.api.app import create_app
 from ragloom.config import Settings
 from ragloom.worker import run_one
-from tests.ragflow.helpers import err, ok, two_workspaces
+from tests.ragflow.helpers import err, ok, two_workspaces, upload_and_parse
 
 B = "/ragflow/api/v1"
 TEXT = b"ragloom is a document QA platform. It answers questions with citations. It supports RAGFlow clients."
@@ -46,7 +46,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         ids = []
         for headers in (h, o):
             ds = ok(c.post(f"{B}/datasets", json={"name": "about"}, headers=headers))["id"]
-            ok(c.post(f"{B}/datasets/{ds}/documents", files=[("file", ("about.txt", TEXT))], headers=headers))
+            upload_and_parse(c, ds, [("about.txt", TEXT)], headers)
             ids.append(ds)
         while run_one(ctx, "test"):
             pass

@@ -69,7 +69,7 @@ def test_the_sdk_workflow(server: Server) -> None:
 
     docs = ds.upload_documents([{"display_name": "a.txt", "blob": TEXT}])
     doc = docs[0]
-    assert doc.dataset_id == ds.id and doc.name == "a.txt" and doc.run in ("RUNNING", "DONE")
+    assert doc.dataset_id == ds.id and doc.name == "a.txt" and doc.run == "UNSTART"  # parsed when asked
     doc.update({"name": "b.txt", "meta_fields": {"author": "alice"}})
     assert doc.name == "b.txt" and doc.meta_fields.author == "alice"  # the SDK makes dicts attribute objects
     assert [d.id for d in ds.list_documents(keywords="b", page=1, page_size=10)] == [doc.id]

@@ -199,8 +199,9 @@ def dataset_out(d: Dataset, principal: Principal, chunk_count: int) -> RFDataset
 
 RUN: dict[str, RunStatus] = {"queued": "RUNNING", "running": "RUNNING", "done": "DONE", "failed": "FAIL",
                              "cancelled": "CANCEL"}
-RUN_FILTER = {"UNSTART": None, "0": None, "RUNNING": "running", "1": "running", "CANCEL": "cancelled",
-              "2": "cancelled", "DONE": "done", "3": "done", "FAIL": "failed", "4": "failed"}
+RUN_FILTER: dict[str, RunStatus] = {"UNSTART": "UNSTART", "0": "UNSTART", "RUNNING": "RUNNING", "1": "RUNNING",
+                                     "CANCEL": "CANCEL", "2": "CANCEL", "DONE": "DONE", "3": "DONE", "FAIL": "FAIL",
+                                     "4": "FAIL"}
 _IMAGES = {"png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "webp"}
 
 
@@ -214,11 +215,13 @@ def _doc_type(ext: str) -> str:
     return "doc"
 
 
-def document_out(d: Document, kb_method: str) -> RFDocument:
+def document_out(d: Document, kb_method: str, held: set[str] | frozenset[str] = frozenset()) -> RFDocument:
+    """``held``: the ids of documents uploaded and not yet asked to be parsed (``UNSTART``)."""
     created, created_date = _time(d.created_at)
     updated, updated_date = _time(d.updated_at)
-    run = RUN.get(d.status, "RUNNING")
-    progress = -1.0 if run == "FAIL" else 1.0 if run == "DONE" else min(float(d.progress), 0.99)
+    run: RunStatus = "UNSTART" if d.id in held else RUN.get(d.status, "RUNNING")
+    progress = (-1.0 if run == "FAIL" else 1.0 if run == "DONE" else 0.0 if run == "UNSTART"
+                else min(float(d.progress), 0.99))
     return RFDocument(
         id=d.id, name=d.name, dataset_id=d.kb_id, chunk_method=d.chunk_method or kb_method,
         parser_config=d.parser_config or {}, type=_doc_type(d.file_type), suffix=d.file_type, location=d.name,
@@ -460,7 +463,7 @@ def _document(ctx: Context, principal: Principal, kb_id: str, method: str, doc_i
             doc = catalog.get(s, principal=principal, kb_id=kb_id, doc_id=doc_id)
         except NotFoundError:
             fail(DATA_ERROR, f"you don't own the document {doc_id}")
-        return document_out(document_view(doc, catalog.file_facts(s, [doc])), method)
+        return document_out(document_view(doc, catalog.file_facts(s, [doc])), method, catalog.held_ids(s, [doc]))
 
 
 @upload_router.post("/datasets/{dataset_id}/documents", tags=["documents"], summary="Upload documents",
@@ -469,9 +472,9 @@ def upload_documents(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
                      file: Annotated[list[UploadFile], File(description="one or more files (the part name is "
                                                                         "'file')")],
                      ) -> RFResult[list[RFDocument]]:
-    """ragloom parses a document as soon as it is uploaded: the new documents are ``RUNNING``. A name
-    already in the dataset makes a new document named ``name(1)``, as in RAGFlow (ragloom's own API makes a
-    new version of the document instead)."""
+    """As in RAGFlow, the new documents wait to be parsed (``UNSTART``) until ``POST .../chunks`` asks,
+    and a name already in the dataset makes a new document named ``name(1)`` (ragloom's own API parses
+    at once, and makes a new version of the document instead)."""
     if len(file) > ctx.settings.max_upload_files:
         raise PayloadTooLargeError(f"{len(file)} files in one upload; the limit is {ctx.settings.max_upload_files} "
                                    "files per request (RAGLOOM_MAX_UPLOAD_FILES)")
@@ -482,9 +485,9 @@ def upload_documents(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
                               spooled=spooled(f, ctx.settings)) for f in file]
     with ctx.db.session() as s:
         docs = catalog.add_documents(ctx, s, principal=principal, kb_id=kb_id, uploads=uploads,
-                                     number_taken_names=True)
-        facts = catalog.file_facts(s, docs)
-        return RFResult(data=[document_out(document_view(d, facts), method) for d in docs])
+                                     number_taken_names=True, hold=True)
+        facts, held = catalog.file_facts(s, docs), catalog.held_ids(s, docs)
+        return RFResult(data=[document_out(document_view(d, facts), method, held) for d in docs])
 
 
 @router.get("/datasets/{dataset_id}/documents", tags=["documents"], summary="List documents")
@@ -506,7 +509,7 @@ def list_documents(
     p, size, wanted = _page(page), _page_size(page_size), _ids(ids)
     if id and wanted:
         fail(DATA_ERROR, "Should not provide both 'id' and 'ids'")
-    statuses = set()
+    statuses: set[str] = set()
     for r in _ids(run):
         if r.upper() not in RUN_FILTER:
             fail(DATA_ERROR, f"Invalid filter run status conditions: {r}")
@@ -523,8 +526,9 @@ def list_documents(
         else:
             where = catalog.DocumentFilter(type=suffix, name=keywords or None)
             docs, _ = catalog.list_documents(s, principal=principal, kb_id=kb_id, limit=100_000, where=where)
+        held = catalog.held_ids(s, docs)
         if statuses:
-            docs = [d for d in docs if d.status in statuses]
+            docs = [d for d in docs if ("UNSTART" if d.id in held else RUN.get(d.status, "RUNNING")) in statuses]
         if orderby == "name":
             docs.sort(key=lambda d: d.name, reverse=_desc(desc))
         else:
@@ -533,7 +537,7 @@ def list_documents(
         total = len(docs)
         docs = docs[(p - 1) * size:p * size]
         facts = catalog.file_facts(s, docs)
-        out = [document_out(document_view(d, facts), method) for d in docs]
+        out = [document_out(document_view(d, facts), method, held) for d in docs]
     if create_time_from or create_time_to:  # after paging, as RAGFlow does
         out = [d for d in out if d.create_time is not None and d.create_time >= create_time_from
                and (not create_time_to or d.create_time <= create_time_to)]
@@ -606,7 +610,8 @@ def _update_document(dataset_id: str, document_id: str, body: RFDocumentUpdate, 
             config = body.parser_config if body.parser_config is not None else {}
             doc = catalog.set_chunking(ctx, s, principal=principal, kb_id=kb_id, doc_id=doc.id,
                                        chunk_method=new_method, parser_config=config)
-        return RFResult(data=document_out(document_view(doc, catalog.file_facts(s, [doc])), method))
+        return RFResult(data=document_out(document_view(doc, catalog.file_facts(s, [doc])), method,
+                                          catalog.held_ids(s, [doc])))
 
 
 @router.patch("/datasets/{dataset_id}/documents/{document_id}", tags=["documents"], summary="Update a document")
@@ -657,8 +662,9 @@ def delete_documents(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
              dependencies=[rate_limited("reparse")])
 def parse_documents(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
                     body: Annotated[RFDocumentIds | None, Body()] = None) -> RFCode:
-    """Re-parse each document (a new version, published when built). ragloom parses on upload: a
-    document still being parsed is left to finish (not an error, unlike RAGFlow)."""
+    """Parse each document: one waiting since its upload (``UNSTART``) starts; another is re-parsed (a
+    new version, published when built); one being parsed is left to finish (not an error, unlike
+    RAGFlow)."""
     ids = (body.document_ids if body else None) or []
     if not ids:
         fail(DATA_ERROR, "`document_ids` is required")
@@ -671,7 +677,7 @@ def parse_documents(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
             except NotFoundError:
                 missing.append(i)
                 continue
-            if doc.status not in ("queued", "running"):
+            if doc.status not in ("queued", "running") or catalog.held_ids(s, [doc]):
                 catalog.reparse(ctx, s, principal=principal, kb_id=kb_id, doc_id=doc.id)
     if missing:
         fail(DATA_ERROR, f"Documents not found: {missing}")
@@ -691,7 +697,7 @@ def stop_parsing(dataset_id: str, ctx: ContextDep, principal: PrincipalDep,
                 doc = catalog.get(s, principal=principal, kb_id=kb_id, doc_id=i)
             except NotFoundError:
                 fail(DATA_ERROR, f"you don't own the document {i}")
-            if doc.status not in ("queued", "running"):
+            if doc.status not in ("queued", "running") or catalog.held_ids(s, [doc]):
                 fail(DATA_ERROR, "Can't stop parsing document that has not started or already completed",
                      {"error_code": "DOC_STOP_PARSING_INVALID_STATE"})
             catalog.cancel(s, principal=principal, kb_id=kb_id, doc_id=doc.id)

@@ -78,7 +78,7 @@ def numbered_name(session: Session, kb_id: str, name: str) -> str:
 def add_documents(
     ctx: Context, session: Session, *, principal: Principal, kb_id: str, uploads: list[Upload],
     chunk_method: str | None = None, parser_config: dict[str, Any] | None = None, stage: bool = False,
-    number_taken_names: bool = False,
+    number_taken_names: bool = False, hold: bool = False,
 ) -> list[Document]:
     """Store each file, create Document + Version + Task rows, return at once.
 
@@ -86,7 +86,8 @@ def add_documents(
     of that document (unless its content equals the latest version's); with ``number_taken_names``
     it becomes a new document named as :func:`numbered_name` says instead. Readers
     keep seeing the active version until the new one is published: when built, or with ``stage``
-    when a reviewer publishes it (:func:`ragloom.service.documents.versions.activate`).
+    when a reviewer publishes it (:func:`ragloom.service.documents.versions.activate`). With ``hold``
+    a new version waits, unparsed, until :func:`start` (or a re-parse) asks for it: RAGFlow's ``UNSTART``.
     """
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="add documents to it")
     if not uploads:
@@ -122,7 +123,10 @@ def add_documents(
                              count_pages=isolated_page_count(ctx))  # before a spooled file moves into the store
         key = up.store(ctx, kb.tenant_id)  # "<tenant>/<sha256>": no cross-tenant dedupe
         _new_version(session, kb=kb, doc=doc, content_hash=content_hash, object_key=key, size=up.size,
-                     content_type=up.content_type, page_ranges=ranges, created_by=principal.user_id, stage=stage)
+                     content_type=up.content_type, page_ranges=[] if hold else ranges, created_by=principal.user_id,
+                     stage=stage)
+        if hold:
+            doc.message = HELD_MESSAGE
         docs.append(doc)
     session.flush()
     return docs
@@ -278,11 +282,42 @@ def _new_version(
     return version
 
 
+HELD_MESSAGE = "uploaded; not parsed until asked (a re-parse, or RAGFlow's parse request)"
+
+
+def held_ids(session: Session, docs: Sequence[Document]) -> set[str]:
+    """The documents among ``docs`` whose latest version waits to be asked for (uploaded with ``hold``):
+    queued, and their latest version has no task."""
+    waiting = {d.latest_version_id: d.id for d in docs
+               if d.status == DocumentStatus.QUEUED and d.latest_version_id is not None}
+    if not waiting:
+        return set()
+    tasked = set(session.scalars(select(Task.version_id).where(Task.version_id.in_(list(waiting))).distinct()))
+    return {doc_id for version_id, doc_id in waiting.items() if version_id not in tasked}
+
+
+def _start(ctx: Context, session: Session, kb: KnowledgeBase, doc: Document) -> None:
+    """Queue a held version's tasks, with the document's settings as they are now."""
+    version = session.get(DocumentVersion, doc.latest_version_id)
+    assert version is not None
+    method, config = _method_and_config(kb, doc)
+    version.chunk_method, version.parser_config = method, config
+    for first, last in _stored_page_ranges(ctx, version.file_key, doc.name, method, config):
+        session.add(Task(tenant_id=kb.tenant_id, kb_id=kb.id, document_id=doc.id, version_id=version.id,
+                         from_page=first, to_page=last))
+    doc.progress, doc.message = 0.0, "waiting for a worker"
+    session.flush()
+
+
 def reparse(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
             reason: VersionReason = VersionReason.REPARSE) -> Document:
-    """Build a new version of a document from its latest file with the KB's current settings."""
+    """Build a new version of a document from its latest file with the KB's current settings (a held
+    upload: its waiting version is started instead)."""
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id, action="re-parse its documents")
     doc = get(session, principal=principal, kb_id=kb.id, doc_id=doc_id)
+    if held_ids(session, [doc]):
+        _start(ctx, session, kb, doc)
+        return doc
     latest = session.get(DocumentVersion, doc.latest_version_id)
     assert latest is not None
     cancel_open_tasks(session, doc)
@@ -311,7 +346,8 @@ def _stored_page_ranges(ctx: Context, key: str, filename: str, method: str,
 
 def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
                  chunk_method: str | None, parser_config: dict[str, Any] | None) -> Document:
-    """Give one document its own chunk method (``None`` = follow the knowledge base) and re-parse it."""
+    """Give one document its own chunk method (``None`` = follow the knowledge base) and re-parse it (a held
+    upload stays held)."""
     from ragloom.service.knowledgebases import validate_chunking
 
     kb = knowledgebases.get_editable(session, principal=principal, kb_id_or_name=kb_id,
@@ -322,6 +358,8 @@ def set_chunking(ctx: Context, session: Session, *, principal: Principal, kb_id:
     doc.chunk_method = chunk_method
     doc.parser_config = parser_config if chunk_method is not None else None
     session.flush()
+    if held_ids(session, [doc]):
+        return doc  # still held: its parse, when asked for, reads the new settings
     return reparse(ctx, session, principal=principal, kb_id=kb.id, doc_id=doc.id, reason=VersionReason.SETTINGS)
 
 
