@@ -272,7 +272,13 @@ def test_a_name_the_dataset_has_is_numbered_as_in_ragflow(setup: Setup) -> None:
     again = ok(c.post(url, files=[("file", ("fan(2).txt", b"A fourth fan."))], headers=h))
     assert [d["name"] for d in again] == ["fan(3).txt"]
     assert ok(c.get(url, params={"id": setup.fan}, headers=h))["docs"][0]["name"] == "fan.txt"  # left as it was
+    mine = f"/api/v1/datasets/{ds}/documents/{again[0]['id']}"
+    held = c.get(mine, headers=h).json()  # ragloom's own API: queued, saying why; its re-parse starts it
+    assert held["status"] == "queued" and "not parsed until asked" in held["message"], held
+    assert c.post(f"{mine}/reparse", headers=h).status_code == 202
+    assert ok(c.get(url, params={"id": again[0]["id"]}, headers=h))["docs"][0]["run"] == "RUNNING"
     setup.run()
+    assert c.get(mine, headers=h).json()["status"] == "done"
     ok(c.request("DELETE", url, json={"ids": [d["id"] for d in twice + again]}, headers=h))
 
 
