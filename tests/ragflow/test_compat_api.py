@@ -120,6 +120,31 @@ def test_dataset_errors(setup: Setup) -> None:
     assert "lacks permission" in err(c.put(f"{B}/datasets/{'0' * 32}", json={"description": "x"}, headers=h), 102)
 
 
+def test_auto_metadata_config_is_the_metadata_the_chat_model_fills_in(setup: Setup) -> None:
+    c, h = setup.client, setup.h
+    sent = {"enabled": True, "fields": [
+        {"name": "author", "type": "string", "description": "The author of the document",
+         "examples": ["John Doe"], "restrict_values": False},
+        {"name": "category", "type": "list", "description": "Document category", "examples": ["Technical",
+                                                                                              "Business"],
+         "restrict_values": True}]}
+    ds = ok(c.post(f"{B}/datasets", json={"name": "auto-meta", "auto_metadata_config": sent}, headers=h))["id"]
+    fields = c.get(f"/api/v1/datasets/{ds}", headers=h).json()["parser_config"]["metadata_fields"]
+    assert fields == {"author": "The author of the document; e.g. John Doe",
+                      "category": "Document category (a list of values); one of: Technical, Business"}
+    ok(c.put(f"{B}/datasets/{ds}", json={"auto_metadata_config": {"enabled": True, "fields": [
+        {"name": "year", "type": "time", "description": "Publication year"}]}}, headers=h))
+    fields = c.get(f"/api/v1/datasets/{ds}", headers=h).json()["parser_config"]["metadata_fields"]
+    assert fields == {"year": "Publication year (a date or time, ISO 8601)"}
+    ok(c.put(f"{B}/datasets/{ds}", json={"auto_metadata_config": {"enabled": False, "fields": []}}, headers=h))
+    assert c.get(f"/api/v1/datasets/{ds}", headers=h).json()["parser_config"]["metadata_fields"] == {}
+    bad = {"name": "x", "auto_metadata_config": {"fields": [{"name": "a", "type": "unknown"}]}}
+    assert "Input should be" in err(c.post(f"{B}/datasets", json=bad, headers=h), 101)
+    spaced = {"name": "y", "auto_metadata_config": {"fields": [{"name": "two words", "type": "string"}]}}
+    assert "two words" in err(c.post(f"{B}/datasets", json=spaced, headers=h), 101)
+    ok(c.request("DELETE", f"{B}/datasets", json={"ids": [ds]}, headers=h))
+
+
 def test_dataset_update_to_a_taken_name_is_refused(setup: Setup) -> None:
     c, h = setup.client, setup.h
     a = ok(c.post(f"{B}/datasets", json={"name": "taken-a"}, headers=h))["id"]

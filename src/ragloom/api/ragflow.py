@@ -62,6 +62,7 @@ from ragloom.schemas.ragflow import (
     MAX_PAGE_SIZE,
     PERMISSION_ERROR,
     RFAddedChunk,
+    RFAutoMetadataConfig,
     RFChunk,
     RFChunkCreate,
     RFChunkDelete,
@@ -329,12 +330,34 @@ def create_dataset(body: RFDatasetCreate, ctx: ContextDep, principal: PrincipalD
         while unique in taken:
             n += 1
             unique = f"{name}({n})"
+        config = dict(body.parser_config or {})
+        if body.auto_metadata_config is not None:
+            config["metadata_fields"] = metadata_fields(body.auto_metadata_config)
         spec = KBCreate(name=unique, description=body.description or "", permission=body.permission,
-                        chunk_method=body.chunk_method, parser_config=body.parser_config or {},
+                        chunk_method=body.chunk_method, parser_config=config,
                         embedding_model=body.embedding_model)
         kb = knowledgebases.create(ctx, s, principal=principal, spec=spec)
         view = kb_view(kb, 0, fusion=ctx.settings.fusion)
     return RFResult(data=dataset_out(view, principal, 0))
+
+
+def metadata_fields(config: RFAutoMetadataConfig) -> dict[str, str]:
+    """RAGFlow's ``auto_metadata_config`` as ragloom's ``metadata_fields`` ({name: what it is}, which the
+    chat model fills in for each document): the type, examples and restriction are said in the
+    description; disabled, none."""
+    if not config.enabled:
+        return {}
+    out = {}
+    for f in config.fields:
+        what = (f.description or f.name).strip()
+        if f.type == "list":
+            what += " (a list of values)"
+        elif f.type == "time":
+            what += " (a date or time, ISO 8601)"
+        if f.examples:
+            what += ("; one of: " if f.restrict_values else "; e.g. ") + ", ".join(f.examples)
+        out[f.name] = what[:500]
+    return out
 
 
 @router.get("/datasets", tags=["datasets"], summary="List datasets")
@@ -383,8 +406,9 @@ def get_dataset(dataset_id: str, ctx: ContextDep, principal: PrincipalDep) -> RF
 @router.put("/datasets/{dataset_id}", tags=["datasets"], summary="Update a dataset")
 def update_dataset(dataset_id: str, body: RFDatasetUpdate, ctx: ContextDep,
                    principal: PrincipalDep) -> RFResult[RFDataset]:
-    """``parser_config`` is merged into the dataset's. The embedding model of a ragloom dataset changes
-    only by a re-index (``POST /api/v1/datasets/{id}/reindex``): another one is refused."""
+    """``parser_config`` is merged into the dataset's; ``auto_metadata_config`` sets its
+    ``metadata_fields``. The embedding model of a ragloom dataset changes only by a re-index
+    (``POST /api/v1/datasets/{id}/reindex``): another one is refused."""
     given = body.model_dump(exclude_unset=True)
     if not given:
         fail(DATA_ERROR, "no properties were modified")
@@ -407,6 +431,9 @@ def update_dataset(dataset_id: str, body: RFDatasetUpdate, ctx: ContextDep,
             config = {**(kb.parser_config or {}), **body.parser_config}
         elif body.chunk_method is not None and body.chunk_method != kb.chunk_method:
             config = {}  # another method without parameters: that method's defaults
+        if body.auto_metadata_config is not None:
+            base = dict(kb.parser_config or {}) if config is None else config
+            config = {**base, "metadata_fields": metadata_fields(body.auto_metadata_config)}
         changes: dict[str, Any] = {k: given[k] for k in ("permission", "chunk_method", "pagerank")
                                    if given.get(k) is not None}
         if body.name is not None:

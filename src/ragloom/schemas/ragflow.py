@@ -97,6 +97,28 @@ class RFDataset(RFModel):
     update_date: str | None
 
 
+class RFAutoMetadataField(BaseModel):
+    """One field of RAGFlow's ``auto_metadata_config``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64)
+    type: Literal["string", "list", "time"]
+    description: str | None = Field(None, max_length=400)
+    examples: list[str] | None = Field(None, max_length=20)
+    restrict_values: bool = False
+
+
+class RFAutoMetadataConfig(BaseModel):
+    """RAGFlow's ``auto_metadata_config``: the metadata the chat model fills in for each document
+    (ragloom's ``parser_config.metadata_fields``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    fields: list[RFAutoMetadataField] = Field(default_factory=list, max_length=20)
+
+
 class RFDatasetCreate(BaseModel):
     """``POST /datasets`` (unknown keys refused, as RAGFlow does)."""
 
@@ -109,7 +131,8 @@ class RFDatasetCreate(BaseModel):
     permission: Literal["me", "team"] = "me"
     chunk_method: str = Field("naive", description="one of " + ", ".join(CHUNK_METHODS))
     parser_config: dict[str, Any] | None = None
-    auto_metadata_config: dict[str, Any] | None = Field(None, description="accepted, not used by ragloom")
+    auto_metadata_config: RFAutoMetadataConfig | None = Field(
+        None, description="the metadata the chat model fills in: parser_config.metadata_fields in ragloom")
     ext: dict[str, Any] | None = Field(None, description="accepted, not used by ragloom")
 
 
@@ -128,7 +151,8 @@ class RFDatasetUpdate(BaseModel):
     pagerank: int | None = Field(None, ge=0, le=100)
     language: str | None = None
     connectors: list[Any] | None = Field(None, description="accepted, not used by ragloom")
-    auto_metadata_config: dict[str, Any] | None = Field(None, description="accepted, not used by ragloom")
+    auto_metadata_config: RFAutoMetadataConfig | None = Field(
+        None, description="the metadata the chat model fills in: parser_config.metadata_fields in ragloom")
     ext: dict[str, Any] | None = Field(None, description="accepted, not used by ragloom")
 
 
