@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from tests.web.browser import BROWSER
+
+pytestmark = BROWSER  # slow, and skipped with the reason when Debian's chromium is missing
 
 
 @pytest.fixture(scope="module")

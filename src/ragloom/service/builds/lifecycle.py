@@ -138,10 +138,10 @@ def drop(ctx: Context, *, principal: Principal, kb_id: str, kind: str) -> Knowle
     graph): searches stop finding it at once. Refused while a build of that kind waits or runs (cancel it
     first: it would publish again). The settings stay as they are: a knowledge base that builds on each
     new version (``use_raptor``, ``use_graphrag``) builds again when a document changes."""
-    found = kind_of(kind)
     with ctx.db.session() as s:
         kb = knowledgebases.get_editable(s, principal=principal, kb_id_or_name=kb_id,
-                                         action=f"delete its {found.name} knowledge")
+                                         action="delete knowledge built over it")  # another's dataset: 404 first
+        found = kind_of(kind)
         busy = s.scalars(select(KnowledgeBuild).where(
             KnowledgeBuild.kb_id == kb.id, KnowledgeBuild.kind == found.name,
             KnowledgeBuild.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING))).limit(1)).first()
