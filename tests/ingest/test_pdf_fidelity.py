@@ -494,3 +494,11 @@ def test_caption_is_not_spliced_into_a_sentence_across_a_figure(tmp_path: Path) 
     assert p1 == p2 == 1 and left_box.right < 101 * MM and right_box.left > 109 * MM
     assert right_box.top >= figure.boxes[0][1].bottom - 1
 
+
+
+def test_a_word_broken_at_its_hyphen_joins_across_lines_and_columns() -> None:
+    from ragloom.ingest.parsers.pdf_paragraphs import join_text
+
+    assert join_text("the conver-", "sation") == "the conversation"
+    assert join_text("from Soekarno-", "Hatta International Airport") == "from Soekarno-Hatta International Airport"
+    assert join_text("a list -", "Next") == "a list - Next"

@@ -34,7 +34,7 @@ import numpy as np
 
 from ragloom.dataflow import Answer, Citation, Evidence
 from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, name_coverage, name_terms
-from ragloom.generation.qtype import FREQUENCY_QUESTION, QType, question_type
+from ragloom.generation.qtype import FREQUENCY_QUESTION, QType, asked_noun, question_type
 from ragloom.generation.scoring import SimilarityScorer, numbers
 from ragloom.generation.sentences import _CODE, attach_markers, split_sentences
 from ragloom.generation.spans import DateKind, Span, date_kind, find_spans, leading_number, names_a_thing
@@ -710,6 +710,14 @@ _ASKED_QUANTITY = re.compile(
 _PHRASE_END = frozenset((_AUXILIARY_TEXT + " of in on for from to at by with that which who the a an per "
                          "resulted result").split())
 TYPED_UNIT_WEIGHT = 0.4
+NAMED_RELATIVE = 0.5  # a sentence naming what "which <noun>" asks for may score this share of the best one
+
+
+def _names_by(span: str, noun: str) -> bool:
+    """Whether a name ends with the noun a question asks by ("Soekarno-Hatta International Airport",
+    "Information Innovation Office")."""
+    words = span.split()
+    return bool(words) and len(words) >= 2 and words[-1].lower().rstrip("s") == noun.rstrip("s")
 """x the calibrated similarity of what a number question asks to count ("people died", "hourly labor rate")
 to a quantity's unit ("157 fatalities", "$85 per hour"): the quantity of the asked kind leads, not a
 footnote number ("sensor 4 input") in a sentence closer to the question."""
@@ -768,6 +776,9 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     dimension = asked_dimension(question) if qtype is QType.NUMBER else ""
     asked = _ZH_MEASURE.search(question)
     measure = asked.group(1) if asked else ""  # 几天: a number of days
+    noun = asked_noun(question) if qtype in (QType.PERSON, QType.PLACE) else ""
+    named = {id(c) for c in cands if noun and c.kind in ("sentence", "line")
+             and any(_names_by(sp.text, noun) for sp in find_spans(c.text, qtype))}
     q_numbers = numbers(question)
     best: _Typed | None = None
     top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
@@ -777,7 +788,10 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
             continue
         if names_only_in_latin and c.kind != "row" and _is_chinese(c.text):
             continue  # jieba's person and place tags miss too many names (东华实业) to lead with one
-        if qtype not in _MUST_HOLD_TYPE and c.kind == "sentence" and c.score < EXTRACTIVE_RELATIVE * top:
+        if named and c.kind != "row" and id(c) not in named:
+            continue  # "which airport": some unit names an airport; the others answer it not
+        if (qtype not in _MUST_HOLD_TYPE and c.kind == "sentence"
+                and c.score < (NAMED_RELATIVE if id(c) in named else EXTRACTIVE_RELATIVE) * top):
             continue  # a name or place in a sentence well below the best one is no answer
         if c.kind == "row":
             found = _typed_in_row(qtype, c, terms, q_terms)
@@ -791,7 +805,9 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
         if c.kind == "line" and not context:
             continue
         found_spans = find_spans(c.text, qtype)
-        if qtype in (QType.PERSON, QType.PLACE):
+        if named:  # the name the question asks by, whole (its noun is a word of the question: kept)
+            found_spans = [sp for sp in found_spans if _names_by(sp.text, noun)]
+        elif qtype in (QType.PERSON, QType.PLACE):
             found_spans = [t for t in (_without_subject(sp, key_set, name_set) for sp in found_spans) if t]
         spans = [sp for sp in found_spans if not _in_question(sp.text, question, q_terms)
                  and (not duration or _DURATION.search(sp.text))

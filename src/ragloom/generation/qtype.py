@@ -62,8 +62,9 @@ _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
         r"^\s*which\s+[a-z]+\s+(?!of\b)[a-z]+s\b")),  # "which planet spins ...": a named thing
     (QType.PLACE, re.compile(
         r"^\s*where\b|\bwhere\s+(?:is|was|are|were|do|does|did|can|in)\b|"
-        r"\b(?:which|what|in which|in what)\s+(?:country|countries|city|cities|town|state|province|region|"
-        r"continent|place|location|island)\b")),
+        r"\b(?:which|what|in which|in what|from which|from what|at which|at what)\s+(?:country|countries|city|"
+        r"cities|town|state|province|region|continent|place|location|island|airport|port|harbou?r|station|"
+        r"county|district|village|venue|site|building|hospital)\b")),
     (QType.REASON, re.compile(r"^\s*why\b|\bwhy\s|\bwhat\s+(?:causes|caused)\b|\bfor what reason\b|\bthe reason\b")),
     (QType.YESNO, re.compile(
         r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|has|have|had|may|must|isn't|"
@@ -100,6 +101,21 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 FREQUENCY_QUESTION = re.compile(r"\bhow often\b|\bhow frequently\b|多久.{0,8}一次|多长时间.{0,8}一次|"
                                 r"多少.{0,3}一次|频率")
 """A question of frequency (lower-cased): its answer states how often, not a number alone."""
+
+
+_ASKED_NOUN = re.compile(r"\b(?:which|what)\s+([a-z]{3,})\b")
+_NOT_NOUNS = frozenset(["are", "was", "were", "does", "did", "has", "had", "can", "could", "will", "would", "should",
+                        "the", "this", "that", "these", "those", "kind", "kinds", "type", "types", "sort"])
+
+
+def asked_noun(question: str) -> str:
+    """The noun a "which/what <noun>" question names its answer by ("From which airport did..." ->
+    ``airport``, "Which office of DARPA..." -> ``office``), singular; ``""`` when there is none."""
+    for m in _ASKED_NOUN.finditer(question.lower()):
+        noun = m.group(1)
+        if noun not in _NOT_NOUNS:
+            return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+    return ""
 
 
 def question_type(question: str) -> QType:

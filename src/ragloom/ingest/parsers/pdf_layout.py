@@ -220,7 +220,7 @@ def page_lines(textpage: pdfium.PdfTextPage, text: str, page: int, frame: Frame,
                 chars = []
             run = None
             continue
-        if ch == "\x02":  # pdfium's soft-hyphen marker at a line end
+        if ch in "\x02\ufffe":  # pdfium's markers of a hyphen at a line end (soft, or one the layout set)
             ch = "-"
         if ch.isspace() or ch == "\x00":
             (chars if run is None else run).append((" ", 0.0, 0.0, 0.0, 0.0, i))

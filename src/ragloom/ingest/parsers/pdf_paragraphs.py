@@ -92,7 +92,9 @@ def join_text(left: str, right: str) -> str:
     if not left:
         return right
     if left.endswith("-") and len(left) > 1 and left[-2].isalpha() and right[:1].islower():
-        return left[:-1] + right
+        return left[:-1] + right  # a word broken at the line end
+    if left.endswith("-") and len(left) > 1 and left[-2].isalpha() and right[:1].isupper():
+        return left + right  # a compound name broken at its hyphen: Soekarno-Hatta
     if _CJK.match(left[-1]) and _CJK.match(right[0]):
         return left + right
     return left + " " + right
@@ -139,7 +141,11 @@ def _continues(para: Paragraph, line: Line, gap_limit: float) -> bool:
         return overlaps and -0.3 * prev.size <= gap <= gap_limit * prev.size
     next_column = prev.page == line.page and line.col == prev.col + 1 and line.top < prev.top
     next_page = line.page == prev.page + 1
-    return (next_column or next_page) and not _SENTENCE_END.search(prev.text) and line.text[:1].islower()
+    return (next_column or next_page) and not _SENTENCE_END.search(prev.text) and (
+        line.text[:1].islower() or _BROKEN_WORD.search(prev.text) is not None)
+
+
+_BROKEN_WORD = re.compile(r"[^\W\d_]-$")  # a line that ends in a word broken at its hyphen runs on
 
 
 def _starts_block(prev: Line, line: Line) -> bool:
