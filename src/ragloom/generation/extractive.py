@@ -34,7 +34,7 @@ import numpy as np
 
 from ragloom.dataflow import Answer, Citation, Evidence
 from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, name_coverage, name_terms
-from ragloom.generation.qtype import FREQUENCY_QUESTION, QType, asked_noun, question_type
+from ragloom.generation.qtype import FREQUENCY_QUESTION, QType, asked_noun, asked_role, question_type
 from ragloom.generation.scoring import SimilarityScorer, numbers
 from ragloom.generation.sentences import _CODE, attach_markers, split_sentences
 from ragloom.generation.spans import DateKind, Span, date_kind, find_spans, leading_number, names_a_thing
@@ -566,6 +566,26 @@ def _title_lines(evidence: Sequence[Evidence], known: set[str]) -> list[_Candida
     return out
 
 
+def _role_lines(evidence: Sequence[Evidence], role: str, known: set[str]) -> list[_Candidate]:
+    """The lines of a chunk that are not sentences and write ``role`` (an agenda's "Unrepresented Employee:
+    Superintendent Wendy Gudalewicz", a letterhead's "Jane Roe, Director"), each with the chunk's first
+    line (its title) and the line before it as its context."""
+    out: list[_Candidate] = []
+    pattern = re.compile(rf"\b{re.escape(role)}", re.IGNORECASE)
+    for e_pos, ev in enumerate(evidence):
+        lines = [_WS.sub(" ", raw).strip() for raw in ev.content.split("\n")]
+        lines = [x for x in lines if x]
+        for k, line in enumerate(lines):
+            if len(line) > 300 or line.lower() in known or not pattern.search(line):
+                continue
+            context = "; ".join(dict.fromkeys(x for x in (lines[0], lines[k - 1] if k else "") if x and x != line))
+            c = _Candidate(line, e_pos, 30_000 + k, ev, previous=context or None, kind="line")
+            c.parts = [line]
+            c.block = ev.content
+            out.append(c)
+    return out
+
+
 TYPED_UNDER_TITLE = 0.3
 """Added to a person's name on a title page's line right under the line naming the work asked about (the
 author line under the title: "Who wrote Creativity in Machine Learning?")."""
@@ -613,21 +633,23 @@ def _window(text: str, start: int, end: int) -> str:
 
 def _unit_answers(question: str, c: _Candidate, terms: list[tuple[str, float]], names: list[str],
                   extra: str = "", documents: dict[str, list[str]] | None = None) -> bool:
-    """Whether a unit holding a span of the asked type answers the question: its chunk states the
+    """Whether a unit holding a span of the asked type answers the question: its chunk (or, given
+    ``documents``, its document's chunks: a table row, a name the question asks by) states the
     question's names and codes, and it scores at least ``TYPED_FLOOR`` (a title page's line: it and
     the lines before it, ``extra``, state ``TYPED_LINE_COVERAGE`` of the question's key terms)."""
     documents = documents or {}
     texts = [c.text] + ([extra] if extra else [])
     # a file name's words count (cupertino_usd_4-6-16.pdf states Cupertino): its separators are spaces
     if not names_stated(names, texts + [c.evidence.content, re.sub(r"[_.]+", " ", c.evidence.document_name)]
-                        + (documents.get(c.evidence.doc_id, []) if c.kind == "row" else [])):
+                        + documents.get(c.evidence.doc_id, [])):
         return False
     if c.kind == "line":  # a title page's line: its page's other lines state the question's terms
         # but the words that name what is asked ("what date", "the author's name"): the line's span is it
         kept = [(t, w) for t, w in terms if t not in _ASKED_KIND_WORDS]
         if not kept:  # a Chinese question without a Latin word over an English title page
             return c.score >= TYPED_FLOOR
-        share = coverage(kept, texts + [c.block]) / (sum(w for _, w in kept) or 1.0)
+        share = coverage(kept, texts + [c.block] + documents.get(c.evidence.doc_id, [])) / (sum(w for _, w in kept)
+                                                                                           or 1.0)
         return share >= TYPED_LINE_COVERAGE
     return c.score >= TYPED_FLOOR
 
@@ -713,6 +735,33 @@ TYPED_UNIT_WEIGHT = 0.4
 NAMED_RELATIVE = 0.5  # a sentence naming what "which <noun>" asks for may score this share of the best one
 
 
+def _after_role(span: Span, role: str) -> Span:
+    """A name span without the role it opens with ("Superintendent Wendy Gudalewicz" -> "Wendy Gudalewicz")."""
+    if not role or not span.text.lower().startswith(role):
+        return span
+    first = span.text.split()[0]
+    rest = span.text[len(first):].lstrip()
+    return Span(rest, span.end - len(rest), span.end)
+
+
+def _answers_by_name(text: str, span: Span, noun: str, role: str) -> bool:
+    """A name that answers "which <noun>" (it ends in the noun) or "who is the <role> of" (the role is
+    written right before or after it: "Superintendent Wendy Gudalewicz", "Wendy Gudalewicz,
+    Superintendent")."""
+    if noun and _names_by(span.text, noun):
+        return True
+    if not role or len(span.text.split()) < 2:
+        return False
+    if span.text.lower().startswith(role):  # "Superintendent Wendy Gudalewicz": the role, then the name
+        return len(span.text.split()) >= 3
+    if role in span.text.lower():
+        return False
+    before = text[max(0, span.start - 40):span.start].lower()
+    after = text[span.end:span.end + 40].lower()
+    return (re.search(rf"\b{re.escape(role)}s?[’']?s?\s*[:,]?\s*$", before) is not None
+            or re.match(rf"\s*[,(]\s*(?:the\s+)?{re.escape(role)}\b", after) is not None)
+
+
 def _names_by(span: str, noun: str) -> bool:
     """Whether a name ends with the noun a question asks by ("Soekarno-Hatta International Airport",
     "Information Innovation Office")."""
@@ -777,8 +826,9 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     asked = _ZH_MEASURE.search(question)
     measure = asked.group(1) if asked else ""  # 几天: a number of days
     noun = asked_noun(question) if qtype in (QType.PERSON, QType.PLACE) else ""
-    named = {id(c) for c in cands if noun and c.kind in ("sentence", "line")
-             and any(_names_by(sp.text, noun) for sp in find_spans(c.text, qtype))}
+    role = asked_role(question) if qtype is QType.PERSON else ""
+    named = {id(c) for c in cands if (noun or role) and c.kind in ("sentence", "line")
+             and any(_answers_by_name(c.text, sp, noun, role) for sp in find_spans(c.text, qtype))}
     q_numbers = numbers(question)
     best: _Typed | None = None
     top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
@@ -806,7 +856,7 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
             continue
         found_spans = find_spans(c.text, qtype)
         if named:  # the name the question asks by, whole (its noun is a word of the question: kept)
-            found_spans = [sp for sp in found_spans if _names_by(sp.text, noun)]
+            found_spans = [_after_role(sp, role) for sp in found_spans if _answers_by_name(c.text, sp, noun, role)]
         elif qtype in (QType.PERSON, QType.PLACE):
             found_spans = [t for t in (_without_subject(sp, key_set, name_set) for sp in found_spans) if t]
         spans = [sp for sp in found_spans if not _in_question(sp.text, question, q_terms)
@@ -814,7 +864,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
                  and (not dimension or _span_dimension(sp.text) in ("", dimension))
                  and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, q_numbers))]
         unit_terms = latin_terms if zh_question and not _is_chinese(c.text) else terms
-        if not spans or not _unit_answers(question, c, unit_terms, names, context):
+        if not spans or not _unit_answers(question, c, unit_terms, names, context,
+                                          documents=documents if id(c) in named else None):
             continue
         stated = TYPED_NAME_WEIGHT * name_coverage(names, [c.text, context]) if names else 0.0
         if q_numbers:
@@ -1053,6 +1104,10 @@ def extractive_answer(
     units = cands + _table_rows(evidence) + (_list_blocks(evidence) if qtype is QType.LIST else [])
     if qtype in (QType.PERSON, QType.DATE, QType.CODE):
         units += _title_lines(evidence, known)
+    role = asked_role(question) if qtype is QType.PERSON else ""
+    if role:
+        taken = {c.text.lower() for c in units}
+        units += _role_lines(evidence, role, known | taken)
     if not units:
         return Answer(empty_response, EXTRACTIVE_MODEL, insufficient=True, mode=EXTRACTIVE_MODE)
     spelled = _acronym_answer(question, evidence)

@@ -108,6 +108,16 @@ _NOT_NOUNS = frozenset(["are", "was", "were", "does", "did", "has", "had", "can"
                         "the", "this", "that", "these", "those", "kind", "kinds", "type", "types", "sort"])
 
 
+_ROLE = re.compile(r"^\s*who\s+(?:is|was|are|were)\s+(?:the\s+)?(?:current\s+|new\s+|former\s+)?([a-z]{4,})\s+of\b")
+
+
+def asked_role(question: str) -> str:
+    """The role a "who is the <role> of ..." question asks the holder of ("Who is the superintendent of
+    the district?" -> ``superintendent``); ``""`` when there is none."""
+    m = _ROLE.search(question.lower())
+    return m.group(1) if m and m.group(1) not in _NOT_NOUNS else ""
+
+
 def asked_noun(question: str) -> str:
     """The noun a "which/what <noun>" question names its answer by ("From which airport did..." ->
     ``airport``, "Which office of DARPA..." -> ``office``), singular; ``""`` when there is none."""
