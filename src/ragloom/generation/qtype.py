@@ -42,6 +42,10 @@ class QType(StrEnum):
     OTHER = "other"
 
 
+_MEASURE = (r"\b(?:size|age|rate|ratio|count|amount|price|cost|percentage|average|mean|median|score|length|weight|"
+            r"height|duration|salary|fee|temperature|speed|population|budget|revenue|income|distance)\b")
+"""Nouns of a measure: "what was the <...> size of" asks for a number."""
+
 _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
     (QType.CODE, re.compile(
         r"\b(?:what|which)\s+(?:is|was|are|were)\s+(?:the|its|their)\s+(?!(?:total|overall|average|mean|whole)\b)"
@@ -52,7 +56,11 @@ _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
     (QType.NUMBER, re.compile(
         r"\bhow\s+(?:many|much|long|far|old|big|large|tall|high|heavy|wide|deep|fast)\b|"
         r"\bwhat\s+(?:percentage|percent|proportion|share|fraction|number|amount|size|price|cost)\b|"
-        r"\b(?:the|a)\s+(?:total\s+)?(?:number|amount|count|quantity)\s+of\b|\bthe total\b|\btotal number\b")),
+        r"\b(?:the|a)\s+(?:total\s+)?(?:number|amount|count|quantity)\s+of\b|\bthe total\b|\btotal number\b|"
+        # "what was the final sample size of", "what is the mean age of", "what hourly rate does": a measure
+        rf"\bwhat\s+(?:is|was|are|were)\s+(?:the|its|their)\s+(?:[\w\-]+\s+){{0,3}}?{_MEASURE}\s*(?:of|for|in|at|on|"
+        r"per|among|\?|$)|"
+        rf"\bwhat\s+(?:[\w\-]+\s+){{0,2}}{_MEASURE}\s+(?:does|did|do|is|was|are|were|will|would)\b")),
     (QType.PERSON, re.compile(
         r"^\s*(?:who|whom|whose)\b|\b(?:who|whom|whose)\s+(?:is|was|are|were|wrote|did|does|has|had|invented|"
         r"founded|made|created|discovered|directed|designed|developed|owns|led)\b|"
@@ -109,6 +117,17 @@ _NOT_NOUNS = frozenset(["are", "was", "were", "does", "did", "has", "had", "can"
 
 
 _ROLE = re.compile(r"^\s*who\s+(?:is|was|are|were)\s+(?:the\s+)?(?:current\s+|new\s+|former\s+)?([a-z]{4,})\s+of\b")
+
+
+_MEASURE_PHRASE = re.compile(rf"\b(?:the|its|their)\s+((?:[\w\-]+\s+){{0,3}}{_MEASURE})|"
+                             rf"\bwhat\s+((?:[\w\-]+\s+){{0,2}}{_MEASURE})\s+(?:does|did|do|is|was|are|were)\b")
+
+
+def asked_measure(question: str) -> str:
+    """The words naming the measure a question asks for ("What was the final sample size of ..." ->
+    ``final sample size``, "What hourly labor rate does ..." -> ``hourly labor rate``); ``""`` when none."""
+    m = _MEASURE_PHRASE.search(question.lower())
+    return next((g for g in m.groups() if g), "") if m else ""
 
 
 def asked_role(question: str) -> str:

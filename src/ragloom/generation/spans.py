@@ -59,7 +59,10 @@ _EN_DATE = re.compile(
     r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b|"
     r"\b(?:1[0-9]|20)\d{2}s?\b|"
     rf"\b{_WEEKDAYS}\b|"
-    r"\b\d{1,2}[:.]\d{2}(?:\s?[ap]\.?m\.?)?(?!\d)|\b\d{1,2}\s?[ap]\.?m\.?(?!\w)|\bmidnight\b|\bnoon\b"
+    # a clock time: hours 0-24 and minutes 00-59 ("16:30", "9.15 a.m."), never a decimal ("41.33 years")
+    r"\b(?:[01]?\d|2[0-4]):[0-5]\d(?:\s?[ap]\.?m\.?)?(?!\d)|\b(?:[01]?\d|2[0-4])\.[0-5]\d\s?[ap]\.?m\.?(?!\w)|"
+    r"\b(?:[01]?\d|2[0-4])\.[0-5]\d(?=\s?(?:h|hrs|hours|o'clock|uhr)\b)|"
+    r"\b\d{1,2}\s?[ap]\.?m\.?(?!\w)|\bmidnight\b|\bnoon\b"
 )
 _EN_CALENDAR = re.compile(_EN_DATE.pattern)  # dates and times proper (a number inside one is no quantity)
 _EN_DATE = re.compile(
