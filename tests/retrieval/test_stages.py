@@ -35,3 +35,19 @@ def test_graph_evidence_has_stable_ids_and_goes_first() -> None:
 
 def test_without_graphs_there_is_no_evidence() -> None:
     assert evidence_candidates("anything", [], lambda texts: np.zeros((len(texts), 2), dtype=np.float32)) == []
+
+
+def test_an_acronym_the_candidates_write_out_is_answerable_whatever_the_gate() -> None:
+    from ragloom.retrieval.relevance import spelled_out
+
+    def cand(text: str, sim: float) -> Candidate:
+        return Candidate(record=ChunkRecord(id=text[:8], kb_id="kb", doc_id="d", version_id="v", content=text,
+                                            vector=np.ones(2, dtype=np.float32)), similarity=sim)
+
+    page = [cand("MCAS is activated only during manual flight.", 0.9),
+            cand("the maneuvering characteristics augmentation system (MCAS) commands trim", 0.5)]
+    assert spelled_out("What does MCAS stand for?", page)
+    assert spelled_out("MCAS是什么的缩写？", page)
+    assert not spelled_out("What does MCAS stand for?", page[:1])  # named, never written out
+    assert not spelled_out("What does MCAS do?", page)  # not asking what it stands for
+    assert not spelled_out("What does the FAA stand for?", page)  # another acronym

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -245,6 +246,26 @@ class Answerable:
     def cut(self, min_answerable: float) -> float:
         """The probability under which the window is dropped."""
         return min_answerable * CROSS_LANGUAGE_CUT if self.cross_language else min_answerable
+
+
+_ACRONYM_ASKED = re.compile(
+    r"\b[Ww]hat\s+(?:does|do|did)\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Za-z0-9&]{1,9})[\"'”]?"
+    r"\s+stand\s+for\b|\b(?:expansion|full\s+(?:name|form))\s+of\s+(?:the\s+)?([A-Z][A-Z0-9&]{1,9})\b|"
+    r"([A-Z][A-Z0-9&]{1,9})\s*(?:是什么的缩写|的全称|的全名|代表什么)")
+SPELLED_OUT_TOP = 10  # candidates looked at for the asked acronym written out (a page)
+
+
+def spelled_out(question: str, cands: Sequence[Candidate]) -> bool:
+    """Whether the question asks what an acronym stands for ("What does MCAS stand for?") and one of the
+    best candidates writes it out beside its expansion ("... augmentation system (MCAS)", "MCAS (...)"):
+    the documents define it, so the question is answerable whatever the gate's probability."""
+    m = _ACRONYM_ASKED.search(question)
+    acronym = next((g for g in m.groups() if g), "") if m else ""
+    if sum(ch.isupper() for ch in acronym) < 2:
+        return False
+    written = re.compile(rf"\(\s*{re.escape(acronym)}\s*\)|\b{re.escape(acronym)}\s*\(")
+    top = sorted(cands, key=lambda c: -c.similarity)[:SPELLED_OUT_TOP]
+    return any(written.search(c.record.content) for c in top)
 
 
 def answerable(cands: Sequence[Candidate], question: str, embedding_model: str) -> Answerable | None:

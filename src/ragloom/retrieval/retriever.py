@@ -24,7 +24,7 @@ from ragloom.nlp.synonyms import synonym_table
 from ragloom.retrieval.features import RankFeatures
 from ragloom.retrieval.fusion import Sides, fusions
 from ragloom.retrieval.parents import swap_in_parents
-from ragloom.retrieval.relevance import answerable, is_cjk, score_relevance
+from ragloom.retrieval.relevance import answerable, is_cjk, score_relevance, spelled_out
 from ragloom.retrieval.rerank import rank_key, rerank
 from ragloom.retrieval.toc import enhance
 from ragloom.retrieval.types import ExplainRow, RetrievalParams, RetrievalResult, Scope
@@ -174,7 +174,8 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
     score_relevance(cands, question, scope.embedding_model)
     chance = answerable(cands, question, scope.embedding_model)
     cut = chance.cut(params.min_answerable) if chance is not None else 0.0
-    gated = chance is not None and params.min_relevance > 0 and cut > 0 and chance.probability < cut
+    gated = (chance is not None and params.min_relevance > 0 and cut > 0 and chance.probability < cut
+             and not spelled_out(question, cands))
     if toc is not None:
         cands = enhance(cands, question, toc.tocs, lambda ids: docstore.get(scope.tenant_id, ids), toc.scorer,
                         params.options.page_size)
