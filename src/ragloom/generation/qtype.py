@@ -48,6 +48,7 @@ _MEASURE = (r"\b(?:size|age|rate|ratio|count|amount|price|cost|percentage|averag
 
 _EN_RULES: tuple[tuple[QType, re.Pattern[str]], ...] = (
     (QType.CODE, re.compile(
+        r"\b(?:in\s+)?(?:which|what)\s+(?:issue|volume|edition)\b|"  # "in which issue of the Federal Register"
         r"\b(?:what|which)\s+(?:is|was|are|were)\s+(?:the|its|their)\s+(?!(?:total|overall|average|mean|whole)\b)"
         r"(?:[\w\-]+\s+){0,3}?(?:number|no\.|code|id|identifier|serial)\b(?!\s+of\s+(?!the\b|this\b|that\b|its\b))")),
     (QType.DATE, re.compile(
