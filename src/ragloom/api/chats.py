@@ -27,7 +27,7 @@ from ragloom.schemas.sessions import (
 )
 from ragloom.schemas.system import ErrorBody
 from ragloom.service.chat import assistants, completion, sessions
-from ragloom.service.chat.views import assistant_view, message_view, session_detail, session_view
+from ragloom.service.chat.views import assistant_view_of, message_view, session_detail, session_view
 
 router = APIRouter(prefix="/chats", tags=["chats"], responses=CALLER_ERRORS)
 
@@ -42,14 +42,14 @@ PageSizeQuery = Annotated[int, Query(ge=1, le=1000)]
 def create_assistant(body: AssistantCreate, ctx: ContextDep, principal: PrincipalDep) -> AssistantView:
     with ctx.db.session() as s:
         a = assistants.create(ctx, s, principal=principal, spec=body)
-        return assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a))
+        return assistant_view_of(s, principal=principal, assistant=a)
 
 
 @router.get("")
 def list_assistants(ctx: ContextDep, principal: PrincipalDep) -> AssistantList:
     with ctx.db.session() as s:
         rows = assistants.list_all(s, principal=principal)
-        views = [assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a)) for a in rows]
+        views = [assistant_view_of(s, principal=principal, assistant=a) for a in rows]
         return AssistantList(assistants=views, total=len(views))
 
 
@@ -58,7 +58,7 @@ def get_assistant(chat_id: str, ctx: ContextDep, principal: PrincipalDep) -> Ass
     """An assistant by id or name."""
     with ctx.db.session() as s:
         a = assistants.get(s, principal=principal, assistant_id_or_name=chat_id)
-        return assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a))
+        return assistant_view_of(s, principal=principal, assistant=a)
 
 
 @router.patch("/{chat_id}", responses=error_responses(409))
@@ -66,7 +66,7 @@ def update_assistant(chat_id: str, body: AssistantUpdate, ctx: ContextDep,
                      principal: PrincipalDep) -> AssistantView:
     with ctx.db.session() as s:
         a = assistants.update(ctx, s, principal=principal, assistant_id_or_name=chat_id, spec=body)
-        return assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a))
+        return assistant_view_of(s, principal=principal, assistant=a)
 
 
 @router.delete("/{chat_id}", status_code=204, response_class=Response)

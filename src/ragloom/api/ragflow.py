@@ -794,7 +794,7 @@ def add_chunk(dataset_id: str, document_id: str, body: RFChunkCreate, ctx: Conte
     kb_id, doc_id = _owned_document(ctx, principal, dataset_id, document_id)
     with ctx.db.session() as s:
         row = chunk_edits.add_chunk(ctx, s, principal=principal, kb_id=kb_id, doc_id=doc_id, content=body.content,
-                                    keywords=_terms(body.important_keywords), questions=_terms(body.questions))
+                                    keywords=body.important_keywords, questions=body.questions)
     now = datetime.now()
     return RFResult(data=RFAddedChunk(chunk=RFNewChunk(
         id=row.id, content=row.content, document_id=row.doc_id, dataset_id=row.kb_id,
@@ -802,25 +802,19 @@ def add_chunk(dataset_id: str, document_id: str, body: RFChunkCreate, ctx: Conte
         create_timestamp=now.timestamp(), create_time=now.strftime("%Y-%m-%d %H:%M:%S"))))
 
 
-def _terms(values: list[str]) -> list[str]:
-    """A chunk's keywords or questions as RAGFlow takes them: trimmed, the blank ones left out."""
-    return [v.strip() for v in values if v.strip()]
-
-
 def _update_chunk(dataset_id: str, document_id: str, chunk_id: str, body: RFChunkUpdate, ctx: Context,
                   principal: Principal) -> RFCode:
     if body.content is not None and not body.content.strip():
         fail(DATA_ERROR, "`content` is required")
     kb_id, doc_id = _owned_document(ctx, principal, dataset_id, document_id)
-    keywords = None if body.important_keywords is None else _terms(body.important_keywords)
-    questions = None if body.questions is None else _terms(body.questions)
-    if body.content is None and body.available is None and keywords is None and questions is None:
+    if (body.content is None and body.available is None and body.important_keywords is None
+            and body.questions is None):
         return RFCode()  # positions and tags: not stored by ragloom
     with ctx.db.session() as s:
         try:
             chunk_edits.update_chunk(ctx, s, principal=principal, kb_id=kb_id, doc_id=doc_id, row_id=chunk_id,
-                                     content=body.content, available=body.available, keywords=keywords,
-                                     questions=questions)
+                                     content=body.content, available=body.available,
+                                     keywords=body.important_keywords, questions=body.questions)
         except NotFoundError:
             fail(DATA_ERROR, f"Can't find this chunk {chunk_id}")
     return RFCode()

@@ -51,7 +51,8 @@ from ragloom.schemas.ragflow import (
 )
 from ragloom.schemas.sessions import FeedbackSet
 from ragloom.service.chat import assistants, completion, sessions
-from ragloom.service.chat.views import assistant_view
+from ragloom.service.chat.views import assistant_view_of
+from ragloom.states import MessageRole
 
 router = APIRouter(prefix=API, tags=["chats"])
 
@@ -127,7 +128,7 @@ def _view(ctx: Context, principal: Principal, chat_id: str) -> AssistantView:
             a = assistants.get(s, principal=principal, assistant_id_or_name=chat_id)
         except NotFoundError:
             _no_authorization()
-        return assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a))
+        return assistant_view_of(s, principal=principal, assistant=a)
 
 
 # ---- chat assistants
@@ -152,7 +153,7 @@ def create_chat(body: RFChatRequest, ctx: ContextDep, principal: PrincipalDep) -
             fail(DATA_ERROR, "Duplicated chat name in creating chat.")
         except NotFoundError as exc:
             fail(DATA_ERROR, f"You don't own the dataset: {exc.message}")
-        view = assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a))
+        view = assistant_view_of(s, principal=principal, assistant=a)
     return RFResult(data=chat_out(view, principal))
 
 
@@ -181,7 +182,7 @@ def list_chats(
             key = "created_at" if orderby == "create_time" else "updated_at"
             rows.sort(key=lambda a: (getattr(a, key) or a.created_at, a.id), reverse=_desc(desc))
         total = len(rows)
-        views = [assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a))
+        views = [assistant_view_of(s, principal=principal, assistant=a)
                  for a in rows[(p - 1) * size:p * size]]
     return RFResult(data=RFChatList(chats=[chat_out(v, principal) for v in views], total=total))
 
@@ -208,7 +209,7 @@ def _update_chat(chat_id: str, body: RFChatRequest, ctx: Context, principal: Pri
             fail(DATA_ERROR, "Duplicated chat name.")
         except NotFoundError as exc:
             fail(DATA_ERROR, f"You don't own the dataset: {exc.message}")
-        view = assistant_view(a, assistants.dataset_states(s, principal=principal, assistant=a))
+        view = assistant_view_of(s, principal=principal, assistant=a)
     return RFResult(data=chat_out(view, principal))
 
 
@@ -418,8 +419,8 @@ def message_feedback(chat_id: str, session_id: str, msg_id: str, body: RFFeedbac
     chat = _view(ctx, principal, chat_id)
     rows = _session_messages(ctx, principal, chat.id, session_id)
     asked = next((m for m in rows if m.id == msg_id), None)
-    answer = next((m for m in rows if asked is not None and m.turn == asked.turn and str(m.role) == "assistant"),
-                  None)
+    answer = next((m for m in rows if asked is not None and m.turn == asked.turn
+                   and m.role == MessageRole.ASSISTANT), None)
     if answer is not None:
         spec = FeedbackSet(rating="up" if body.thumbup else "down", comment="" if body.thumbup else body.feedback)
         with ctx.db.session() as s:

@@ -53,6 +53,7 @@ from ragloom.generation.thresholds import (
     EXTRACTIVE_RELATIVE,
     verdict,
 )
+from ragloom.nlp.acronyms import acronym_asked
 
 EXTRACTIVE_MODEL = "extractive"
 EXTRACTIVE_MODE = "extractive"
@@ -851,8 +852,10 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     noun = asked_noun(question) if qtype in (QType.PERSON, QType.PLACE) else ""
     role = asked_role(question) if qtype is QType.PERSON else ""
     measured = set(default_analyzer().tokenize(asked_measure(question))) if qtype is QType.NUMBER else set()
-    named = {id(c) for c in cands if (noun or role) and c.kind in ("sentence", "line")
-             and any(_answers_by_name(c.text, sp, noun, role) for sp in find_spans(c.text, qtype))}
+    # "which airport" / "who is the superintendent of": the units naming what is asked by, with those names
+    by_name = {id(c): names_of for c in cands if (noun or role) and c.kind in ("sentence", "line")
+               if (names_of := [sp for sp in find_spans(c.text, qtype) if _answers_by_name(c.text, sp, noun, role)])}
+    named = set(by_name)
     q_numbers = numbers(question)
     best: _Typed | None = None
     top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
@@ -878,11 +881,13 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
         context = c.previous if c.kind == "line" and c.previous else ""
         if c.kind == "line" and not context:
             continue
-        found_spans = find_spans(c.text, qtype)
         if named:  # the name the question asks by, whole (its noun is a word of the question: kept)
-            found_spans = [_after_role(sp, role) for sp in found_spans if _answers_by_name(c.text, sp, noun, role)]
+            found_spans = [_after_role(sp, role) for sp in by_name[id(c)]]
         elif qtype in (QType.PERSON, QType.PLACE):
-            found_spans = [t for t in (_without_subject(sp, key_set, name_set) for sp in found_spans) if t]
+            found_spans = [t for t in (_without_subject(sp, key_set, name_set) for sp in find_spans(c.text, qtype))
+                           if t]
+        else:
+            found_spans = find_spans(c.text, qtype)
         spans = [sp for sp in found_spans if not _in_question(sp.text, question, q_terms)
                  and (not duration or _DURATION.search(sp.text))
                  and (not dimension or _span_dimension(sp.text) in ("", dimension))
@@ -922,22 +927,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     return best
 
 
-_ACRONYM_QUESTION = re.compile(
-    r"\b[Ww]hat\s+(?:does|do|did)\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Za-z0-9&]{1,9})[\"'”]?\s+stand\s+for\b|"
-    r"\b[Ww]hat\s+is\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Z0-9&]{1,9})[\"'”]?\s+short\s+for\b|"
-    r"\b(?:expansion|full\s+(?:name|form))\s+of\s+(?:the\s+)?([A-Z][A-Z0-9&]{1,9})\b|"
-    r"([A-Z][A-Z0-9&]{1,9})\s*(?:是什么的缩写|的全称|的全名|代表什么)")
 _MINOR_WORDS = frozenset([
     "of", "and", "for", "the", "in", "on", "to", "a", "an", "by", "with", "at", "de", "des", "du", "la", "le"])
-
-
-def acronym_asked(question: str) -> str:
-    """The acronym a question asks the expansion of ("What does MCAS stand for?" -> ``MCAS``), else ``""``."""
-    m = _ACRONYM_QUESTION.search(question)
-    if not m:
-        return ""
-    acronym = next(g for g in m.groups() if g)
-    return acronym if sum(ch.isupper() for ch in acronym) >= 2 else ""
 
 
 def expansion(text: str, acronym: str) -> str:

@@ -10,7 +10,7 @@ the service use case :mod:`ragloom.service.documents.ingestion`. Search-store ro
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -139,7 +139,7 @@ def embed_many(parts: list[tuple[Job, list[Chunk]]], embedder: Embedder, progres
     for job, chunks in parts:
         title = job.title
         spans.append((len(texts), title is not None, len(chunks)))
-        texts += ([title] if title else []) + [embedding_text(c) for c in chunks]
+        texts += ([title] if title else []) + [embedding_text(c.text, c.questions) for c in chunks]
         is_chunk += ([False] if title else []) + [True] * len(chunks)
     total = sum(is_chunk)
     rows = []
@@ -166,11 +166,11 @@ def embed_step(count: int) -> int:
     return max(EMBED_MIN_BATCH, min(EMBED_BATCH, -(-count // 8)))
 
 
-def embedding_text(chunk: Chunk) -> str:
-    """What a chunk's vector is made from: its questions when it has some (qa), else its text
-    (never more than ``max_chunk_chars`` characters)."""
-    text = "\n".join(chunk.questions) if chunk.questions else chunk.text
-    return text[: limits().max_chunk_chars]
+def embedding_text(text: str, questions: Sequence[str]) -> str:
+    """What a chunk's vector is made from: its questions when it has some (a qa pair, ``auto_questions``,
+    an edit), else its text (never more than ``max_chunk_chars`` characters)."""
+    embedded = "\n".join(questions) if questions else text
+    return embedded[: limits().max_chunk_chars]
 
 
 def index(docstore: DocStore, job: Job, records: list[ChunkRecord], progress: Progress) -> None:

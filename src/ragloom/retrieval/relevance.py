@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from ragloom.dataflow import Candidate
+from ragloom.nlp.acronyms import acronym_asked
 
 __all__ = ["FEATURES", "GATE_FEATURES", "Answerable", "GateModel", "RelevanceModel", "answerable", "cjk_share",
            "feature_matrix", "features", "gate_features", "is_cjk", "load_gates", "load_models", "model_for",
@@ -248,10 +249,6 @@ class Answerable:
         return min_answerable * CROSS_LANGUAGE_CUT if self.cross_language else min_answerable
 
 
-_ACRONYM_ASKED = re.compile(
-    r"\b[Ww]hat\s+(?:does|do|did)\s+(?:the\s+)?(?:abbreviation\s+|acronym\s+)?[\"'“]?([A-Z][A-Za-z0-9&]{1,9})[\"'”]?"
-    r"\s+stand\s+for\b|\b(?:expansion|full\s+(?:name|form))\s+of\s+(?:the\s+)?([A-Z][A-Z0-9&]{1,9})\b|"
-    r"([A-Z][A-Z0-9&]{1,9})\s*(?:是什么的缩写|的全称|的全名|代表什么)")
 SPELLED_OUT_TOP = 10  # candidates looked at for the asked acronym written out (a page)
 
 
@@ -259,9 +256,8 @@ def spelled_out(question: str, cands: Sequence[Candidate]) -> bool:
     """Whether the question asks what an acronym stands for ("What does MCAS stand for?") and one of the
     best candidates writes it out beside its expansion ("... augmentation system (MCAS)", "MCAS (...)"):
     the documents define it, so the question is answerable whatever the gate's probability."""
-    m = _ACRONYM_ASKED.search(question)
-    acronym = next((g for g in m.groups() if g), "") if m else ""
-    if sum(ch.isupper() for ch in acronym) < 2:
+    acronym = acronym_asked(question)
+    if not acronym:
         return False
     written = re.compile(rf"\(\s*{re.escape(acronym)}\s*\)|\b{re.escape(acronym)}\s*\(")
     top = sorted(cands, key=lambda c: -c.similarity)[:SPELLED_OUT_TOP]

@@ -8,9 +8,9 @@ scope -> query -> recall (one engine call: filters + full-text gate + KNN)
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -199,10 +199,8 @@ def retrieve(question: str, scope: Scope, params: RetrievalParams, *, docstore: 
 
 def document_counts(matched: list[Candidate]) -> list[tuple[str, str, int]]:
     """(document id, name, matches) of every document with a match, most matches first (then first seen)."""
-    counts: dict[str, list[Any]] = {}
-    for c in matched:
-        counts.setdefault(c.record.doc_id, [c.record.document_name, 0])[1] += 1
-    return sorted(((d, n, k) for d, (n, k) in counts.items()), key=lambda row: -row[2])
+    names = {c.record.doc_id: c.record.document_name for c in matched}
+    return [(d, names[d], n) for d, n in Counter(c.record.doc_id for c in matched).most_common()]
 
 
 def explain_rows(hits: list[Hit], kept: list[Hit], cands: list[Candidate], page: list[Candidate],

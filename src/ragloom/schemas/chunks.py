@@ -104,8 +104,8 @@ class ParsePreview(View):
 MAX_CHUNK_TEXT = 100_000  # characters of a chunk a caller writes
 
 
-MAX_CHUNK_TERMS = 64  # keywords or questions a caller gives one chunk
-ChunkTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
+MAX_CHUNK_TERMS, MAX_CHUNK_TERM_CHARS = 64, 1000  # keywords or questions a caller gives one chunk; characters of one
+ChunkTerm = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_CHUNK_TERM_CHARS)]
 
 
 class ChunkUpdate(Request):

@@ -14,6 +14,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragloom.schemas.chunks import MAX_CHUNK_TERMS
+
 T = TypeVar("T")
 
 # RAGFlow's return codes (common/constants.py RetCode)
@@ -278,9 +280,9 @@ class RFChunkCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     content: str = Field(max_length=100_000)
-    important_keywords: list[str] = Field(default_factory=list, max_length=64,
+    important_keywords: list[str] = Field(default_factory=list, max_length=MAX_CHUNK_TERMS,
                                           description="keywords matched beside the text")
-    questions: list[str] = Field(default_factory=list, max_length=64,
+    questions: list[str] = Field(default_factory=list, max_length=MAX_CHUNK_TERMS,
                                  description="questions the chunk answers (matched, and embedded in its place)")
     tag_kwd: list[str] = Field(default_factory=list, description="accepted, not stored by ragloom")
     tag_feas: dict[str, Any] | None = None
@@ -291,9 +293,9 @@ class RFChunkUpdate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     content: str | None = Field(None, max_length=100_000)
-    important_keywords: list[str] | None = Field(None, max_length=64,
+    important_keywords: list[str] | None = Field(None, max_length=MAX_CHUNK_TERMS,
                                                  description="keywords matched beside the text")
-    questions: list[str] | None = Field(None, max_length=64,
+    questions: list[str] | None = Field(None, max_length=MAX_CHUNK_TERMS,
                                         description="questions the chunk answers (matched, and embedded in its "
                                                     "place)")
     available: bool | None = None

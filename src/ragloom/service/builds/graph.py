@@ -286,10 +286,11 @@ class GraphKind:
     def drop(self, ctx: Context, session: Session, kb: KnowledgeBase) -> int:
         """The graph goes whole: the knowledge base's merged graph and each document's part (their stored
         objects are unreferenced from then on: the object store's collection removes them)."""
-        stored = stored_graph(ctx, session, kb.id)
+        entities = session.scalar(select(KnowledgePart.rows).where(
+            KnowledgePart.kb_id == kb.id, KnowledgePart.kind == KIND, KnowledgePart.scope == KB_SCOPE))  # its size
         session.execute(delete(KnowledgePart).where(KnowledgePart.kb_id == kb.id, KnowledgePart.kind == KIND))
         session.flush()
-        return len(stored[1]) if stored is not None else 0
+        return entities or 0
 
 
 # --- the graph as the API shows it -------------------------------------------------------------------

@@ -136,7 +136,8 @@ def branches(ctx: Context, b: Builder, document_id: str | None) -> list[Branch]:
 
 def leaves(ctx: Context, b: Builder, branch: Branch) -> list[Node]:
     """A document version's chunks in reading order (parents, TOC rows and summaries left out)."""
-    rows = _rows(ctx, b, Filters(kb_ids=[b.kb_id], doc_ids=[branch.doc_id], version_ids=[branch.version_id]))
+    rows = _rows(ctx, b.tenant_id,
+                 Filters(kb_ids=[b.kb_id], doc_ids=[branch.doc_id], version_ids=[branch.version_id]))
     out = []
     for r in rows:
         if r.kind in LEAF_KINDS or not r.content.strip():
@@ -146,10 +147,10 @@ def leaves(ctx: Context, b: Builder, branch: Branch) -> list[Node]:
     return out
 
 
-def _rows(ctx: Context, b: Builder, filters: Filters) -> list[ChunkRecord]:
+def _rows(ctx: Context, tenant_id: str, filters: Filters) -> list[ChunkRecord]:
     out: list[ChunkRecord] = []
     while True:
-        page, total = ctx.docstore.list_chunks(b.tenant_id, filters, offset=len(out), limit=PAGE)
+        page, total = ctx.docstore.list_chunks(tenant_id, filters, offset=len(out), limit=PAGE)
         out.extend(page)
         if not page or len(out) >= total:
             return out
@@ -222,8 +223,8 @@ def _record(ctx: Context, b: Builder, target: Target, node: Node, available: boo
 
 def summary_rows(ctx: Context, b: Builder, target: Target) -> list[ChunkRecord]:
     """Every summary row of a target (visible or not)."""
-    rows = _rows(ctx, b, Filters(kb_ids=[b.kb_id], doc_ids=[target.doc_id], version_ids=[target.version_id],
-                                 available_only=False))
+    rows = _rows(ctx, b.tenant_id, Filters(kb_ids=[b.kb_id], doc_ids=[target.doc_id],
+                                           version_ids=[target.version_id], available_only=False))
     return [r for r in rows if r.kind == ChunkKind.SUMMARY]
 
 
@@ -314,16 +315,9 @@ def drop_all(ctx: Context, session: Session, kb: KnowledgeBase) -> int:
     """Remove every RAPTOR summary of the knowledge base (each document's branch, finished or not, and the
     knowledge-base tree) and their parts; returns the rows deleted."""
     doc_ids = list(session.scalars(select(Document.id).where(Document.kb_id == kb.id)))
-    stale: list[str] = []
-    for i in range(0, len(doc_ids), PAGE):
-        scope = Filters(kb_ids=[kb.id], doc_ids=doc_ids[i:i + PAGE], available_only=False)
-        offset = 0
-        while True:
-            page, total = ctx.docstore.list_chunks(kb.tenant_id, scope, offset=offset, limit=PAGE)
-            stale += [r.id for r in page if r.kind == ChunkKind.SUMMARY]
-            offset += len(page)
-            if not page or offset >= total:
-                break
+    scopes = [Filters(kb_ids=[kb.id], doc_ids=doc_ids[i:i + PAGE], available_only=False)
+              for i in range(0, len(doc_ids), PAGE)]
+    stale = [r.id for scope in scopes for r in _rows(ctx, kb.tenant_id, scope) if r.kind == ChunkKind.SUMMARY]
     deleted = ctx.docstore.delete(kb.tenant_id, Filters(kb_ids=[kb.id], ids=stale)) if stale else 0
     deleted += drop_kb_tree(ctx, session, kb.tenant_id, kb.id)
     session.execute(delete(KnowledgePart).where(KnowledgePart.kb_id == kb.id, KnowledgePart.kind == KIND))

@@ -12,16 +12,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy.orm import Session
+
+from ragloom.context import Principal
 from ragloom.db import models as db
 from ragloom.schemas.assistants import AssistantDataset, AssistantView
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.chats import ChatExplain, ChatReference, CitationView
 from ragloom.schemas.sessions import Feedback, Message, SessionDetail, SessionView
-from ragloom.service.chat.assistants import llm_settings, prompt_settings, retrieval_options, scope_settings
+from ragloom.service.chat.assistants import (
+    dataset_states,
+    llm_settings,
+    prompt_settings,
+    retrieval_options,
+    scope_settings,
+)
 from ragloom.service.views import table_rows_view, view_link
 from ragloom.states import MessageRole, ReferenceStatus
 
 # --- assistants -------------------------------------------------------------------------------------
+
+
+def assistant_view_of(session: Session, *, principal: Principal, assistant: db.Assistant) -> AssistantView:
+    """:func:`assistant_view` with its datasets' states as ``principal`` sees them."""
+    return assistant_view(assistant, dataset_states(session, principal=principal, assistant=assistant))
 
 
 def assistant_view(assistant: db.Assistant, states: Sequence[tuple[str, str, str]]) -> AssistantView:

@@ -24,10 +24,10 @@ from ragloom.db.models import ChunkOverride, Document, DocumentVersion, Knowledg
 from ragloom.docstore.base import Filters
 from ragloom.docstore.ids import chunk_id
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError
-from ragloom.ingest.guard import limits
 from ragloom.ingest.job import ORDER_STRIDE, Job, telling_name
-from ragloom.ingest.pipeline import TITLE_WEIGHT
+from ragloom.ingest.pipeline import TITLE_WEIGHT, embedding_text
 from ragloom.models.embedding import Embedder
+from ragloom.schemas.chunks import MAX_CHUNK_TERM_CHARS, MAX_CHUNK_TERMS
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
 from ragloom.service.documents import catalog
@@ -97,9 +97,7 @@ def _reindex(ctx: Context, embedder: Embedder, filename: str, rows: Sequence[Chu
     if not rows:
         return
     title = telling_name(filename)
-    # as the pipeline embeds a chunk (``embedding_text``): its questions when it has some, else its text
-    texts = ([title] if title else []) + [("\n".join(r.questions) if r.questions else r.content)
-                                          [: limits().max_chunk_chars] for r in rows]
+    texts = ([title] if title else []) + [embedding_text(r.content, r.questions) for r in rows]
     vectors = embedder.embed_passages(texts)
     own = vectors[1:] if title else vectors
     for r, vec in zip(rows, own, strict=True):
@@ -115,17 +113,14 @@ def _reindex(ctx: Context, embedder: Embedder, filename: str, rows: Sequence[Chu
         r.table = None  # and so did its rows
 
 
-MAX_TERMS, MAX_TERM_CHARS = 64, 1000  # keywords or questions of one chunk, characters of one
-
-
 def _checked(name: str, values: Sequence[str] | None) -> list[str] | None:
     """A caller's keywords or questions, trimmed and without blanks; refused when too many or too long."""
     if values is None:
         return None
     out = [v.strip() for v in values if v.strip()]
-    if len(out) > MAX_TERMS or any(len(v) > MAX_TERM_CHARS for v in out):
-        raise InvalidRequestError(f"a chunk takes at most {MAX_TERMS} {name} of at most {MAX_TERM_CHARS} "
-                                  "characters each")
+    if len(out) > MAX_CHUNK_TERMS or any(len(v) > MAX_CHUNK_TERM_CHARS for v in out):
+        raise InvalidRequestError(f"a chunk takes at most {MAX_CHUNK_TERMS} {name} of at most "
+                                  f"{MAX_CHUNK_TERM_CHARS} characters each")
     return out
 
 
