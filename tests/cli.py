@@ -25,14 +25,17 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.shared import child_environment
+
 CHILD_PROCESSES = os.environ.get("RAGLOOM_TEST_CLI") == "process"
 _LOCK = threading.Lock()  # one command at a time: a command swaps the process's stdio and environment
 
 
 def _environment(settings: Mapping[str, str]) -> dict[str, str | None]:
-    """The command's environment as a child would get it: no ``RAGLOOM_*`` variable (nor COLUMNS: a pipe)
-    but ``settings``."""
-    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("RAGLOOM_") or k == "COLUMNS"}
+    """The command's environment as a child would get it (:func:`tests.shared.child_environment`) with
+    ``settings``: the variables to remove map to None."""
+    kept = child_environment()
+    env: dict[str, str | None] = {k: None for k in os.environ if k not in kept}
     env.update(settings)
     return env
 

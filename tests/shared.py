@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -45,3 +45,16 @@ def computed_once(tmp_path_factory: pytest.TempPathFactory, name: str, compute: 
                      lambda part: part.write_bytes(pickle.dumps(compute())))
     value: T = pickle.loads(path.read_bytes())
     return value
+
+
+# The embedding cache every data directory of the run shares (set by tests/conftest.py): the samples and
+# generated documents that servers and commands ingest are embedded once per run, not once per directory.
+EMBEDDING_CACHE = "RAGLOOM_EMBEDDING_CACHE"
+
+
+def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (this process's) as a ragloom command of a test starts with: no ``RAGLOOM_*`` setting but
+    the run's shared embedding cache, no COLUMNS (its output is a pipe)."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items()
+            if (not k.startswith("RAGLOOM_") or k == EMBEDDING_CACHE) and k != "COLUMNS"}

@@ -7,7 +7,6 @@ tables fit 80 columns without cutting ids; a port clash fails clearly before ann
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -20,10 +19,11 @@ from typer.testing import CliRunner
 
 from ragloom.cli import app
 from ragloom.cli._app import hoist_json
+from tests.shared import child_environment
 
 
 def ragloom(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_") and k != "COLUMNS"}
+    base = child_environment()
     return subprocess.run([sys.executable, "-m", "ragloom.cli", "--home", str(home), *args], capture_output=True,
                           text=True, env={**base, **(env or {})}, timeout=600)
 

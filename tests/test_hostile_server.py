@@ -32,12 +32,12 @@ HOSTILE: dict[str, str | None] = {
     "pages.pdf": "RAGLOOM_MAX_PAGES",  # 24,000 pages
     "deep.html": "RAGLOOM_MAX_NESTING",
     "deep.json": "RAGLOOM_MAX_NESTING",
-    "one-line.txt": None,  # 400,000 characters without a line break: split, never embedded whole
+    "one-line.txt": None,  # 110,000 characters without a line break: split, never embedded whole
 }
 
 
 def hostile_files() -> dict[str, bytes]:
-    words = " ".join(f"word{i % 5000}" for i in range(40_000)).encode()
+    words = " ".join(f"word{i % 5000}" for i in range(12_000)).encode()  # 5x the largest chunk, 80 chunks to embed
     return {
         "huge-page.pdf": hostile.huge_page_pdf(200),
         "bomb.docx": hostile.expanding_docx(300),

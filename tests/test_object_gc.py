@@ -339,7 +339,7 @@ def test_a_fresh_data_directory_and_database_are_private(tmp_path) -> None:
 
     old_umask = os.umask(0o022)  # what a default login shell has: without care, 0755 folders and a 0644 DB
     try:
-        settings = Settings(home=tmp_path / "deep" / "home", workers=0, _env_file=None)
+        settings = Settings(home=tmp_path / "deep" / "home", embedding_cache=None, workers=0, _env_file=None)
         c = Context(settings)
         c.init_storage()
         with c.db.session() as s:

@@ -43,6 +43,7 @@ import pytest
 from tests import cli
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.processes import admin_key, alive, descendants, served, wait
+from tests.shared import child_environment
 from tests.sources.sites import web_site
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,7 +159,7 @@ class Shell:
         for name in (".venv", "src"):  # `.venv/bin/ragloom` and `src/ragloom/samples/` as in a clone
             if not (cwd / name).exists():
                 (cwd / name).symlink_to(ROOT / name)
-        base = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_") and k != "COLUMNS"}
+        base = child_environment()
         venv_bin = str(ROOT / ".venv" / "bin")  # not on PATH in a fresh clone: neither here
         path = os.pathsep.join(p for p in base.get("PATH", "").split(os.pathsep)
                                if p and os.path.realpath(p) != os.path.realpath(venv_bin))

@@ -18,6 +18,11 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RAGLOOM_", env_file=".env", extra="ignore")
 
     home: Path = Field(Path(".ragloom"), description="Data directory: database, files, search index.")
+    embedding_cache: Path | None = Field(
+        None, description="Folder of the embedding cache (one SQLite file per model, keyed by the text's hash), "
+        "shared safely by processes and by data directories; unset = cache/ in the data directory. "
+        "`ragloom eval`'s scratch directory uses this one, so a second run embeds nothing again."
+    )
     database_url: str | None = Field(
         None, description="SQLAlchemy URL of the metadata DB; default: SQLite file in the data directory."
     )
@@ -296,4 +301,4 @@ class Settings(BaseSettings):
 
     @property
     def cache_dir(self) -> Path:
-        return self.home / "cache"
+        return self.embedding_cache or self.home / "cache"

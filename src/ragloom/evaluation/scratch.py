@@ -6,7 +6,8 @@ in the user's own data directory, a running server's workers could take those ta
 ``ragloom gc`` would find what it left; in a directory of its own it touches nothing of theirs.
 What lives outside the data directory is replaced by what lives inside it: the metadata database
 (SQLite), the search store (tantivy) and the object store (local files); a note says so when the
-settings named another.
+settings named another. The embedding cache is the caller's (it holds vectors by text hash, nothing
+that lists or finds a document), so a second run of the same corpus embeds nothing again.
 """
 
 from __future__ import annotations
@@ -41,7 +42,10 @@ def scratch_settings(settings: Settings, home: Path) -> tuple[Settings, list[str
                 if getattr(settings, name) != local]  # names only: a URL may hold a password
     notes = [f"scratch data directory: SQLite, tantivy and local files instead of the configured "
              f"{', '.join(replaced)}"] if replaced else []
-    return settings.model_copy(update={"home": home.resolve(), **LOCAL_STORAGE}), notes
+    # the caller's embedding cache: text embedded by an earlier run (or by their own data) is not embedded again;
+    # none is made for a caller without a data directory
+    cache = settings.cache_dir.resolve() if settings.embedding_cache or settings.home.is_dir() else None
+    return settings.model_copy(update={"home": home.resolve(), "embedding_cache": cache, **LOCAL_STORAGE}), notes
 
 
 @contextmanager
