@@ -76,6 +76,8 @@ def test_cache_never_embeds_the_same_text_twice(e5, tmp_path) -> None:
     reopened = CachedEmbedder(counting, tmp_path / "emb.sqlite")  # survives a restart
     reopened.embed_passages(["alpha"])
     assert counting.calls[-1] == ["gamma"]
+    reopened.embed_passages(["delta", "alpha", "delta", "epsilon", "delta"])  # a repeated text is embedded once
+    assert counting.calls[-1] == ["delta", "epsilon"] and reopened.misses == 2 and reopened.hits == 4
 
 
 def test_openai_embedder_speaks_the_wire_protocol() -> None:

@@ -46,7 +46,12 @@ class CachedEmbedder:
                 rows = self._conn.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", part)
                 for key, blob in rows:
                     found[key] = np.frombuffer(blob, dtype=np.float32)
-        todo = [i for i, k in enumerate(keys) if k not in found]
+        # each text not found once: a batch repeating a text (a running header, a boilerplate row) embeds it once
+        first: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            if k not in found:
+                first.setdefault(k, i)
+        todo = list(first.values())
         self.hits += len(texts) - len(todo)
         self.misses += len(todo)
         if todo:
