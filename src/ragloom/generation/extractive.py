@@ -712,7 +712,15 @@ def _header_terms(label: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q_terms: set[str]) -> _Typed | None:
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+ROW_NAME_EXTRA = 0.05
+"""Taken from a row's answer per word its name states and the question not (at most three): of two rows
+naming the asked thing, the one naming it alone ("1 Year Fixed Rate") answers before the one naming
+another thing too ("Investment Home Loan 1 Year Fixed Rate")."""
+
+
+def _typed_in_row(question: str, qtype: QType, c: _Candidate, terms: list[tuple[str, float]],
+                  q_terms: set[str]) -> _Typed | None:
     """The cell of a table row the question names: the row's name — its stub, or another of its cells'
     values ("Company: TaylorMade Golf Company", "Routes: Transpacific") — states a key term of the question,
     and the cell's header path the most of the others (``Permit`` for "how many permit checks ... in
@@ -727,10 +735,14 @@ def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q
         return None
     best: tuple[float, str, str] | None = None
     quantities: list[tuple[str, str]] = []
+    naming: set[str] = set(stub_terms)  # the words of the cells that name the row, not answer it
     for label, value in c.cells:
         if f"{label}: {value}" in c.stub:
             continue
-        if qtype in _TYPED and not find_spans(value, qtype):
+        if qtype in _TYPED and not [sp for sp in find_spans(value, qtype)
+                                    if not _in_question(sp.text, question, q_terms)]:
+            if (cell_terms := set(analyzer.tokenize(value))) & q_terms:
+                naming |= cell_terms  # "Investment Home Loan 1 Year Fixed Rate": its "1 Year" is the question's
             continue
         if qtype is QType.NUMBER:
             quantities.append((label, value))
@@ -738,7 +750,10 @@ def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q
         hit = sum(weights.get(t, 0.0) for t in label_terms)
         if hit <= 0:
             continue
-        fit = hit - 0.02 * len(label_terms - q_terms)
+        extra = label_terms - q_terms
+        if "%" in value:  # "Annual percentage rate: 4.04%": the header's "percentage" is the value's own unit
+            extra -= _header_terms("percent percentage")
+        fit = hit - 0.02 * len(extra)
         if best is None or fit > best[0]:
             best = (fit, label, value)
     if best is None and len(quantities) == 1:
@@ -746,7 +761,8 @@ def _typed_in_row(qtype: QType, c: _Candidate, terms: list[tuple[str, float]], q
     others = " ".join(v for lb, v in c.cells if lb != best[1]) if best else ""
     if best is None or not (stub_terms | set(analyzer.tokenize(others))) & set(weights):
         return None
-    return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0], c.text)
+    extra = ROW_NAME_EXTRA * min(3, len(naming - q_terms))
+    return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0] - extra, c.text)
 
 
 _ASKED_QUANTITY = re.compile(
@@ -857,6 +873,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
                if (names_of := [sp for sp in find_spans(c.text, qtype) if _answers_by_name(c.text, sp, noun, role)])}
     named = set(by_name)
     q_numbers = numbers(question)
+    # "the 1 Year Fixed Rate": rows named alike but by another number ("2 Year Fixed Rate") are other rows
+    numbered = {_DIGITS.sub("#", c.stub) for c in cands if c.kind == "row" and numbers(c.stub) & q_numbers}
     best: _Typed | None = None
     top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
     names_only_in_latin = _is_chinese(question) and qtype in (QType.PERSON, QType.PLACE)
@@ -871,7 +889,9 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
                 and c.score < (NAMED_RELATIVE if id(c) in named else EXTRACTIVE_RELATIVE) * top):
             continue  # a name or place in a sentence well below the best one is no answer
         if c.kind == "row":
-            found = _typed_in_row(qtype, c, terms, q_terms)
+            if not numbers(c.stub) & q_numbers and _DIGITS.sub("#", c.stub) in numbered:
+                continue
+            found = _typed_in_row(question, qtype, c, terms, q_terms)
             if (found and _unit_answers(question, c, terms, names, documents=documents)
                     and (best is None or found.score > best.score)):
                 best = found
@@ -1167,12 +1187,19 @@ def extractive_answer(
     chosen = selection.sentences
     stating = [c for c in chosen if FREQUENCY_SPAN.search(c.text)] if frequency else []
     stating = stating or [c for c in chosen if id(c) in naming]
+    top = max((c.score for c in chosen), default=0.0)
+    if naming and not stating and not frequency:  # none chosen speaks of the noun: as "which airport", the
+        # best one that does answers, down to half the best sentence's score (the others cannot say which)
+        best_naming = max((c for c in units if id(c) in naming), key=lambda c: c.score)
+        if best_naming.score >= NAMED_RELATIVE * top:
+            stating = [best_naming]
+            chosen = [best_naming, *chosen[: max(0, max_sentences - 1)]]
     if stating:  # the reply leads with the frequency (or the noun asked by), the rest in reading order after it
         lead = max(stating, key=lambda c: c.score)
         chosen = [lead, *(c for c in chosen if c is not lead)]
     pieces = [(part, c.evidence) for c in chosen for part in c.parts]
     text, sentences, citations = _cited(pieces)
-    refs = sorted({id(c.evidence): c.evidence for c in selection.sentences}.values(), key=lambda e: e.index)
+    refs = sorted({id(c.evidence): c.evidence for c in chosen}.values(), key=lambda e: e.index)
     return Answer(text, EXTRACTIVE_MODEL, refs, citations, sentences, mode=EXTRACTIVE_MODE)
 
 
