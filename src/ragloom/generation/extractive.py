@@ -750,10 +750,10 @@ def _typed_in_row(question: str, qtype: QType, c: _Candidate, terms: list[tuple[
         hit = sum(weights.get(t, 0.0) for t in label_terms)
         if hit <= 0:
             continue
-        extra = label_terms - q_terms
+        unasked = label_terms - q_terms
         if "%" in value:  # "Annual percentage rate: 4.04%": the header's "percentage" is the value's own unit
-            extra -= _header_terms("percent percentage")
-        fit = hit - 0.02 * len(extra)
+            unasked -= _header_terms("percent percentage")
+        fit = hit - 0.02 * len(unasked)
         if best is None or fit > best[0]:
             best = (fit, label, value)
     if best is None and len(quantities) == 1:
@@ -761,8 +761,8 @@ def _typed_in_row(question: str, qtype: QType, c: _Candidate, terms: list[tuple[
     others = " ".join(v for lb, v in c.cells if lb != best[1]) if best else ""
     if best is None or not (stub_terms | set(analyzer.tokenize(others))) & set(weights):
         return None
-    extra = ROW_NAME_EXTRA * min(3, len(naming - q_terms))
-    return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0] - extra, c.text)
+    named_more = ROW_NAME_EXTRA * min(3, len(naming - q_terms))
+    return _Typed(f"{best[1]}: {best[2]}", c, c.score + TYPED_WINDOW_WEIGHT + best[0] - named_more, c.text)
 
 
 _ASKED_QUANTITY = re.compile(
