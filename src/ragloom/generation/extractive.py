@@ -754,7 +754,7 @@ def _typed_in_row(question: str, qtype: QType, c: _Candidate, terms: list[tuple[
         if "%" in value:  # "Annual percentage rate: 4.04%": the header's "percentage" is the value's own unit
             unasked -= _header_terms("percent percentage")
         fit = hit - 0.02 * len(unasked)
-        if best is None or fit > best[0]:
+        if best is None or fit > best[0] + 1e-9:  # a tie (sums of one set in another order) keeps the first
             best = (fit, label, value)
     if best is None and len(quantities) == 1:
         best = (0.0, *quantities[0])
