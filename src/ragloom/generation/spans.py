@@ -44,7 +44,10 @@ _STOP_UNIT = (
     "a an it its their his her each every more less most least"
 )
 _NOT_UNIT = rf"(?!(?:{'|'.join(_STOP_UNIT.split())})\b)"
-_UNIT = rf"(?:\s{_NOT_UNIT}[A-Za-z°µ][\w°/]*(?:\s(?:per|a|an)\s[a-z]+)?)?"
+# a word that qualifies the unit after it: "5 working days", "450 operating hours", "12 square metres"
+_UNIT_QUALIFIER = (r"(?:working|business|calendar|banking|school|consecutive|clear|full|operating|flight|flying|"
+                   r"man|person|square|sq\.?|cubic|metric|nautical|fluid|light|solar|lunar|standard|net|gross)\s")
+_UNIT = rf"(?:\s{_NOT_UNIT}(?:{_UNIT_QUALIFIER})?[A-Za-z°µ][\w°/]*(?:\s(?:per|a|an)\s[a-z]+)?)?"
 _QUANTITY = rf"(?:{_DIGITS}|{_WORDNUM}){_SCALE}(?:\s\(\d+(?:\.\d+)?\))?{_UNIT}"  # "three (3) minutes": legal style
 _EN_NUMBER = re.compile(rf"{_QUANTITY}(?:,?\s(?:and\s)?(?:{_DIGITS}|{_WORDNUM}){_SCALE}{_UNIT})*", re.IGNORECASE)
 
