@@ -80,6 +80,31 @@ def test_cache_never_embeds_the_same_text_twice(e5, tmp_path) -> None:
     assert counting.calls[-1] == ["delta", "epsilon"] and reopened.misses == 2 and reopened.hits == 4
 
 
+def test_a_question_asked_again_is_embedded_once(e5, tmp_path) -> None:
+    class CountingQueries(CountingEmbedder):
+        def embed_query(self, text):
+            self.calls.append([text])
+            return self.inner.embed_query(text)
+
+    counting = CountingQueries(e5)
+    cache = CachedEmbedder(counting, tmp_path / "emb.sqlite")
+    first = cache.embed_query("how often does it defrost?")
+    first[:] = 0  # a caller changing its copy changes nothing cached
+    again = cache.embed_query("how often does it defrost?")
+    assert counting.calls == [["how often does it defrost?"]] and cache.query_hits == 1
+    assert np.allclose(again, e5.embed_query("how often does it defrost?"))
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr("ragloom.models.embedding_cache.QUERY_CACHE_SIZE", 2)
+    try:
+        for q in ("a?", "b?", "c?"):  # the oldest question leaves the cache
+            cache.embed_query(q)
+        cache.embed_query("how often does it defrost?")
+    finally:
+        monkey.undo()
+    assert counting.calls[-1] == ["how often does it defrost?"] and cache.query_misses == 5
+    cache.close()
+
+
 def test_openai_embedder_speaks_the_wire_protocol() -> None:
     from tests.fakes.openai_server import FakeOpenAIServer
 

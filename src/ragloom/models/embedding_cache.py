@@ -2,6 +2,9 @@
 
 Re-parsing unchanged text never embeds it twice. The cache is a SQLite file in
 the data directory, shared safely by several worker processes (WAL mode).
+Query vectors are kept in memory instead (the last ``QUERY_CACHE_SIZE`` questions): a
+question asked again, or embedded twice in one request (retrieval, then the answer's
+scoring), costs the model once.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,9 +20,12 @@ import numpy as np
 
 from ragloom.models.embedding import Embedder
 
+QUERY_CACHE_SIZE = 2048
+
 
 class CachedEmbedder:
-    """Wraps an :class:`Embedder`; passages are looked up by hash before embedding."""
+    """Wraps an :class:`Embedder`; passages are looked up by hash before embedding, queries in
+    an in-memory LRU of the last :data:`QUERY_CACHE_SIZE` ones."""
 
     def __init__(self, inner: Embedder, path: Path) -> None:
         self.inner = inner
@@ -32,6 +39,10 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
+        self.query_hits = 0
+        self.query_misses = 0
 
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.name}\x00{text}".encode()).hexdigest()
@@ -70,7 +81,19 @@ class CachedEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
+        with self._queries_lock:
+            vec = self._queries.get(text)
+            if vec is not None:
+                self._queries.move_to_end(text)
+                self.query_hits += 1
+                return vec.copy()
+        vec = np.asarray(self.inner.embed_query(text), dtype=np.float32)
+        with self._queries_lock:
+            self.query_misses += 1
+            self._queries[text] = vec
+            while len(self._queries) > QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        return vec.copy()
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
