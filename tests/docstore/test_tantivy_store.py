@@ -7,6 +7,8 @@ import json
 import multiprocessing as mp
 import os
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 from ragloom.dataflow import ChunkRecord
+from ragloom.docstore import _knn
 from ragloom.docstore.base import DocStore, Filters, SearchRequest
 from ragloom.docstore.tantivy_store import TantivyDocStore
 from ragloom.errors import InvalidRequestError, StoreError
@@ -184,3 +187,57 @@ def test_text_hits_get_the_cosine_the_vector_search_gives(tmp_path: Path) -> Non
     for id_, cos in near.items():
         assert text[id_] == cos  # the same kernel: a row's cosine does not depend on how it was found
     store.close()
+
+
+def test_searches_run_side_by_side_while_rows_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No store-wide lock is held while a search runs: several searches are inside their KNN at once, and
+    each sees whole rows with the cosine of the vector it returns, while another thread writes and deletes."""
+    store = TantivyDocStore(tmp_path / "index")
+    store.upsert("t", [rec(f"r{i}", f"common word{i % 7}", vector=unit(i)) for i in range(300)])
+    inside, most = 0, 0
+    count = threading.Lock()
+    real_result = _knn.KnnScan.result
+
+    def slow_result(self: _knn.KnnScan) -> list[tuple[str, float]]:
+        nonlocal inside, most
+        with count:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.05)  # long enough for the other searches to reach their own scan
+        try:
+            return real_result(self)
+        finally:
+            with count:
+                inside -= 1
+
+    monkeypatch.setattr(_knn.KnnScan, "result", slow_result)
+    errors: list[BaseException] = []
+    start = threading.Barrier(5)
+
+    def search(seed: int) -> None:
+        start.wait()
+        try:
+            for k in range(8):
+                q = unit(1000 + seed * 10 + k)
+                hits = store.search("t", SearchRequest(Filters(["kb1"]), text=terms_query("common"), vector=q,
+                                                       text_top_k=20, vector_top_k=10))
+                for hit in hits:
+                    want = float(np.dot(hit.record.vector / np.linalg.norm(hit.record.vector), q))
+                    assert hit.vector_score == pytest.approx(want, abs=1e-5), hit.record.id
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    def write() -> None:
+        start.wait()
+        for n in range(6):
+            store.upsert("t", [rec(f"w{n}_{i}", f"common batch{n}", vector=unit(5000 + n * 50 + i)) for i in range(30)])
+            store.delete("t", Filters(["kb1"], ids=[f"r{n * 10 + i}" for i in range(10)]))
+
+    threads = [threading.Thread(target=search, args=(i,)) for i in range(4)] + [threading.Thread(target=write)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    store.close()
+    assert not errors, errors
+    assert most >= 2  # with the store's lock held through a search, never more than one

@@ -170,49 +170,59 @@ class TantivyDocStore:
     # -- reads -----------------------------------------------------------------------
 
     def search(self, tenant_id: str, request: SearchRequest) -> list[Hit]:
+        # The store's lock is held only to bring the handle up to date and to take a snapshot: the searcher
+        # (tantivy's is an immutable view of one commit) and the KNN's row selection (a scan reads arrays
+        # that later writes replace, never change). The searches themselves run unlocked, so concurrent
+        # queries use every core instead of waiting for each other.
         with self._lock:
             h = self._handle(tenant_id)
             if h is None or scope_is_empty(request.filters):
                 return []
+            searcher, schema = h.searcher, h.schema
             qvec = None
             if request.vector is not None:
                 qvec = self._query_vector(request.vector, h.dim)
-            text_q = text_query(h.schema, request.text) if request.text is not None else None
-            # the exact KNN (numpy, GIL released) runs beside the text search (tantivy, GIL released);
-            # this thread joins the scan when its text search is done
+            text_q = text_query(schema, request.text) if request.text is not None else None
             scan: KnnScan | None = None
             if qvec is not None and request.vector_top_k > 0:
                 scan = h.cache.scan(request.filters, qvec, request.vector_top_k)
-                self._pool().submit(scan.work)
-            hits: list[Hit] = []
-            gate_passed = 0 if request.text_top_k > 0 else 1  # > len(hits): "maybe more passed"
-            if text_q is not None and request.text_top_k > 0:
-                fq = filter_query(h.schema, request.filters, use_available=True)
-                result = h.searcher.search(gated(fq, text_q), limit=request.text_top_k, count=True)
-                gate_passed = hit_count(result)
-                scored = [(from_document(h.searcher.doc(addr)), float(score)) for score, addr in result.hits]
-                # cosines from the vector cache, by the KNN's own kernel (one matrix product)
-                cached = h.cache.cosines([rec.id for rec, _ in scored], qvec) if qvec is not None else {}
-                for rec, score in scored:
-                    cos = None
-                    if qvec is not None:
-                        cos = cached[rec.id] if rec.id in cached else _cosine(rec.vector, qvec)
-                    hits.append(Hit(rec, score, cos))
-            if scan is not None:
-                seen = {hit.record.id for hit in hits}
-                near = [p for p in scan.result() if p[0] not in seen]
-                # rows outside the text hits can pass the gate only when the hits were cut off
-                score_q = text_q if text_q is not None and gate_passed > len(hits) else None
-                records, scores = self._fetch(h, [id_ for id_, _ in near], score_q)
-                hits.extend(Hit(records[id_], scores.get(id_), cos) for id_, cos in near if id_ in records)
-            return hits
+            fq = filter_query(schema, request.filters, use_available=True) if text_q is not None else None
+            pool = self._pool()
+        # the exact KNN (numpy, GIL released) runs beside the text search (tantivy, GIL released);
+        # this thread joins the scan when its text search is done
+        if scan is not None:
+            pool.submit(scan.work)
+        hits: list[Hit] = []
+        gate_passed = 0 if request.text_top_k > 0 else 1  # > len(hits): "maybe more passed"
+        if text_q is not None and fq is not None and request.text_top_k > 0:
+            result = searcher.search(gated(fq, text_q), limit=request.text_top_k, count=True)
+            gate_passed = hit_count(result)
+            scored = [(from_document(searcher.doc(addr)), float(score)) for score, addr in result.hits]
+            # cosines from the vector cache, by the KNN's own kernel (one matrix product)
+            cached: dict[str, float] = {}
+            if qvec is not None:
+                with self._lock:
+                    cached = h.cache.cosines([rec.id for rec, _ in scored], qvec)
+            for rec, score in scored:
+                cos = None
+                if qvec is not None:
+                    cos = cached[rec.id] if rec.id in cached else _cosine(rec.vector, qvec)
+                hits.append(Hit(rec, score, cos))
+        if scan is not None:
+            seen = {hit.record.id for hit in hits}
+            near = [p for p in scan.result() if p[0] not in seen]
+            # rows outside the text hits can pass the gate only when the hits were cut off
+            score_q = text_q if text_q is not None and gate_passed > len(hits) else None
+            records, scores = self._fetch(schema, searcher, [id_ for id_, _ in near], score_q)
+            hits.extend(Hit(records[id_], scores.get(id_), cos) for id_, cos in near if id_ in records)
+        return hits
 
     def get(self, tenant_id: str, ids: Sequence[str]) -> list[ChunkRecord]:
         with self._lock:
             h = self._handle(tenant_id)
             if h is None or not ids:
                 return []
-            records, _ = self._fetch(h, list(ids), None)
+            records, _ = self._fetch(h.schema, h.searcher, list(ids), None)
             return [records[id_] for id_ in ids if id_ in records]
 
     def list_chunks(
@@ -226,7 +236,7 @@ class TantivyDocStore:
                 return [], 0
             rows = h.cache.rows(filters)
             page = [id_ for _, _, id_ in rows[offset : offset + limit]]
-            records, _ = self._fetch(h, page, None)
+            records, _ = self._fetch(h.schema, h.searcher, page, None)
             return [records[id_] for id_ in page if id_ in records], len(rows)
 
     def count(self, tenant_id: str, filters: Filters) -> int:
@@ -314,8 +324,9 @@ class TantivyDocStore:
         finally:
             writer.wait_merging_threads()
 
+    @staticmethod
     def _fetch(
-        self, h: TenantHandle, ids: list[str], text_q: tantivy.Query | None
+        schema: tantivy.Schema, searcher: tantivy.Searcher, ids: list[str], text_q: tantivy.Query | None
     ) -> tuple[dict[str, ChunkRecord], dict[str, float]]:
         """Records of ``ids`` and, when ``text_q`` is given, the text score of those passing it."""
         records: dict[str, ChunkRecord] = {}
@@ -323,17 +334,17 @@ class TantivyDocStore:
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return records, scores
-        by_id = Q.const_score_query(any_of(h.schema, "id", wanted), 0.0)
+        by_id = Q.const_score_query(any_of(schema, "id", wanted), 0.0)
         if text_q is not None:
-            for score, addr in h.searcher.search(gated(by_id, text_q), limit=len(wanted)).hits:
-                rec = from_document(h.searcher.doc(addr))
+            for score, addr in searcher.search(gated(by_id, text_q), limit=len(wanted)).hits:
+                rec = from_document(searcher.doc(addr))
                 records[rec.id], scores[rec.id] = rec, float(score)
             rest = [id_ for id_ in wanted if id_ not in records]
             if not rest:
                 return records, scores
-            by_id = any_of(h.schema, "id", rest)
-        for _, addr in h.searcher.search(by_id, limit=len(wanted)).hits:
-            rec = from_document(h.searcher.doc(addr))
+            by_id = any_of(schema, "id", rest)
+        for _, addr in searcher.search(by_id, limit=len(wanted)).hits:
+            rec = from_document(searcher.doc(addr))
             records[rec.id] = rec
         return records, scores
 
