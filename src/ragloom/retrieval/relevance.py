@@ -68,15 +68,18 @@ SMALL = ":small"  # the gate fitted without the spread, for smaller windows
 CROSS_LANGUAGE_CUT = 2 / 3  # of min_answerable, when the best candidate is in another language than the question
 
 
+_CJK_RANGES = "\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+_OTHER_LETTER = re.compile(f"[^\\W\\d_{_CJK_RANGES}]")
+
+
 def cjk_share(text: str) -> float:
     """The share of CJK characters among the letters of ``text`` (0 when it has none)."""
-    cjk = letters = 0
-    for ch in text[:2000]:
-        if "\u4e00" <= ch <= "\u9fff" or "\u3040" <= ch <= "\u30ff" or "\uac00" <= ch <= "\ud7af":
-            cjk += 1
-            letters += 1
-        elif ch.isalpha():
-            letters += 1
+    head = text[:2000]
+    if head.isascii():
+        return 0.0
+    cjk = len(_CJK_CHAR.findall(head))
+    letters = cjk + len(_OTHER_LETTER.findall(head))
     return cjk / letters if letters else 0.0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -127,6 +127,10 @@ def _refused(session: Session, row: ApiKey | None, what: str) -> None:
                      detail=f"refused {what}")
 
 
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+"""An API key's ``last_used_at`` is stamped at most this often (the list shows it to the minute)."""
+
+
 def aware(dt: datetime) -> datetime:
     """``dt`` with a time zone: SQLite gives naive UTC datetimes back."""
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt  # SQLite gives naive UTC datetimes back
@@ -149,7 +153,9 @@ def authenticate(session: Session, key: str | None) -> Principal:
     )
     if member is None:
         raise AuthenticationError("the API key's user is no longer a member of its tenant")
-    row.last_used_at = utcnow()
+    now = utcnow()
+    if row.last_used_at is None or now - aware(row.last_used_at) >= LAST_USED_RESOLUTION:
+        row.last_used_at = now  # a write per request would serialise every search on the database's write lock
     return Principal(tenant_id=row.tenant_id, user_id=row.user_id, role=Role(member.role),
                      scope=KeyScope(row.scope))
 
