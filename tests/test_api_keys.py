@@ -207,3 +207,21 @@ def test_the_audit_log_from_the_command_line(tmp_path: Path) -> None:
     ragloom(home, "keys", "revoke", key["id"])
     (event,) = json.loads(ragloom(home, "--json", "audit", "--action", "key.revoked").stdout)["events"]
     assert event["target"] == f"key:{key['id']}" and event["origin"] == "cli"
+
+
+def test_a_keys_last_use_is_stamped_at_most_once_a_minute(served) -> None:
+    """A request does not write to the database just to say the key was used again a second later."""
+    client, ctx, admin = served
+    secret = client.post(f"{API}/keys", headers=admin, json={"name": "busy"}).json()["key"]
+    assert client.get(f"{API}/datasets", headers=_bearer(secret)).status_code == 200
+    with ctx.db.session() as s:
+        row = s.query(ApiKey).filter_by(name="busy").one()
+        first = identity.aware(row.last_used_at)
+    assert client.get(f"{API}/datasets", headers=_bearer(secret)).status_code == 200
+    with ctx.db.session() as s:
+        row = s.query(ApiKey).filter_by(name="busy").one()
+        assert identity.aware(row.last_used_at) == first
+        row.last_used_at = first - identity.LAST_USED_RESOLUTION  # a minute ago: the next use is stamped
+    assert client.get(f"{API}/datasets", headers=_bearer(secret)).status_code == 200
+    with ctx.db.session() as s:
+        assert identity.aware(s.query(ApiKey).filter_by(name="busy").one().last_used_at) > first
