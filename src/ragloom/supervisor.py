@@ -122,6 +122,8 @@ def _child_main(settings: Settings, index: int, supervisor: str, parent_pid: int
     die_with_parent()
     if os.getppid() != parent_pid:  # the pool died before we got here
         return
+    if settings.worker_nice:  # questions first: the server's threads win the cores when both want them
+        os.nice(settings.worker_nice)
     setup_logging(settings.log_level)
     serve_forever(settings, index=index, supervisor=supervisor, parent_pid=parent_pid,
                   recycle_above_mb=RECYCLE_FRACTION * settings.task_memory_limit_mb, signals=signals)
