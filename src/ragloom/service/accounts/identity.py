@@ -140,7 +140,12 @@ def authenticate(session: Session, key: str | None) -> Principal:
     """The principal an API key stands for; ``AuthenticationError`` when unknown, revoked or expired."""
     if not key:
         raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
-    row = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
+    found = session.execute(  # the key and its user's membership in one round trip
+        select(ApiKey, Membership.role)
+        .outerjoin(Membership, (Membership.tenant_id == ApiKey.tenant_id) & (Membership.user_id == ApiKey.user_id))
+        .where(ApiKey.key_hash == hash_key(key))
+    ).first()
+    row, role = (found[0], found[1]) if found is not None else (None, None)
     if row is None:
         _refused(session, None, "an unknown API key")
         raise AuthenticationError("invalid API key")
@@ -148,16 +153,12 @@ def authenticate(session: Session, key: str | None) -> Principal:
     if state != "active":
         _refused(session, row, f"a {state} API key {row.prefix}...")
         raise AuthenticationError(f"the API key {row.prefix}... {'was revoked' if state == 'revoked' else 'expired'}")
-    member = session.scalar(
-        select(Membership).where(Membership.tenant_id == row.tenant_id, Membership.user_id == row.user_id)
-    )
-    if member is None:
+    if role is None:
         raise AuthenticationError("the API key's user is no longer a member of its tenant")
     now = utcnow()
     if row.last_used_at is None or now - aware(row.last_used_at) >= LAST_USED_RESOLUTION:
         row.last_used_at = now  # a write per request would serialise every search on the database's write lock
-    return Principal(tenant_id=row.tenant_id, user_id=row.user_id, role=Role(member.role),
-                     scope=KeyScope(row.scope))
+    return Principal(tenant_id=row.tenant_id, user_id=row.user_id, role=Role(role), scope=KeyScope(row.scope))
 
 
 @dataclass(frozen=True, slots=True)
