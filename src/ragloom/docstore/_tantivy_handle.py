@@ -21,6 +21,7 @@ from typing import TypeVar
 import numpy as np
 import tantivy
 
+from ragloom.docstore._ann import AnnConfig
 from ragloom.docstore._tantivy_query import Q
 from ragloom.docstore._tantivy_schema import (
     SCHEMA_VERSION,
@@ -78,7 +79,7 @@ def write_json(path: Path, data: object) -> None:
     os.replace(tmp, path)
 
 
-def open_handle(path: Path, conf_key: StatKey) -> TenantHandle:
+def open_handle(path: Path, conf_key: StatKey, ann: AnnConfig | None = None) -> TenantHandle:
     """Open the index at ``path`` (its ``ragloom.json`` has stat ``conf_key``); not yet synced."""
     with open(path / CONF, encoding="utf-8") as fh:
         conf = json.load(fh)
@@ -90,7 +91,7 @@ def open_handle(path: Path, conf_key: StatKey) -> TenantHandle:
     dim = int(conf["vector_size"])
     index = retry(lambda: tantivy.Index.open(str(path)))
     index.config_reader(reload_policy="manual")
-    return TenantHandle(path, index, index.schema, dim, conf_key, None, index.searcher(), VectorCache(dim))
+    return TenantHandle(path, index, index.schema, dim, conf_key, None, index.searcher(), VectorCache(dim, ann))
 
 
 def refresh(h: TenantHandle) -> None:

@@ -7,19 +7,25 @@ that is replaced or deleted is marked dead; a shard is compacted when half of it
 dead. Vectors are L2-normalised on the way in, so a dot product is the cosine.
 
 The cache is fed by the store (rows read from tantivy by ``seq``); it never reads the
-index itself.
+index itself. A shard past ``AnnConfig.min_rows`` live rows also gets an approximate index
+(:mod:`ragloom.docstore._ann`), used for the filters that let enough of its rows through.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from ragloom.docstore._knn import KnnScan
+from ragloom.docstore._ann import AnnConfig, ShardAnn
+from ragloom.docstore._knn import AnnPart, KnnScan
 from ragloom.docstore.base import Filters
 
+log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class RowMeta:
@@ -47,6 +53,10 @@ class _Shard:
         self.order = np.zeros(16, dtype=np.int64)
         self.seq = np.zeros(16, dtype=np.int64)
         self.ids: list[str] = []
+        self.ann: ShardAnn | None = None  # the approximate index of rows [0, ann.rows), once built
+        self.generation = 0  # bumped by compaction: row numbers change, an index built before is stale
+        self.building: threading.Thread | None = None
+        self.built: tuple[ShardAnn, int] | None = None  # a finished background build and its generation
 
     _ARRAYS = ("vecs", "doc", "ver", "avail", "alive", "order", "seq")
 
@@ -76,14 +86,16 @@ class _Shard:
             setattr(self, name, new)
         self.ids = [self.ids[i] for i in keep]
         self.n, self.dead = len(keep), 0
+        self.ann, self.built, self.generation = None, None, self.generation + 1
         return keep
 
 
 class VectorCache:
     """Exact filtered KNN over the rows of one tenant index."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, ann: AnnConfig | None = None) -> None:
         self.dim = dim
+        self.ann = ann
         self.last_seq = 0
         self._shards: dict[str, _Shard] = {}
         self._where: dict[str, tuple[str, int]] = {}  # id -> (kb_id, row)
@@ -111,6 +123,35 @@ class VectorCache:
             self.last_seq = max(self.last_seq, row.seq)
         self._maybe_compact()
 
+    def _ann_upkeep(self, shard: _Shard) -> None:
+        """Install a finished build, index appended rows, or start a build once the shard is large enough."""
+        config = self.ann
+        if config is None or config.min_rows <= 0:
+            return
+        if shard.built is not None:
+            built, generation = shard.built
+            shard.built = None
+            if generation == shard.generation:
+                shard.ann = built
+        if shard.ann is not None:
+            shard.ann.add(shard.vecs, shard.n)  # rows appended since (the build's or the last call's)
+        elif shard.building is None and shard.built is None and shard.n - shard.dead >= config.min_rows:
+            vecs, n, generation = shard.vecs, shard.n, shard.generation  # rows below n never change
+
+            def build() -> None:
+                t0 = time.perf_counter()
+                ann = ShardAnn(self.dim, config)
+                ann.add(vecs, n)
+                shard.built, shard.building = (ann, generation), None
+                log.info("approximate vector index of %d rows built in %.1f s", n, time.perf_counter() - t0)
+
+            if config.background:
+                shard.building = threading.Thread(target=build, name="ragloom-ann-build", daemon=True)
+                shard.building.start()
+            else:
+                build()
+                self._ann_upkeep(shard)
+
     def remove_ids(self, ids: Iterable[str]) -> None:
         for id_ in ids:
             self._kill(id_)
@@ -132,11 +173,13 @@ class VectorCache:
             shard.dead += 1
 
     def _maybe_compact(self) -> None:
+        """Compact the shards more than half dead; then see to every shard's approximate index."""
         for kb_id, shard in self._shards.items():
             if shard.dead > 64 and shard.dead * 2 > shard.n:
                 shard.compact()
                 for i, id_ in enumerate(shard.ids):
                     self._where[id_] = (kb_id, i)
+            self._ann_upkeep(shard)
 
     def _masks(self, filters: Filters) -> list[tuple[_Shard, np.ndarray]]:
         """(shard, row mask) for every shard with rows passing ``filters``."""
@@ -190,8 +233,26 @@ class VectorCache:
     def scan(self, filters: Filters, query: np.ndarray, k: int) -> KnnScan:
         """:meth:`knn` as a :class:`KnnScan` that several threads can compute together.
         The cache must not change until its ``result()`` returned."""
-        parts = [(shard.ids, shard.vecs, np.flatnonzero(mask)) for shard, mask in self._masks(filters)] if k > 0 else []
-        return KnnScan(parts, query, k)
+        if k <= 0:
+            return KnnScan([], query, k)
+        parts: list[tuple[list[str], np.ndarray, np.ndarray]] = []
+        approximate: list[AnnPart] = []
+        for shard, mask in self._masks(filters):
+            self._ann_upkeep(shard)
+            rows = np.flatnonzero(mask)
+            config, ann = self.ann, shard.ann
+            if ann is None or config is None or len(rows) < max(config.min_share * shard.n, 4 * k):
+                parts.append((shard.ids, shard.vecs, rows))  # exact: no graph yet, or a narrow filter
+                continue
+            approximate.append(AnnPart(shard.ids, shard.vecs, mask, ann, ann.rows))
+            tail = rows[rows >= ann.rows]
+            if len(tail):
+                parts.append((shard.ids, shard.vecs, tail))
+        return KnnScan(parts, query, k, approximate)
+
+    def ann_rows(self) -> dict[str, int]:
+        """Rows covered by each knowledge base's approximate index (0: none yet)."""
+        return {kb_id: shard.ann.rows if shard.ann is not None else 0 for kb_id, shard in self._shards.items()}
 
     def cosines(self, ids: Iterable[str], query: np.ndarray) -> dict[str, float]:
         """Cosine of each cached row of ``ids`` to the unit vector ``query``, computed like

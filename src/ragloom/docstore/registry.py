@@ -21,10 +21,14 @@ def open_docstore(settings: Settings) -> DocStore:
 
 
 def open_tantivy(settings: Settings) -> DocStore:
-    """``tantivy``: the embedded engine (tantivy + exact KNN) under the data directory's ``index``."""
+    """``tantivy``: the embedded engine (tantivy + exact KNN, an HNSW index per knowledge base past
+    ``RAGLOOM_ANN_MIN_ROWS`` rows) under the data directory's ``index``."""
+    from ragloom.docstore._ann import AnnConfig
     from ragloom.docstore.tantivy_store import TantivyDocStore
 
-    return TantivyDocStore(settings.index_dir)
+    ann = AnnConfig(min_rows=settings.ann_min_rows, connectivity=settings.ann_connectivity,
+                    expansion_add=settings.ann_expansion_add, expansion_search=settings.ann_expansion_search)
+    return TantivyDocStore(settings.index_dir, ann=ann)
 
 
 def open_pgvector(settings: Settings) -> DocStore:

@@ -36,6 +36,7 @@ import numpy as np
 import tantivy
 
 from ragloom.dataflow import ChunkRecord
+from ragloom.docstore._ann import AnnConfig
 from ragloom.docstore._knn import KnnScan
 from ragloom.docstore._tantivy_handle import (
     CONF,
@@ -81,8 +82,9 @@ class TantivyDocStore:
 
     name = "tantivy"
 
-    def __init__(self, root: Path, *, writer_heap_bytes: int = 128_000_000) -> None:
+    def __init__(self, root: Path, *, writer_heap_bytes: int = 128_000_000, ann: AnnConfig | None = None) -> None:
         self.root = Path(root)
+        self._ann = ann
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / ".locks").mkdir(exist_ok=True)
         self._heap = writer_heap_bytes
@@ -302,7 +304,7 @@ class TantivyDocStore:
             return None
         h = self._handles.get(tenant_id)
         if h is None or h.conf_key != key:
-            h = self._handles[tenant_id] = open_handle(path, key)
+            h = self._handles[tenant_id] = open_handle(path, key, self._ann)
         refresh(h)
         return h
 

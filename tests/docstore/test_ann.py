@@ -1,0 +1,144 @@
+"""The embedded store's approximate vector index: a knowledge base past its size threshold is searched
+through an HNSW graph, and every filter still gets exactly what it should — a narrow scope inside a
+large index returns what exact search returns, rows added after the build are found, deleted rows
+never come back, a compaction rebuilds it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragloom.docstore._ann import AnnConfig
+from ragloom.docstore._tantivy_vectors import RowMeta, VectorCache
+from ragloom.docstore.base import Filters, SearchRequest
+from ragloom.docstore.tantivy_store import TantivyDocStore
+from tests.docstore.conformance import rec
+
+DIM = 64
+ROWS = 3000
+
+
+def _vectors(n: int, seed: int) -> np.ndarray:
+    """Clustered unit vectors, as embeddings are (uniform random ones have no neighbourhoods)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(30, DIM))
+    out = (centres[rng.integers(0, 30, n)] + 0.5 * rng.normal(size=(n, DIM))).astype(np.float32)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def _rows(vecs: np.ndarray, *, start: int = 0, kb: str = "kb1") -> list[RowMeta]:
+    return [RowMeta(f"r{start + i}", kb, f"d{(start + i) // 20}", "v1", (start + i) % 5 != 0, i, start + i + 1, v)
+            for i, v in enumerate(vecs)]
+
+
+def _pair(config: AnnConfig | None = None) -> tuple[VectorCache, VectorCache]:
+    """The same rows in an exact cache and in one with an approximate index built at once."""
+    vecs = _vectors(ROWS, 1)
+    exact, approx = VectorCache(DIM), VectorCache(DIM, config or AnnConfig(min_rows=1000, background=False))
+    for cache in (exact, approx):
+        cache.apply(_rows(vecs))
+    return exact, approx
+
+
+def _recall(exact: VectorCache, approx: VectorCache, filters: Filters, queries: np.ndarray, k: int = 10) -> float:
+    found = 0
+    for q in queries:
+        want = {id_ for id_, _ in exact.knn(filters, q, k)}
+        got = approx.knn(filters, q, k)
+        assert len(got) == len(want)
+        found += len(want & {id_ for id_, _ in got})
+    return found / (k * len(queries))
+
+
+def test_a_large_knowledge_base_is_searched_through_its_graph_with_exact_scores() -> None:
+    exact, approx = _pair()
+    assert approx.ann_rows() == {"kb1": ROWS} and exact.ann_rows() == {"kb1": 0}
+    queries = _vectors(40, 2)
+    assert _recall(exact, approx, Filters(["kb1"]), queries) >= 0.95
+    exact_scores = dict(exact.knn(Filters(["kb1"]), queries[0], 50))
+    for id_, score in approx.knn(Filters(["kb1"]), queries[0], 10):
+        if id_ in exact_scores:
+            assert score == exact_scores[id_]  # rescored from the float32 rows by the exact kernel
+
+
+def test_every_filter_returns_only_passing_rows_and_a_narrow_one_exactly_what_exact_search_does() -> None:
+    exact, approx = _pair()
+    queries = _vectors(20, 3)
+    narrow = Filters(["kb1"], doc_ids=["d7", "d40"])  # 40 of 3,000 rows: searched exactly
+    for q in queries:
+        assert approx.knn(narrow, q, 10) == exact.knn(narrow, q, 10)
+    available = Filters(["kb1"], available_only=True)  # four rows in five
+    assert _recall(exact, approx, available, queries) >= 0.95
+    for q in queries:
+        assert all(int(id_[1:]) % 5 != 0 for id_, _ in approx.knn(available, q, 10))
+    hidden = Filters(["kb1"], exclude_doc_ids=[f"d{i}" for i in range(0, 150, 2)])  # half the documents
+    for q in queries:
+        got = approx.knn(hidden, q, 10)
+        assert len(got) == 10 and all((int(id_[1:]) // 20) % 2 == 1 for id_, _ in got)
+    version = Filters(["kb1"], version_ids=["v2"])  # no row: nothing, not the nearest others
+    assert approx.knn(version, queries[0], 10) == []
+
+
+def test_rows_added_after_the_build_are_found_and_deleted_rows_never_come_back() -> None:
+    exact, approx = _pair()
+    extra = _vectors(200, 4)
+    for cache in (exact, approx):
+        cache.apply(_rows(extra, start=ROWS))
+        cache.remove_ids([f"r{i}" for i in range(0, 600)])
+    assert approx.ann_rows()["kb1"] == ROWS + 200
+    q = extra[17]  # the nearest row to a vector is the row itself
+    assert approx.knn(Filters(["kb1"]), q, 1)[0][0] == f"r{ROWS + 17}"
+    queries = _vectors(20, 5)
+    assert _recall(exact, approx, Filters(["kb1"]), queries) >= 0.95
+    for qv in queries:
+        assert all(int(id_[1:]) >= 600 for id_, _ in approx.knn(Filters(["kb1"]), qv, 10))
+
+
+def test_a_compaction_rebuilds_the_graph_over_the_new_row_numbers() -> None:
+    exact, approx = _pair()
+    for cache in (exact, approx):
+        cache.remove_ids([f"r{i}" for i in range(0, 1800)])  # more than half dead: the shard is compacted
+    assert approx.ann_rows()["kb1"] == ROWS - 1800  # rebuilt (1,200 live rows >= min_rows 1,000)
+    queries = _vectors(20, 6)
+    assert _recall(exact, approx, Filters(["kb1"]), queries) >= 0.95
+
+
+def test_a_background_build_serves_exact_results_until_it_is_ready() -> None:
+    approx = VectorCache(DIM, AnnConfig(min_rows=1000))
+    exact = VectorCache(DIM)
+    vecs = _vectors(ROWS, 1)
+    for cache in (exact, approx):
+        cache.apply(_rows(vecs))
+    q = _vectors(1, 7)[0]
+    assert approx.knn(Filters(["kb1"]), q, 10) == exact.knn(Filters(["kb1"]), q, 10)
+    deadline = time.monotonic() + 60
+    while approx.ann_rows()["kb1"] == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+        approx.knn(Filters(["kb1"]), q, 10)  # a search installs a finished build
+    assert approx.ann_rows()["kb1"] == ROWS
+
+
+def test_the_store_searches_a_large_knowledge_base_through_its_graph(tmp_path: Path) -> None:
+    store = TantivyDocStore(tmp_path / "index", ann=AnnConfig(min_rows=500, background=False))
+    vecs = _vectors(1200, 8)
+    store.upsert("t", [rec(f"r{i}", f"word{i % 13}", vector=v, doc=f"d{i // 40}") for i, v in enumerate(vecs)])
+    q = vecs[3]
+    hits = store.search("t", SearchRequest(Filters(["kb1"]), vector=q, vector_top_k=5))
+    assert hits[0].record.id == "r3" and len(hits) == 5
+    narrow = store.search("t", SearchRequest(Filters(["kb1"], doc_ids=["d9"]), vector=q, vector_top_k=5))
+    assert len(narrow) == 5 and all(h.record.doc_id == "d9" for h in narrow)
+    store.close()
+
+
+@pytest.mark.parametrize("share", [0.05, 0.5])
+def test_a_filter_passing_few_rows_still_gets_k_of_them(share: float) -> None:
+    exact, approx = _pair(AnnConfig(min_rows=1000, background=False, min_share=0.01))
+    keep = int(150 * share)  # documents passing
+    filters = Filters(["kb1"], doc_ids=[f"d{i}" for i in range(0, 150, max(1, 150 // keep))])
+    for q in _vectors(10, 9):
+        got = approx.knn(filters, q, 10)
+        assert len(got) == 10 and {id_ for id_, _ in got} <= {id_ for id_, _ in exact.knn(filters, q, 400)}
