@@ -94,9 +94,10 @@ def main() -> None:
     exact = VectorCache(vecs.shape[1])
     exact.apply(rows)
     approx = VectorCache(vecs.shape[1], config)
+    approx.apply(rows)
     t0 = time.perf_counter()
     with console.status(f"building the graph over {len(rows)} rows"):
-        approx.apply(rows)
+        approx.knn(Filters(["kb"]), qvecs[0], 1)  # the first search builds it
     build_s = time.perf_counter() - t0
     graph_mb = sum(s.ann.memory_bytes for s in approx._shards.values() if s.ann) / 2**20  # noqa: SLF001
     doc_ids = sorted(set(docs))

@@ -40,6 +40,8 @@ def _pair(config: AnnConfig | None = None) -> tuple[VectorCache, VectorCache]:
     exact, approx = VectorCache(DIM), VectorCache(DIM, config or AnnConfig(min_rows=1000, background=False))
     for cache in (exact, approx):
         cache.apply(_rows(vecs))
+    assert approx.ann_rows() == {"kb1": 0}  # a process that never searches (a worker) builds no graph
+    approx.knn(Filters(["kb1"]), vecs[0], 1)  # the first search builds it (here at once)
     return exact, approx
 
 
@@ -101,7 +103,9 @@ def test_a_compaction_rebuilds_the_graph_over_the_new_row_numbers() -> None:
     exact, approx = _pair()
     for cache in (exact, approx):
         cache.remove_ids([f"r{i}" for i in range(0, 1800)])  # more than half dead: the shard is compacted
-    assert approx.ann_rows()["kb1"] == ROWS - 1800  # rebuilt (1,200 live rows >= min_rows 1,000)
+    assert approx.ann_rows()["kb1"] == 0  # the row numbers changed: the graph is gone
+    approx.knn(Filters(["kb1"]), _vectors(1, 6)[0], 1)
+    assert approx.ann_rows()["kb1"] == ROWS - 1800  # rebuilt by the next search (1,200 live rows >= 1,000)
     queries = _vectors(20, 6)
     assert _recall(exact, approx, Filters(["kb1"]), queries) >= 0.95
 
@@ -129,6 +133,7 @@ def test_the_store_searches_a_large_knowledge_base_through_its_graph(tmp_path: P
     q = vecs[3]
     hits = store.search("t", SearchRequest(Filters(["kb1"]), vector=q, vector_top_k=5))
     assert hits[0].record.id == "r3" and len(hits) == 5
+    assert store._handles["t"].cache.ann_rows() == {"kb1": 1200}  # noqa: SLF001 (searched through the graph)
     narrow = store.search("t", SearchRequest(Filters(["kb1"], doc_ids=["d9"]), vector=q, vector_top_k=5))
     assert len(narrow) == 5 and all(h.record.doc_id == "d9" for h in narrow)
     store.close()

@@ -123,8 +123,9 @@ class VectorCache:
             self.last_seq = max(self.last_seq, row.seq)
         self._maybe_compact()
 
-    def _ann_upkeep(self, shard: _Shard) -> None:
-        """Install a finished build, index appended rows, or start a build once the shard is large enough."""
+    def _ann_upkeep(self, shard: _Shard, *, start: bool = False) -> None:
+        """Install a finished build and index appended rows; with ``start`` (a search), start a build once the
+        shard is large enough — a process that never searches (a worker) never builds a graph."""
         config = self.ann
         if config is None or config.min_rows <= 0:
             return
@@ -135,7 +136,7 @@ class VectorCache:
                 shard.ann = built
         if shard.ann is not None:
             shard.ann.add(shard.vecs, shard.n)  # rows appended since (the build's or the last call's)
-        elif shard.building is None and shard.built is None and shard.n - shard.dead >= config.min_rows:
+        elif start and shard.building is None and shard.built is None and shard.n - shard.dead >= config.min_rows:
             vecs, n, generation = shard.vecs, shard.n, shard.generation  # rows below n never change
 
             def build() -> None:
@@ -238,7 +239,7 @@ class VectorCache:
         parts: list[tuple[list[str], np.ndarray, np.ndarray]] = []
         approximate: list[AnnPart] = []
         for shard, mask in self._masks(filters):
-            self._ann_upkeep(shard)
+            self._ann_upkeep(shard, start=True)
             rows = np.flatnonzero(mask)
             config, ann = self.ann, shard.ann
             if ann is None or config is None or len(rows) < max(config.min_share * shard.n, 4 * k):
