@@ -37,7 +37,9 @@ def _rows(vecs: np.ndarray, *, start: int = 0, kb: str = "kb1") -> list[RowMeta]
 def _pair(config: AnnConfig | None = None) -> tuple[VectorCache, VectorCache]:
     """The same rows in an exact cache and in one with an approximate index built at once."""
     vecs = _vectors(ROWS, 1)
-    exact, approx = VectorCache(DIM), VectorCache(DIM, config or AnnConfig(min_rows=1000, background=False))
+    # a graph this small is asked for up to half of its rows (the default share, 2 %, is for large ones)
+    config = config or AnnConfig(min_rows=1000, background=False, max_candidates_share=0.5)
+    exact, approx = VectorCache(DIM), VectorCache(DIM, config)
     for cache in (exact, approx):
         cache.apply(_rows(vecs))
     assert approx.ann_rows() == {"kb1": 0}  # a process that never searches (a worker) builds no graph
@@ -126,6 +128,16 @@ def test_a_background_build_serves_exact_results_until_it_is_ready() -> None:
     assert approx.ann_rows()["kb1"] == ROWS
 
 
+def test_a_filter_whose_rows_are_far_from_the_query_is_searched_exactly() -> None:
+    """Half of the documents hidden, the query's whole neighbourhood among them: the graph's candidates
+    would never hold ten passing rows within its candidate limit, so those rows are scanned exactly."""
+    exact, approx = _pair(AnnConfig(min_rows=1000, background=False, max_candidates_share=0.02))
+    q = _vectors(ROWS, 1)[100]  # row r100 of document d5: hide its document and its neighbours' documents
+    near_docs = {f"d{int(id_[1:]) // 20}" for id_, _ in exact.knn(Filters(["kb1"], available_only=False), q, 300)}
+    hidden = Filters(["kb1"], exclude_doc_ids=sorted(near_docs))
+    assert approx.knn(hidden, q, 10) == exact.knn(hidden, q, 10)
+
+
 def test_the_store_searches_a_large_knowledge_base_through_its_graph(tmp_path: Path) -> None:
     store = TantivyDocStore(tmp_path / "index", ann=AnnConfig(min_rows=500, background=False))
     vecs = _vectors(1200, 8)
@@ -141,7 +153,7 @@ def test_the_store_searches_a_large_knowledge_base_through_its_graph(tmp_path: P
 
 @pytest.mark.parametrize("share", [0.05, 0.5])
 def test_a_filter_passing_few_rows_still_gets_k_of_them(share: float) -> None:
-    exact, approx = _pair(AnnConfig(min_rows=1000, background=False, min_share=0.01))
+    exact, approx = _pair(AnnConfig(min_rows=1000, background=False, min_share=0.01, max_candidates_share=0.5))
     keep = int(150 * share)  # documents passing
     filters = Filters(["kb1"], doc_ids=[f"d{i}" for i in range(0, 150, max(1, 150 // keep))])
     for q in _vectors(10, 9):

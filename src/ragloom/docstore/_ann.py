@@ -38,6 +38,9 @@ class AnnConfig:
     """Candidates considered while searching (HNSW's ef)."""
     min_share: float = 0.1
     """A filter passing less than this share of a shard's rows is searched exactly."""
+    max_candidates_share: float = 0.02
+    """The graph is asked for at most this share of its rows as candidates; a filter that would need more
+    is searched exactly."""
     background: bool = True
     """Build in a background thread (False: at once, in the calling thread; tests)."""
 
@@ -70,17 +73,22 @@ class ShardAnn:
         return int(self.index.memory_usage)
 
 
-def filtered_nearest(ann: ShardAnn, rows: int, mask: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
+def filtered_nearest(ann: ShardAnn, rows: int, mask: np.ndarray, query: np.ndarray, k: int,
+                     max_share: float) -> np.ndarray | None:
     """Row numbers (below ``rows``) passing ``mask`` among the graph's nearest to ``query``: at least ``k``
-    of them unless fewer pass at all. The candidates asked for grow with how few rows pass the mask."""
+    of them unless fewer pass at all. The candidates asked for grow with how few rows pass the mask (four
+    times more each round); None when that would exceed ``max_share`` of the graph — the rows the filter
+    lets through are far from the query, and the caller searches them exactly."""
     passing = int(mask[:rows].sum())
     if passing == 0 or k <= 0:
         return np.empty(0, dtype=np.int64)
-    want = min(rows, math.ceil(max(4 * k, k + 64) * rows / passing))
-    while True:
+    limit = max(k + 64, int(max_share * rows))
+    want = math.ceil(max(4 * k, k + 64) * rows / passing)
+    while want <= limit:
         found = ann.nearest(query, want)
         found = found[found < rows]
         kept: np.ndarray = found[mask[found]]
         if len(kept) >= min(k, passing) or want >= rows:
             return kept
-        want = min(rows, want * 4)
+        want *= 4
+    return None

@@ -37,6 +37,7 @@ class AnnPart:
     mask: np.ndarray
     ann: ShardAnn
     rows: int
+    max_share: float
 
 
 class KnnScan:
@@ -74,9 +75,13 @@ class KnnScan:
 
     def _ann_block(self, part: AnnPart, query: np.ndarray) -> Callable[[], None]:
         def run() -> None:
-            rows = np.sort(filtered_nearest(part.ann, part.rows, part.mask, query, self.k))
+            near = filtered_nearest(part.ann, part.rows, part.mask, query, self.k, part.max_share)
+            rows = np.sort(near) if near is not None else np.flatnonzero(part.mask[: part.rows])  # else: exact
             scores = np.empty(len(rows), dtype=np.float32)
             np.einsum("ij,j->i", part.vecs[rows], query, out=scores)
+            if len(rows) > self.k:
+                top = np.argpartition(-scores, self.k - 1)[: self.k]
+                rows, scores = rows[top], scores[top]
             with self._lock:
                 self._approximate.append((part.ids, rows, scores))
 

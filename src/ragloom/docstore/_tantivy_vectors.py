@@ -245,7 +245,7 @@ class VectorCache:
             if ann is None or config is None or len(rows) < max(config.min_share * shard.n, 4 * k):
                 parts.append((shard.ids, shard.vecs, rows))  # exact: no graph yet, or a narrow filter
                 continue
-            approximate.append(AnnPart(shard.ids, shard.vecs, mask, ann, ann.rows))
+            approximate.append(AnnPart(shard.ids, shard.vecs, mask, ann, ann.rows, config.max_candidates_share))
             tail = rows[rows >= ann.rows]
             if len(tail):
                 parts.append((shard.ids, shard.vecs, tail))
