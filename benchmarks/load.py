@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -131,26 +129,15 @@ def main() -> None:
             chunks = sum(d["chunk_count"] for d in api.get("/datasets/soak/documents",
                                                            params={"page_size": 1000}).json()["documents"])
         finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
+            soak.stop_server(proc)
         with console.status("engine alone"):
             rows.append(("engine alone (in-process use case)", *_engine_phase(home, args.clients, args.seconds)))
-        env_workers = os.environ.get("RAGLOOM_WORKERS")
-        os.environ["RAGLOOM_WORKERS"] = "0"
-        try:
-            proc, url, key = soak.start_server(home, soak.free_port(), 0)
-        finally:
-            if env_workers is None:
-                os.environ.pop("RAGLOOM_WORKERS", None)
+        proc, url, key = soak.start_server(home, soak.free_port(), 0)
         try:
             with console.status("server"):
                 rows.append(("server (HTTP, authenticated)", *_server_phase(url, key, args.clients, args.seconds)))
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            soak.stop_server(proc)
     table = Table(title=f"hybrid retrieval, {args.clients} clients, {args.seconds:.0f} s each, "
                         f"{args.docs} documents ({chunks} chunks), {os.cpu_count()} cores")
     for col in ("phase", "queries", "q/s", "p50 ms", "p95 ms", "p99 ms", "errors"):

@@ -303,11 +303,16 @@ def main() -> None:
         try:
             run(api, proc, args, url)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """SIGTERM, and SIGKILL when the server has not stopped a minute later."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def run(api: httpx.Client, proc: subprocess.Popen, args: argparse.Namespace, url: str) -> None:
