@@ -19,6 +19,7 @@ Layout: one tantivy index per tenant in ``root/<tenant_id>/`` with ``ragloom.jso
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -193,7 +194,8 @@ class TantivyDocStore:
         # the exact KNN (numpy, GIL released) runs beside the text search (tantivy, GIL released);
         # this thread joins the scan when its text search is done
         if scan is not None:
-            pool.submit(scan.work)
+            with contextlib.suppress(RuntimeError):  # the store was closed meanwhile: this thread scans alone
+                pool.submit(scan.work)
         hits: list[Hit] = []
         gate_passed = 0 if request.text_top_k > 0 else 1  # > len(hits): "maybe more passed"
         if text_q is not None and fq is not None and request.text_top_k > 0:
