@@ -5,6 +5,8 @@ never come back, a compaction rebuilds it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -159,3 +161,13 @@ def test_a_filter_passing_few_rows_still_gets_k_of_them(share: float) -> None:
     for q in _vectors(10, 9):
         got = approx.knn(filters, q, 10)
         assert len(got) == 10 and {id_ for id_, _ in got} <= {id_ for id_, _ in exact.knn(filters, q, 400)}
+
+
+def test_the_graph_library_never_crashes_a_process_that_loads_the_models_afterwards() -> None:
+    """usearch imported before onnxruntime crashes the process when onnxruntime loads (a segmentation fault):
+    the graph's module imports them in the safe order, whatever the process did before."""
+    code = ("import numpy as np\nfrom ragloom.docstore._ann import AnnConfig, ShardAnn\n"
+            "ShardAnn(8, AnnConfig()).add(np.ones((4, 8), dtype=np.float32), 4)\n"
+            "import onnxruntime\nprint('alive')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "alive", done.stderr[-2000:]

@@ -19,9 +19,21 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from usearch.index import Index
+
+if TYPE_CHECKING:
+    from usearch.index import Index
+
+
+def _index_class() -> type[Index]:
+    """usearch's ``Index``, imported on first use and always after onnxruntime: in the other order, importing
+    onnxruntime in the same process crashes it (usearch 2.26.6 with onnxruntime 1.32: a segmentation fault)."""
+    import onnxruntime  # noqa: F401  (the order is the point)
+    from usearch.index import Index
+
+    return Index
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +61,7 @@ class ShardAnn:
     """The HNSW graph of one shard's rows ``[0, rows)``; thread-safe."""
 
     def __init__(self, dim: int, config: AnnConfig) -> None:
-        self.index = Index(ndim=dim, metric="ip", dtype="f16", connectivity=config.connectivity,
+        self.index = _index_class()(ndim=dim, metric="ip", dtype="f16", connectivity=config.connectivity,
                            expansion_add=config.expansion_add, expansion_search=config.expansion_search)
         self.rows = 0
         self._lock = threading.Lock()
