@@ -9,9 +9,10 @@ whichever way it was found.
 
 Filters are applied to the graph's candidates with the shard's row mask (scope, version,
 availability, access): the search asks for more candidates in proportion to how few rows pass, and
-again with four times as many until ``k`` pass or the whole graph was asked. A filter that lets
-through less than ``AnnConfig.min_share`` of the rows is searched exactly instead — a narrow scope
-never returns fewer or other rows than exact search.
+again with four times as many until ``k`` pass. A filter that lets through less than
+``AnnConfig.min_share`` of the rows, or that would need more than ``AnnConfig.max_candidates_share``
+of the graph as candidates, is searched exactly instead — a narrow scope never returns fewer or other
+rows than exact search.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class ShardAnn:
 
     def __init__(self, dim: int, config: AnnConfig) -> None:
         self.index = _index_class()(ndim=dim, metric="ip", dtype="f16", connectivity=config.connectivity,
-                           expansion_add=config.expansion_add, expansion_search=config.expansion_search)
+                                    expansion_add=config.expansion_add, expansion_search=config.expansion_search)
         self.rows = 0
         self._lock = threading.Lock()
 
@@ -85,13 +86,13 @@ class ShardAnn:
         return int(self.index.memory_usage)
 
 
-def filtered_nearest(ann: ShardAnn, rows: int, mask: np.ndarray, query: np.ndarray, k: int,
+def filtered_nearest(ann: ShardAnn, rows: int, mask: np.ndarray, passing: int, query: np.ndarray, k: int,
                      max_share: float) -> np.ndarray | None:
     """Row numbers (below ``rows``) passing ``mask`` among the graph's nearest to ``query``: at least ``k``
-    of them unless fewer pass at all. The candidates asked for grow with how few rows pass the mask (four
-    times more each round); None when that would exceed ``max_share`` of the graph — the rows the filter
-    lets through are far from the query, and the caller searches them exactly."""
-    passing = int(mask[:rows].sum())
+    of them unless fewer pass at all (``passing``: how many rows below ``rows`` pass). The candidates asked
+    for grow with how few rows pass the mask (four times more each round); None when that would exceed
+    ``max_share`` of the graph — the rows the filter lets through are far from the query, and the caller
+    searches them exactly."""
     if passing == 0 or k <= 0:
         return np.empty(0, dtype=np.int64)
     limit = max(k + 64, int(max_share * rows))

@@ -30,13 +30,15 @@ BLOCK_ROWS = 8192
 @dataclass(frozen=True, slots=True)
 class AnnPart:
     """A shard searched through its approximate index: its row ids, vectors, the filters' row mask, the
-    index and the rows it covered when the scan began (later rows are scanned exactly)."""
+    index, the rows it covered when the scan began (later rows are scanned exactly) and how many of those
+    the mask lets through."""
 
     ids: Sequence[str]
     vecs: np.ndarray
     mask: np.ndarray
     ann: ShardAnn
     rows: int
+    passing: int  # rows below ``rows`` the mask lets through
     max_share: float
 
 
@@ -75,7 +77,7 @@ class KnnScan:
 
     def _ann_block(self, part: AnnPart, query: np.ndarray) -> Callable[[], None]:
         def run() -> None:
-            near = filtered_nearest(part.ann, part.rows, part.mask, query, self.k, part.max_share)
+            near = filtered_nearest(part.ann, part.rows, part.mask, part.passing, query, self.k, part.max_share)
             rows = np.sort(near) if near is not None else np.flatnonzero(part.mask[: part.rows])  # else: exact
             scores = np.empty(len(rows), dtype=np.float32)
             np.einsum("ij,j->i", part.vecs[rows], query, out=scores)

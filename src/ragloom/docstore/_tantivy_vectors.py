@@ -27,6 +27,7 @@ from ragloom.docstore.base import Filters
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(slots=True)
 class RowMeta:
     """What the cache keeps of one row."""
@@ -240,13 +241,14 @@ class VectorCache:
         approximate: list[AnnPart] = []
         for shard, mask in self._masks(filters):
             self._ann_upkeep(shard, start=True)
-            rows = np.flatnonzero(mask)
             config, ann = self.ann, shard.ann
-            if ann is None or config is None or len(rows) < max(config.min_share * shard.n, 4 * k):
-                parts.append((shard.ids, shard.vecs, rows))  # exact: no graph yet, or a narrow filter
+            if ann is None or config is None or np.count_nonzero(mask) < max(config.min_share * shard.n, 4 * k):
+                parts.append((shard.ids, shard.vecs, np.flatnonzero(mask)))  # exact: no graph yet, or a narrow filter
                 continue
-            approximate.append(AnnPart(shard.ids, shard.vecs, mask, ann, ann.rows, config.max_candidates_share))
-            tail = rows[rows >= ann.rows]
+            covered = ann.rows  # the rows the graph holds now; later ones are scanned exactly
+            approximate.append(AnnPart(shard.ids, shard.vecs, mask, ann, covered, int(np.count_nonzero(mask[:covered])),
+                                       config.max_candidates_share))
+            tail = covered + np.flatnonzero(mask[covered:])
             if len(tail):
                 parts.append((shard.ids, shard.vecs, tail))
         return KnnScan(parts, query, k, approximate)
