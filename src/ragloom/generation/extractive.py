@@ -71,6 +71,7 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+•·▪]|\(?\d{1,3}[.)]|[a-z][.)])\s+")
 _HEADING_PATH = re.compile(r"\S\s+>\s+\S")
 _KEY_VALUE = r"[^:;|\n]{1,60}:\s*[^;|\n]*"
 _TABLE_ROW = re.compile(rf"^\s*{_KEY_VALUE}(?:;\s*{_KEY_VALUE})+\s*$|\s\|\s|\t")
+_STRAY_LEAD = re.compile(r"^[，、](?=\S)")
 _CONTINUATION_ZH = re.compile(r"^[的了和与及并但而或，、：；）)》」』]")
 _AUXILIARY_TEXT = """
 is are was were be been being am has have had do does did can could will would shall should may might must
@@ -86,7 +87,8 @@ _NOUN_CONTEXT = frozenset(_NOUN_CONTEXT_TEXT.split())
 _ANAPHORIC_OPENING = re.compile(r"^(?:it|its|they|their|this|these|that|those|he|she|such)\b|^(?:它|其|该|这|此)",
                                 re.IGNORECASE)
 MIN_WORDS = 4  # an English sentence has at least this many words
-MIN_HAN = 6  # a Chinese one at least this many characters
+MIN_HAN = 6  # a Chinese one at least this many characters (a number counts as one)
+_DIGIT_RUN = re.compile(r"\d+(?:[.,]\d+)*")
 CHUNK_SHARE = 0.3  # of a sentence's score that is its chunk's
 MIN_VERBLESS_WORDS = 8  # a sentence without a recognised verb needs this many words
 MAX_LABEL_WORDS = 4  # "tallow error E1024: ..." is a label; a longer lower-case opening is a cut sentence
@@ -147,7 +149,9 @@ def reads_as_sentence(text: str, *, list_item: bool = False, clause: bool = Fals
     if not _ENDS_SENTENCE.search(core) and not list_item:
         return False
     if _is_chinese(core):
-        return len(_HAN.findall(core)) >= MIN_HAN and not _CONTINUATION_ZH.match(core)
+        # a number counts as a character: "475年至477年在位。" is a sentence, "盖卤王之子。" is too short
+        return (len(_HAN.findall(core)) + len(_DIGIT_RUN.findall(core)) >= MIN_HAN
+                and not _CONTINUATION_ZH.match(core))
     words = _LATIN_WORD.findall(core)
     if len(words) < MIN_WORDS or len(core) < 20:
         return False
@@ -230,6 +234,8 @@ def evidence_sentences(content: str, max_chars: int = 700) -> list[Sentence]:
         after_semicolon = False
         for k, piece in enumerate(split_sentences(text)):
             sentence = piece.strip()
+            if k and _STRAY_LEAD.match(sentence):  # "。，1953年8月15日卒于哥廷根。": a comma left by a removed name
+                sentence = _STRAY_LEAD.sub("", sentence, count=1)
             pos += 1
             ok = (
                 bool(sentence)
@@ -406,6 +412,19 @@ _HOW_LONG = re.compile(r"\bhow long\b|多久|多长时间")
 _DURATION = re.compile(r"\b(?:second|minute|hour|day|week|month|year|decade|night)s?\b|centur|"
                        r"秒|分钟|小时|天|周|星期|月|年", re.IGNORECASE)
 _ZH_MEASURE = re.compile(r"(?:几|多少)([\u4e00-\u9fff])")
+_ZH_TIME_MEASURES = frozenset("天日周月年岁时分秒")
+_ZH_CLASSIFIERS = frozenset("个次名位条家座部场件本只辆台届集层所项首张页册章卷艘架枚户种人头匹")
+
+
+def _other_measure(span: str, measure: str) -> bool:
+    """Whether a Chinese quantity counts in another measure than the question's 几/多少 asks for: "几条线"
+    is not answered by "一个" (车站), "几天" not by "3 次"; the general 个 ("几个") takes any."""
+    last = span.rstrip()[-1:]
+    if measure == "个" or last == measure or not last or not _HAN.match(last):
+        return False
+    def group(ch: str) -> str:
+        return "time" if ch in _ZH_TIME_MEASURES else ch if ch in _ZH_CLASSIFIERS else ""
+    return bool(group(last)) and bool(group(measure)) and group(last) != group(measure)
 # The kinds of measure a unit word belongs to: a question that asks for one ("how many kilograms", "how
 # heavy", "how far") is never answered with a quantity of another kind ("10 minutes").
 _DIMENSIONS: dict[str, re.Pattern[str]] = {
@@ -919,7 +938,8 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
                  and (not duration or _DURATION.search(sp.text))
                  and (not dimension or _span_dimension(sp.text) in ("", dimension))
                  and not (qtype is QType.NUMBER and _names_a_thing(c.text, sp, written))
-                 and not in_condition(question, c.text, sp.start)]
+                 and not in_condition(question, c.text, sp.start)
+                 and not (measure and _other_measure(sp.text, measure))]
         unit_terms = latin_terms if zh_question and not _is_chinese(c.text) else terms
         if not spans or not _unit_answers(question, c, unit_terms, names, context,
                                           documents=documents if id(c) in named else None):
@@ -1068,6 +1088,10 @@ def _names_a_thing(text: str, sp: Span, q_numbers: set[str]) -> bool:
 _ASKS_CLOCK = re.compile(r"\bwhat time\b|\bat what time\b|\bwhat hour\b|几点|什么时间")
 _ASKS_CONDITION = re.compile(r"\bwhen\s+(?:should|must|do|can|to|will|would|shall)\b|\bwhen\s+\w+\s+(?:I|we|you)\b|"
                              r"什么时候(?:应该|需要|要|可以)", re.IGNORECASE)
+_ASKS_RANGE = re.compile(r"哪一?年(?:到|至)哪一?年|从(?:哪|何时|什么时候).{0,6}(?:到|至)|"
+                         r"\bfrom (?:what|which|when)\b.{0,30}\bto (?:what|which|when)\b|"
+                         r"\bbetween (?:what|which) (?:years|dates)\b")
+_RANGE = re.compile(r"\d.*(?:至|到|[~\-－—–]|\bto\b|\buntil\b).*\d")
 _ASKS_YEAR = re.compile(r"\b(?:what|which|in what)\s+(?:year|decade|century)\b|哪一?年|年份")
 DATE_PREFERENCE = {DateKind.FULL: 0.2, DateKind.DAY: 0.15, DateKind.YEAR: 0.05, DateKind.WEEKDAY: 0.05,
                    DateKind.CLOCK: -0.1, DateKind.DURATION: -0.1, DateKind.CONDITION: -0.15}
@@ -1080,6 +1104,8 @@ def _date_preference(question: str, span: str) -> float:
     ("what time"), a year ("which year"), a condition or duration ("when should I ...")."""
     kind = date_kind(span)
     lower = question.lower()
+    if _ASKS_RANGE.search(lower):  # "哪年到哪年", "from when to when": a range before a single date
+        return 0.25 if _RANGE.search(span) else 0.0
     if kind is DateKind.CLOCK and _ASKS_CLOCK.search(lower):
         return 0.2
     if kind is DateKind.YEAR and _ASKS_YEAR.search(lower):

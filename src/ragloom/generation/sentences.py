@@ -43,7 +43,10 @@ def sentence_text(piece: str) -> str:
 
 
 def _is_false_boundary(seg: str, start: int) -> bool:
-    """A period after a list enumerator ("1.") or a common abbreviation is not an end."""
+    """A period after a list enumerator ("1.") or a common abbreviation is not an end, nor a semicolon at
+    a bracket's edge ("舜天（；）据……": what the brackets held was removed)."""
+    if seg[start] in ";；":
+        return seg[start - 1:start] in ("（", "(") or seg[start + 1:start + 2] in ("）", ")")
     if seg[start] != ".":
         return False
     head = seg[:start]
