@@ -33,6 +33,7 @@ from ragloom.schemas.keys import ApiKeyInfo, NewApiKey
 from ragloom.schemas.providers import ConnectionTest, ProviderInfo, ProviderList
 from ragloom.schemas.retrieval import Retrieval
 from ragloom.schemas.sessions import DeletedMessages, Message, SessionDetail, SessionList, SessionView
+from ragloom.schemas.shares import ShareList, ShareView
 from ragloom.sdk import (
     AssistantChanges,
     AssistantFields,
@@ -48,6 +49,7 @@ from ragloom.sdk import (
     Response,
     SearchFields,
     SearchMode,
+    ShareFields,
 )
 
 if TYPE_CHECKING:
@@ -118,6 +120,10 @@ class Client(Protocol):
     def assistant_get(self, assistant: str) -> AssistantView: ...
     def assistant_update(self, assistant: str, changes: AssistantChanges) -> AssistantView: ...
     def assistant_delete(self, assistant: str) -> None: ...
+    def share_create(self, assistant: str, fields: ShareFields) -> ShareView: ...
+    def share_list(self, assistant: str) -> ShareList: ...
+    def share_update(self, assistant: str, share: str, changes: ShareFields) -> ShareView: ...
+    def share_revoke(self, assistant: str, share: str) -> ShareView: ...
     def session_list(self, assistant: str, *, page: int = 1, page_size: int = 30) -> SessionList: ...
     def session_get(self, assistant: str, session: str) -> SessionDetail: ...
     def session_rename(self, assistant: str, session: str, name: str) -> SessionView: ...
@@ -255,6 +261,18 @@ class HttpClient:
 
     def assistant_delete(self, assistant: str) -> None:
         self.api.delete_assistant(assistant)
+
+    def share_create(self, assistant: str, fields: ShareFields) -> ShareView:
+        return self.api.create_share(assistant, **fields)
+
+    def share_list(self, assistant: str) -> ShareList:
+        return self.api.list_shares(assistant)
+
+    def share_update(self, assistant: str, share: str, changes: ShareFields) -> ShareView:
+        return self.api.update_share(assistant, share, **changes)
+
+    def share_revoke(self, assistant: str, share: str) -> ShareView:
+        return self.api.revoke_share(assistant, share)
 
     def session_list(self, assistant: str, *, page: int = 1, page_size: int = 30) -> SessionList:
         return self.api.list_sessions(assistant, page=page, page_size=page_size)

@@ -50,6 +50,9 @@ class Principal:
     # a system job acting for the user (a source's sync): reads every document whatever the knowledge base's
     # source permissions (ragloom.service.accounts.access); never set for a request
     reads_all: bool = False
+    # a visitor through a share link (ragloom.service.chat.shares): acts with the link creator's reach over
+    # the link's assistant, but reads no document a source restricts to named readers
+    visitor: bool = False
 
 
 @dataclass(frozen=True, slots=True)

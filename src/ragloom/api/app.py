@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 DOCS_ASSETS_URL = "/docs-assets"  # Swagger UI's and ReDoc's files, from the fastapi-offline package
 API_PREFIX = "/api/v1"
 # The modules of ragloom.api whose ``router`` serves under API_PREFIX, in the order they are included.
-API_MODULES = ("datasets", "chunking", "documents", "sources", "builds", "graph", "retrieval", "chats", "keys",
-               "accounts", "workspaces", "groups", "providers", "dify", "openai_compat", "system")
+API_MODULES = ("datasets", "chunking", "documents", "sources", "builds", "graph", "retrieval", "chats", "shares",
+               "keys", "accounts", "workspaces", "groups", "providers", "dify", "openai_compat", "system")
 
 
 @cache

@@ -30,7 +30,7 @@ from ragloom.errors import RagloomError
 
 # Importing a command module registers its commands; this order is the order ``--help`` lists them in.
 for _module in ("server", "quickstart", "keys", "users", "models", "documents", "sources", "groups", "builds",
-                "search", "chat", "kb", "maintenance", "mcp"):
+                "search", "chat", "shares", "kb", "maintenance", "mcp"):
     importlib.import_module(f"ragloom.cli.{_module}")
 
 __all__ = ["State", "app", "emit", "err", "kb_app", "keys_app", "main", "main_options", "out", "state"]

@@ -46,6 +46,8 @@ class Tenant(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     name: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # whether a member may share the assistants they created by link (owners and admins always may)
+    members_share: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
 
 
 class User(Base):
@@ -568,6 +570,38 @@ class ChatSession(Base):
     name: Mapped[str] = mapped_column(String(255), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    # a visitor's session through a share link: the link, and the visitor's id (a cookie's or the client's);
+    # ``user_id`` is then the link's creator, who sees it among their sessions, marked as a visitor's
+    share_id: Mapped[str | None] = mapped_column(ForeignKey("share_link.id", ondelete="SET NULL"), nullable=True,
+                                                 index=True)
+    visitor_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class ShareLink(Base):
+    """A share link of an assistant: visitors without an account ask it questions through
+    ``/share/{token}`` (``ragloom.service.chat.shares``). ``token`` is the link's secret part, kept as
+    given out so its owner can copy the link again (it opens one assistant's questions, nothing else)."""
+
+    __tablename__ = "share_link"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
+    assistant_id: Mapped[str] = mapped_column(ForeignKey("assistant.id", ondelete="CASCADE"), index=True)
+    created_by: Mapped[str] = mapped_column(String(32))
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(128), default="")
+    title: Mapped[str] = mapped_column(String(128), default="")
+    welcome: Mapped[str] = mapped_column(Text, default="")
+    allowed_origins: Mapped[list[str]] = mapped_column(JSON, default=list)
+    per_minute: Mapped[int] = mapped_column(Integer, default=10)
+    per_day: Mapped[int] = mapped_column(Integer, default=500)
+    show_pages: Mapped[bool] = mapped_column(Boolean, default=True)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    questions: Mapped[int] = mapped_column(Integer, default=0)
+    refused: Mapped[int] = mapped_column(Integer, default=0)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 
 class ChatMessage(Base):

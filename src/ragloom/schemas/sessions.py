@@ -56,6 +56,8 @@ class SessionView(View):
     message_count: int
     created_at: Timestamp | None
     updated_at: Timestamp | None
+    share_id: str | SkipJsonSchema[None] = absent_unless("a visitor's session through a share link: the link")
+    visitor_id: str | SkipJsonSchema[None] = absent_unless("a visitor's session through a share link: the visitor")
 
 
 class SessionList(View):

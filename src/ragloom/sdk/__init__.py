@@ -57,6 +57,7 @@ from ragloom.sdk._knowledge import (
     SearchFields,
     SearchMode,
 )
+from ragloom.sdk._shares import ShareFields, SharesAPI
 from ragloom.sdk._sources import SourcesAPI
 from ragloom.sdk._workspaces import ProviderKindName, WorkspacesAPI
 from ragloom.sdk.events import AnswerEvent, AnswerFinal, ChatEvent, ChatFinal, Delta
@@ -66,11 +67,11 @@ __all__ = [
     "ChatEvent", "ChatFinal", "ConflictError", "DatasetChanges", "DatasetFields", "Delta", "DownloadedFile",
     "EvidenceFields", "FileInput", "FusionName", "HttpSession", "InvalidRequestError", "KeyScopeName", "ModelError",
     "NotFoundError", "PayloadTooLargeError", "PermissionDeniedError", "ProviderKindName", "Ragloom", "RagloomError",
-    "RateLimitedError", "Rating", "Response", "Route", "SearchFields", "SearchMode",
+    "RateLimitedError", "Rating", "Response", "Route", "SearchFields", "SearchMode", "ShareFields",
 ]
 
 
-class Ragloom(KnowledgeAPI, SourcesAPI, BuildsAPI, ChatAPI, AccountsAPI, WorkspacesAPI, GroupsAPI):
+class Ragloom(KnowledgeAPI, SourcesAPI, BuildsAPI, ChatAPI, SharesAPI, AccountsAPI, WorkspacesAPI, GroupsAPI):
     """A client of the ragloom server at ``url`` (e.g. ``http://127.0.0.1:9380``), with an API key or,
     after :meth:`log_in` / :meth:`sign_up` (or :meth:`login`), a web session. ``transport`` (an httpx
     transport) or ``http`` (a ready HTTP client whose base URL is the server's ``/api/v1``, not closed by

@@ -54,7 +54,10 @@ def normalise(principal: str) -> str:
 
 
 def caller_principals(session: Session, principal: Principal) -> set[str]:
-    """The readers that name the caller: their e-mail and their groups in the workspace."""
+    """The readers that name the caller: their e-mail and their groups in the workspace (none for a
+    share link's visitor, who reads only the documents no source restricts)."""
+    if principal.visitor:
+        return set()
     email = (session.scalar(select(User.email).where(User.id == principal.user_id)) or "").lower()
     if not email:
         return set()
@@ -67,7 +70,7 @@ def sees_all(kb: KnowledgeBase, principal: Principal) -> bool:
     """Whether every document of ``kb`` is the caller's to read (no source permissions to apply)."""
     if not kb.source_permissions or principal.reads_all:
         return True
-    return kb.admins_see_all and principal.role in (Role.OWNER, Role.ADMIN)
+    return not principal.visitor and kb.admins_see_all and principal.role in (Role.OWNER, Role.ADMIN)
 
 
 def readable_clause(session: Session, principal: Principal, kb: KnowledgeBase,

@@ -92,7 +92,8 @@ def citation_view(c: Mapping[str, Any]) -> CitationView:
 
 def session_view(s: db.ChatSession, assistant: db.Assistant, message_count: int) -> SessionView:
     return SessionView(id=s.id, assistant_id=s.assistant_id, name=s.name, opening=prompt_settings(assistant).opening,
-                       message_count=message_count, created_at=iso_utc(s.created_at), updated_at=iso_utc(s.updated_at))
+                       message_count=message_count, created_at=iso_utc(s.created_at), updated_at=iso_utc(s.updated_at),
+                       share_id=s.share_id, visitor_id=s.visitor_id)
 
 
 def message_view(m: db.ChatMessage, active: Mapping[str, str | None]) -> Message:

@@ -1,0 +1,405 @@
+"""Share links (issue 33): ``/chats/{chat_id}/shares`` for the assistant's owners, and ``/share/{token}``
+for visitors without an account (``ragloom.service.chat.shares`` says what a link opens).
+
+The visitor routes are public: the token is the credential. A browser's request from another site
+must come from one of the link's ``allowed_origins`` (its ``Origin`` checked, CORS headers only for
+those); each client address is limited as on the other public routes, and the link's questions per
+minute and per day for all its visitors together."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session
+
+from ragloom.api.chats import CHAT_STREAM
+from ragloom.api.deps import PUBLIC, READS, ContextDep, PrincipalDep, limited_per_address
+from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
+from ragloom.context import Context, Principal
+from ragloom.db.models import ChatMessage, ChatSession, Document, ShareLink
+from ragloom.errors import NotFoundError, PermissionDeniedError, RagloomError
+from ragloom.schemas.base import iso_utc
+from ragloom.schemas.chats import ChatReference, ChatReply, CompletionRequest
+from ragloom.schemas.documents import PageList
+from ragloom.schemas.shares import (
+    VISITOR_ID,
+    EmbedSnippets,
+    ShareCreate,
+    ShareInfo,
+    ShareList,
+    ShareUpdate,
+    ShareView,
+    VisitorFeedback,
+    VisitorMessage,
+    VisitorQuestion,
+    VisitorReply,
+    VisitorSession,
+)
+from ragloom.service.accounts import workspace_models
+from ragloom.service.chat import completion, sessions, shares
+from ragloom.service.chat.views import citation_view, reference_view
+from ragloom.service.documents import catalog
+from ragloom.service.documents.views import pages_view
+from ragloom.service.views import view_link
+from ragloom.states import MessageRole
+
+router = APIRouter(tags=["shares"], responses=CALLER_ERRORS)
+
+VISITOR_COOKIE = "ragloom_visitor"
+VISITOR_COOKIE_DAYS = 180
+MAX_PAGE_NUMBER = 100_000
+TokenPath = Annotated[str, Path(min_length=16, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+LIMITED = error_responses(429)
+HighlightQuery = Annotated[str, Query(max_length=4000, pattern=r"^\d{1,7}(,\d{1,7})*$|^$")]
+VisitorQuery = Annotated[str | None, Query(pattern=VISITOR_ID, description="the visitor (default: the cookie)")]
+
+
+# --- the owner's side ----------------------------------------------------------------------------------
+
+def share_view(link: ShareLink, sessions_kept: int) -> ShareView:
+    url = f"/share/{link.token}"
+    return ShareView(
+        id=link.id, assistant_id=link.assistant_id, name=link.name, title=link.title, welcome=link.welcome,
+        token=link.token, url=url, embed=embed_snippets(link.token, ""), allowed_origins=list(link.allowed_origins),
+        per_minute=link.per_minute, per_day=link.per_day, show_pages=link.show_pages,
+        expires_at=iso_utc(link.expires_at), revoked_at=iso_utc(link.revoked_at), state=shares.state(link),
+        questions=link.questions, refused=link.refused, sessions=sessions_kept, last_used_at=iso_utc(link.last_used_at),
+        created_by=link.created_by, created_at=iso_utc(link.created_at))
+
+
+def embed_snippets(token: str, server: str) -> EmbedSnippets:
+    """The script tag and the iframe a web page of an allowed origin includes (``server``: this server's
+    origin, e.g. ``https://kb.example.com``; relative without one)."""
+    return EmbedSnippets(
+        script=f'<script src="{server}/share/{token}/embed.js" defer></script>',
+        iframe=f'<iframe src="{server}/share/{token}" title="Chat" style="width:400px;height:600px;border:0"></iframe>')
+
+
+@router.post("/chats/{chat_id}/shares", status_code=201, responses=error_responses(409))
+def create_share(chat_id: str, body: ShareCreate, ctx: ContextDep, principal: PrincipalDep) -> ShareView:
+    """Share an assistant by link (a workspace owner or admin; the assistant's creator when the workspace
+    lets members share)."""
+    with ctx.db.session() as s:
+        return share_view(shares.create(s, principal=principal, assistant_id_or_name=chat_id, spec=body), 0)
+
+
+@router.get("/chats/{chat_id}/shares")
+def list_shares(chat_id: str, ctx: ContextDep, principal: PrincipalDep) -> ShareList:
+    """The assistant's share links, newest first, revoked ones included, with their use."""
+    with ctx.db.session() as s:
+        links = shares.list_links(s, principal=principal, assistant_id_or_name=chat_id)
+        counts = shares.session_counts(s, [link.id for link in links])
+        return ShareList(shares=[share_view(link, counts.get(link.id, 0)) for link in links], total=len(links))
+
+
+@router.get("/chats/{chat_id}/shares/{share_id}")
+def get_share(chat_id: str, share_id: str, ctx: ContextDep, principal: PrincipalDep) -> ShareView:
+    with ctx.db.session() as s:
+        link = shares.get(s, principal=principal, assistant_id_or_name=chat_id, share_id=share_id)
+        return share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
+
+
+@router.patch("/chats/{chat_id}/shares/{share_id}", responses=error_responses(409))
+def update_share(chat_id: str, share_id: str, body: ShareUpdate, ctx: ContextDep,
+                 principal: PrincipalDep) -> ShareView:
+    """Change a link: its limits, origins, texts, expiry (effective at its next request)."""
+    with ctx.db.session() as s:
+        link = shares.update(s, principal=principal, assistant_id_or_name=chat_id, share_id=share_id, spec=body)
+        return share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
+
+
+@router.delete("/chats/{chat_id}/shares/{share_id}")
+def revoke_share(chat_id: str, share_id: str, ctx: ContextDep, principal: PrincipalDep) -> ShareView:
+    """Revoke a link: every request with it is refused from now on; its visitors' sessions are kept."""
+    with ctx.db.session() as s:
+        link = shares.revoke(s, principal=principal, assistant_id_or_name=chat_id, share_id=share_id)
+        return share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
+
+
+# --- the visitor's side --------------------------------------------------------------------------------
+
+def own_origin(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+class _Visit:
+    """A visitor's request: the link (checked active, its origin allowed), the principal it acts as."""
+
+    def __init__(self, ctx: Context, request: Request, token: str) -> None:
+        origin = request.headers.get("origin")
+        with ctx.db.session() as s:
+            link = shares.resolve(s, token)
+            allowed = shares.allowed_origin(link, origin, own_origin(request))
+            if not allowed:
+                shares.refused(s, link.id)
+            else:
+                self.principal: Principal = shares.visitor_principal(s, link)
+            self.link_id, self.token, self.show_pages = link.id, link.token, link.show_pages
+            self.per_minute, self.per_day = link.per_minute, link.per_day
+            self.assistant_id = link.assistant_id
+            self.kb_ids = shares.kb_ids(s, link)
+            origins = list(link.allowed_origins)
+        if not allowed:
+            raise PermissionDeniedError(f"origin {origin!r} may not use this share link (its owner allows: "
+                                        f"{', '.join(origins) or 'only this server'})")
+        self.origin = origin
+
+    def link(self, s: Session) -> ShareLink:
+        link = s.get(ShareLink, self.link_id)
+        assert link is not None
+        return link
+
+
+def _cors(response: Response, origin: str | None, request: Request) -> Response:
+    if origin and origin.rstrip("/").lower() != own_origin(request).lower():
+        response.headers["Access-Control-Allow-Origin"] = origin
+        response.headers["Vary"] = "Origin"
+    return response
+
+
+def _visitor_id(request: Request, given: str | None) -> tuple[str, bool]:
+    """The visitor's id (the client's, else the cookie's, else a new one) and whether it is new."""
+    if given:
+        return given, False
+    cookie = request.cookies.get(VISITOR_COOKIE, "")
+    if 16 <= len(cookie) <= 64 and all(c.isalnum() or c in "-_" for c in cookie):
+        return cookie, False
+    return secrets.token_urlsafe(18), True
+
+
+def _set_visitor(response: Response, visitor_id: str, request: Request) -> None:
+    response.set_cookie(VISITOR_COOKIE, visitor_id, max_age=VISITOR_COOKIE_DAYS * 86400, httponly=True,
+                        samesite="lax", secure=request.url.scheme == "https", path="/")
+
+
+def visitor_reference(ref: dict[str, Any], active: dict[str, str | None], token: str,
+                      show_pages: bool) -> ChatReference:
+    """A reference as a visitor sees it: its pages and view through the link (when it shows pages), no
+    file, no link into the workspace or to the source."""
+    view = reference_view(ref, active)
+    base = f"/api/v1/share/{token}/documents/{view.doc_id}"
+    alive = view.status != "deleted"
+    return view.model_copy(update={
+        "file": None, "changes": None, "source_url": None,
+        "pages": f"{base}/pages?version_id={view.version_id}" if alive and show_pages else None,
+        "preview": view_link(base, view.version_id, ref["positions"]) if alive and show_pages else None,
+    })
+
+
+def _visitor_reply(ctx: Context, visit: _Visit, reply: ChatReply, visitor_id: str) -> VisitorReply:
+    with ctx.db.session() as s:
+        answer = s.get(ChatMessage, reply.message_id)
+        refs = list(answer.refs or []) if answer else []
+        active = sessions.active_versions(s, refs)
+        shares.answered(s, visit.link_id)
+    return VisitorReply(session_id=reply.session_id, visitor_id=visitor_id, message_id=reply.message_id,
+                        answer=reply.answer, insufficient=reply.insufficient,
+                        references=[visitor_reference(r, active, visit.token, visit.show_pages) for r in refs],
+                        citations=reply.citations)
+
+
+@router.get("/share/{token}", openapi_extra=PUBLIC, dependencies=[limited_per_address("share")], responses=LIMITED)
+def share_info(token: TokenPath, ctx: ContextDep, request: Request, response: Response) -> ShareInfo:
+    """What the link's chat page shows first: its title and welcome text."""
+    visit = _Visit(ctx, request, token)
+    with ctx.db.session() as s:
+        shown = shares.info(s, visit.link(s))
+    _cors(response, visit.origin, request)
+    extractive = workspace_models.chat_model(ctx, visit.principal.tenant_id) is None
+    return ShareInfo(title=shown["title"], welcome=shown["welcome"], show_pages=shown["show_pages"],
+                     extractive=extractive)
+
+
+@router.options("/share/{token}/{rest:path}", include_in_schema=False)
+def share_preflight(token: TokenPath, rest: str, ctx: ContextDep, request: Request) -> Response:
+    """CORS preflight: allowed for the link's origins only."""
+    visit = _Visit(ctx, request, token)
+    response = Response(status_code=204)
+    _cors(response, visit.origin, request)
+    response.headers["Access-Control-Allow-Methods"] = "GET, POST, PUT"
+    response.headers["Access-Control-Allow-Headers"] = "Content-Type"
+    response.headers["Access-Control-Max-Age"] = "600"
+    return response
+
+
+@router.post("/share/{token}/completions", openapi_extra={**PUBLIC, **READS}, response_model=VisitorReply,
+             dependencies=[limited_per_address("share")], responses={**CHAT_STREAM, **error_responses(429, 502)})
+def share_completions(token: TokenPath, body: VisitorQuestion, ctx: ContextDep,
+                      request: Request) -> Response:
+    """A visitor's question (a new session without ``session_id``), answered as the assistant answers its
+    workspace, and kept in the visitor's session."""
+    visit = _Visit(ctx, request, token)
+    visitor_id, new_visitor = _visitor_id(request, body.visitor_id)
+    try:
+        shares_limiter(request).take(visit.link_id, visit.per_minute, visit.per_day)
+    except RagloomError:
+        with ctx.db.session() as s:
+            shares.refused(s, visit.link_id)
+        raise
+    with ctx.db.session() as s:
+        chat = shares.visitor_session(s, visit.link(s), visit.principal, visitor_id, body.session_id, body.question)
+        session_id = chat.id
+    asked = CompletionRequest(question=body.question, session_id=session_id, stream=body.stream)
+    prepared = completion.prepare(ctx, principal=visit.principal, assistant_id=visit.assistant_id, request=asked)
+    response: Response
+    if not body.stream:
+        reply = completion.complete(ctx, principal=visit.principal, prepared=prepared)
+        out = _visitor_reply(ctx, visit, reply, visitor_id)
+        response = Response(out.model_dump_json(), media_type="application/json")
+    else:
+        events = completion.complete_stream(ctx, principal=visit.principal, prepared=prepared)
+        first = next(events)
+        response = StreamingResponse(_visitor_sse(ctx, visit, visitor_id, first, events),
+                                     media_type="text/event-stream")
+    if new_visitor:
+        _set_visitor(response, visitor_id, request)
+    return _cors(response, visit.origin, request)
+
+
+def _visitor_sse(ctx: Context, visit: _Visit, visitor_id: str, first: str | ChatReply,
+                 rest: Iterator[str | ChatReply]) -> Iterator[str]:
+    def items() -> Iterator[str | ChatReply]:
+        yield first
+        yield from rest
+
+    try:
+        for item in items():
+            if isinstance(item, str):
+                yield f"data: {json.dumps({'delta': item}, ensure_ascii=False)}\n\n"
+            else:
+                reply = _visitor_reply(ctx, visit, item, visitor_id)
+                yield f"data: {json.dumps({'reply': reply.model_dump(mode='json')}, ensure_ascii=False)}\n\n"
+    except RagloomError as exc:
+        yield f"data: {json.dumps({'error': type(exc).__name__, 'message': exc.message})}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+def shares_limiter(request: Request) -> shares.LinkLimiter:
+    state = request.app.state
+    limiter = getattr(state, "share_limiter", None)
+    if limiter is None:
+        limiter = state.share_limiter = shares.LinkLimiter()
+    return limiter
+
+
+def _visitor_messages(ctx: Context, visit: _Visit, chat_id: str) -> list[VisitorMessage]:
+    with ctx.db.session() as s:
+        chat = s.get(ChatSession, chat_id)
+        rows = sessions.messages(s, chat) if chat is not None else []
+        refs = [r for m in rows for r in m.refs or []]
+        active = sessions.active_versions(s, refs)
+        return [VisitorMessage(id=m.id, role="user" if m.role == MessageRole.USER else "assistant", content=m.content,
+                               references=[visitor_reference(r, active, visit.token, visit.show_pages)
+                                           for r in m.refs or []],
+                               citations=[citation_view(c) for c in m.citations or []],
+                               feedback=m.feedback if m.feedback in ("up", "down") else None)
+                for m in rows]
+
+
+@router.get("/share/{token}/sessions", openapi_extra=PUBLIC, dependencies=[limited_per_address("share")],
+            responses=LIMITED)
+def share_sessions(token: TokenPath, ctx: ContextDep, request: Request, response: Response,
+                   visitor_id: VisitorQuery = None) -> list[VisitorSession]:
+    """The visitor's sessions with this link, newest first, with their messages."""
+    visit = _Visit(ctx, request, token)
+    vid, _ = _visitor_id(request, visitor_id)
+    with ctx.db.session() as s:
+        chats = [(c.id, c.name) for c in shares.visitor_sessions(s, visit.link(s), vid)]
+    _cors(response, visit.origin, request)
+    return [VisitorSession(id=cid, name=name, messages=_visitor_messages(ctx, visit, cid)) for cid, name in chats]
+
+
+@router.get("/share/{token}/sessions/{session_id}", openapi_extra=PUBLIC,
+            dependencies=[limited_per_address("share")], responses=LIMITED)
+def share_session(token: TokenPath, session_id: str, ctx: ContextDep, request: Request, response: Response,
+                  visitor_id: VisitorQuery = None) -> VisitorSession:
+    """One of the visitor's sessions with its messages."""
+    visit = _Visit(ctx, request, token)
+    vid, _ = _visitor_id(request, visitor_id)
+    with ctx.db.session() as s:
+        chat = shares.visitor_session(s, visit.link(s), visit.principal, vid, session_id, "")
+        name = chat.name
+    _cors(response, visit.origin, request)
+    return VisitorSession(id=session_id, name=name, messages=_visitor_messages(ctx, visit, session_id))
+
+
+@router.put("/share/{token}/sessions/{session_id}/messages/{message_id}/feedback", openapi_extra=PUBLIC,
+            dependencies=[limited_per_address("share")], responses=LIMITED)
+def share_feedback(token: TokenPath, session_id: str, message_id: str, body: VisitorFeedback, ctx: ContextDep,
+                   request: Request, response: Response) -> VisitorMessage:
+    """Rate an answer of the visitor's session (``rating: null`` removes the rating)."""
+    visit = _Visit(ctx, request, token)
+    vid, _ = _visitor_id(request, body.visitor_id)
+    with ctx.db.session() as s:
+        m = shares.visitor_message(s, visit.link(s), vid, session_id, message_id)
+        m.feedback = body.rating
+        m.feedback_comment = body.comment if body.rating else ""
+        active = sessions.active_versions(s, m.refs or [])
+        _cors(response, visit.origin, request)
+        return VisitorMessage(id=m.id, role="assistant", content=m.content,
+                              references=[visitor_reference(r, active, visit.token, visit.show_pages)
+                                          for r in m.refs or []],
+                              citations=[citation_view(c) for c in m.citations or []], feedback=body.rating)
+
+
+def _visitor_document(ctx: Context, visit: _Visit, document_id: str) -> str:
+    """The knowledge base of a document the link's visitors may see pages of (404 for any other)."""
+    if not visit.show_pages:
+        raise NotFoundError("this share link does not show document pages")
+    with ctx.db.session() as s:
+        doc = s.get(Document, document_id)
+        if doc is None or doc.kb_id not in visit.kb_ids:
+            raise NotFoundError(f"document {document_id!r} not found")
+        return doc.kb_id
+
+
+@router.get("/share/{token}/documents/{document_id}/pages", openapi_extra=PUBLIC,
+            dependencies=[limited_per_address("share")], responses=LIMITED)
+def share_pages(token: TokenPath, document_id: str, ctx: ContextDep, request: Request, response: Response,
+                version_id: str | None = None) -> PageList:
+    """Page sizes and images of a document the assistant answers from (when the link shows pages)."""
+    visit = _Visit(ctx, request, token)
+    kb_id = _visitor_document(ctx, visit, document_id)
+    with ctx.db.session() as s:
+        rows = catalog.pages(s, principal=visit.principal, kb_id=kb_id, doc_id=document_id, version_id=version_id)
+    _cors(response, visit.origin, request)
+    return pages_view(rows, base=f"/api/v1/share/{token}/documents/{document_id}/pages", version_id=version_id)
+
+
+@router.get("/share/{token}/documents/{document_id}/pages/{page}.png", response_class=Response, openapi_extra=PUBLIC,
+            dependencies=[limited_per_address("share")],
+            responses={**LIMITED, **binary_response("image/png", "the page's preview image")})
+def share_page_image(token: TokenPath, document_id: str, page: Annotated[int, Path(ge=1, le=MAX_PAGE_NUMBER)],
+                     ctx: ContextDep, request: Request, version_id: str | None = None,
+                     width: Annotated[int | None, Query(ge=16, le=1024)] = None) -> Response:
+    visit = _Visit(ctx, request, token)
+    kb_id = _visitor_document(ctx, visit, document_id)
+    with ctx.db.session() as s:
+        image = catalog.page_png(ctx, s, principal=visit.principal, kb_id=kb_id, doc_id=document_id, page=page,
+                                 version_id=version_id, width=width)
+    response = Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+    return _cors(response, visit.origin, request)
+
+
+@router.get("/share/{token}/documents/{document_id}/preview", response_class=Response, openapi_extra=PUBLIC,
+            dependencies=[limited_per_address("share")],
+            responses={**LIMITED, **binary_response("text/html", "the version's HTML view, the highlighted blocks "
+                                                                 "marked")})
+def share_preview(token: TokenPath, document_id: str, ctx: ContextDep, request: Request,
+                  version_id: str | None = None,
+                  highlight: HighlightQuery = "") -> Response:
+    """The HTML view of a flowing document the assistant answers from, the cited blocks marked."""
+    from ragloom.api.documents import VIEW_POLICY
+
+    visit = _Visit(ctx, request, token)
+    kb_id = _visitor_document(ctx, visit, document_id)
+    with ctx.db.session() as s:
+        page = catalog.view(ctx, s, principal=visit.principal, kb_id=kb_id, doc_id=document_id,
+                            version_id=version_id, highlight=[int(n) for n in highlight.split(",") if n])
+    return Response(page, media_type="text/html; charset=utf-8",
+                    headers={"Content-Security-Policy": VIEW_POLICY, "Cache-Control": "private, max-age=3600"})
