@@ -84,8 +84,9 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         # RAGFlow's HTTP API under /ragflow (its own /ragflow/openapi.json), on the same services and keys
         app.mount(ragflow.BASE, ragflow_app.create_compat_app(app))
     if web:
-        from ragloom.web import pages, status
+        from ragloom.web import pages, share, status
 
         app.include_router(status.router)
+        app.include_router(share.router)  # a share link's chat page and embed script, for visitors
         pages.install(app)  # the web UI under /ui (not in /openapi.json)
     return app
