@@ -90,8 +90,18 @@ def test_the_owner_creates_lists_changes_and_revokes_links_and_the_audit_log_say
         assert (action, f"share:{link['id']}") in actions, actions
     # a member may not share unless the workspace lets members share the assistants they created
     member = world.live.client(world.member_key)
-    refused = member.post(f"/chats/{world.assistant}/shares", json={})
-    assert refused.status_code in (403, 404), refused.text
+    own_kb = member.post("/datasets", json={"name": "member notes"}).json()["id"]
+    mine = member.post("/chats", json={"name": "member's help", "dataset_ids": [own_kb]})
+    assert mine.status_code == 201, mine.text
+    refused = member.post(f"/chats/{mine.json()['id']}/shares", json={})
+    assert refused.status_code == 403 and "members_share" in refused.text
+    assert member.post(f"/chats/{world.assistant}/shares", json={}).status_code in (403, 404)  # not theirs
+    workspace = next(w for w in world.owner.get("/workspaces").json()["workspaces"] if w["current"])
+    opened = world.owner.patch(f"/workspaces/{workspace['id']}", json={"members_share": True})
+    assert opened.status_code == 200 and opened.json()["members_share"] is True
+    assert member.post(f"/chats/{mine.json()['id']}/shares", json={}).status_code == 201
+    assert member.post(f"/chats/{world.assistant}/shares", json={}).status_code in (403, 404)  # still not theirs
+    world.owner.patch(f"/workspaces/{workspace['id']}", json={"members_share": False})
 
 
 def test_a_visitor_asks_in_kept_sessions_and_sees_the_cited_page(world: World) -> None:

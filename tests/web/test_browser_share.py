@@ -134,3 +134,36 @@ def test_the_embed_script_works_on_an_allowed_site_and_nowhere_else(world: Any) 
         used = api.get(f"/chats/{chat}/shares/{link['id']}").json()
         assert used["questions"] == 1 and used["refused"] >= 1
         context.close()
+
+
+def test_the_owner_creates_copies_and_revokes_a_link_in_the_chat_page(world: Any) -> None:
+    from ragloom.db.models import Membership, User
+    from tests.web.browser import new_page, sign_up
+
+    page = new_page(world)
+    sign_up(page, "sharer@example.com")
+    with world.live.ctx.db.session() as s:
+        user = s.query(User).filter_by(email="sharer@example.com").one()
+        tenant = s.query(Membership).filter_by(user_id=user.id).one().tenant_id
+        key = identity.create_api_key(s, tenant_id=tenant, user_id=user.id).key
+    api = world.live.client(key)
+    kb = api.post("/datasets", json={"name": "valves"}).json()["id"]
+    chat = api.post("/chats", json={"name": "Valve help", "dataset_ids": [kb]}).json()["id"]
+    page.goto(f"/ui/chat/{chat}")
+    page.get_by_role("button", name="Share", exact=True).click()
+    dialog = page.locator("#share-dialog")
+    expect(dialog.locator("#share-empty")).to_be_visible()
+    dialog.get_by_label("Page title").fill("Valve desk")
+    dialog.get_by_label("Web sites that may embed it (one per line)").fill("https://help.example.com")
+    dialog.get_by_role("button", name="Create link").click()
+    link = dialog.locator("[data-testid=share-link]")
+    expect(link).to_have_count(1)
+    expect(link).to_contain_text("Valve desk")
+    expect(link).to_contain_text("https://help.example.com")
+    script = link.locator("[data-testid=share-script]").input_value()
+    assert script.startswith(f'<script src="{world.live.url}/share/') and script.endswith('/embed.js" defer></script>')
+    assert f"{world.live.url}/share/" in link.locator("[data-testid=share-iframe]").input_value()
+    link.get_by_role("button", name="Revoke").click()
+    expect(link).to_have_attribute("data-state", "revoked")
+    assert api.get(f"/chats/{chat}/shares").json()["shares"][0]["state"] == "revoked"
+    assert not page.outside, page.outside

@@ -25,6 +25,7 @@ from ragloom.schemas.workspaces import (
     RoleChange,
     WorkspaceList,
     WorkspaceName,
+    WorkspaceUpdate,
     WorkspaceView,
 )
 from ragloom.service.accounts import signin, workspaces
@@ -44,7 +45,8 @@ def list_workspaces(ctx: ContextDep, caller: CallerDep) -> WorkspaceList:
     """Every workspace you belong to, with your role; ``current`` is where this session or key acts. An
     API key sees only its own workspace."""
     with ctx.db.session() as s:
-        rows = [WorkspaceView(id=t.id, name=t.name, role=r, current=t.id == caller.tenant_id)
+        rows = [WorkspaceView(id=t.id, name=t.name, role=r, current=t.id == caller.tenant_id,
+                              members_share=t.members_share)
                 for t, r in workspaces.visible_to(s, caller)]
         return WorkspaceList(workspaces=rows, total=len(rows))
 
@@ -60,12 +62,13 @@ def create_workspace(body: WorkspaceName, ctx: ContextDep, caller: CallerDep) ->
 
 
 @router.patch("/workspaces/{workspace_id}")
-def rename_workspace(workspace_id: str, body: WorkspaceName, ctx: ContextDep, caller: CallerDep) -> WorkspaceView:
-    """Rename a workspace (its owner or an admin)."""
+def rename_workspace(workspace_id: str, body: WorkspaceUpdate, ctx: ContextDep, caller: CallerDep) -> WorkspaceView:
+    """Rename a workspace, or let its members share their assistants by link (its owner or an admin)."""
     with ctx.db.session() as s:
         principal = _in(caller, s, workspace_id)
-        t = workspaces.rename(s, principal=principal, name=body.name)
-        return WorkspaceView(id=t.id, name=t.name, role=principal.role, current=t.id == caller.tenant_id)
+        t = workspaces.change(s, principal=principal, name=body.name, members_share=body.members_share)
+        return WorkspaceView(id=t.id, name=t.name, role=principal.role, current=t.id == caller.tenant_id,
+                             members_share=t.members_share)
 
 
 @router.post("/workspaces/{workspace_id}/leave", status_code=204)

@@ -14,6 +14,7 @@ class WorkspaceView(View):
     name: str
     role: str = Field(description="your role there: owner, admin or member")
     current: bool = Field(False, description="the workspace this session or key acts in")
+    members_share: bool = Field(False, description="members may share the assistants they created by link")
 
 
 class WorkspaceList(View):
@@ -60,6 +61,14 @@ class WorkspaceSwitch(Request):
 
 class WorkspaceName(Request):
     name: DisplayName = Field(min_length=1, max_length=128)
+
+
+class WorkspaceUpdate(Request):
+    """A workspace's changes (its owner or an admin); what is not given stays."""
+
+    name: DisplayName | None = Field(None, min_length=1, max_length=128)
+    members_share: bool | None = Field(None, description="whether members may share the assistants they "
+                                                          "created by link (owners and admins always may)")
 
 
 class RoleChange(Request):

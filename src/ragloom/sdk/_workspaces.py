@@ -18,6 +18,7 @@ from ragloom.schemas.workspaces import (
     RoleChange,
     WorkspaceList,
     WorkspaceName,
+    WorkspaceUpdate,
     WorkspaceView,
 )
 from ragloom.sdk._base import Base, Route, body, operation
@@ -39,9 +40,11 @@ class WorkspacesAPI(Base):
         return self._model(WorkspaceView, op, json=body(WorkspaceName, {"name": name}))
 
     @operation("PATCH", "/workspaces/{workspace_id}")
-    def rename_workspace(self, op: Route, /, workspace_id: str, name: str) -> WorkspaceView:
+    def rename_workspace(self, op: Route, /, workspace_id: str, name: str | None = None, *,
+                         members_share: bool | None = None) -> WorkspaceView:
+        """Rename a workspace, or let its members share their assistants by link (``members_share``)."""
         return self._model(WorkspaceView, op, path={"workspace_id": workspace_id},
-                           json=body(WorkspaceName, {"name": name}))
+                           json=body(WorkspaceUpdate, {"name": name, "members_share": members_share}))
 
     @operation("POST", "/workspaces/{workspace_id}/leave")
     def leave_workspace(self, op: Route, /, workspace_id: str) -> None:

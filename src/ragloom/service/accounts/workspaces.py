@@ -102,15 +102,27 @@ def create(session: Session, *, user_id: str, name: str) -> Tenant:
     return tenant
 
 
-def rename(session: Session, *, principal: Principal, name: str) -> Tenant:
-    """Rename the principal's workspace (its owner or an admin)."""
-    require_manager(principal, "rename it")
+def change(session: Session, *, principal: Principal, name: str | None = None,
+           members_share: bool | None = None) -> Tenant:
+    """Rename the principal's workspace, or say whether its members may share their assistants by link
+    (its owner or an admin)."""
+    require_manager(principal, "change it")
     tenant = session.get(Tenant, principal.tenant_id)
     assert tenant is not None
-    old, tenant.name = tenant.name, _name(name)
-    audit.record_by(session, principal, "workspace.renamed", target=f"workspace:{principal.tenant_id}",
-                    detail=f"{old!r} -> {tenant.name!r}")
+    if name is not None:
+        old, tenant.name = tenant.name, _name(name)
+        audit.record_by(session, principal, "workspace.renamed", target=f"workspace:{principal.tenant_id}",
+                        detail=f"{old!r} -> {tenant.name!r}")
+    if members_share is not None and members_share != tenant.members_share:
+        tenant.members_share = members_share
+        audit.record_by(session, principal, "workspace.members_share", target=f"workspace:{principal.tenant_id}",
+                        detail=f"members may share assistants by link: {members_share}")
     return tenant
+
+
+def rename(session: Session, *, principal: Principal, name: str) -> Tenant:
+    """Rename the principal's workspace (its owner or an admin)."""
+    return change(session, principal=principal, name=name)
 
 
 # -- members -------------------------------------------------------------------------------------------
