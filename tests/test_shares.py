@@ -108,7 +108,8 @@ def test_a_visitor_asks_in_kept_sessions_and_sees_the_cited_page(world: World) -
     link = world.share(title="Pump help")
     token = link["token"]
     info = world.anon.get(f"/share/{token}").json()
-    assert info == {"title": "Pump help", "welcome": "Ask me about pumps.", "show_pages": True, "extractive": True}
+    assert info == {"kind": "chat", "title": "Pump help", "welcome": "Ask me about pumps.", "show_pages": True,
+                    "extractive": True}
     first = world.anon.post(f"/share/{token}/completions", json={"question": "How often does the Orion pump need "
                                                                               "grease?"})
     assert first.status_code == 200, first.text
@@ -213,3 +214,28 @@ def test_a_link_reaches_nothing_but_its_assistant_s_readable_documents(world: Wo
                          ("POST", f"/chats/{world.assistant}/shares"), ("DELETE", f"/datasets/{world.kb}")):
         res = world.anon.request(method, path, headers={"Authorization": f"Bearer {token}"})
         assert res.status_code == 401, (method, path, res.status_code)
+
+
+def test_a_search_link_answers_above_results_with_their_terms_marked(world: World) -> None:
+    link = world.share(kind="search", title="Pump search")
+    token = link["token"]
+    assert world.anon.get(f"/share/{token}").json()["kind"] == "search"
+    refused = world.anon.post(f"/share/{token}/completions", json={"question": "grease?"})
+    assert refused.status_code == 404 and "search page" in refused.text  # a search link is no chat
+    found = world.anon.post(f"/share/{token}/search", json={"question": "How often does the Orion pump need grease?"})
+    assert found.status_code == 200, found.text
+    body = found.json()
+    assert "450 operating hours" in body["answer"] and body["references"]
+    assert body["references"][0]["pages"].startswith(f"/api/v1/share/{token}/documents/")
+    top = body["results"][0]
+    assert top["document_name"] == "orion-pump.pdf" and top["pages"].startswith(f"/api/v1/share/{token}/")
+    marked = {top["content"][a:b].lower() for a, b in top["highlights"]}
+    assert {"orion", "pump", "grease"} <= marked, marked
+    assert all(r["doc_id"] != world.docs["secret.md"]["id"] for r in body["results"])  # restricted: never shown
+    assert world.owner.get(f"/chats/{world.assistant}/shares/{link['id']}").json()["questions"] == 1
+    # a member's search page over the same assistant: links into the workspace, nothing stored
+    before = world.owner.get(f"/chats/{world.assistant}/sessions").json()["total"]
+    mine = world.owner.post(f"/chats/{world.assistant}/search", json={"question": "When will the Orion pump "
+                                                                                  "factory close?"}).json()
+    assert mine["results"][0]["pages"].startswith(f"/api/v1/datasets/{world.kb}/documents/")
+    assert world.owner.get(f"/chats/{world.assistant}/sessions").json()["total"] == before

@@ -166,4 +166,29 @@ def test_the_owner_creates_copies_and_revokes_a_link_in_the_chat_page(world: Any
     link.get_by_role("button", name="Revoke").click()
     expect(link).to_have_attribute("data-state", "revoked")
     assert api.get(f"/chats/{chat}/shares").json()["shares"][0]["state"] == "revoked"
+    dialog.get_by_role("button", name="Close").click()
+    page.get_by_role("button", name="Search page").click()  # the members' search page of the assistant
+    page.wait_for_url(f"**/ui/search/{chat}")
+    page.get_by_label("Search the documents").fill("valves")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator("#search-status")).to_have_text("0 results")
     assert not page.outside, page.outside
+
+
+def test_a_search_link_s_page_shows_the_answer_above_marked_results(world: Any) -> None:
+    api, chat = _assistant(world, "Pump search")
+    link = api.post(f"/chats/{chat}/shares", json={"kind": "search", "title": "Search the pump manuals"}).json()
+    context = world.browser.new_context(viewport={"width": 1000, "height": 900}, locale="en-US")
+    page = context.new_page()
+    page.goto(world.live.url + link["url"])
+    expect(page.locator("#share-title")).to_have_text("Search the pump manuals")
+    page.get_by_label("Search the documents").fill(QUESTION)
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator("#search-answer-text")).to_contain_text("450 operating hours")
+    hit = page.locator("[data-testid=search-hit]").first
+    expect(hit.locator("h3")).to_have_text("orion-pump.pdf")
+    expect(hit.locator("mark").first).to_be_visible()
+    assert {m.lower() for m in hit.locator("mark").all_text_contents()} >= {"orion", "pump", "grease"}
+    hit.locator("[data-testid=search-open-page]").click()
+    expect(page.locator("img[data-testid=search-page-image]")).to_be_visible()
+    context.close()

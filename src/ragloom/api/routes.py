@@ -97,6 +97,8 @@ ROUTES: dict[str, tuple[tuple[str, str], ...]] = {
         ("GET", "/share/{token}/documents/{document_id}/pages"),
         ("GET", "/share/{token}/documents/{document_id}/pages/{page}.png"),
         ("GET", "/share/{token}/documents/{document_id}/preview"),
+        ("POST", "/share/{token}/search"),
+        ("POST", "/chats/{chat_id}/search"),
     ),
     "keys": (
         ("POST", "/keys"),

@@ -18,7 +18,7 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy.orm import Session
 
 from ragloom.api.chats import CHAT_STREAM
-from ragloom.api.deps import PUBLIC, READS, ContextDep, PrincipalDep, limited_per_address
+from ragloom.api.deps import PUBLIC, READS, ContextDep, PrincipalDep, limited_per_address, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
 from ragloom.context import Context, Principal
 from ragloom.db.models import ChatMessage, ChatSession, Document, ShareLink
@@ -29,6 +29,8 @@ from ragloom.schemas.documents import PageList
 from ragloom.schemas.shares import (
     VISITOR_ID,
     EmbedSnippets,
+    SearchQuestion,
+    SearchResults,
     ShareCreate,
     ShareInfo,
     ShareList,
@@ -41,7 +43,7 @@ from ragloom.schemas.shares import (
     VisitorSession,
 )
 from ragloom.service.accounts import workspace_models
-from ragloom.service.chat import completion, sessions, shares
+from ragloom.service.chat import completion, search_app, sessions, shares
 from ragloom.service.chat.views import citation_view, reference_view
 from ragloom.service.documents import catalog
 from ragloom.service.documents.views import pages_view
@@ -64,7 +66,8 @@ VisitorQuery = Annotated[str | None, Query(pattern=VISITOR_ID, description="the 
 def share_view(link: ShareLink, sessions_kept: int) -> ShareView:
     url = f"/share/{link.token}"
     return ShareView(
-        id=link.id, assistant_id=link.assistant_id, name=link.name, title=link.title, welcome=link.welcome,
+        id=link.id, assistant_id=link.assistant_id, kind=link.kind, name=link.name, title=link.title,
+        welcome=link.welcome,
         token=link.token, url=url, embed=embed_snippets(link.token, ""), allowed_origins=list(link.allowed_origins),
         per_minute=link.per_minute, per_day=link.per_day, show_pages=link.show_pages,
         expires_at=iso_utc(link.expires_at), revoked_at=iso_utc(link.revoked_at), state=shares.state(link),
@@ -141,13 +144,26 @@ class _Visit:
                 self.principal: Principal = shares.visitor_principal(s, link)
             self.link_id, self.token, self.show_pages = link.id, link.token, link.show_pages
             self.per_minute, self.per_day = link.per_minute, link.per_day
-            self.assistant_id = link.assistant_id
+            self.assistant_id, self.kind = link.assistant_id, link.kind
             self.kb_ids = shares.kb_ids(s, link)
             origins = list(link.allowed_origins)
         if not allowed:
             raise PermissionDeniedError(f"origin {origin!r} may not use this share link (its owner allows: "
                                         f"{', '.join(origins) or 'only this server'})")
         self.origin = origin
+
+    def need(self, kind: str) -> None:
+        if self.kind != kind:
+            raise NotFoundError(f"this share link is a {self.kind} page, not a {kind}")
+
+    def take(self, ctx: Context, request: Request) -> None:
+        """Count a question against the link's limits (a refusal is counted too)."""
+        try:
+            shares_limiter(request).take(self.link_id, self.per_minute, self.per_day)
+        except RagloomError:
+            with ctx.db.session() as s:
+                shares.refused(s, self.link_id)
+            raise
 
     def link(self, s: Session) -> ShareLink:
         link = s.get(ShareLink, self.link_id)
@@ -179,15 +195,19 @@ def _set_visitor(response: Response, visitor_id: str, request: Request) -> None:
 
 def visitor_reference(ref: dict[str, Any], active: dict[str, str | None], token: str,
                       show_pages: bool) -> ChatReference:
+    """A stored reference as a visitor sees it (:func:`visitor_view`)."""
+    return visitor_view(reference_view(ref, active), token, show_pages)
+
+
+def visitor_view(view: ChatReference, token: str, show_pages: bool) -> ChatReference:
     """A reference as a visitor sees it: its pages and view through the link (when it shows pages), no
     file, no link into the workspace or to the source."""
-    view = reference_view(ref, active)
     base = f"/api/v1/share/{token}/documents/{view.doc_id}"
     alive = view.status != "deleted"
     return view.model_copy(update={
         "file": None, "changes": None, "source_url": None,
         "pages": f"{base}/pages?version_id={view.version_id}" if alive and show_pages else None,
-        "preview": view_link(base, view.version_id, ref["positions"]) if alive and show_pages else None,
+        "preview": view_link(base, view.version_id, view.positions) if alive and show_pages else None,
     })
 
 
@@ -211,8 +231,8 @@ def share_info(token: TokenPath, ctx: ContextDep, request: Request, response: Re
         shown = shares.info(s, visit.link(s))
     _cors(response, visit.origin, request)
     extractive = workspace_models.chat_model(ctx, visit.principal.tenant_id) is None
-    return ShareInfo(title=shown["title"], welcome=shown["welcome"], show_pages=shown["show_pages"],
-                     extractive=extractive)
+    return ShareInfo(kind=shown["kind"], title=shown["title"], welcome=shown["welcome"],
+                     show_pages=shown["show_pages"], extractive=extractive)
 
 
 @router.options("/share/{token}/{rest:path}", include_in_schema=False)
@@ -234,13 +254,9 @@ def share_completions(token: TokenPath, body: VisitorQuestion, ctx: ContextDep,
     """A visitor's question (a new session without ``session_id``), answered as the assistant answers its
     workspace, and kept in the visitor's session."""
     visit = _Visit(ctx, request, token)
+    visit.need("chat")
     visitor_id, new_visitor = _visitor_id(request, body.visitor_id)
-    try:
-        shares_limiter(request).take(visit.link_id, visit.per_minute, visit.per_day)
-    except RagloomError:
-        with ctx.db.session() as s:
-            shares.refused(s, visit.link_id)
-        raise
+    visit.take(ctx, request)
     with ctx.db.session() as s:
         chat = shares.visitor_session(s, visit.link(s), visit.principal, visitor_id, body.session_id, body.question)
         session_id = chat.id
@@ -403,3 +419,37 @@ def share_preview(token: TokenPath, document_id: str, ctx: ContextDep, request: 
                             version_id=version_id, highlight=[int(n) for n in highlight.split(",") if n])
     return Response(page, media_type="text/html; charset=utf-8",
                     headers={"Content-Security-Policy": VIEW_POLICY, "Cache-Control": "private, max-age=3600"})
+
+
+@router.post("/share/{token}/search", openapi_extra={**PUBLIC, **READS}, dependencies=[limited_per_address("share")],
+             responses={**LIMITED, **error_responses(502)})
+def share_search(token: TokenPath, body: SearchQuestion, ctx: ContextDep, request: Request,
+                 response: Response) -> SearchResults:
+    """A search page's question (a share link of kind search): the answer, and the results below it."""
+    visit = _Visit(ctx, request, token)
+    visit.need("search")
+    visit.take(ctx, request)
+
+    def pages_of(kb_id: str, doc_id: str, version_id: str) -> str | None:
+        return f"/api/v1/share/{token}/documents/{doc_id}/pages?version_id={version_id}" if visit.show_pages else None
+
+    found = search_app.search(ctx, principal=visit.principal, assistant_id=visit.assistant_id,
+                              question=body.question, pages_of=pages_of,
+                              reference=lambda r: visitor_view(r, token, visit.show_pages))
+    with ctx.db.session() as s:
+        shares.answered(s, visit.link_id)
+    _cors(response, visit.origin, request)
+    return found
+
+
+@router.post("/chats/{chat_id}/search", openapi_extra=READS, dependencies=[rate_limited("answer")],
+             responses=error_responses(429, 502))
+def assistant_search(chat_id: str, body: SearchQuestion, ctx: ContextDep, principal: PrincipalDep) -> SearchResults:
+    """The assistant's search page: the answer with its citations, and the results below it (nothing is
+    stored)."""
+
+    def pages_of(kb_id: str, doc_id: str, version_id: str) -> str | None:
+        return f"/api/v1/datasets/{kb_id}/documents/{doc_id}/pages?version_id={version_id}"
+
+    return search_app.search(ctx, principal=principal, assistant_id=chat_id, question=body.question,
+                             pages_of=pages_of)

@@ -587,6 +587,7 @@ class ShareLink(Base):
     tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
     assistant_id: Mapped[str] = mapped_column(ForeignKey("assistant.id", ondelete="CASCADE"), index=True)
     created_by: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(8), default="chat")  # chat | search
     token: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(128), default="")
     title: Mapped[str] = mapped_column(String(128), default="")

@@ -31,6 +31,7 @@ def _origin(value: str) -> str:
 Origin = Annotated[str, AfterValidator(_origin)]
 
 ShareState = Literal["active", "expired", "revoked"]
+ShareKind = Literal["chat", "search"]
 
 
 class _ShareFields(BaseModel):
@@ -51,8 +52,10 @@ class _ShareFields(BaseModel):
 
 
 class ShareCreate(_ShareFields):
-    """A new share link (defaults: 10 questions a minute, 500 a day, cited pages shown, no expiry)."""
+    """A new share link (defaults: a chat, 10 questions a minute, 500 a day, cited pages shown, no expiry)."""
 
+    kind: ShareKind = Field("chat", description="chat: a conversation; search: a search page (the results with "
+                                                "their snippets, the answer above them)")
     expires_in_days: int | None = Field(None, ge=1, le=3650, description="instead of expires_at: days from now")
 
 
@@ -71,6 +74,7 @@ class EmbedSnippets(View):
 class ShareView(View):
     id: str
     assistant_id: str
+    kind: ShareKind
     name: str
     title: str
     welcome: str
@@ -100,6 +104,7 @@ class ShareList(View):
 class ShareInfo(View):
     """What a visitor's page shows before the first question."""
 
+    kind: ShareKind
     title: str
     welcome: str
     show_pages: bool
@@ -152,3 +157,37 @@ class VisitorFeedback(BaseModel):
     rating: Literal["up", "down"] | None
     comment: str = Field("", max_length=2000)
     visitor_id: str | None = Field(None, pattern=VISITOR_ID)
+
+
+class SearchQuestion(BaseModel):
+    """A search page's question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=4000)
+
+
+class SearchHit(View):
+    """One result of a search page: a chunk, its document and where the question's terms are in it."""
+
+    chunk_id: str
+    doc_id: str
+    document_name: str
+    content: str
+    highlights: list[list[int]] = Field(description="[[start, end], ...]: character spans of content that state "
+                                                    "the question's terms")
+    positions: list[list[float]]
+    pages: str | None = Field(description="the document's page sizes and images (null: none to show)")
+    similarity: float
+    relevance: float | None
+
+
+class SearchResults(View):
+    """A search page's answer: the answer with its citations, above the results."""
+
+    answer: str = Field(description="the answer text with [ID:n] citation markers")
+    insufficient: bool
+    model: str
+    references: list[ChatReference]
+    citations: list[CitationView]
+    results: list[SearchHit]

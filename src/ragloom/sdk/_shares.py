@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack
 
 from ragloom.schemas.documents import PageList
 from ragloom.schemas.shares import (
+    SearchQuestion,
+    SearchResults,
     ShareCreate,
     ShareInfo,
     ShareList,
@@ -25,8 +27,9 @@ from ragloom.sdk._chats import Rating
 
 
 class ShareFields(TypedDict, total=False):
-    """What a share link may set (``ShareCreate`` / ``ShareUpdate``)."""
+    """What a share link may set (``ShareCreate`` / ``ShareUpdate``; ``kind`` at creation only)."""
 
+    kind: Literal["chat", "search"]
     name: str
     title: str
     welcome: str
@@ -122,3 +125,15 @@ class SharesAPI(Base):
                       highlight: Sequence[int] = ()) -> str:
         return self._send(op, path={"token": token, "document_id": document_id},
                           params={"version_id": version_id, "highlight": ",".join(map(str, highlight)) or None}).text
+
+    @operation("POST", "/share/{token}/search")
+    def share_search(self, op: Route, /, token: str, question: str) -> SearchResults:
+        """A search page's question through a link of kind search: the answer and the results."""
+        return self._model(SearchResults, op, path={"token": token},
+                           json=body(SearchQuestion, {"question": question}))
+
+    @operation("POST", "/chats/{chat_id}/search")
+    def search_assistant(self, op: Route, /, chat_id: str, question: str) -> SearchResults:
+        """The assistant's search page: the answer with its citations and the results (nothing stored)."""
+        return self._model(SearchResults, op, path={"chat_id": chat_id},
+                           json=body(SearchQuestion, {"question": question}))

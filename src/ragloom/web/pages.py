@@ -185,6 +185,12 @@ def chat_page(request: Request, chat_id: str = "") -> Response:
     return _page(request, "chat.html", "chat.title", "chat", chat_id=chat_id)
 
 
+@router.get("/search/{chat_id}")
+def search_page(request: Request, chat_id: str) -> Response:
+    """An assistant's search page: the answer with its citations above the results with their snippets."""
+    return _page(request, "search.html", "search.title", "chat", chat_id=chat_id)
+
+
 @router.get("/account")
 def account_page(request: Request) -> Response:
     """The signed-in person's own account: name, password."""

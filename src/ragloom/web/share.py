@@ -38,7 +38,7 @@ def share_page(request: Request, token: str) -> Response:
     lang = language(request)
     messages = catalogue(lang)
     values: dict[str, object] = {"available": False, "title": messages["share.unavailable"], "welcome": "",
-                                 "show_pages": False, "extractive": False, "reason": "", "token": token}
+                                 "kind": "chat", "show_pages": False, "extractive": False, "reason": "", "token": token}
     origins: list[str] = []
     status = 200
     try:
@@ -50,7 +50,8 @@ def share_page(request: Request, token: str) -> Response:
             shown = shares.info(s, link)
             origins = list(link.allowed_origins)
             tenant = link.tenant_id
-        values.update(available=True, title=shown["title"], welcome=shown["welcome"], show_pages=shown["show_pages"],
+        values.update(available=True, kind=shown["kind"], title=shown["title"], welcome=shown["welcome"],
+                      show_pages=shown["show_pages"],
                       extractive=workspace_models.chat_model(ctx, tenant) is None)
     except RagloomError as exc:
         status = 404 if isinstance(exc, NotFoundError) else 403

@@ -116,14 +116,15 @@ def create(session: Session, *, principal: Principal, assistant_id_or_name: str,
     if count >= MAX_LINKS_PER_ASSISTANT:
         raise ConflictError(f"assistant {assistant.name!r} has {count} share links: revoke one first")
     link = ShareLink(tenant_id=principal.tenant_id, assistant_id=assistant.id, created_by=principal.user_id,
-                     token=secrets.token_urlsafe(TOKEN_BYTES), name="", title="", welcome="", allowed_origins=[],
+                     kind=spec.kind, token=secrets.token_urlsafe(TOKEN_BYTES), name="", title="", welcome="",
+                     allowed_origins=[],
                      per_minute=DEFAULT_PER_MINUTE, per_day=DEFAULT_PER_DAY, show_pages=True, questions=0, refused=0)
     _apply(link, spec, creating=True)
     session.add(link)
     session.flush()
     audit.record_by(session, principal, "share.created", target=f"share:{link.id}",
-                    detail=f"assistant {assistant.name!r} ({assistant.id}); origins {link.allowed_origins}; "
-                           f"{link.per_minute}/min, {link.per_day}/day")
+                    detail=f"{link.kind} of assistant {assistant.name!r} ({assistant.id}); origins "
+                           f"{link.allowed_origins}; {link.per_minute}/min, {link.per_day}/day")
     return link
 
 
@@ -310,4 +311,5 @@ def info(session: Session, link: ShareLink) -> dict[str, Any]:
     assistant = session.get(Assistant, link.assistant_id)
     assert assistant is not None
     opening = assistants.prompt_settings(assistant).opening
-    return {"title": link.title or assistant.name, "welcome": link.welcome or opening, "show_pages": link.show_pages}
+    return {"kind": link.kind, "title": link.title or assistant.name, "welcome": link.welcome or opening,
+            "show_pages": link.show_pages}

@@ -32,7 +32,8 @@
     const state = t("sharing.state", { state: t(`sharing.state_${link.state}`), questions: link.questions,
       refused: link.refused, sessions: link.sessions });
     const item = el("li", { class: "share-link", "data-testid": "share-link", dataset: { state: link.state } },
-      el("strong", {}, link.title || link.name || link.id), " ", el("span", { class: "hint" }, state));
+      el("strong", {}, link.title || link.name || link.id), " ",
+      el("span", { class: "hint" }, `${t(`sharing.kind_${link.kind}`)} · ${state}`));
     if (link.allowed_origins.length) item.append(el("p", { class: "hint" }, link.allowed_origins.join(", ")));
     if (link.state === "active") {
       item.append(copyRow(t("sharing.page"), origin + link.url, "share-url"),
@@ -62,7 +63,7 @@
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const v = RL.formValues(form);
-    const body = { allowed_origins: (v.origins || "").split(/\s+/).filter(Boolean),
+    const body = { kind: v.kind || "chat", allowed_origins: (v.origins || "").split(/\s+/).filter(Boolean),
       per_minute: Number(v.per_minute) || undefined, per_day: Number(v.per_day) || undefined,
       show_pages: document.getElementById("s-pages").checked };
     if (v.title) body.title = v.title;
@@ -80,4 +81,6 @@
     await load();
   });
   document.getElementById("share-close").addEventListener("click", () => dialog.close());
+  const search = document.getElementById("assistant-search");
+  if (search) search.addEventListener("click", () => location.assign(`${RL.UI}/search/${enc(assistantId())}`));
 })();

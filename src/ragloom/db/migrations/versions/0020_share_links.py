@@ -22,6 +22,7 @@ def upgrade() -> None:
         sa.Column('tenant_id', sa.String(length=32), nullable=False),
         sa.Column('assistant_id', sa.String(length=32), nullable=False),
         sa.Column('created_by', sa.String(length=32), nullable=False),
+        sa.Column('kind', sa.String(length=8), nullable=False),
         sa.Column('token', sa.String(length=64), nullable=False),
         sa.Column('name', sa.String(length=128), nullable=False),
         sa.Column('title', sa.String(length=128), nullable=False),
