@@ -30,6 +30,9 @@ PagesOpt = Annotated[bool | None, typer.Option("--pages/--no-pages", help="Show 
                                                                           "images (default: shown).")]
 DaysOpt = Annotated[int | None, typer.Option("--expires-in-days", help="The link stops working after this many "
                                                                        "days (default: never).")]
+ShareArg = Annotated[str, typer.Argument(help="The link's id or name.")]
+KindOpt = Annotated[str, typer.Option("--kind", help="chat (a conversation) or search (a search page: the "
+                                                     "answer above the results).")]
 ServerOpt = Annotated[str, typer.Option("--server", help="This server's address as visitors reach it, for the "
                                                          "links printed (e.g. https://kb.example.com).")]
 
@@ -53,8 +56,9 @@ def _fields(*, name: str | None, title: str | None, welcome: str | None, origin:
 
 def _text(link: ShareView, server: str) -> str:
     base = server.rstrip("/")
-    lines = [f"share link {link.id} of assistant {link.assistant_id}: {link.state}",
-             f"  chat page: {base}{link.url}",
+    lines = [f"share link {link.name or link.id} ({link.kind}, id {link.id}) of assistant {link.assistant_id}: "
+             f"{link.state}",
+             f"  {link.kind} page: {base}{link.url}",
              f"  script tag: <script src=\"{base}/share/{link.token}/embed.js\" defer></script>",
              f"  iframe: <iframe src=\"{base}{link.url}\" title=\"Chat\" style=\"width:400px;height:600px;border:0\">"
              "</iframe>",
@@ -66,15 +70,18 @@ def _text(link: ShareView, server: str) -> str:
 
 
 @share_app.command("create")
-def share_create(assistant: str, name: NameOpt = None, title: TitleOpt = None, welcome: WelcomeOpt = None,
-                 origin: OriginOpt = None, per_minute: PerMinuteOpt = None, per_day: PerDayOpt = None,
-                 pages: PagesOpt = None, expires_in_days: DaysOpt = None,
+def share_create(assistant: str, name: NameOpt = None, kind: KindOpt = "chat", title: TitleOpt = None,
+                 welcome: WelcomeOpt = None, origin: OriginOpt = None, per_minute: PerMinuteOpt = None,
+                 per_day: PerDayOpt = None, pages: PagesOpt = None, expires_in_days: DaysOpt = None,
                  server: ServerOpt = "http://127.0.0.1:9380") -> None:
     """Create a share link of an assistant (by name or id) and print its chat page and embed snippets."""
     fields = _fields(name=name, title=title, welcome=welcome, origin=origin, per_minute=per_minute,
                      per_day=per_day, pages=pages)
     if expires_in_days is not None:
         fields["expires_in_days"] = expires_in_days
+    if kind not in ("chat", "search"):
+        raise typer.BadParameter("chat or search", param_hint="--kind")
+    fields["kind"] = "search" if kind == "search" else "chat"
     link = state.client().share_create(assistant, fields)
     emit(link, _text(link, server))
 
@@ -83,16 +90,16 @@ def share_create(assistant: str, name: NameOpt = None, title: TitleOpt = None, w
 def share_list(assistant: str) -> None:
     """The assistant's share links with their state and use."""
     links = state.client().share_list(assistant)
-    table = CliTable("id", "name", "state", "origins", "questions", "refused", "sessions", "expires",
+    table = CliTable("id", "name", "kind", "state", "origins", "questions", "refused", "sessions", "expires",
                      optional=("origins", "expires"))
     for link in links.shares:
-        table.add_row(link.id, link.name, link.state, ", ".join(link.allowed_origins), str(link.questions),
+        table.add_row(link.id, link.name, link.kind, link.state, ", ".join(link.allowed_origins), str(link.questions),
                       str(link.refused), str(link.sessions), link.expires_at or "never")
     emit(links, table)
 
 
 @share_app.command("update")
-def share_update(assistant: str, share: str, name: NameOpt = None, title: TitleOpt = None,
+def share_update(assistant: str, share: ShareArg, name: NameOpt = None, title: TitleOpt = None,
                  welcome: WelcomeOpt = None, origin: OriginOpt = None, per_minute: PerMinuteOpt = None,
                  per_day: PerDayOpt = None, pages: PagesOpt = None, expires_in_days: DaysOpt = None,
                  never_expires: Annotated[bool, typer.Option("--never-expires", help="Remove the expiry.")] = False,
@@ -111,7 +118,7 @@ def share_update(assistant: str, share: str, name: NameOpt = None, title: TitleO
 
 
 @share_app.command("revoke")
-def share_revoke(assistant: str, share: str) -> None:
+def share_revoke(assistant: str, share: ShareArg) -> None:
     """Revoke a share link: every request with it is refused from now on (its sessions are kept)."""
     link = state.client().share_revoke(assistant, share)
     emit(link, f"share link {link.id} revoked; {link.questions} questions were answered through it")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from ragloom.context import Principal
@@ -136,13 +136,21 @@ def list_links(session: Session, *, principal: Principal, assistant_id_or_name: 
 
 
 def get(session: Session, *, principal: Principal, assistant_id_or_name: str, share_id: str) -> ShareLink:
+    """A link of the assistant by id, or by name (the one not revoked, when names repeat)."""
     assistant = assistants.get(session, principal=principal, assistant_id_or_name=assistant_id_or_name)
-    link = session.scalar(select(ShareLink).where(ShareLink.assistant_id == assistant.id,
-                                                  ShareLink.tenant_id == principal.tenant_id,
-                                                  ShareLink.id == share_id))
-    if link is None:
+    links = list(session.scalars(select(ShareLink).where(
+        ShareLink.assistant_id == assistant.id, ShareLink.tenant_id == principal.tenant_id,
+        or_(ShareLink.id == share_id, ShareLink.name == share_id)).limit(MAX_LINKS_PER_ASSISTANT + 1)))
+    by_id = [link for link in links if link.id == share_id]
+    if by_id:
+        return by_id[0]
+    live = [link for link in links if link.revoked_at is None] or links
+    if not live:
         raise NotFoundError(f"share link {share_id!r} of assistant {assistant.name!r} not found")
-    return link
+    if len(live) > 1:
+        raise ConflictError(f"{len(live)} share links of assistant {assistant.name!r} are named {share_id!r}: "
+                            "give the link's id")
+    return live[0]
 
 
 def update(session: Session, *, principal: Principal, assistant_id_or_name: str, share_id: str,

@@ -126,6 +126,8 @@ document.addEventListener("DOMContentLoaded", () => {
         el("button", { type: "button", class: "link session-open", "aria-current": current ? "true" : null,
           onclick: () => { openSession(s.id, true); closeSide(); } },
         el("span", { class: "session-name" }, s.name),
+        s.share_id ? el("span", { class: "badge", "data-testid": "visitor-session", title: s.visitor_id },
+          t("chat.visitor_session")) : null,
         el("span", { class: "hint" }, t("chat.session_meta", { count: s.message_count, when: RL.when(s.updated_at) }))),
         el("span", { class: "row-actions" },
           RL.button(t("chat.rename"), () => startRename(s), "small",
