@@ -1,24 +1,35 @@
-"""The whole retrieval path at scale, query embedding excluded.
+"""The whole retrieval path at scale, query embedding excluded; the embedded store's exact vector search
+and its approximate (HNSW) index side by side on the same index.
 
     .venv/bin/python benchmarks/retrieval_bench.py --n 100000 --queries 200
+    .venv/bin/python benchmarks/retrieval_bench.py --n 1000000      # issue 32: a million chunks
 
 Builds ``--n`` chunks of English-like text (a Zipf vocabulary of real words,
-analysed by ragloom's own analyzer) with random unit vectors in one knowledge
-base of ``--n / 40`` documents whose versions are active in the metadata DB,
-then times ``ragloom.retrieval.retriever.retrieve`` — query analysis with IDF
+analysed by ragloom's own analyzer) with unit vectors around topics (each
+document has one of ``--n / 400`` topics; a chunk's vector is its topic's plus
+noise, a question's is a topic's plus more noise: structure as real embeddings
+have, which an HNSW graph relies on) in one knowledge base of ``--n / 40``
+documents whose versions are active in the metadata DB, then times
+``ragloom.retrieval.retriever.retrieve`` — query analysis with IDF
 from the index, the engine call, prune against the DB, token similarity,
 fusion, threshold and page — with a precomputed query vector, for hybrid,
-keyword-only and vector-only, with and without explain. Goal (issue 4):
-hybrid p50 ≤ 30 ms, p95 ≤ 80 ms at 100k chunks.
+keyword-only and vector-only, with and without explain — once with exact
+vector search, once with the approximate index at the default parameters
+(``RAGLOOM_ANN_*``; its graph built first, timed), with the two engines'
+recall@10 of vector-only results against each other, the process's memory (RSS)
+after each and the index's size on disk. Goals: hybrid p50 ≤ 30 ms, p95 ≤ 80 ms
+at 100k chunks (issue 4); hybrid p95 ≤ 150 ms at a million (issue 32).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -29,6 +40,7 @@ from ragloom.config import Settings
 from ragloom.context import Context
 from ragloom.dataflow import ChunkRecord
 from ragloom.db.models import Document, DocumentVersion, KnowledgeBase
+from ragloom.docstore.base import DocStore
 from ragloom.nlp import analyze_chunk
 from ragloom.retrieval.retriever import retrieve
 from ragloom.retrieval.types import RetrievalParams, Scope
@@ -49,26 +61,42 @@ VOCAB = WORDS + [f"part{i}" for i in range(20_000)]  # common words first, then 
 
 
 class PrecomputedQuery:
-    """An embedder stand-in whose query vectors cost nothing: the benchmark excludes query embedding."""
+    """An embedder stand-in whose query vectors cost nothing: the benchmark excludes query embedding.
+    A question's vector is near one of the corpus's topics (``centers``), as a real question's is."""
 
     name = "bench"
 
-    def __init__(self, dim: int, seed: int) -> None:
-        self.dim = dim
+    def __init__(self, centers: np.ndarray, seed: int) -> None:
+        self.dim = centers.shape[1]
+        self.centers = centers
         self._rng = np.random.default_rng(seed)
 
     def embed_query(self, text: str) -> np.ndarray:
-        v = self._rng.normal(size=self.dim).astype(np.float32)
-        return v / np.linalg.norm(v)
+        center = self.centers[int(self._rng.integers(len(self.centers)))]
+        v = center + self._rng.normal(scale=QUERY_NOISE / np.sqrt(self.dim), size=self.dim).astype(np.float32)
+        out: np.ndarray = (v / np.linalg.norm(v)).astype(np.float32)
+        return out
 
-    def embed_passages(self, texts):  # noqa: ANN001, ANN201 - not used
+    def embed_passages(self, texts: list[str]) -> list[np.ndarray]:  # not used
         raise NotImplementedError
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
 
-def build(ctx: Context, tenant: str, n: int, dim: int, rng: np.random.Generator) -> str:
+TEXTS = 50_000  # distinct chunk texts; a larger index repeats them (analysing each costs more than indexing it)
+CHUNK_NOISE = 0.9  # the noise's norm against a topic's unit vector: chunks of a topic are far from identical
+QUERY_NOISE = 1.1
+
+
+def topics(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+    c = rng.normal(size=(max(1, n // 400), dim)).astype(np.float32)
+    out: np.ndarray = c / np.linalg.norm(c, axis=1, keepdims=True)
+    return out
+
+
+def build(ctx: Context, tenant: str, n: int, centers: np.ndarray, rng: np.random.Generator) -> str:
+    dim = centers.shape[1]
     probs = 1.0 / np.arange(1, len(VOCAB) + 1) ** 1.0
     probs /= probs.sum()
     docs = max(1, n // 40)
@@ -76,7 +104,7 @@ def build(ctx: Context, tenant: str, n: int, dim: int, rng: np.random.Generator)
         kb = KnowledgeBase(tenant_id=tenant, name="bench", embedding_model="bench", embedding_dim=dim)
         s.add(kb)
         s.flush()
-        kb_id = kb.id
+        kb_id = str(kb.id)
         for d in range(docs):
             doc = Document(id=f"d{d:06d}", kb_id=kb_id, tenant_id=tenant, name=f"doc{d}.pdf", status="done")
             s.add(doc)
@@ -85,11 +113,14 @@ def build(ctx: Context, tenant: str, n: int, dim: int, rng: np.random.Generator)
             doc.active_version_id = doc.latest_version_id = f"v{d:06d}"
     ctx.docstore.create_index(tenant, dim)
     batch: list[ChunkRecord] = []
+    pool: list[tuple[str, Any]] = []  # texts and their analysis, reused past TEXTS chunks (the build's time)
     for i in track(range(n), description=f"indexing {n} chunks"):
-        text = " ".join(rng.choice(VOCAB, size=90, p=probs))
-        terms = analyze_chunk(ctx.analyzer, text, title=f"doc{i // 40}")
-        v = rng.normal(size=dim).astype(np.float32)
+        if len(pool) < TEXTS:
+            text = " ".join(rng.choice(VOCAB, size=90, p=probs))
+            pool.append((text, analyze_chunk(ctx.analyzer, text, title="doc")))
+        text, terms = pool[i % TEXTS]
         d = i // 40
+        v = centers[d % len(centers)] + rng.normal(scale=CHUNK_NOISE / np.sqrt(dim), size=dim).astype(np.float32)
         batch.append(ChunkRecord(
             id=f"c{i}", kb_id=kb_id, doc_id=f"d{d:06d}", version_id=f"v{d:06d}", content=text,
             vector=v / np.linalg.norm(v), document_name=f"doc{d}.pdf", content_terms=terms.content_terms,
@@ -104,45 +135,100 @@ def build(ctx: Context, tenant: str, n: int, dim: int, rng: np.random.Generator)
 
 
 def pct(values: list[float], q: int) -> float:
-    return statistics.quantiles(values, n=100)[q - 1]
+    return float(statistics.quantiles(values, n=100)[q - 1])
+
+
+def rss_mib() -> float:
+    """The process's resident memory now (MiB)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def disk_mib(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def measure(store: DocStore, ctx: Context, scope: Scope, questions: list[str], centers: np.ndarray,
+            table: Table, engine: str) -> dict[str, list[list[str]]]:
+    """Time each mode over ``questions`` with ``store``; the vector-only results' ids, per question."""
+    found_ids: dict[str, list[list[str]]] = {}
+    for mode, explain in (("hybrid", False), ("keyword", False), ("vector", False), ("hybrid", True)):
+        params = RetrievalParams(RetrievalOptions(mode=mode, page_size=10))
+        embedder = PrecomputedQuery(centers, 9)  # the same question vectors for both engines
+        for q in questions[:5]:  # warm up
+            retrieve(q, scope, params, docstore=store, embedder=PrecomputedQuery(centers, 1), analyzer=ctx.analyzer,
+                     active_versions=active_versions_fn(ctx))
+        lat, found, ids = [], [], []
+        for q in questions:
+            t = time.perf_counter()
+            res = retrieve(q, scope, params, docstore=store, embedder=embedder, analyzer=ctx.analyzer,
+                           active_versions=active_versions_fn(ctx), explain=explain)
+            lat.append((time.perf_counter() - t) * 1000)
+            found.append(len(res.chunks))
+            ids.append([c.record.id for c in res.chunks])
+        found_ids[mode + (" + explain" if explain else "")] = ids
+        table.add_row(engine, mode + (" + explain" if explain else ""), f"{pct(lat, 50):.1f}", f"{pct(lat, 95):.1f}",
+                      f"{statistics.mean(found):.1f}")
+    return found_ids
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--exact-only", action="store_true", help="leave the approximate index out")
     args = ap.parse_args()
     rng = np.random.default_rng(3)
     console = Console()
+    defaults = Settings(_env_file=None)
     with tempfile.TemporaryDirectory() as tmp:
-        ctx = Context(Settings(home=Path(tmp) / "home", _env_file=None))
+        # the exact engine: no approximate index whatever the size
+        ctx = Context(Settings(home=Path(tmp) / "home", ann_min_rows=0, _env_file=None))
         ctx.init_storage()
         with ctx.db.session() as s:
             tenant = identity.bootstrap(s).principal.tenant_id
-        kb_id = build(ctx, tenant, args.n, 384, rng)
+        centers = topics(args.n, 384, rng)
+        t0 = time.perf_counter()
+        kb_id = build(ctx, tenant, args.n, centers, rng)
+        build_s = time.perf_counter() - t0
         scope = Scope(tenant_id=tenant, kb_ids=[kb_id], embedding_model="bench")
-        embedder = PrecomputedQuery(384, 9)
         mid = VOCAB[20:3000]  # question words from the common-but-not-stop-word range
         questions = [" ".join(rng.choice(mid, size=int(rng.integers(4, 9)))) for _ in range(args.queries)]
-        table = Table(title=f"retrieve() at {args.n} chunks, {args.queries} queries, query embedding excluded")
-        for col in ("mode", "p50 ms", "p95 ms", "mean results"):
+        table = Table(title=f"retrieve() at {args.n:,} chunks, {args.queries} queries, query embedding excluded")
+        for col in ("engine", "mode", "p50 ms", "p95 ms", "mean results"):
             table.add_column(col, justify="right")
-        for mode, explain in (("hybrid", False), ("keyword", False), ("vector", False), ("hybrid", True)):
-            params = RetrievalParams(RetrievalOptions(mode=mode, page_size=6))
-            for q in questions[:5]:  # warm up
-                retrieve(q, scope, params, docstore=ctx.docstore, embedder=embedder, analyzer=ctx.analyzer,
+        exact = measure(ctx.docstore, ctx, scope, questions, centers, table, "exact")
+        notes = [f"index built in {build_s:.0f} s ({args.n / build_s:,.0f} chunks/s), "
+                 f"{disk_mib(ctx.settings.index_dir):,.0f} MiB on disk; RSS with the exact engine {rss_mib():,.0f} MiB"]
+        if not args.exact_only:
+            from ragloom.docstore._ann import AnnConfig
+            from ragloom.docstore.tantivy_store import TantivyDocStore
+
+            ctx.docstore.close()
+            ann = AnnConfig(min_rows=1, connectivity=defaults.ann_connectivity,
+                            expansion_add=defaults.ann_expansion_add, expansion_search=defaults.ann_expansion_search,
+                            background=False)
+            store = TantivyDocStore(ctx.settings.index_dir, ann=ann)
+            t0 = time.perf_counter()
+            with console.status("building the approximate index"):
+                retrieve(questions[0], scope, RetrievalParams(RetrievalOptions(mode="vector", page_size=10)),
+                         docstore=store, embedder=PrecomputedQuery(centers, 1), analyzer=ctx.analyzer,
                          active_versions=active_versions_fn(ctx))
-            lat, found = [], []
-            for q in questions:
-                t = time.perf_counter()
-                res = retrieve(q, scope, params, docstore=ctx.docstore, embedder=embedder, analyzer=ctx.analyzer,
-                               active_versions=active_versions_fn(ctx), explain=explain)
-                lat.append((time.perf_counter() - t) * 1000)
-                found.append(len(res.chunks))
-            table.add_row(mode + (" + explain" if explain else ""), f"{pct(lat, 50):.1f}", f"{pct(lat, 95):.1f}",
-                          f"{statistics.mean(found):.1f}")
+            graph_s = time.perf_counter() - t0
+            approx = measure(store, ctx, scope, questions, centers, table, "approximate")
+            recall = statistics.mean(len(set(a) & set(e)) / max(1, len(e))
+                                     for a, e in zip(approx["vector"], exact["vector"], strict=True))
+            hybrid = statistics.mean(len(set(a) & set(e)) / max(1, len(e))
+                                     for a, e in zip(approx["hybrid"], exact["hybrid"], strict=True))
+            notes.append(f"approximate index (M={ann.connectivity}, ef_add={ann.expansion_add}, "
+                         f"ef={ann.expansion_search}) built in {graph_s:.0f} s on one thread; RSS with both "
+                         f"{rss_mib():,.0f} MiB; vector-only recall@10 against exact {recall:.3f}, hybrid top 10 "
+                         f"overlap {hybrid:.3f}")
+            store.close()
         ctx.close()
     console.print(table)
+    for note in notes:
+        console.print(note)
 
 
 if __name__ == "__main__":
