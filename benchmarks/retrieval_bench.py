@@ -126,12 +126,18 @@ def build(ctx: Context, tenant: str, n: int, centers: np.ndarray, rng: np.random
             vector=v / np.linalg.norm(v), document_name=f"doc{d}.pdf", content_terms=terms.content_terms,
             content_fine_terms=terms.content_fine_terms, title_terms=terms.title_terms, order=i % 40,
             positions=[(1 + (i % 40) // 4, 50.0, 500.0, 100.0, 140.0)]))
-        if len(batch) == 5000:
+        if len(batch) == BATCH:
+            t0 = time.perf_counter()
             ctx.docstore.upsert(tenant, batch)
+            WRITES.append(time.perf_counter() - t0)
             batch = []
     if batch:
         ctx.docstore.upsert(tenant, batch)
     return kb_id
+
+
+BATCH = 5000
+WRITES: list[float] = []  # seconds of each full batch's upsert, in order
 
 
 def pct(values: list[float], q: int) -> float:
@@ -200,6 +206,12 @@ def main() -> None:
         exact = measure(ctx.docstore, ctx, scope, questions, centers, table, "exact")
         notes = [f"index built in {build_s:.0f} s ({args.n / build_s:,.0f} chunks/s), "
                  f"{disk_mib(ctx.settings.index_dir):,.0f} MiB on disk; RSS with the exact engine {rss_mib():,.0f} MiB"]
+        if len(WRITES) >= 4:
+            k = max(1, len(WRITES) // 10)
+            first, last = statistics.mean(WRITES[:k]), statistics.mean(WRITES[-k:])
+            notes.append(f"index writes: a batch of {BATCH:,} chunks took {first * 1000:,.0f} ms among the first "
+                         f"{k * BATCH:,} chunks and {last * 1000:,.0f} ms among the last {k * BATCH:,} "
+                         f"({BATCH / first:,.0f} vs {BATCH / last:,.0f} chunks/s)")
         if not args.exact_only:
             from ragloom.docstore._ann import AnnConfig
             from ragloom.docstore.tantivy_store import TantivyDocStore

@@ -116,4 +116,4 @@ def embed_script(request: Request, token: str) -> Response:
     server = str(request.base_url).rstrip("/")
     script = _EMBED.format(server=server, token=token, server_json=json.dumps(server), token_json=json.dumps(token))
     return Response(script, media_type="text/javascript; charset=utf-8",
-                    headers={"Cache-Control": "public, max-age=300", "Cross-Origin-Resource-Policy": "cross-origin"})
+                    headers={"Cache-Control": "no-cache", "Cross-Origin-Resource-Policy": "cross-origin"})
