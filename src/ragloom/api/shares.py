@@ -15,20 +15,16 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
-from sqlalchemy.orm import Session
 
 from ragloom.api.chats import CHAT_STREAM
 from ragloom.api.deps import PUBLIC, READS, ContextDep, PrincipalDep, limited_per_address, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
 from ragloom.context import Context, Principal
-from ragloom.db.models import ChatMessage, ChatSession, Document, ShareLink
 from ragloom.errors import NotFoundError, PermissionDeniedError, RagloomError
-from ragloom.schemas.base import iso_utc
-from ragloom.schemas.chats import ChatReference, ChatReply, CompletionRequest
+from ragloom.schemas.chats import ChatReply, CompletionRequest
 from ragloom.schemas.documents import PageList
 from ragloom.schemas.shares import (
     VISITOR_ID,
-    EmbedSnippets,
     SearchQuestion,
     SearchResults,
     ShareCreate,
@@ -43,12 +39,9 @@ from ragloom.schemas.shares import (
     VisitorSession,
 )
 from ragloom.service.accounts import workspace_models
-from ragloom.service.chat import completion, search_app, sessions, shares
-from ragloom.service.chat.views import citation_view, reference_view
+from ragloom.service.chat import completion, search_app, share_views, shares
 from ragloom.service.documents import catalog
 from ragloom.service.documents.views import pages_view
-from ragloom.service.views import view_link
-from ragloom.states import MessageRole
 
 router = APIRouter(tags=["shares"], responses=CALLER_ERRORS)
 
@@ -63,32 +56,12 @@ VisitorQuery = Annotated[str | None, Query(pattern=VISITOR_ID, description="the 
 
 # --- the owner's side ----------------------------------------------------------------------------------
 
-def share_view(link: ShareLink, sessions_kept: int) -> ShareView:
-    url = f"/share/{link.token}"
-    return ShareView(
-        id=link.id, assistant_id=link.assistant_id, kind=link.kind, name=link.name, title=link.title,
-        welcome=link.welcome,
-        token=link.token, url=url, embed=embed_snippets(link.token, ""), allowed_origins=list(link.allowed_origins),
-        per_minute=link.per_minute, per_day=link.per_day, show_pages=link.show_pages,
-        expires_at=iso_utc(link.expires_at), revoked_at=iso_utc(link.revoked_at), state=shares.state(link),
-        questions=link.questions, refused=link.refused, sessions=sessions_kept, last_used_at=iso_utc(link.last_used_at),
-        created_by=link.created_by, created_at=iso_utc(link.created_at))
-
-
-def embed_snippets(token: str, server: str) -> EmbedSnippets:
-    """The script tag and the iframe a web page of an allowed origin includes (``server``: this server's
-    origin, e.g. ``https://kb.example.com``; relative without one)."""
-    return EmbedSnippets(
-        script=f'<script src="{server}/share/{token}/embed.js" defer></script>',
-        iframe=f'<iframe src="{server}/share/{token}" title="Chat" style="width:400px;height:600px;border:0"></iframe>')
-
-
 @router.post("/chats/{chat_id}/shares", status_code=201, responses=error_responses(409))
 def create_share(chat_id: str, body: ShareCreate, ctx: ContextDep, principal: PrincipalDep) -> ShareView:
     """Share an assistant by link (a workspace owner or admin; the assistant's creator when the workspace
     lets members share)."""
     with ctx.db.session() as s:
-        return share_view(shares.create(s, principal=principal, assistant_id_or_name=chat_id, spec=body), 0)
+        return share_views.share_view(shares.create(s, principal=principal, assistant_id_or_name=chat_id, spec=body), 0)
 
 
 @router.get("/chats/{chat_id}/shares")
@@ -97,14 +70,15 @@ def list_shares(chat_id: str, ctx: ContextDep, principal: PrincipalDep) -> Share
     with ctx.db.session() as s:
         links = shares.list_links(s, principal=principal, assistant_id_or_name=chat_id)
         counts = shares.session_counts(s, [link.id for link in links])
-        return ShareList(shares=[share_view(link, counts.get(link.id, 0)) for link in links], total=len(links))
+        return ShareList(shares=[share_views.share_view(link, counts.get(link.id, 0)) for link in links],
+                         total=len(links))
 
 
 @router.get("/chats/{chat_id}/shares/{share_id}")
 def get_share(chat_id: str, share_id: str, ctx: ContextDep, principal: PrincipalDep) -> ShareView:
     with ctx.db.session() as s:
         link = shares.get(s, principal=principal, assistant_id_or_name=chat_id, share_id=share_id)
-        return share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
+        return share_views.share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
 
 
 @router.patch("/chats/{chat_id}/shares/{share_id}", responses=error_responses(409))
@@ -113,7 +87,7 @@ def update_share(chat_id: str, share_id: str, body: ShareUpdate, ctx: ContextDep
     """Change a link: its limits, origins, texts, expiry (effective at its next request)."""
     with ctx.db.session() as s:
         link = shares.update(s, principal=principal, assistant_id_or_name=chat_id, share_id=share_id, spec=body)
-        return share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
+        return share_views.share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
 
 
 @router.delete("/chats/{chat_id}/shares/{share_id}")
@@ -121,7 +95,7 @@ def revoke_share(chat_id: str, share_id: str, ctx: ContextDep, principal: Princi
     """Revoke a link: every request with it is refused from now on; its visitors' sessions are kept."""
     with ctx.db.session() as s:
         link = shares.revoke(s, principal=principal, assistant_id_or_name=chat_id, share_id=share_id)
-        return share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
+        return share_views.share_view(link, shares.session_counts(s, [link.id]).get(link.id, 0))
 
 
 # --- the visitor's side --------------------------------------------------------------------------------
@@ -165,10 +139,9 @@ class _Visit:
                 shares.refused(s, self.link_id)
             raise
 
-    def link(self, s: Session) -> ShareLink:
-        link = s.get(ShareLink, self.link_id)
-        assert link is not None
-        return link
+    def link(self, s: Any) -> Any:
+        """The link's row, in the caller's database session."""
+        return share_views.link(s, self.link_id)
 
 
 def _cors(response: Response, origin: str | None, request: Request) -> Response:
@@ -193,34 +166,9 @@ def _set_visitor(response: Response, visitor_id: str, request: Request) -> None:
                         samesite="lax", secure=request.url.scheme == "https", path="/")
 
 
-def visitor_reference(ref: dict[str, Any], active: dict[str, str | None], token: str,
-                      show_pages: bool) -> ChatReference:
-    """A stored reference as a visitor sees it (:func:`visitor_view`)."""
-    return visitor_view(reference_view(ref, active), token, show_pages)
-
-
-def visitor_view(view: ChatReference, token: str, show_pages: bool) -> ChatReference:
-    """A reference as a visitor sees it: its pages and view through the link (when it shows pages), no
-    file, no link into the workspace or to the source."""
-    base = f"/api/v1/share/{token}/documents/{view.doc_id}"
-    alive = view.status != "deleted"
-    return view.model_copy(update={
-        "file": None, "changes": None, "source_url": None,
-        "pages": f"{base}/pages?version_id={view.version_id}" if alive and show_pages else None,
-        "preview": view_link(base, view.version_id, view.positions) if alive and show_pages else None,
-    })
-
-
 def _visitor_reply(ctx: Context, visit: _Visit, reply: ChatReply, visitor_id: str) -> VisitorReply:
     with ctx.db.session() as s:
-        answer = s.get(ChatMessage, reply.message_id)
-        refs = list(answer.refs or []) if answer else []
-        active = sessions.active_versions(s, refs)
-        shares.answered(s, visit.link_id)
-    return VisitorReply(session_id=reply.session_id, visitor_id=visitor_id, message_id=reply.message_id,
-                        answer=reply.answer, insufficient=reply.insufficient,
-                        references=[visitor_reference(r, active, visit.token, visit.show_pages) for r in refs],
-                        citations=reply.citations)
+        return share_views.visitor_reply(s, visit.link_id, reply, visitor_id, visit.token, visit.show_pages)
 
 
 @router.get("/share/{token}", openapi_extra=PUBLIC, dependencies=[limited_per_address("share")], responses=LIMITED)
@@ -305,16 +253,7 @@ def shares_limiter(request: Request) -> shares.LinkLimiter:
 
 def _visitor_messages(ctx: Context, visit: _Visit, chat_id: str) -> list[VisitorMessage]:
     with ctx.db.session() as s:
-        chat = s.get(ChatSession, chat_id)
-        rows = sessions.messages(s, chat) if chat is not None else []
-        refs = [r for m in rows for r in m.refs or []]
-        active = sessions.active_versions(s, refs)
-        return [VisitorMessage(id=m.id, role="user" if m.role == MessageRole.USER else "assistant", content=m.content,
-                               references=[visitor_reference(r, active, visit.token, visit.show_pages)
-                                           for r in m.refs or []],
-                               citations=[citation_view(c) for c in m.citations or []],
-                               feedback=m.feedback if m.feedback in ("up", "down") else None)
-                for m in rows]
+        return share_views.visitor_messages(s, chat_id, visit.token, visit.show_pages)
 
 
 @router.get("/share/{token}/sessions", openapi_extra=PUBLIC, dependencies=[limited_per_address("share")],
@@ -352,15 +291,10 @@ def share_feedback(token: TokenPath, session_id: str, message_id: str, body: Vis
     visit = _Visit(ctx, request, token)
     vid, _ = _visitor_id(request, body.visitor_id)
     with ctx.db.session() as s:
-        m = shares.visitor_message(s, visit.link(s), vid, session_id, message_id)
-        m.feedback = body.rating
-        m.feedback_comment = body.comment if body.rating else ""
-        active = sessions.active_versions(s, m.refs or [])
-        _cors(response, visit.origin, request)
-        return VisitorMessage(id=m.id, role="assistant", content=m.content,
-                              references=[visitor_reference(r, active, visit.token, visit.show_pages)
-                                          for r in m.refs or []],
-                              citations=[citation_view(c) for c in m.citations or []], feedback=body.rating)
+        rated = share_views.rate(s, visit.link(s), vid, session_id, message_id, body.rating, body.comment,
+                                 visit.show_pages)
+    _cors(response, visit.origin, request)
+    return rated
 
 
 def _visitor_document(ctx: Context, visit: _Visit, document_id: str) -> str:
@@ -368,10 +302,7 @@ def _visitor_document(ctx: Context, visit: _Visit, document_id: str) -> str:
     if not visit.show_pages:
         raise NotFoundError("this share link does not show document pages")
     with ctx.db.session() as s:
-        doc = s.get(Document, document_id)
-        if doc is None or doc.kb_id not in visit.kb_ids:
-            raise NotFoundError(f"document {document_id!r} not found")
-        return doc.kb_id
+        return share_views.document_kb(s, document_id, visit.kb_ids)
 
 
 @router.get("/share/{token}/documents/{document_id}/pages", openapi_extra=PUBLIC,
@@ -435,7 +366,7 @@ def share_search(token: TokenPath, body: SearchQuestion, ctx: ContextDep, reques
 
     found = search_app.search(ctx, principal=visit.principal, assistant_id=visit.assistant_id,
                               question=body.question, pages_of=pages_of,
-                              reference=lambda r: visitor_view(r, token, visit.show_pages))
+                              reference=lambda r: share_views.visitor_view(r, token, visit.show_pages))
     with ctx.db.session() as s:
         shares.answered(s, visit.link_id)
     _cors(response, visit.origin, request)
