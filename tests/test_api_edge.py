@@ -63,7 +63,13 @@ def test_openapi_declares_the_bearer_api_key_on_protected_routes(client: TestCli
         for method, op in ops.items():
             names = {n for req in op.get("security", []) for n in req}
             (protected if names & set(bearer) else public).append(f"{method.upper()} {path}")
-    assert sorted(public) == ["GET /api/v1/health", "POST /api/v1/auth/login", "POST /api/v1/auth/signup"], public
+    # the health check, sign-up and sign-in, and a share link's visitor routes (its token in the path is the
+    # credential: issue 33) — nothing else answers without a key or a session
+    shared = [r for r in public if r.split(" ", 1)[1].startswith("/api/v1/share/{token}")]
+    assert sorted(set(public) - set(shared)) == ["GET /api/v1/health", "POST /api/v1/auth/login",
+                                                 "POST /api/v1/auth/signup"], public
+    assert "POST /api/v1/share/{token}/completions" in shared
+    assert all(doc["paths"][r.split(" ", 1)[1]][r.split(" ", 1)[0].lower()].get("x-ragloom-public") for r in shared)
     assert schemes["Session"] == {"type": "apiKey", "in": "cookie", "name": "ragloom_session",
                                   "description": schemes["Session"]["description"]}
     for route in ("GET /api/v1/datasets", "POST /api/v1/datasets", "POST /api/v1/retrieval",

@@ -127,7 +127,7 @@ def test_a_visitor_asks_in_kept_sessions_and_sees_the_cited_page(world: World) -
                                                                   "session_id": reply["session_id"]})
     assert again.status_code == 200 and again.json()["session_id"] == reply["session_id"], again.text
     mine = httpx.get(f"{world.live.url}/api/v1/share/{token}/sessions", params={"visitor_id": visitor}).json()
-    assert [len(s["messages"]) for s in mine] == [4]
+    assert [len(s["messages"]) for s in mine["sessions"]] == [4]
     rated = world.anon.put(f"/share/{token}/sessions/{reply['session_id']}/messages/{reply['message_id']}/feedback",
                            json={"rating": "up"})
     assert rated.status_code == 200 and rated.json()["feedback"] == "up"
@@ -194,7 +194,7 @@ def test_a_link_reaches_nothing_but_its_assistant_s_readable_documents(world: Wo
     other = "another-visitor-0123456789"
     assert world.anon.get(f"/share/{token}/sessions/{theirs['session_id']}", params={"visitor_id": other}
                           ).status_code == 404
-    assert world.anon.get(f"/share/{token}/sessions", params={"visitor_id": other}).json() == []
+    assert world.anon.get(f"/share/{token}/sessions", params={"visitor_id": other}).json() == {"sessions": []}
     # a document of another knowledge base, and one a source restricts, show no page and are never cited
     salaries, secret = world.docs["salaries.md"]["id"], world.docs["secret.md"]["id"]
     for doc in (salaries, secret):

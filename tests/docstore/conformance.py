@@ -266,8 +266,13 @@ class DocStoreConformance:
         f = Filters(["kb1"], doc_ids=["d2"])
         expect = {r.id for r in rows if r.kb_id == "kb1" and r.doc_id == "d2"}
         req = SearchRequest(f, text=terms_query("x"), vector=unit(5), text_top_k=3, vector_top_k=3)
-        got = [h.record.id for h in store.search(T, req)]
-        assert set(got) <= expect and len(got) == min(len(expect), 6)
+        hits = store.search(T, req)
+        got = [h.record.id for h in hits]
+        # the text side's 3 (every row matches "x" alike: which 3 depends on the engine's tie order, its
+        # segments), then the vector side's 3 nearest of the filtered rows that are not among them
+        nearest = sorted(expect, key=lambda i: -float(np.dot(next(r.vector for r in rows if r.id == i), req.vector)))
+        assert set(got) <= expect and len(got[:3]) == 3
+        assert set(got) == set(got[:3]) | set(nearest[:3]), (got, nearest)
 
     def test_excluded_documents_never_pass_before_ranking(self, store: DocStore) -> None:
         """Source permissions' pre-filter: with the best rows in excluded documents, the top k are still

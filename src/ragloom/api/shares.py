@@ -37,6 +37,7 @@ from ragloom.schemas.shares import (
     VisitorQuestion,
     VisitorReply,
     VisitorSession,
+    VisitorSessionList,
 )
 from ragloom.service.accounts import workspace_models
 from ragloom.service.chat import completion, search_app, share_views, shares
@@ -259,14 +260,15 @@ def _visitor_messages(ctx: Context, visit: _Visit, chat_id: str) -> list[Visitor
 @router.get("/share/{token}/sessions", openapi_extra=PUBLIC, dependencies=[limited_per_address("share")],
             responses=LIMITED)
 def share_sessions(token: TokenPath, ctx: ContextDep, request: Request, response: Response,
-                   visitor_id: VisitorQuery = None) -> list[VisitorSession]:
+                   visitor_id: VisitorQuery = None) -> VisitorSessionList:
     """The visitor's sessions with this link, newest first, with their messages."""
     visit = _Visit(ctx, request, token)
     vid, _ = _visitor_id(request, visitor_id)
     with ctx.db.session() as s:
         chats = [(c.id, c.name) for c in shares.visitor_sessions(s, visit.link(s), vid)]
     _cors(response, visit.origin, request)
-    return [VisitorSession(id=cid, name=name, messages=_visitor_messages(ctx, visit, cid)) for cid, name in chats]
+    return VisitorSessionList(sessions=[VisitorSession(id=cid, name=name, messages=_visitor_messages(ctx, visit, cid))
+                                        for cid, name in chats])
 
 
 @router.get("/share/{token}/sessions/{session_id}", openapi_extra=PUBLIC,

@@ -151,6 +151,12 @@ class VisitorSession(View):
     messages: list[VisitorMessage]
 
 
+class VisitorSessionList(View):
+    """A visitor's sessions with a link, newest first."""
+
+    sessions: list[VisitorSession]
+
+
 class VisitorFeedback(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -21,6 +21,7 @@ from ragloom.schemas.shares import (
     VisitorQuestion,
     VisitorReply,
     VisitorSession,
+    VisitorSessionList,
 )
 from ragloom.sdk._base import Base, Route, body, operation
 from ragloom.sdk._chats import Rating
@@ -91,9 +92,8 @@ class SharesAPI(Base):
         return self._events(op, path={"token": token}, json=payload)
 
     @operation("GET", "/share/{token}/sessions")
-    def share_sessions(self, op: Route, /, token: str, *, visitor_id: str | None = None) -> list[VisitorSession]:
-        resp = self._send(op, path={"token": token}, params={"visitor_id": visitor_id})
-        return [VisitorSession.model_validate(v) for v in resp.json()]
+    def share_sessions(self, op: Route, /, token: str, *, visitor_id: str | None = None) -> VisitorSessionList:
+        return self._model(VisitorSessionList, op, path={"token": token}, params={"visitor_id": visitor_id})
 
     @operation("GET", "/share/{token}/sessions/{session_id}")
     def share_session(self, op: Route, /, token: str, session_id: str, *,
