@@ -14,7 +14,7 @@ from fastapi_offline import FastAPIOffline
 from ragloom import __version__
 from ragloom.api import errors
 from ragloom.api.middleware import BodyLimitMiddleware, SecurityHeadersMiddleware, UploadAuthMiddleware
-from ragloom.api.ratelimit import InflightBudget, RateLimiter
+from ragloom.api.ratelimit import InflightBudget, LinkLimiter, RateLimiter
 from ragloom.api.responses import COMMON_ERRORS
 from ragloom.config import Settings
 from ragloom.context import Context, Principal
@@ -69,6 +69,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.state.local_principal = local_principal
     limits = ctx.settings
     app.state.rate_limiter = RateLimiter(0 if local_principal else limits.rate_limit_per_minute)
+    app.state.share_limiter = LinkLimiter()  # each share link's questions per minute and per day
     app.state.public_rate_limiter = RateLimiter(0 if local_principal else limits.rate_limit_public_per_minute,
                                                 setting="RAGLOOM_RATE_LIMIT_PUBLIC_PER_MINUTE", per="address")
     app.state.upload_budget = InflightBudget(total_mb=limits.max_upload_inflight_mb,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
 
 from ragloom.api.deps import ContextDep, PrincipalDep, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, REF, error_responses
@@ -203,13 +204,16 @@ def completions(chat_id: str, body: CompletionRequest, ctx: ContextDep,
     return StreamingResponse(_sse(first, events), media_type="text/event-stream")
 
 
-def _sse(first: str | ChatReply, rest: Iterator[str | ChatReply]) -> Iterator[str]:
+def _sse(first: str | ChatReply, rest: Iterator[str | ChatReply],
+         shown: Callable[[ChatReply], BaseModel] = lambda reply: reply) -> Iterator[str]:
+    """The events of a streamed answer: its deltas, then ``shown`` of the stored reply (a visitor's view of
+    it, say), then ``[DONE]``; an error after the start is the last event before ``[DONE]``."""
     try:
         for item in _chain(first, rest):
             if isinstance(item, str):
                 yield f"data: {json.dumps({'delta': item}, ensure_ascii=False)}\n\n"
             else:
-                yield f"data: {json.dumps({'reply': item.model_dump(mode='json')}, ensure_ascii=False)}\n\n"
+                yield f"data: {json.dumps({'reply': shown(item).model_dump(mode='json')}, ensure_ascii=False)}\n\n"
     except RagloomError as exc:
         yield f"data: {json.dumps({'error': type(exc).__name__, 'message': exc.message})}\n\n"
     yield "data: [DONE]\n\n"

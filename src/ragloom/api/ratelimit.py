@@ -19,7 +19,10 @@ gives its token back (:meth:`RateLimiter.refund`). ``per_minute = 0`` turns limi
 server and per caller: an upload is counted from its ``Content-Length`` before its body is read (or
 byte by byte when it has none) and refused with 429 and ``Retry-After`` when it would go over.
 
-Both live in this process's memory: each server process limits on its own, and a restart starts
+:class:`LinkLimiter` counts a share link's questions per minute and per day, all its visitors
+together (sliding windows: each link has its own limits).
+
+All three live in this process's memory: each server process limits on its own, and a restart starts
 every bucket full and nothing in flight.
 """
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 import ipaddress
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -192,3 +196,37 @@ class InflightBudget:
     def in_flight(self) -> int:
         """Bytes counted now (all callers)."""
         return self._used
+
+
+@dataclass
+class _Window:
+    minute: deque[float]
+    day: deque[float]
+
+
+class LinkLimiter:
+    """Questions per minute and per day of each link, all its visitors together (this process's memory)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._windows: dict[str, _Window] = {}
+        self._lock = threading.Lock()
+
+    def take(self, link_id: str, per_minute: int, per_day: int) -> None:
+        """Count one question, or raise :class:`RateLimitedError` with the wait."""
+        with self._lock:
+            now = self._clock()
+            w = self._windows.setdefault(link_id, _Window(deque(), deque()))
+            for q, span in ((w.minute, 60.0), (w.day, 86400.0)):
+                while q and q[0] <= now - span:
+                    q.popleft()
+            if len(w.day) >= per_day:
+                wait = w.day[0] + 86400.0 - now
+                raise RateLimitedError(f"this share link answers at most {per_day} questions a day; retry in "
+                                       f"{wait / 3600:.1f} h", retry_after=wait)
+            if len(w.minute) >= per_minute:
+                wait = w.minute[0] + 60.0 - now
+                raise RateLimitedError(f"this share link answers at most {per_minute} questions a minute; retry in "
+                                       f"{wait:.0f} s", retry_after=wait)
+            w.minute.append(now)
+            w.day.append(now)

@@ -8,15 +8,15 @@ minute and per day for all its visitors together."""
 
 from __future__ import annotations
 
-import json
+import re
 import secrets
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from ragloom.api.chats import CHAT_STREAM
+from ragloom.api.chats import _sse as sse
 from ragloom.api.deps import PUBLIC, READS, ContextDep, PrincipalDep, limited_per_address, rate_limited
 from ragloom.api.responses import CALLER_ERRORS, binary_response, error_responses
 from ragloom.context import Context, Principal
@@ -24,6 +24,7 @@ from ragloom.errors import NotFoundError, PermissionDeniedError, RagloomError
 from ragloom.schemas.chats import ChatReply, CompletionRequest
 from ragloom.schemas.documents import PageList
 from ragloom.schemas.shares import (
+    SHARE_TOKEN,
     VISITOR_ID,
     SearchQuestion,
     SearchResults,
@@ -49,7 +50,7 @@ router = APIRouter(tags=["shares"], responses=CALLER_ERRORS)
 VISITOR_COOKIE = "ragloom_visitor"
 VISITOR_COOKIE_DAYS = 180
 MAX_PAGE_NUMBER = 100_000
-TokenPath = Annotated[str, Path(min_length=16, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+TokenPath = Annotated[str, Path(min_length=16, max_length=64, pattern=SHARE_TOKEN)]
 LIMITED = error_responses(429)
 HighlightQuery = Annotated[str, Query(max_length=4000, pattern=r"^\d{1,7}(,\d{1,7})*$|^$")]
 VisitorQuery = Annotated[str | None, Query(pattern=VISITOR_ID, description="the visitor (default: the cookie)")]
@@ -120,7 +121,6 @@ class _Visit:
             self.link_id, self.token, self.show_pages = link.id, link.token, link.show_pages
             self.per_minute, self.per_day = link.per_minute, link.per_day
             self.assistant_id, self.kind = link.assistant_id, link.kind
-            self.kb_ids = shares.kb_ids(s, link)
             origins = list(link.allowed_origins)
         if not allowed:
             raise PermissionDeniedError(f"origin {origin!r} may not use this share link (its owner allows: "
@@ -134,7 +134,7 @@ class _Visit:
     def take(self, ctx: Context, request: Request) -> None:
         """Count a question against the link's limits (a refusal is counted too)."""
         try:
-            shares_limiter(request).take(self.link_id, self.per_minute, self.per_day)
+            request.app.state.share_limiter.take(self.link_id, self.per_minute, self.per_day)
         except RagloomError:
             with ctx.db.session() as s:
                 shares.refused(s, self.link_id)
@@ -157,7 +157,7 @@ def _visitor_id(request: Request, given: str | None) -> tuple[str, bool]:
     if given:
         return given, False
     cookie = request.cookies.get(VISITOR_COOKIE, "")
-    if 16 <= len(cookie) <= 64 and all(c.isalnum() or c in "-_" for c in cookie):
+    if re.fullmatch(VISITOR_ID, cookie):
         return cookie, False
     return secrets.token_urlsafe(18), True
 
@@ -219,37 +219,11 @@ def share_completions(token: TokenPath, body: VisitorQuestion, ctx: ContextDep,
     else:
         events = completion.complete_stream(ctx, principal=visit.principal, prepared=prepared)
         first = next(events)
-        response = StreamingResponse(_visitor_sse(ctx, visit, visitor_id, first, events),
+        response = StreamingResponse(sse(first, events, lambda reply: _visitor_reply(ctx, visit, reply, visitor_id)),
                                      media_type="text/event-stream")
     if new_visitor:
         _set_visitor(response, visitor_id, request)
     return _cors(response, visit.origin, request)
-
-
-def _visitor_sse(ctx: Context, visit: _Visit, visitor_id: str, first: str | ChatReply,
-                 rest: Iterator[str | ChatReply]) -> Iterator[str]:
-    def items() -> Iterator[str | ChatReply]:
-        yield first
-        yield from rest
-
-    try:
-        for item in items():
-            if isinstance(item, str):
-                yield f"data: {json.dumps({'delta': item}, ensure_ascii=False)}\n\n"
-            else:
-                reply = _visitor_reply(ctx, visit, item, visitor_id)
-                yield f"data: {json.dumps({'reply': reply.model_dump(mode='json')}, ensure_ascii=False)}\n\n"
-    except RagloomError as exc:
-        yield f"data: {json.dumps({'error': type(exc).__name__, 'message': exc.message})}\n\n"
-    yield "data: [DONE]\n\n"
-
-
-def shares_limiter(request: Request) -> shares.LinkLimiter:
-    state = request.app.state
-    limiter = getattr(state, "share_limiter", None)
-    if limiter is None:
-        limiter = state.share_limiter = shares.LinkLimiter()
-    return limiter
 
 
 def _visitor_messages(ctx: Context, visit: _Visit, chat_id: str) -> list[VisitorMessage]:
@@ -304,7 +278,7 @@ def _visitor_document(ctx: Context, visit: _Visit, document_id: str) -> str:
     if not visit.show_pages:
         raise NotFoundError("this share link does not show document pages")
     with ctx.db.session() as s:
-        return share_views.document_kb(s, document_id, visit.kb_ids)
+        return share_views.document_kb(s, document_id, shares.kb_ids(s, visit.link(s)))
 
 
 @router.get("/share/{token}/documents/{document_id}/pages", openapi_extra=PUBLIC,

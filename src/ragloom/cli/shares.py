@@ -54,14 +54,18 @@ def _fields(*, name: str | None, title: str | None, welcome: str | None, origin:
     return fields
 
 
+def _absolute(snippet: str, base: str) -> str:
+    """An embed snippet (its addresses relative to the server) with the server's address."""
+    return snippet.replace('src="/share/', f'src="{base}/share/')
+
+
 def _text(link: ShareView, server: str) -> str:
     base = server.rstrip("/")
     lines = [f"share link {link.name or link.id} ({link.kind}, id {link.id}) of assistant {link.assistant_id}: "
              f"{link.state}",
              f"  {link.kind} page: {base}{link.url}",
-             f"  script tag: <script src=\"{base}/share/{link.token}/embed.js\" defer></script>",
-             f"  iframe: <iframe src=\"{base}{link.url}\" title=\"Chat\" style=\"width:400px;height:600px;border:0\">"
-             "</iframe>",
+             f"  script tag: {_absolute(link.embed.script, base)}",
+             f"  iframe: {_absolute(link.embed.iframe, base)}",
              f"  allowed origins: {', '.join(link.allowed_origins) or 'none (the chat page on this server only)'}",
              f"  limits: {link.per_minute} questions a minute, {link.per_day} a day; pages "
              f"{'shown' if link.show_pages else 'hidden'}; expires {link.expires_at or 'never'}",

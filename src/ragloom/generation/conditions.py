@@ -9,6 +9,7 @@ years) although it states the question's number. :func:`contradicts` says so, in
 
 from __future__ import annotations
 
+import functools
 import re
 
 _DIGIT_VALUES = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
@@ -63,9 +64,11 @@ def _unit(unit: str) -> str:
     return {"周岁": "岁", "个月": "月", "个小时": "小时", "日": "天"}.get(unit, unit)
 
 
-def thresholds(text: str) -> set[tuple[bool, str, str]]:
+@functools.lru_cache(maxsize=1024)
+def thresholds(text: str) -> frozenset[tuple[bool, str, str]]:
     """The thresholds ``text`` states, as ``(below, number, unit)``: "不满 10 年" is ``(True, "10", "年")``,
-    "满十年" ``(False, "10", "年")``, "less than 2 years" ``(True, "2", "year")``."""
+    "满十年" ``(False, "10", "年")``, "less than 2 years" ``(True, "2", "year")``. Kept for the texts
+    last asked about: an answer asks it of its question once per candidate and per span."""
     out: set[tuple[bool, str, str]] = set()
     for m in _ZH_THRESHOLD.finditer(text):
         if value := _value(m.group("num")):
@@ -74,7 +77,7 @@ def thresholds(text: str) -> set[tuple[bool, str, str]]:
         for m in pattern.finditer(text):
             below = re.fullmatch(_EN_BELOW, m.group("word").lower()) is not None
             out.add((below, m.group("num"), _unit(m.group("unit"))))
-    return out
+    return frozenset(out)
 
 
 def contradicts(question: str, text: str) -> bool:

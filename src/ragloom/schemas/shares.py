@@ -16,6 +16,7 @@ from ragloom.schemas.names import OptionalName
 MAX_ORIGINS = 50
 MAX_PER_MINUTE = 600
 MAX_PER_DAY = 100_000
+SHARE_TOKEN = r"^[A-Za-z0-9_-]{16,64}$"  # what a link's token looks like (secrets.token_urlsafe's alphabet)
 VISITOR_ID = r"^[A-Za-z0-9_-]{16,64}$"
 _ORIGIN = re.compile(r"^https?://(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$")
 

@@ -9,6 +9,7 @@ it), and no bubble appears."""
 from __future__ import annotations
 
 import json
+import re
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
@@ -16,6 +17,7 @@ from fastapi.responses import HTMLResponse, Response
 from ragloom import __version__
 from ragloom.context import Context
 from ragloom.errors import NotFoundError, RagloomError
+from ragloom.schemas.shares import SHARE_TOKEN
 from ragloom.service.accounts import workspace_models
 from ragloom.service.chat import shares
 from ragloom.web.messages import catalogue, language
@@ -28,7 +30,7 @@ _POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'se
 
 
 def _valid(token: str) -> bool:
-    return 16 <= len(token) <= 64 and all(c.isalnum() or c in "-_" for c in token)
+    return re.fullmatch(SHARE_TOKEN, token) is not None
 
 
 @router.get("/{token}")

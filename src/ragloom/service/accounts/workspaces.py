@@ -120,11 +120,6 @@ def change(session: Session, *, principal: Principal, name: str | None = None,
     return tenant
 
 
-def rename(session: Session, *, principal: Principal, name: str) -> Tenant:
-    """Rename the principal's workspace (its owner or an admin)."""
-    return change(session, principal=principal, name=name)
-
-
 # -- members -------------------------------------------------------------------------------------------
 
 def members(session: Session, *, principal: Principal) -> list[tuple[User, Role]]:

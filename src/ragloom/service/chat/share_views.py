@@ -58,13 +58,11 @@ def _references(refs: Sequence[Mapping[str, Any]], active: Mapping[str, str | No
 def visitor_reply(session: Session, link_id: str, reply: ChatReply, visitor_id: str, token: str,
                   show_pages: bool) -> VisitorReply:
     """The stored answer as the visitor sees it; counts the link's question."""
-    answer = session.get(ChatMessage, reply.message_id)
-    refs = list(answer.refs or []) if answer else []
-    active = sessions.active_versions(session, refs)
     shares.answered(session, link_id)
     return VisitorReply(session_id=reply.session_id, visitor_id=visitor_id, message_id=reply.message_id,
                         answer=reply.answer, insufficient=reply.insufficient,
-                        references=_references(refs, active, token, show_pages), citations=reply.citations)
+                        references=[visitor_view(r, token, show_pages) for r in reply.references],
+                        citations=reply.citations)
 
 
 def _message(m: ChatMessage, active: Mapping[str, str | None], token: str, show_pages: bool) -> VisitorMessage:

@@ -19,18 +19,13 @@ visitor routes take no assistant, knowledge base or session id that is not the l
 whose creator has left the workspace stops working.
 
 Limits: ``per_minute`` and ``per_day`` questions for all the link's visitors together (sliding
-windows in this process's memory, :class:`LinkLimiter`), on top of the server's limit per client
-address. Refusals count in ``refused``.
+windows in the server process's memory, :class:`ragloom.api.ratelimit.LinkLimiter`), on top of the
+server's limit per client address. Refusals count in ``refused``.
 """
 
 from __future__ import annotations
 
 import secrets
-import threading
-import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -39,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from ragloom.context import Principal
 from ragloom.db.models import Assistant, ChatMessage, ChatSession, Membership, ShareLink, Tenant, utcnow
-from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError, RateLimitedError
+from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from ragloom.schemas.shares import ShareCreate, ShareUpdate
 from ragloom.service.accounts import audit
 from ragloom.service.chat import assistants, sessions
@@ -78,7 +73,7 @@ def may_share(session: Session, principal: Principal, assistant: Assistant) -> N
            " (this workspace does not let members share their assistants: members_share)"))
 
 
-def _apply(link: ShareLink, spec: ShareCreate | ShareUpdate, *, creating: bool) -> list[str]:
+def _apply(link: ShareLink, spec: ShareCreate | ShareUpdate) -> list[str]:
     """Set the fields ``spec`` gives; the names of those changed."""
     given = spec.model_fields_set
     changed: list[str] = []
@@ -86,16 +81,14 @@ def _apply(link: ShareLink, spec: ShareCreate | ShareUpdate, *, creating: bool) 
         if name not in given:
             continue
         value = getattr(spec, name)
-        if value is None and name != "expires_at":
-            continue
+        if value is None:
+            continue  # null keeps the value (for expires_at too: never_expires removes the expiry)
         if name == "allowed_origins":
             value = list(dict.fromkeys(value))
-        if name == "expires_at" and value is not None:
+        if name == "expires_at":
             value = _aware(value)
             if value is not None and value <= datetime.now(UTC):
                 raise InvalidRequestError("expires_at: must be in the future")
-        if name == "expires_at" and value is None and not creating:
-            continue  # expires_at: null in an update keeps the expiry (never_expires removes it)
         if getattr(link, name) != value:
             setattr(link, name, value)
             changed.append(name)
@@ -119,7 +112,7 @@ def create(session: Session, *, principal: Principal, assistant_id_or_name: str,
                      kind=spec.kind, token=secrets.token_urlsafe(TOKEN_BYTES), name="", title="", welcome="",
                      allowed_origins=[],
                      per_minute=DEFAULT_PER_MINUTE, per_day=DEFAULT_PER_DAY, show_pages=True, questions=0, refused=0)
-    _apply(link, spec, creating=True)
+    _apply(link, spec)
     session.add(link)
     session.flush()
     audit.record_by(session, principal, "share.created", target=f"share:{link.id}",
@@ -161,7 +154,7 @@ def update(session: Session, *, principal: Principal, assistant_id_or_name: str,
     may_share(session, principal, assistant)
     if link.revoked_at is not None:
         raise ConflictError(f"share link {share_id!r} is revoked: create a new one")
-    changed = _apply(link, spec, creating=False)
+    changed = _apply(link, spec)
     if changed:
         link.updated_at = utcnow()
         audit.record_by(session, principal, "share.updated", target=f"share:{link.id}",
@@ -223,40 +216,6 @@ def allowed_origin(link: ShareLink, origin: str | None, own: str) -> bool:
         return True
     origin = origin.rstrip("/").lower()
     return origin == own.rstrip("/").lower() or origin in (link.allowed_origins or [])
-
-
-@dataclass
-class _Window:
-    minute: deque[float]
-    day: deque[float]
-
-
-class LinkLimiter:
-    """Questions per minute and per day of each link, all its visitors together (this process's memory)."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._windows: dict[str, _Window] = {}
-        self._lock = threading.Lock()
-
-    def take(self, link_id: str, per_minute: int, per_day: int) -> None:
-        """Count one question, or raise :class:`RateLimitedError` with the wait."""
-        with self._lock:
-            now = self._clock()
-            w = self._windows.setdefault(link_id, _Window(deque(), deque()))
-            for q, span in ((w.minute, 60.0), (w.day, 86400.0)):
-                while q and q[0] <= now - span:
-                    q.popleft()
-            if len(w.day) >= per_day:
-                wait = w.day[0] + 86400.0 - now
-                raise RateLimitedError(f"this share link answers at most {per_day} questions a day; retry in "
-                                       f"{wait / 3600:.1f} h", retry_after=wait)
-            if len(w.minute) >= per_minute:
-                wait = w.minute[0] + 60.0 - now
-                raise RateLimitedError(f"this share link answers at most {per_minute} questions a minute; retry in "
-                                       f"{wait:.0f} s", retry_after=wait)
-            w.minute.append(now)
-            w.day.append(now)
 
 
 def refused(session: Session, link_id: str) -> None:

@@ -34,6 +34,20 @@ const RLPages = (() => {
       .sort((a, b) => a - b);
   }
 
+  /** The frames of the pages `positions` lie on, among `pages` (GET .../pages's list), each with its
+      regions drawn: a citation's pages alone, without the viewer. `label(n)` is a page's alternative
+      text; `attrs` go on each image, `regionAttrs` on each region. */
+  function citedFrames(pages, positions, label, attrs = {}, regionAttrs = {}) {
+    const wanted = pagesOf(positions);
+    return pages.filter((p) => wanted.includes(p.page) && p.image).map((page) => {
+      const node = frame(page, label(page.page), attrs);
+      for (const pos of positions.filter((p) => p.length >= 5 && p[0] === page.page)) {
+        node.append(place(RL.el("div", { class: "region cited", ...regionAttrs }), node, pos));
+      }
+      return node;
+    });
+  }
+
   const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
 
   /** A document viewer: a bar (previous/next page, a page number to type, zoom out/in, fit width, the
@@ -194,5 +208,5 @@ const RLPages = (() => {
     return { node, frames, goTo, reveal, scroller };
   }
 
-  return { frame, place, pagesOf, viewer };
+  return { frame, place, pagesOf, citedFrames, viewer };
 })();

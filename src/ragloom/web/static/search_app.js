@@ -42,17 +42,11 @@
     document.getElementById("search-page-title").textContent = title;
     const body = document.getElementById("search-page-body");
     body.replaceChildren();
-    const wanted = RLPages.pagesOf(positions);
-    if (!pagesUrl || !wanted.length) return;
+    if (!pagesUrl || !RLPages.pagesOf(positions).length) return;
     const res = await fetch(pagesUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" });
     if (!res.ok) return;
-    for (const page of (await res.json()).pages.filter((p) => wanted.includes(p.page) && p.image)) {
-      const frame = RLPages.frame(page, t("share.page", { page: page.page }), { "data-testid": "search-page-image" });
-      for (const pos of positions.filter((p) => p[0] === page.page)) {
-        frame.append(RLPages.place(RL.el("div", { class: "region cited" }), frame, pos));
-      }
-      body.append(frame);
-    }
+    body.append(...RLPages.citedFrames((await res.json()).pages, positions, (n) => t("share.page", { page: n }),
+      { "data-testid": "search-page-image" }));
   }
 
   function show(found) {

@@ -43,19 +43,14 @@
     document.getElementById("share-cite-title").textContent = ref.document_name;
     const holder = document.getElementById("share-cite-body");
     holder.replaceChildren(RL.el("blockquote", { class: "share-quote" }, ref.content));
-    if (!showPages || !ref.pages) return;
-    const wanted = RLPages.pagesOf(ref.positions);
-    if (!wanted.length) return;
+    if (!showPages || !ref.pages || !RLPages.pagesOf(ref.positions).length) return;
     try {
       const res = await fetch(ref.pages, { headers: { Accept: "application/json" } });
       if (!res.ok) return;
-      const pages = (await res.json()).pages.filter((p) => wanted.includes(p.page) && p.image);
-      for (const page of pages) {
-        const frame = RLPages.frame(page, t("share.page", { page: page.page }), { "data-testid": "cited-page" });
-        for (const pos of ref.positions.filter((p) => p[0] === page.page)) {
-          frame.append(RLPages.place(RL.el("div", { class: "region cited", "data-testid": "cited-region" }), frame, pos));
-        }
-        holder.append(RL.el("p", { class: "muted" }, t("share.page", { page: page.page })), frame);
+      const label = (n) => t("share.page", { page: n });
+      for (const frame of RLPages.citedFrames((await res.json()).pages, ref.positions, label,
+        { "data-testid": "cited-page" }, { "data-testid": "cited-region" })) {
+        holder.append(RL.el("p", { class: "muted" }, label(Number(frame.dataset.page))), frame);
       }
     } catch (e) { /* the quote stays */ }
   }
