@@ -115,7 +115,7 @@ def test_search_sees_one_whole_version_at_a_time(ctx, principal) -> None:
     progress = ingestion.TaskProgress(ctx, task_id)
     embedder = ctx.embedder(job.embedding_model)
     chunks = pipeline.chunk(job, pipeline.parse(ctx.objects.get(job.file_key), job), embedder)
-    records = pipeline.to_records(ctx.analyzer, job, chunks, pipeline.embed(job, chunks, embedder, progress))
+    records = pipeline.to_records(ctx.analyzers, job, chunks, pipeline.embed(job, chunks, embedder, progress))
     pipeline.index(ctx.docstore, job, records, progress)  # version 2 fully indexed, not yet published
 
     def contents() -> str:

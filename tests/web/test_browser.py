@@ -162,7 +162,7 @@ def test_create_and_revoke_an_api_key(world: World) -> None:
 def test_chinese_interface_after_switching_language(world: World) -> None:
     page = new_page(world)
     sign_up(page, "di@example.com")
-    page.get_by_role("button", name="中文").click()
+    page.get_by_test_id("lang-switch").select_option("zh")
     sync_api.expect(page.locator("h1")).to_have_text("知识库")
     assert page.locator("html").get_attribute("lang") == "zh-CN"
     sync_api.expect(page.get_by_role("button", name="创建")).to_be_visible()
@@ -172,7 +172,20 @@ def test_chinese_interface_after_switching_language(world: World) -> None:
     said = page.evaluate("""() => ['pages 13-24: embedded 16/31 chunks', 'published 42 chunks',
       'waiting for a worker', 'report.pdf: encrypted'].map(RL.statusText)""")
     assert said == ["第 13-24 页：已向量化 16/31 个切片", "已发布 42 个切片", "等待处理", "report.pdf: encrypted"], said
-    page.get_by_role("button", name="English").click()
+    from ragloom.web import messages
+
+    # every interface language, switched from the menu: its catalogue, its <html lang>, its date format, and
+    # the server's progress words in it
+    dates = {"ja": "2026/12/7", "de": "7.12.2026", "fr": "07/12/2026", "es": "7/12/2026", "en": "12/7/2026"}
+    for code, date in dates.items():
+        page.get_by_test_id("lang-switch").select_option(code)
+        catalogue = messages.CATALOGUES[code]
+        sync_api.expect(page.locator("h1")).to_have_text(catalogue["kb.title"])
+        assert page.locator("html").get_attribute("lang") == messages.HTML_LANG[code]
+        sync_api.expect(page.get_by_role("link", name=catalogue["nav.workspace"])).to_be_visible()
+        assert date in page.evaluate("RL.when('2026-12-07T12:00:00Z')"), code
+        published = catalogue["progress.published"].replace("{n}", "42")
+        assert page.evaluate("RL.statusText('published 42 chunks')") == published, code
     sync_api.expect(page.locator("h1")).to_have_text("Knowledge bases")
     english = ["pages 13-24: embedded 16/31 chunks, in a batch of 3 parts", "published 42 chunks; 2 pages by OCR",
                "version 2 is built (9 chunks) and waits for review: publish or discard it"]

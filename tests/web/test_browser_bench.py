@@ -142,7 +142,7 @@ def test_bench_scores_explain_errors_and_a_comparison(world: World) -> None:
 def test_bench_in_chinese(world: World) -> None:
     page = new_page(world)
     sign_up(page, "bench-zh@example.com")
-    page.get_by_role("button", name="中文").click()
+    page.get_by_test_id("lang-switch").select_option("zh")
     expect(page.locator("h1")).to_have_text("知识库")
     page.goto("/ui/bench")
     expect(page.locator("h1")).to_have_text("检索测试")

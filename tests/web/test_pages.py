@@ -75,10 +75,16 @@ def test_static_route(client: TestClient) -> None:
     assert r.headers["x-content-type-options"] == "nosniff"
 
 
-def test_both_catalogues_have_the_same_keys_and_placeholders() -> None:
-    assert messages.EN.keys() == messages.ZH.keys()
-    for key, text in messages.EN.items():
-        assert set(re.findall(r"\{\w+\}", text)) == set(re.findall(r"\{\w+\}", messages.ZH[key])), key
+def test_every_catalogue_has_the_same_keys_and_placeholders() -> None:
+    assert set(messages.CATALOGUES) == {"en", "zh", "ja", "de", "fr", "es"}
+    for code, catalogue in messages.CATALOGUES.items():
+        assert catalogue.keys() == messages.EN.keys(), (code, catalogue.keys() ^ messages.EN.keys())
+        for key, text in messages.EN.items():
+            assert set(re.findall(r"\{\w+\}", text)) == set(re.findall(r"\{\w+\}", catalogue[key])), (code, key)
+            assert catalogue[key].strip(), (code, key)
+        if code != "en":  # translated: only names, codes and words the languages share stay as in English
+            same = [k for k, v in catalogue.items() if v == messages.EN[k]]
+            assert len(same) < 0.08 * len(catalogue), (code, same)
 
 
 def test_every_key_the_pages_use_is_in_the_catalogue() -> None:
@@ -98,8 +104,12 @@ def test_every_chunk_method_and_parameter_is_explained_in_both_languages() -> No
 
 
 def test_language_from_cookie_then_browser(client: TestClient) -> None:
-    assert 'lang="zh-CN"' in client.get("/ui/login", headers={"Accept-Language": "zh-CN,zh;q=0.9"}).text
-    assert 'lang="en"' in client.get("/ui/login", headers={"Accept-Language": "fr, en;q=0.5"}).text
+    for header, lang in [("zh-CN,zh;q=0.9", "zh-CN"), ("fr, en;q=0.5", "fr"), ("de-CH,de;q=0.9,en;q=0.8", "de"),
+                         ("en;q=0.3, ja;q=0.9", "ja"), ("es-419", "es"), ("ko, sv;q=0.8", "en"), ("", "en"),
+                         ("fr;q=0, es;q=bad", "en")]:
+        page = client.get("/ui/login", headers={"Accept-Language": header}).text
+        assert f'<html lang="{lang}">' in page, header
+    assert messages.CATALOGUES["ja"]["signin.title"] in client.get("/ui/login", headers={"Accept-Language": "ja"}).text
     client.cookies.set(messages.LANGUAGE_COOKIE, "zh")
     page = client.get("/ui/login")
     assert 'lang="zh-CN"' in page.text and messages.ZH["signin.title"] in page.text

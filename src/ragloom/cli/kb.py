@@ -16,7 +16,8 @@ REVIEW_HELP = ("New versions of its documents (new files, re-parses, settings ch
 @kb_app.command("create")
 def kb_create(
     name: str,
-    language: Annotated[str, typer.Option(help="zh or en")] = "en",
+    language: Annotated[str, typer.Option(
+        help="en, zh, de, fr, es, it, pt, nl, ru, ja, ko, ar, or auto (detected per chunk)")] = "en",
     description: Annotated[str, typer.Option()] = "",
     method: MethodOpt = None,
     config: ConfigOpt = None,

@@ -23,7 +23,9 @@ from ragloom.generation.extractive import (
     EXTRACTIVE_MODE,
     EXTRACTIVE_MODEL,
     extractive_answer,
+    refusal,
 )
+from ragloom.generation.keyterms import answer_analyzer
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT, CountTokens, Prompt, build_prompt
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity
 from ragloom.generation.sentences import MARKER
@@ -114,7 +116,8 @@ def generate_answer(
     Raises ModelError when the chat model fails, InvalidRequestError when the
     question alone does not fit the context.
     """
-    if not evidence:
+    if not evidence:  # said in the question's language when it has its own analyser (and the text is the default)
+        empty_response = refusal(answer_analyzer(question, ()).language, empty_response)
         return Answer(empty_response, chat_model.name if chat_model else EXTRACTIVE_MODEL, insufficient=True,
                       mode="model" if chat_model else EXTRACTIVE_MODE)
     scorer = SimilarityScorer(embedder, term_similarity)

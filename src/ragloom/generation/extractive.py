@@ -34,7 +34,15 @@ import numpy as np
 
 from ragloom.dataflow import Answer, Citation, Evidence
 from ragloom.generation.conditions import chinese_numbers, contradicts, in_condition
-from ragloom.generation.keyterms import coverage, default_analyzer, key_terms, name_coverage, name_terms
+from ragloom.generation.keyterms import (
+    analysis_for,
+    answer_analyzer,
+    coverage,
+    default_analyzer,
+    key_terms,
+    name_coverage,
+    name_terms,
+)
 from ragloom.generation.qtype import (
     FREQUENCY_QUESTION,
     QType,
@@ -64,6 +72,7 @@ DEFAULT_EMPTY_RESPONSE = "The documents do not contain enough information to ans
 _WS = re.compile(r"\s+")
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HAN = re.compile(f"[{_CJK}]")
+_KANA = re.compile("[\u3040-\u30ff]")
 _LATIN_WORD = re.compile(rf"[^\W\d_{_CJK}][^\W_{_CJK}]*(?:[-'][^\W_{_CJK}]+)*|\d+(?:[.,]\d+)*")
 _ENDS_SENTENCE = re.compile(r"[.!?。！？；;][\"'”’)）\]]*\Z")
 _ENDS_OPEN = re.compile(r"[:：,，、\-–—]\Z")
@@ -148,21 +157,29 @@ def reads_as_sentence(text: str, *, list_item: bool = False, clause: bool = Fals
         return False
     if not _ENDS_SENTENCE.search(core) and not list_item:
         return False
-    if _is_chinese(core):
-        # a number counts as a character: "475年至477年在位。" is a sentence, "盖卤王之子。" is too short
-        return (len(_HAN.findall(core)) + len(_DIGIT_RUN.findall(core)) >= MIN_HAN
+    japanese = default_analyzer().language == "ja" and _KANA.search(core) is not None
+    if _is_chinese(core) or japanese:
+        # a number counts as a character: "475年至477年在位。" is a sentence, "盖卤王之子。" is too short; in
+        # Japanese so does a kana ("ポンプは三か月ごとに点検されます。")
+        kana = len(_KANA.findall(core)) if japanese else 0
+        return (len(_HAN.findall(core)) + len(_DIGIT_RUN.findall(core)) + kana >= MIN_HAN
                 and not _CONTINUATION_ZH.match(core))
     words = _LATIN_WORD.findall(core)
-    if len(words) < MIN_WORDS or len(core) < 20:
+    language = default_analyzer().language
+    # a Korean or Arabic sentence says in 15 characters what an English one says in 20
+    if len(words) < MIN_WORDS or len(core) < (12 if language in ("ko", "ar") else 20):
         return False
     first = words[0]
     if first[0].islower() and first.islower() and not clause and not _labelled(core):
         return False  # "feature of IBM DB2 for i ...": the tail of a sentence cut at the chunk's start
+    capitalised = sum(w[0].isupper() for w in words if w[0].isalpha())
+    if language:  # another language's answer: the verb check knows English verbs only, and German
+        # capitalises its nouns ("Die Pumpe wird alle drei Monate gewartet.")
+        return language == "de" or capitalised < 0.5 * len(words)
     if _verbish(words):
         return True
     # no verb found (the check misses "employees receive ..."): a long, mostly lower-case sentence
     # still is one; a short or title-case one is a heading ("Chapter 3. Introduction.")
-    capitalised = sum(w[0].isupper() for w in words if w[0].isalpha())
     return len(words) >= MIN_VERBLESS_WORDS and capitalised < 0.5 * len(words)
 
 
@@ -1129,7 +1146,7 @@ def _cited(pieces: list[tuple[str, Evidence]]) -> tuple[str, list[str], list[Cit
     return " ".join(text), sentences, citations
 
 
-def _refusal(cands: list[_Candidate], empty_response: str) -> Answer:
+def _refusal(cands: list[_Candidate], empty_response: str, nearest: str = "") -> Answer:
     """The documents do not answer: ``empty_response``, then the sentences nearest to the question, cited."""
     near = sorted((c for c in cands if c.kind == "sentence" and c.score >= NEAREST_FLOOR), key=lambda c: -c.score)[:2]
     if not near:
@@ -1139,11 +1156,40 @@ def _refusal(cands: list[_Candidate], empty_response: str) -> Answer:
         cit.sentence += 1
     lead = _finish(empty_response)
     refs = sorted({id(c.evidence): c.evidence for c in near}.values(), key=lambda e: e.index)
-    return Answer(f"{lead} {NEAREST_LABEL} {body}", EXTRACTIVE_MODEL, refs, citations, [lead, *sentences],
+    return Answer(f"{lead} {nearest or NEAREST_LABEL} {body}", EXTRACTIVE_MODEL, refs, citations, [lead, *sentences],
                   insufficient=True, mode=EXTRACTIVE_MODE)
 
 
 NEAREST_LABEL = "Nearest to it, they cover:"
+def refusal(language: str, empty_response: str) -> str:
+    """``empty_response`` in ``language`` when it is the default one and the language has its own
+    analyser (:data:`REFUSALS`); as it is otherwise."""
+    if language in REFUSALS and empty_response == DEFAULT_EMPTY_RESPONSE:
+        return REFUSALS[language][0]
+    return empty_response
+
+
+# the refusal and the label of the nearest sentences in the languages with an analyser of their own (Chinese
+# and English questions keep the English ones, as before)
+REFUSALS: dict[str, tuple[str, str]] = {
+    "de": ("Die Dokumente enthalten nicht genug Informationen, um diese Frage zu beantworten.",
+           "Am nächsten kommen sie ihr hier:"),
+    "fr": ("Les documents ne contiennent pas assez d'informations pour répondre à cette question.",
+           "Ce qu'ils disent de plus proche :"),
+    "es": ("Los documentos no contienen información suficiente para responder a esta pregunta.",
+           "Lo más cercano que tratan:"),
+    "it": ("I documenti non contengono informazioni sufficienti per rispondere a questa domanda.",
+           "Ciò che trattano di più vicino:"),
+    "pt": ("Os documentos não contêm informação suficiente para responder a esta pergunta.",
+           "O mais próximo que abordam:"),
+    "nl": ("De documenten bevatten niet genoeg informatie om deze vraag te beantwoorden.",
+           "Wat ze het dichtst erbij behandelen:"),
+    "ru": ("В документах недостаточно информации, чтобы ответить на этот вопрос.",
+           "Ближе всего к нему в них сказано:"),
+    "ar": ("لا تحتوي المستندات على معلومات كافية للإجابة عن هذا السؤال.", "أقرب ما تتناوله:"),
+    "ja": ("ドキュメントには、この質問に答えるのに十分な情報がありません。", "最も近い内容は次のとおりです："),
+    "ko": ("문서에 이 질문에 답할 만큼의 정보가 없습니다.", "가장 가까운 내용은 다음과 같습니다:"),
+}
 
 
 def extractive_answer(
@@ -1177,7 +1223,23 @@ def extractive_answer(
     When nothing answers the question the answer is ``empty_response`` with ``insufficient=True``,
     followed by the (at most two) sentences nearest to the question, cited. Each citation quotes its
     chunk verbatim: support 1.0, verdict ``supported``, the quoted sentence as the supporting sentence.
+    Chinese and English are read with their shared analyser; another language's question (or evidence) with
+    its own (:func:`~ragloom.generation.keyterms.answer_analyzer`), and the refusal is then in that language
+    when ``empty_response`` is the default.
     """
+    analyzer = answer_analyzer(question, [e.content for e in evidence[:3]])
+    language = analyzer.language
+    empty_response = refusal(language, empty_response)
+    nearest = REFUSALS[language][1] if language in REFUSALS else NEAREST_LABEL
+    with analysis_for(analyzer):
+        return _extractive_answer(question, evidence, scorer, max_sentences=max_sentences, max_chars=max_chars,
+                                  relative=relative, vector_weight=vector_weight, empty_response=empty_response,
+                                  nearest=nearest)
+
+
+def _extractive_answer(question: str, evidence: Sequence[Evidence], scorer: SimilarityScorer, *, max_sentences: int,
+                       max_chars: int, relative: float, vector_weight: float, empty_response: str,
+                       nearest: str) -> Answer:
     qtype = question_type(question)
     cands = _candidates(evidence, max_chars)
     known = {c.text.lower() for c in cands}
@@ -1202,7 +1264,7 @@ def extractive_answer(
         text, sentences, citations = _cited(pieces)
         return Answer(text, EXTRACTIVE_MODEL, [typed.unit.evidence], citations, sentences, mode=EXTRACTIVE_MODE)
     if qtype in _MUST_HOLD_TYPE:
-        return _refusal(units, empty_response)
+        return _refusal(units, empty_response, nearest)
     if qtype is QType.LIST:
         max_sentences, relative = max(max_sentences, 5), min(relative, LIST_RELATIVE)
         for c in units:
@@ -1226,7 +1288,7 @@ def extractive_answer(
     selection = _select(question, units, vecs, scorer, max_sentences=max_sentences, max_chars=max_chars,
                         relative=relative)
     if not selection.answers:
-        return _refusal(units, empty_response)
+        return _refusal(units, empty_response, nearest)
     chosen = selection.sentences
     stating = [c for c in chosen if FREQUENCY_SPAN.search(c.text)] if frequency else []
     stating = stating or [c for c in chosen if id(c) in naming]
@@ -1272,6 +1334,9 @@ FREQUENCY_SPAN = re.compile(
     r"\s+(?:\d[\d,.]*\s+)?(?:[a-z]+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|quarters?|years?|"
     r"seasons?|shifts?|uses?|cycles?|kilomet(?:er|re)s?|km|miles?|visits?|inspections?)\b|"
     r"\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|biannually|semi-annually)\b|"
-    r"每(?:隔)?[\d一二三四五六七八九十两半几]*[个]?(?:秒|分钟|小时|天|日|周|星期|月|季度|年)|[一二三四五六七八九十两\d]+次",
+    r"每(?:隔)?[\d一二三四五六七八九十两半几]*[个]?(?:秒|分钟|小时|天|日|周|星期|月|季度|年)|[一二三四五六七八九十两\d]+次|"
+    # "every <n> <unit>" in de, fr, es, it, pt, nl, ru, ar; ja ごと / 毎, ko 마다
+    r"\b(?:alle|jede[ns]?|tous les|toutes les|chaque|cada|ogni|a cada|elke|iedere|om de|каждые|каждый|каждую|"
+    r"раз в)\s+\w+|\bكل\s+\w+|\w+(?:ごと|毎)に?|毎(?:日|週|月|年)|\w+마다|매(?:일|주|달|월|년)",
     re.IGNORECASE)
 """A frequency stated in a sentence: "every 450 operating hours", "twice a year", "annually", 每半年一次."""

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from ragloom.nlp import Analyzer, TermWeigher, is_han
+from ragloom.nlp.languages import Analyzers
 from ragloom.nlp.synonyms import synonym_table
 
 # "how" + one of these is the question form (how often, how much), not a key term
@@ -24,23 +27,66 @@ _ZH_QUESTION_FORM = re.compile(r"^(?:多久|多长|多大|多远|多高|多重|�
 
 
 @functools.cache
+def _analyzers() -> Analyzers:
+    return Analyzers(Analyzer())
+
+
+_CURRENT: ContextVar[Analyzer | None] = ContextVar("ragloom_answer_analyzer", default=None)
+
+
 def default_analyzer() -> Analyzer:
-    """The process-wide analyser generation uses (configured like the application's)."""
-    return Analyzer()
+    """The analyser generation uses (configured like the application's): the one of the answer being
+    written (:func:`analysis_for`), else the Chinese and English one."""
+    return _CURRENT.get() or _analyzers().base
+
+
+def current_analyzer() -> Analyzer | None:
+    """The analyser of the answer being written (:func:`analysis_for`), if any."""
+    return _CURRENT.get()
+
+
+def answer_analyzer(question: str, evidence_texts: Sequence[str]) -> Analyzer:
+    """The analyser for answering ``question`` from texts: the question's language's
+    (:func:`~ragloom.nlp.languages.detect_language`), the evidence's when the question alone does not
+    tell (no function word: "Pumpen Wartung"). Chinese and English keep the one analyser they share."""
+    from ragloom.nlp.languages import detect_language
+
+    fallback = detect_language(" ".join(evidence_texts[:3]))
+    return _analyzers().get(detect_language(question, default=fallback))
+
+
+@contextmanager
+def analysis_for(analyzer: Analyzer) -> Iterator[None]:
+    """Within the block, :func:`default_analyzer` is ``analyzer`` (one answer's language)."""
+    token = _CURRENT.set(analyzer)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
 
 
 def key_terms(question: str, analyzer: Analyzer | None = None) -> list[tuple[str, float]]:
     """``(term, weight)`` for the question's distinct key terms (weights sum to 1; ``[]`` if none)."""
     analyzer = analyzer or default_analyzer()
     tokens = analyzer.tokenize(question)
+    forms = _question_forms(analyzer)
     keep: list[str] = []
     for i, term in enumerate(tokens):
         after_how = i > 0 and tokens[i - 1] == "how" and term in {analyzer.stem(w) for w in _HOW_WORDS}
-        if after_how or analyzer.is_stop_word(term) or _ZH_QUESTION_FORM.match(term):
+        if after_how or analyzer.is_stop_word(term) or _ZH_QUESTION_FORM.match(term) or term in forms:
             continue
         keep.append(term)
     keep = list(dict.fromkeys(keep))
     return TermWeigher(analyzer).weights(keep)
+
+
+@functools.cache
+def _question_forms(analyzer: Analyzer) -> frozenset[str]:
+    """The analysed question-form words of ``analyzer``'s language (none for Chinese and English)."""
+    from ragloom.nlp.stopword_lists import QUESTION_FORMS
+
+    words = QUESTION_FORMS.get(analyzer.language, frozenset())
+    return frozenset(t for w in words for t in analyzer.tokenize(w))
 
 
 def states(term: str, text_terms: set[str], normalized_text: str) -> bool:

@@ -108,7 +108,13 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 FREQUENCY_QUESTION = re.compile(r"\bhow often\b|\bhow frequently\b|多久.{0,8}一次|多长时间.{0,8}一次|"
-                                r"多少.{0,3}一次|频率")
+                                r"多少.{0,3}一次|频率|"
+                                # de, fr, es, it, pt, nl, ru, ar, ja, ko
+                                r"\bwie oft\b|\bwie häufig\b|\btous les combien\b|\bà quelle fréquence\b|"
+                                r"\bcombien de fois\b|\bcada cu[aá]nto\b|\bcon qu[eé] frecuencia\b|\bogni quanto\b|"
+                                r"\bcon quale frequenza\b|\bde quanto em quanto\b|\bcom que frequ[eê]ncia\b|"
+                                r"\bhoe vaak\b|как часто|كم مرة|"
+                                r"どのくらいの頻度|どれくらいの頻度|何回|얼마나 자주|몇 번")
 """A question of frequency (lower-cased): its answer states how often, not a number alone."""
 
 

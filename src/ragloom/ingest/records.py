@@ -19,17 +19,19 @@ from ragloom.knowledge.toc import TocEntry, build_toc, dump_toc
 
 if TYPE_CHECKING:
     from ragloom.models.chat import ChatModel
-    from ragloom.nlp import Analyzer, ChunkTerms
+    from ragloom.nlp import ChunkTerms
+    from ragloom.nlp.languages import Analyzers
 
 log = logging.getLogger(__name__)
 
 
-def to_records(analyzer: Analyzer, job: Job, chunks: list[Chunk], vectors: np.ndarray,
+def to_records(analyzers: Analyzers, job: Job, chunks: list[Chunk], vectors: np.ndarray,
                titles: Sequence[tuple[int, str]] = ()) -> list[ChunkRecord]:
     """Search-store rows: one per chunk, plus one hidden row per distinct parent text
     (parent-child chunking: children are matched, the parent is swapped in at retrieval).
     A qa chunk is indexed by its questions only (its text keeps question and answer); another chunk's
-    questions (written by the chat model, ``auto_questions``) are indexed beside its text."""
+    questions (written by the chat model, ``auto_questions``) are indexed beside its text. Each text is
+    analysed for the knowledge base's language (``auto``: its own, :meth:`Analyzers.for_text`)."""
     from ragloom.nlp import analyze_chunk
 
     records: list[ChunkRecord] = []
@@ -37,6 +39,7 @@ def to_records(analyzer: Analyzer, job: Job, chunks: list[Chunk], vectors: np.nd
     for c, vec in zip(chunks, vectors, strict=True):
         # a qa chunk is matched by its questions; generated questions (auto_questions) come beside the text
         indexed = "\n".join(c.questions) if c.questions and c.method == "qa" else c.text
+        analyzer = analyzers.for_text(indexed, job.language)
         terms = analyze_chunk(analyzer, indexed, title=job.title or "", important_keywords=c.important_keywords,
                               questions=c.questions)
         pid = parent_id(job.version_id, c.parent_text) if c.parent_text else None
@@ -48,7 +51,7 @@ def to_records(analyzer: Analyzer, job: Job, chunks: list[Chunk], vectors: np.nd
         text = first.parent_text or ""
         vec = np.mean([records[i].vector for i in members], axis=0)
         positions = [p for i in members for p in records[i].positions]
-        terms = analyze_chunk(analyzer, text, title=job.title or "")
+        terms = analyze_chunk(analyzers.for_text(text, job.language), text, title=job.title or "")
         parent = Chunk(text=text, order=first.order, positions=list(dict.fromkeys(positions)),
                        heading_path=first.heading_path, kind=ChunkKind.PARENT, method=first.method)
         row = _record(job, parent, (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32), terms, None)

@@ -76,6 +76,8 @@ class Analyzer:
     analysers; :attr:`fingerprint` names the configuration.
     """
 
+    language: str = ""  # "" for this Chinese and English analyser; a code for the others (nlp/languages.py)
+
     def __init__(
         self,
         *,

@@ -22,6 +22,7 @@ class Scope:
     pageranks: dict[str, int] = field(default_factory=dict)  # kb_id -> 0..100
     synonym_groups: list[list[str]] = field(default_factory=list)  # the knowledge bases' own
     query_tags: dict[str, float] = field(default_factory=dict)  # the question's tags (tag sets, §5.5)
+    languages: list[str] = field(default_factory=list)  # the knowledge bases' languages (the query's analyser)
 
 
 @dataclass(slots=True)

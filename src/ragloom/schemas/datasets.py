@@ -113,7 +113,9 @@ class KBCreate(BaseModel):
 
     name: DisplayName = Field(min_length=1, max_length=128)
     description: str = ""
-    language: str = "en"
+    language: str = Field("en", description="the documents' language, for full-text analysis: en, zh, de, fr, es, "
+                          "it, pt, nl, ru, ja, ko, ar, or auto (detected per chunk and per question); RAGFlow's "
+                          "names (English, Chinese, German...) are accepted")
     permission: str = "me"
     chunk_method: str = "naive"
     parser_config: dict[str, Any] = Field(default_factory=dict)

@@ -12,19 +12,19 @@ from ragloom.context import Context, Principal
 from ragloom.db.models import Document, KnowledgeBase
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError, StoreError
+from ragloom.nlp.languages import KB_LANGUAGES, check_language
 from ragloom.nlp.synonyms import validate_groups
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.builds import GraphSettings, RaptorSettings
 from ragloom.schemas.datasets import Dataset, KBCreate, KBUpdate, WeightedFusion
 from ragloom.service.accounts import access, audit, sharing, workspace_models
 
-LANGUAGES = ("en", "zh")
+LANGUAGES = KB_LANGUAGES
 TAG_METHOD = "tag"  # the chunk method of a tag set (service/search/tags.py)
 
 
 def _validate(spec: KBCreate) -> None:
-    if spec.language not in LANGUAGES:
-        raise InvalidRequestError(f"language must be one of {LANGUAGES}, not {spec.language!r}")
+    spec.language = check_language(spec.language)
     if spec.permission not in ("me", "team"):
         raise InvalidRequestError("permission must be 'me' or 'team'")
     validate_chunking(spec.chunk_method, spec.parser_config)

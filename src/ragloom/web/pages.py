@@ -25,7 +25,7 @@ from ragloom.errors import AuthenticationError
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import passwords, signin, workspaces
 from ragloom.web import cookies
-from ragloom.web.messages import LANGUAGE_COOKIE, catalogue, language
+from ragloom.web.messages import HTML_LANG, LANGUAGE_COOKIE, LANGUAGE_NAMES, LANGUAGES, catalogue, language
 
 HERE = Path(__file__).parent
 UI = "/ui"
@@ -89,6 +89,7 @@ def render(request: Request, template: str, *, who: Viewer | None, title: str, s
     page = _env.get_template(template).render(
         request=request, t=lambda key: messages.get(key, key), lang=lang, who=who, title=messages.get(title, title),
         section=section, static=STATIC, ui=UI, version=__version__, lang_cookie=LANGUAGE_COOKIE,
+        html_lang=HTML_LANG[lang], html_langs=HTML_LANG, ui_languages=[(c, LANGUAGE_NAMES[c]) for c in LANGUAGES],
         messages_json=json.dumps(messages, ensure_ascii=False).replace("</", "<\\/"), **values)
     return HTMLResponse(page, headers={"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store",
                                        "Referrer-Policy": "same-origin"})

@@ -20,7 +20,7 @@ from ragloom.errors import NotFoundError, RagloomError
 from ragloom.schemas.shares import SHARE_TOKEN
 from ragloom.service.accounts import workspace_models
 from ragloom.service.chat import shares
-from ragloom.web.messages import catalogue, language
+from ragloom.web.messages import HTML_LANG, catalogue, language
 from ragloom.web.pages import STATIC, _env
 
 router = APIRouter(prefix="/share", include_in_schema=False)
@@ -59,7 +59,7 @@ def share_page(request: Request, token: str) -> Response:
         status = 404 if isinstance(exc, NotFoundError) else 403
         values["reason"] = exc.message
     page = _env.get_template("share.html").render(
-        t=lambda key: messages.get(key, key), lang=lang, static=STATIC, version=__version__,
+        t=lambda key: messages.get(key, key), lang=lang, html_lang=HTML_LANG[lang], static=STATIC, version=__version__,
         messages_json=json.dumps(messages, ensure_ascii=False).replace("</", "<\\/"), **values)
     ancestors = " ".join(["'self'", *origins])
     return HTMLResponse(page, status_code=status, headers={

@@ -23,7 +23,7 @@ from ragloom.context import Context, Principal
 from ragloom.service.accounts import identity
 from ragloom.service.system import workspace_counts
 from ragloom.states import Role
-from ragloom.web.messages import catalogue, language
+from ragloom.web.messages import HTML_LANG, catalogue, language
 from ragloom.web.pages import UI, viewer
 
 router = APIRouter(include_in_schema=False)
@@ -97,7 +97,7 @@ def _status_html(request: Request) -> str:
                 f"{table(t('status.documents'), st['documents'])}{table(t('status.tasks'), st['tasks'])}")
     else:
         body = f"<p>{t('status.key_hint')}</p>"
-    return f"""<!doctype html><html lang="{'zh-CN' if lang == 'zh' else 'en'}"><head><meta charset="utf-8">
+    return f"""<!doctype html><html lang="{HTML_LANG[lang]}"><head><meta charset="utf-8">
 <title>ragloom</title>
 <meta http-equiv="refresh" content="3">
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:40rem}}

@@ -91,6 +91,7 @@ class Builder:
     recipe: str
     build_id: str | None = None
     positions: dict[str, list[Position]] = field(default_factory=dict)
+    language: str = "en"  # the knowledge base's (its summaries are analysed as its chunks are)
 
     @property
     def mode(self) -> str:
@@ -119,7 +120,7 @@ def builder(ctx: Context, kb: KnowledgeBase, *, build_id: str | None = None, bac
                                        sort_keys=True).encode()).hexdigest()
     return Builder(ctx, kb.tenant_id, kb.id, kb.name, settings, embedder, summarizer, chat,
                    budget(context_tokens, settings.max_token, settings.prompt, embedder.count_tokens), recipe,
-                   build_id)
+                   build_id, language=kb.language)
 
 
 # --- what is there to build ------------------------------------------------------------------------
@@ -206,7 +207,7 @@ def build(ctx: Context, b: Builder, target: Target, nodes: Sequence[Node],
 def _record(ctx: Context, b: Builder, target: Target, node: Node, available: bool, order: int = 0) -> ChunkRecord:
     from ragloom.nlp import analyze_chunk
 
-    terms = analyze_chunk(ctx.analyzer, node.text, title=target.title)
+    terms = analyze_chunk(ctx.analyzers.for_text(node.text, b.language), node.text, title=target.title)
     positions: list[Position] = []
     if target.scope != KB_SCOPE:
         seen = dict.fromkeys(p for s in node.source_ids for p in b.positions.get(s, []))

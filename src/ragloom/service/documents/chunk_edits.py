@@ -90,7 +90,7 @@ def edited_ids(session: Session, doc_id: str, version_id: str) -> set[str]:
     return {o.applied[version_id] for o in found if version_id in o.applied}
 
 
-def _reindex(ctx: Context, embedder: Embedder, filename: str, rows: Sequence[ChunkRecord]) -> None:
+def _reindex(ctx: Context, embedder: Embedder, filename: str, rows: Sequence[ChunkRecord], language: str) -> None:
     """Re-analyse and re-embed rows whose text changed (as the pipeline does: the file name blended in)."""
     from ragloom.nlp import analyze_chunk
 
@@ -103,7 +103,8 @@ def _reindex(ctx: Context, embedder: Embedder, filename: str, rows: Sequence[Chu
     for r, vec in zip(rows, own, strict=True):
         v = TITLE_WEIGHT * vectors[0] + (1 - TITLE_WEIGHT) * vec if title else vec
         r.vector = (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
-        terms = analyze_chunk(ctx.analyzer, r.content, title=title or "", important_keywords=r.important_keywords,
+        analyzer = ctx.analyzers.for_text(r.content, language)
+        terms = analyze_chunk(analyzer, r.content, title=title or "", important_keywords=r.important_keywords,
                               questions=r.questions)
         r.content_terms, r.content_fine_terms = terms.content_terms, terms.content_fine_terms
         r.title_terms, r.title_fine_terms = terms.title_terms, terms.title_fine_terms
@@ -166,7 +167,7 @@ def update_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id:
             t.doc.chunk_count += 1 if available else -1
     _mark_applied(o, t.version_id, row_id)
     if _set_content(row, content, available, keywords, questions):
-        _reindex(ctx, workspace_models.embedder(ctx, t.kb.embedding_model), t.doc.name, [row])
+        _reindex(ctx, workspace_models.embedder(ctx, t.kb.embedding_model), t.doc.name, [row], t.kb.language)
     session.flush()
     ctx.docstore.upsert(t.doc.tenant_id, [row])
     return row
@@ -186,7 +187,7 @@ def add_chunk(ctx: Context, session: Session, *, principal: Principal, kb_id: st
     row = ChunkRecord(id=chunk_id(t.version_id, order), kb_id=t.kb.id, doc_id=t.doc.id, version_id=t.version_id,
                       content=content, vector=np.zeros(0, dtype=np.float32), document_name=t.doc.name, order=order,
                       important_keywords=list(keywords), questions=list(questions))
-    _reindex(ctx, workspace_models.embedder(ctx, t.kb.embedding_model), t.doc.name, [row])
+    _reindex(ctx, workspace_models.embedder(ctx, t.kb.embedding_model), t.doc.name, [row], t.kb.language)
     session.add(ChunkOverride(id=oid, document_id=t.doc.id, anchor=f"add:{oid}", action="add", content=content,
                               keywords=list(row.important_keywords) or None, questions=list(questions) or None,
                               applied={t.version_id: row.id}))
@@ -247,11 +248,11 @@ def apply_overrides(ctx: Context, job: Job, records: list[ChunkRecord], embedder
                 _mark_applied(o, job.version_id, row.id)
                 records.append(row)
                 changed.append(row)
-        _reindex(ctx, embedder, job.filename, changed)
+        _reindex(ctx, embedder, job.filename, changed, job.language)
 
 
 def follow_to(ctx: Context, *, tenant_id: str, kb_id: str, doc_id: str, version_id: str, filename: str,
-              embedding_model: str) -> int:
+              embedding_model: str, language: str = "en") -> int:
     """A kept version made live again (a rollback, a publish after review) gets the document's edits as a
     re-parse would give them: each edit or deletion on the row it was applied to in that version, else on
     the row with its anchor; the added chunks after the last one. Rows whose text changes are re-embedded.
@@ -302,7 +303,7 @@ def follow_to(ctx: Context, *, tenant_id: str, kb_id: str, doc_id: str, version_
                 changed.append(row)
             else:
                 touched.append(row)
-    _reindex(ctx, workspace_models.embedder(ctx, embedding_model), filename, changed)
+    _reindex(ctx, workspace_models.embedder(ctx, embedding_model), filename, changed, language)
     if changed or touched:
         ctx.docstore.upsert(tenant_id, changed + touched)
     if dropped:

@@ -142,7 +142,7 @@ def run_tasks(ctx: Context, task_ids: list[str]) -> dict[str, RunOutcome]:
         vectors = pipeline.embed_many([(p.job, p.chunks) for p in ready], embedder, shared)
         for p, vecs in zip(ready, vectors, strict=True):
             titles = [(max(1, b.level), b.text) for b in p.parsed.blocks if b.kind == BlockKind.TITLE]
-            p.records = pipeline.to_records(ctx.analyzer, p.job, p.chunks, vecs, titles)
+            p.records = pipeline.to_records(ctx.analyzers, p.job, p.chunks, vecs, titles)
             chat = workspace_models.chat_model(ctx, p.job.tenant_id)
             p.note = pipeline.llm_toc(chat, ctx.settings.chat_max_context_tokens, p.job, p.chunks, p.records,
                                       embedder.count_tokens, p.progress)

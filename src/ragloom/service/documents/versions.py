@@ -142,11 +142,12 @@ def activate(ctx: Context, *, principal: Principal, kb_id: str, doc_id: str, ver
                                 "re-parse instead")
         tenant_id, ids, target_id = doc.tenant_id, list(target.parked or []), target.id
         kb_id, kb_name, model, filename, the_doc = kb.id, kb.name, kb.embedding_model, doc.name, doc.id
+        language = kb.language
     unpark(ctx, tenant_id, kb_id, target_id, ids)  # matchable again, but not yet searched: not active
     from ragloom.service.documents import chunk_edits
 
     chunk_edits.follow_to(ctx, tenant_id=tenant_id, kb_id=kb_id, doc_id=the_doc, version_id=target_id,
-                          filename=filename, embedding_model=model)  # the edits made meanwhile
+                          filename=filename, embedding_model=model, language=language)  # the edits made meanwhile
     dropped: str | None = None
     with ctx.db.session() as s:
         doc = catalog.get(s, principal=principal, kb_id=kb_id, doc_id=doc_id)

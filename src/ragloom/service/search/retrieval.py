@@ -23,12 +23,15 @@ from ragloom.service.search.tags import question_tags
 
 
 def term_similarity_fn(ctx: Context) -> Callable[[str, str], float]:
+    """Term similarity of two texts, analysed as the answer being written reads its language (the
+    extractive answerer's, :func:`ragloom.generation.keyterms.analysis_for`), else as Chinese and English."""
+    from ragloom.generation.keyterms import current_analyzer
     from ragloom.nlp import text_similarity
 
     analyzer = ctx.analyzer
 
     def sim(a: str, b: str) -> float:
-        return text_similarity(analyzer, a, b)
+        return text_similarity(current_analyzer() or analyzer, a, b)
 
     return sim
 
@@ -67,7 +70,8 @@ def resolve_scope(ctx: Context, *, principal: Principal, kb_ids: list[str], doc_
     scope = Scope(tenant_id=principal.tenant_id, kb_ids=ids, embedding_model=model, doc_ids=scoped_docs,
                   hidden_doc_ids=hidden,
                   pageranks={kb.id: kb.pagerank for kb in kbs if kb.pagerank},
-                  synonym_groups=[g for kb in kbs for g in (kb.synonyms or [])])
+                  synonym_groups=[g for kb in kbs for g in (kb.synonyms or [])],
+                  languages=list(dict.fromkeys(kb.language for kb in kbs)))
     return scope, kbs
 
 
@@ -133,7 +137,8 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
         min_answerable=opts.min_answerable if opts.min_answerable is not None else ctx.settings.min_answerable,
     )
     embedder = workspace_models.embedder(ctx, scope.embedding_model)
-    result = retrieve(question, scope, params, docstore=ctx.docstore, embedder=embedder, analyzer=ctx.analyzer,
+    result = retrieve(question, scope, params, docstore=ctx.docstore, embedder=embedder,
+                      analyzer=ctx.analyzers.for_query(question, scope.languages),
                       active_versions=active_versions_fn(ctx), explain=opts.explain,
                       reranker=workspace_models.reranker(ctx, principal.tenant_id) if rerank and opts.rerank else None,
                       toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)

@@ -155,9 +155,9 @@ const RL = (() => {
 
   function setupTopBar() {
     const lang = document.getElementById("lang-switch");
-    if (lang) lang.addEventListener("click", () => {
+    if (lang) lang.addEventListener("change", () => {
       const name = document.body.dataset.langCookie;
-      document.cookie = `${name}=${lang.dataset.lang}; path=/; max-age=31536000; samesite=lax`;
+      document.cookie = `${name}=${encodeURIComponent(lang.value)}; path=/; max-age=31536000; samesite=lax`;
       location.reload();
     });
     const out = document.getElementById("sign-out");
