@@ -82,3 +82,39 @@ def test_the_api_takes_language_names_and_refuses_others(settings) -> None:
         assert replied.status_code == 200 and "6시" in replied.json()["answer"], replied.text
 
 
+
+
+def _png(text: str, font_file: str) -> bytes:
+    import io
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("RGB", (1400, 300), "white")
+    ImageDraw.Draw(image).text((40, 110), text, font=ImageFont.truetype(font_file, 44), fill="black")
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_scans_are_read_in_the_scripts_the_ocr_model_holds_and_refused_in_the_others(ctx, principal) -> None:
+    from ragloom.schemas.datasets import KBCreate
+    from ragloom.service import knowledgebases
+    from ragloom.service.documents import catalog
+    from tests.test_retrieval import _drain
+
+    sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+    cases = [("de", "wartung.png", _png("Die Pumpen werden jedes Quartal gewartet.", sans)),
+             ("ru", "nasos.png", _png("Насосы проверяют каждый квартал.", sans))]
+    for language, name, data in cases:
+        with ctx.db.session() as s:
+            spec = KBCreate(name=f"scans-{language}", language=language)
+            knowledgebases.create(ctx, s, principal=principal, spec=spec)
+        with ctx.db.session() as s:
+            ids = [d.id for d in catalog.add_documents(ctx, s, principal=principal, kb_id=f"scans-{language}",
+                                                       uploads=[catalog.Upload(filename=name, data=data)])]
+        _drain(ctx, principal, f"scans-{language}", ids)
+    assert _top(ctx, principal, "scans-de", "Wann wird die Pumpe gewartet?", "keyword") == "wartung.png"
+    with ctx.db.session() as s:
+        docs, _ = catalog.list_documents(s, principal=principal, kb_id="scans-ru")
+    assert [d.status for d in docs] == ["failed"]
+    assert "scanned pages in Russian (Cyrillic script) are not read" in (docs[0].message or ""), docs[0].message

@@ -129,6 +129,10 @@ def eval_(
     grade_order: Annotated[str, typer.Option(
         "--grade-order", help="higher: a higher grade is more relevant (TREC); lower: grade 1 is the most "
                               "relevant (Cranfield's relevance codes).")] = "higher",
+    language: Annotated[str | None, typer.Option(
+        "--language", help="The scratch knowledge base's language (en, zh, de, fr, es, it, pt, nl, ru, ja, ko, ar, "
+                           "auto); default: detected from the corpus. --language en over another language's set "
+                           "measures it without that language's own analysis.")] = None,
     enrich: Annotated[list[str] | None, typer.Option(
         "--enrich", help="Also measure hybrid with this enrichment built, beside its build time and chat-model "
                          "calls: kg (knowledge graph, use_kg), raptor (summary trees), keywords (chat-model "
@@ -166,7 +170,7 @@ def eval_(
             return run_eval(ctx, principal, folder, kb=kb, modes=tuple(mode or DEFAULT_MODES), top_k=top_k,
                             plot=plot, keep=keep, progress=progress, answers=answers, max_queries=limit,
                             max_corpus=corpus_limit, grade_order=grade_order, enrich=tuple(enrich or ()),
-                            corpus_root=corpus)
+                            corpus_root=corpus, language=language)
 
         if kb is not None:
             client = state.client()

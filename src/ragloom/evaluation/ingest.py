@@ -46,12 +46,19 @@ class IngestResult:
 
 
 def guess_language(items: list[CorpusItem]) -> str:
-    """``zh`` when at least a fifth of the sampled text characters are CJK ideographs, else ``en``."""
+    """``zh`` when at least a fifth of the sampled text characters are CJK ideographs; else the sample's
+    language when ragloom analyses it apart (:func:`ragloom.nlp.languages.detect_language`: de, fr, ja...);
+    else ``en``."""
+    from ragloom.nlp.languages import detect_language
+
     sample = "".join((c.text or "")[:400] for c in items[:200])
     if not sample:
         return "en"
     cjk = sum(1 for ch in sample if "\u4e00" <= ch <= "\u9fff")
-    return "zh" if cjk / len(sample) >= 0.2 else "en"
+    if cjk / len(sample) >= 0.2 and detect_language(sample) != "ja":
+        return "zh"
+    found = detect_language(sample)
+    return found if found not in ("zh", "en") else "en"
 
 
 def open_kb(ctx: Context, principal: Principal, dataset: Dataset, *, kb: str | None = None,

@@ -96,6 +96,9 @@ class ImageParser:
             except (OSError, ValueError, EOFError) as exc:
                 raise ParseError(f"{filename}: corrupt image: page {number} cannot be read ({exc})") from exc
         if not any(b.text.strip() for b in blocks):
+            refusal = getattr(self.reader, "refusal", None)
+            if refusal:
+                raise ParseError(f"{filename}: {refusal}")
             raise ParseError(f"{filename}: no text was found in the image (OCR read nothing)")
         _heading_paths(blocks)
         meta = {"ocr": self.reader.name, "image_format": image.format or ""}

@@ -98,6 +98,9 @@ class PdfParser:
             doc.close()
         blocks, removed = self._blocks(data, pages, context, ocr_blocks, outline)
         if not any(b.text.strip() for b in blocks):
+            refusal = getattr(self.ocr, "refusal", None)
+            if refusal:
+                raise ParseError(f"{filename}: the PDF has no text layer, and {refusal}")
             raise ParseError(f"{filename}: the PDF has no text layer and no OCR reader is configured "
                              "(install rapidocr)"
                              if self.ocr is None else f"{filename}: no text was found, not even by OCR")
