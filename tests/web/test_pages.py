@@ -3,8 +3,10 @@ out of the API's contract. The browser tests (test_browser.py) drive them for re
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 
 import markupsafe
@@ -92,6 +94,218 @@ def test_every_key_the_pages_use_is_in_the_catalogue() -> None:
     for path in [*STATIC.glob("*.js"), *TEMPLATES.glob("*.html")]:
         used |= set(re.findall(r"""\bt\(\s*['"]([a-z_]+\.[a-z_.-]+)['"]""", path.read_text(encoding="utf-8")))
     assert used and not used - messages.EN.keys(), used - messages.EN.keys()
+
+
+# --- interface text comes from the catalogues --------------------------------------------------------------
+# Words a page may show as they are: product and technical names, file types.
+NAMES = {"ragloom", "PageRank", "JSON", "API", "Bearer", "pdf", "docx"}
+WORD = re.compile(r"[^\W\d_]{3,}")  # three or more letters, of any script
+ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z][a-z0-9+.-]*://\S+")  # e-mail addresses and URLs
+SHOWN_ATTRIBUTES = {"title", "placeholder", "aria-label", "aria-description", "alt", "label"}
+
+
+def hard_coded_words(text: str) -> list[str]:
+    return [w for w in WORD.findall(ADDRESS.sub(" ", text)) if w not in NAMES]
+
+
+class _TemplateText(HTMLParser):
+    """A template's text between tags and its shown attributes, as (line, where, text); <script> and <style>
+    contents are left out, and so are attribute values that are JSON (a code sample shown as it is)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[int, str, str]] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.hidden += tag in ("script", "style")
+        button = tag == "input" and dict(attrs).get("type") in ("submit", "button", "reset")
+        for name, value in attrs:
+            shown = name in SHOWN_ATTRIBUTES or (name == "value" and button)
+            if shown and value and not self._json(value):
+                self.found.append((self.getpos()[0], f"<{tag} {name}>", value))
+
+    def handle_endtag(self, tag: str) -> None:
+        self.hidden -= tag in ("script", "style") and self.hidden > 0
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden and data.strip():
+            self.found.append((self.getpos()[0], "text", data.strip()))
+
+    @staticmethod
+    def _json(value: str) -> bool:
+        try:
+            return isinstance(json.loads(value), dict | list)
+        except ValueError:
+            return False
+
+
+# a / after one of these starts a regular expression, not a division
+_BEFORE_REGEX = set("(,=:[!&|?{};+-*%<>~^") | {"return", "typeof", "=>", "&&", "||", "??", "===", "!==", "==", "!="}
+
+
+def _js_tokens(src: str, i: int = 0, in_expression: bool = False) -> tuple[list[tuple[str, str, int]], int]:
+    """A script's tokens as (kind, text, offset): "str" for a string literal or a template literal's text (its
+    ${...} parts follow it between "${" and "}$"), "id" for a name (a.b.c), "op" for the rest. Comments and
+    regular expressions are left out. Returns the tokens and the offset after them."""
+    out: list[tuple[str, str, int]] = []
+    depth = 0
+    while i < len(src):
+        c = src[i]
+        if c.isspace():
+            i += 1
+        elif src.startswith("//", i):
+            end = src.find("\n", i)
+            i = len(src) if end < 0 else end
+        elif src.startswith("/*", i):
+            i = src.index("*/", i) + 2
+        elif c in "\"'":
+            j = i + 1
+            while src[j] != c:
+                j += 2 if src[j] == "\\" else 1
+            out.append(("str", src[i + 1:j], i))
+            i = j + 1
+        elif c == "`":
+            start, text, parts = i, "", []
+            i += 1
+            while src[i] != "`":
+                if src.startswith("${", i):
+                    inner, i = _js_tokens(src, i + 2, in_expression=True)
+                    parts += [("op", "${", i), *inner, ("op", "}$", i)]
+                    text += " "
+                else:
+                    step = 2 if src[i] == "\\" else 1
+                    text += src[i:i + step]
+                    i += step
+            out += [("str", text, start), *parts]
+            i += 1
+        elif c == "/" and (not out or out[-1][1] in _BEFORE_REGEX):
+            j, in_class = i + 1, False
+            while in_class or src[j] != "/":
+                in_class = (in_class or src[j] == "[") and src[j] != "]"
+                j += 2 if src[j] == "\\" else 1
+            i = j + 1
+            while i < len(src) and src[i].isalpha():
+                i += 1
+        elif c.isalnum() or c in "_$":
+            name = re.compile(r"[\w$]+(?:\.[\w$]+)*").match(src, i)
+            assert name
+            out.append(("id", name.group(), i))
+            i = name.end()
+        else:
+            if in_expression and c == "}" and depth == 0:
+                return out, i + 1
+            depth += {"{": 1, "}": -1}.get(c, 0)
+            op = re.compile(r"===|!==|==|!=|=>|\?\?|\|\||&&|\.\.\.|\S").match(src, i)
+            assert op
+            out.append(("op", op.group(), i))
+            i = op.end()
+    return out, i
+
+
+_BRACKETS = {"(": ")", "[": "]", "{": "}", "${": "}$"}
+_CHILDREN = {"el", "RL.el", "node", "document.createTextNode"}  # el(tag, attrs, ...children): shown from the 3rd on
+_FIRST = {"RL.button", "button", "RL.flash", "flash", "confirm", "window.confirm", "alert", "Error"}  # shown: 1st
+_SECOND = {"RL.showError", "showError", "RL.ApiError", "ApiError"}  # shown: the 2nd argument
+_PROPERTIES = ("textContent", "innerText", "title", "placeholder", "alt", "label", "ariaLabel")
+_COMPARISONS = {"===", "!==", "==", "!=", "case", "in"}
+
+
+def shown_script_literals(src: str) -> list[tuple[int, str]]:
+    """The string literals of a script that end up on the page, as (offset, text): the children of el(...),
+    a button's label, a flash, an error shown, a confirm() prompt, a shown attribute (title, placeholder,
+    aria-label, alt, label) in an attribute object or set with setAttribute, and what is assigned to
+    textContent, title and the like. A literal compared with (=== "done") is a value, not text."""
+    tokens, _ = _js_tokens(src)
+    follows: dict[int, str] = {}  # an opening bracket's index -> the token after its closing one
+    opened: list[int] = []
+    for k, (kind, text, _at) in enumerate(tokens):
+        if kind == "op" and text in _BRACKETS:
+            opened.append(k)
+        elif kind == "op" and text in _BRACKETS.values() and opened:
+            follows[opened.pop()] = tokens[k + 1][1] if k + 1 < len(tokens) else ""
+    frames = [{"open": "", "callee": "", "arg": 0, "key": None, "assign": "", "first": "", "data": False}]
+    found: list[tuple[int, str]] = []
+    for k, (kind, text, at) in enumerate(tokens):
+        before = tokens[k - 1][1] if k else ";"
+        after = tokens[k + 1][1] if k + 1 < len(tokens) else ""
+        frame = frames[-1]
+        if kind == "op" and text in _BRACKETS:
+            callee = before if text == "(" and tokens[k - 1][0] == "id" else ""
+            frames.append({"open": text, "callee": callee, "arg": 0, "key": None, "assign": "", "first": "",
+                           "data": text == "[" and follows.get(k) == "."})  # ["a", "b"].map(...): data
+        elif kind == "op" and text in _BRACKETS.values() and len(frames) > 1:
+            frames.pop()
+        elif kind == "op" and text in ",;":
+            frame.update(arg=frame["arg"] + (text == ","), key=None, assign="")
+        elif kind == "op" and text == ":" and frame["open"] == "{" and frame["key"] is None:
+            frame["key"] = before
+        elif kind == "op" and text == "=" and tokens[k - 1][0] == "id":
+            frame["assign"] = before
+        elif kind == "str":
+            if before == "(" and frame["arg"] == 0:
+                frame["first"] = text
+            if before in _COMPARISONS or after in _COMPARISONS or not hard_coded_words(text):
+                continue
+            # the call, object or statement the literal is part of: through (grouping) and [lists of children]
+            where = next(f for f in reversed(frames) if not (f["open"] == "[" and not f["data"])
+                         and not (f["open"] == "(" and not f["callee"]))
+            callee, arg = where["callee"], where["arg"]
+            if ((callee in _CHILDREN and arg >= 2) or (callee in _FIRST and arg == 0)
+                    or (callee in _SECOND and arg == 1) or callee.endswith("replaceChildren")
+                    or (callee.endswith("setAttribute") and arg == 1 and where["first"] in SHOWN_ATTRIBUTES)
+                    or (where["open"] == "{" and where["key"] in SHOWN_ATTRIBUTES)
+                    or where["assign"].endswith(_PROPERTIES)):
+                found.append((at, text))
+    return found
+
+
+def test_the_script_scanner_finds_shown_text_and_leaves_values_alone() -> None:
+    shown = {
+        'el("p", { class: "hint" }, t("a.b"), " Loading")': "Loading",
+        'el("p", { "aria-label": `Row ${n}` })': "Row",
+        'x.textContent = open ? "Show all" : t("a.b");': "Show all",
+        'RL.showError("page-error", "Something failed");': "Something failed",
+        'if (!confirm(`Delete ${name}?`)) return;': "Delete",
+        'RL.button("Remove", () => go(), "small danger")': "Remove",
+        'b.setAttribute("title", "Close the panel")': "Close the panel",
+        'el("ul", {}, ["One item", x])': "One item",
+        'const re = /it "is" not/g; el("b", {}, (a ? "Yes please" : ""))': "Yes please",
+        'document.title = `${x} · Settings`;': "Settings",
+    }
+    for src, text in shown.items():
+        assert [text in found for _at, found in shown_script_literals(src)] == [True], src
+    for src in ['x.textContent = doc.status === "failed" ? doc.message : "";', 'form.append("file", f)',
+                'el("select", {}, ["member", "admin"].map((r) => el("option", { value: r }, t(`role.${r}`))))',
+                'el("input", { placeholder: "name@example.com", "data-testid": "some-input" })',
+                'b.setAttribute("aria-expanded", "true")', 'document.title = `${kb.name} · ragloom`;']:
+        assert shown_script_literals(src) == [], src
+
+
+def test_no_interface_text_is_hard_coded() -> None:
+    """Every word a page shows comes from the catalogues (locales/*.json), through t(). Templates: the text
+    between tags and the attributes title, placeholder, aria-label, aria-description, alt and label (and the
+    value of an <input> button), with {{ ... }}, {% ... %}, {# ... #} and the contents of <script> and
+    <style> taken out. Scripts: the literals shown_script_literals finds (el(...) children, textContent,
+    title, placeholder, aria-label, flash, showError, confirm, button labels). Any run of three or more
+    letters fails, in any script, but for the names in NAMES, e-mail addresses, URLs and attribute values
+    that are JSON (code samples shown as they are). An example value to type (a placeholder) belongs in the
+    catalogue too: see sharing.origins_example or sources.include_example."""
+    found: list[str] = []
+    for path in sorted(TEMPLATES.glob("*.html")):
+        source = re.sub(r"\{#.*?#\}|\{%.*?%\}|\{\{.*?\}\}", lambda m: "\n" * m.group().count("\n"),
+                        path.read_text(encoding="utf-8"), flags=re.S)
+        parser = _TemplateText()
+        parser.feed(source)
+        parser.close()
+        found += [f"{path.name}:{line} {where}: {text!r}" for line, where, text in parser.found
+                  if hard_coded_words(text)]
+    for path in sorted(STATIC.glob("*.js")):
+        source = path.read_text(encoding="utf-8")
+        found += [f"{path.name}:{source.count(chr(10), 0, at) + 1}: {text!r}"
+                  for at, text in shown_script_literals(source)]
+    assert not found, "interface text not from the catalogues (add a key to every locales/*.json and use t()):\n" \
+        + "\n".join(found)
 
 
 def test_every_chunk_method_and_parameter_is_explained_in_both_languages() -> None:
