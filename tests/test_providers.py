@@ -135,8 +135,8 @@ def test_a_provider_is_set_and_listed_without_its_key_which_is_stored_encrypted(
     for bad in ("ftp://host/v1", "https://user:pw@host/v1", "https://host/v1?key=1", "not a url"):
         res = st.client.put(f"{API}/providers/chat", headers=st.a, json={"base_url": bad, "model": "m"})
         assert res.status_code == 422, (bad, res.text)
-    unknown = st.client.put(f"{API}/providers/vision", headers=st.a, json={"base_url": st.ws.base_url, "model": "m"})
-    assert unknown.status_code == 404 and "chat, embedding, rerank" in unknown.json()["message"]
+    unknown = st.client.put(f"{API}/providers/speech", headers=st.a, json={"base_url": st.ws.base_url, "model": "m"})
+    assert unknown.status_code == 404 and "chat, embedding, rerank, vision" in unknown.json()["message"]
 
     audit = st.client.get(f"{API}/audit", headers=st.a, params={"action": "provider.set"})
     assert audit.json()["total"] == 3 and WS_KEY not in audit.text

@@ -150,6 +150,9 @@ class Block:
     table: Table | None = None  # tables: rows tied to their column headers
     # format-specific facts: slide number, sheet name, e-mail headers, caption of, list marker ...
     meta: dict[str, str] = field(default_factory=dict)
+    # figures: the picture's bytes as the file holds it (DOCX, PPTX, an HTML data: URI); None for a PDF's figure,
+    # which is cropped from its page at ingestion (ragloom.ingest.figures)
+    image: bytes | None = None
 
     def positions(self) -> list[Position]:
         return [(p, b.left, b.right, b.top, b.bottom) for p, b in self.boxes]
@@ -304,6 +307,8 @@ class Evidence:
     table: dict[str, Any] | None = None  # a table's chunk: its rows with their header paths (ChunkRecord.table)
     vector_similarity: float | None = None  # the retrieval's two sides of ``similarity``, when it scored them
     term_similarity: float | None = None
+    kind: str = ChunkKind.TEXT  # the chunk's kind: a ``figure`` is shown with its picture
+    kb_id: str = ""
 
 
 @dataclass(slots=True)

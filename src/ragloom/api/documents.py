@@ -284,6 +284,17 @@ def page_image(dataset_id: str, document_id: str, page: Annotated[int, Path(ge=1
     return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
 
 
+@router.get("/{document_id}/chunks/{chunk_id}/figure.png", response_class=Response,
+            responses=binary_response("image/png", "the figure chunk's picture"))
+def figure_image(dataset_id: str, document_id: str, chunk_id: Annotated[str, Path(max_length=64)],
+                 ctx: ContextDep, principal: PrincipalDep) -> Response:
+    """The picture of a figure chunk (``kind`` ``figure``): cropped from its page, or as the file holds it."""
+    with ctx.db.session() as s:
+        image = catalog.figure_png(ctx, s, principal=principal, kb_id=dataset_id, doc_id=document_id,
+                                   chunk_id=chunk_id)
+    return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
+
+
 VIEW_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
 
 

@@ -35,6 +35,7 @@ ROUTES: dict[str, tuple[tuple[str, str], ...]] = {
         ("GET", "/datasets/{dataset_id}/documents/{document_id}/file"),
         ("GET", "/datasets/{dataset_id}/documents/{document_id}/pages"),
         ("GET", "/datasets/{dataset_id}/documents/{document_id}/pages/{page}.png"),
+        ("GET", "/datasets/{dataset_id}/documents/{document_id}/chunks/{chunk_id}/figure.png"),
         ("GET", "/datasets/{dataset_id}/documents/{document_id}/preview"),
         ("DELETE", "/datasets/{dataset_id}/documents"),
         ("POST", "/datasets/{dataset_id}/documents/{document_id}/reparse"),

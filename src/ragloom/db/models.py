@@ -311,6 +311,21 @@ class VersionPage(Base):
     image_key: Mapped[str | None] = mapped_column(String(160), nullable=True)  # object store key of a PNG
 
 
+class VersionFigure(Base):
+    """The picture of a figure chunk of a version (issue 34): cropped from its page (PDF) or taken from the
+    file (DOCX, PPTX, an HTML data: URI), as a PNG in the object store; ``described_by`` names the vision model
+    that wrote its description ("" when none did)."""
+
+    __tablename__ = "version_figure"
+    version_id: Mapped[str] = mapped_column(ForeignKey("document_version.id", ondelete="CASCADE"), primary_key=True)
+    chunk_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    image_key: Mapped[str] = mapped_column(String(160))
+    width: Mapped[int] = mapped_column(Integer)
+    height: Mapped[int] = mapped_column(Integer)
+    page: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    described_by: Mapped[str] = mapped_column(String(200), default="")
+
+
 class ChunkOverride(Base):
     """A manual edit of one of a document's chunks, kept beside the document so that a re-parse re-applies it
     (DESIGN §3): ``edit`` (new ``content``, ``available``, ``keywords`` and/or ``questions``), ``delete``, or

@@ -22,6 +22,8 @@ class Reference(View):
     document_name: str
     content: str
     positions: Positions
+    figure: str | SkipJsonSchema[None] = absent_unless("a figure chunk: its picture (GET it with the same "
+                                                       "credentials)")
 
 
 class AnswerCitation(View):

@@ -33,6 +33,7 @@ class ChatReference(View):
     pages: str | None = Field(description="page sizes and images of the cited version (null once deleted)")
     preview: str | None = Field(description="the cited version's HTML view scrolled to the cited blocks, marked "
                                 "(formats without pages; null for paged ones and once deleted)")
+    figure: str | SkipJsonSchema[None] = absent_unless("a cited figure whose document still exists: its picture")
     similarity: Number | None = Field(None, description="the retrieval's score of the chunk when it was cited "
                                       "(null on answers stored before scores were kept)")
     vector_similarity: Number | None = Field(None, description="its vector side")

@@ -38,6 +38,9 @@ class RetrievedChunk(View):
         "a RAPTOR summary: the rows it summarises (chunks of its document, or summaries of the layer below)")
     built_by: str | SkipJsonSchema[None] = absent_unless(
         "a RAPTOR summary: raptor:extractive (sentences of its sources) or raptor:llm:<model>")
+    figure: str | SkipJsonSchema[None] = absent_unless(
+        "a figure: its picture (GET it with the same credentials); its text is the caption, the vision model's "
+        "description, the text read in it and the paragraphs around it")
 
 
 class ExplainCandidate(View):

@@ -73,6 +73,8 @@ _CAPTION_TEXT = re.compile(r"^(?:figure|fig\.|图|图表)\s*\d", re.IGNORECASE)
 _TABLE_CAPTION = re.compile(r"^(?:table|tab\.|tabelle|tableau|tabla|表|表格)\s*[\dIVX]", re.IGNORECASE)
 CAPTION_CHARS = 300  # a paragraph longer than this is text, not a table's caption
 _DOC_PR = qn("wp:docPr")
+_BLIP = qn("a:blip")
+_EMBED = qn("r:embed")
 _MATH_T = "{http://schemas.openxmlformats.org/officeDocument/2006/math}t"
 _TEXT_TAGS = frozenset({qn("w:t"), _MATH_T})
 _CHARS = {qn("w:tab"): "\t", qn("w:ptab"): "\t", qn("w:br"): "\n", qn("w:cr"): "\n", qn("w:noBreakHyphen"): "-"}
@@ -240,6 +242,19 @@ def _image(drawing: _Element) -> dict[str, str]:
         return {"name": "image", "alt": ""}
     alt = " ".join(v for v in (doc_pr.get("title", ""), doc_pr.get("descr", "")) if v).strip()
     return {"name": doc_pr.get("name", "image"), "alt": alt}
+
+
+def _image_bytes(drawing: _Element, part: Part) -> bytes | None:
+    """The picture's bytes, from the part its ``a:blip`` embeds (None for a linked or missing picture)."""
+    blip = next(drawing.iter(_BLIP), None)
+    rel = blip.get(_EMBED) if blip is not None else None
+    if not rel:
+        return None
+    try:
+        blob: bytes = part.related_parts[rel].blob
+    except (KeyError, AttributeError):
+        return None
+    return blob
 
 
 def _part_root(part: Part) -> _Element:
@@ -476,7 +491,9 @@ class _Walker:
             self.flush_notes()
 
     def figures(self, found: _Inline, caption: _Element | None) -> bool:
-        images = [_image(d) for d in found.drawings if _is_picture(d)]
+        pictures = [d for d in found.drawings if _is_picture(d)]
+        images = [_image(d) for d in pictures]
+        blobs = [_image_bytes(d, self.document.part) for d in pictures]
         if not images:
             return False
         self.flush_list()
@@ -485,14 +502,15 @@ class _Walker:
             text = _paragraph_text(caption).strip()
             is_caption = _style_name(Paragraph(caption, self.document)).lower() == "caption"
             caption_text = text if is_caption or _CAPTION_TEXT.match(text) else ""
-        for image in images:
+        for image, blob in zip(images, blobs, strict=True):
             meta = {"image": image["name"]}
             if image["alt"]:
                 meta["alt"] = image["alt"]
             if caption_text:
                 meta["caption"] = caption_text
             text = "\n".join(v for v in (caption_text, image["alt"]) if v) or f"[image: {image['name']}]"
-            self.blocks.append(Block(text=text, kind=BlockKind.FIGURE, heading_path=self.headings.path, meta=meta))
+            self.blocks.append(Block(text=text, kind=BlockKind.FIGURE, heading_path=self.headings.path, meta=meta,
+                                     image=blob))
         return bool(caption_text)
 
 

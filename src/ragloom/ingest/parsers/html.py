@@ -25,8 +25,9 @@ although a browser shows it only once opened, since a reader can open it.
 * never shown: ``script``, ``style``, ``template``, ``noscript``, elements with the ``hidden``
   attribute (not ``hidden="until-found"``: find-in-page shows those) or an inline style
   ``display: none`` / ``visibility: hidden``;
-* not text: ``svg``, ``iframe``, images (their ``alt`` text is not shown), forms and their
-  controls (``form``, ``button``);
+* not text: ``svg``, ``iframe``, linked images (their ``alt`` text is not shown), forms and their
+  controls (``form``, ``button``); an image the file holds (a ``data:`` URI) is a figure block, its
+  ``alt`` text or ``<figcaption>`` as text (:mod:`ragloom.ingest.figures`);
 * page chrome: ``nav`` and ``role="navigation"`` (menus, tables of contents, navboxes),
   ``role="banner"`` and ``role="contentinfo"``; ``header``, ``footer``, ``aside`` and
   ``role="complementary"`` unless inside an ``article``, ``main`` or ``section`` (there they
@@ -47,6 +48,8 @@ repeated shortened (:func:`~ragloom.ingest.parsers.tabular.span_copy`).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
 import re
 import warnings
@@ -85,6 +88,21 @@ CHECK_EVERY = 2048  # elements between two task checkpoints
 MAX_SPAN = 1000  # largest colspan or rowspan read
 
 Piece = str | object
+
+
+MAX_DATA_URI = 20_000_000  # characters of a data: URI picture read (about 15 MB of image)
+_DATA_URI = re.compile(r"^data:image/[\w.+-]+;base64,", re.IGNORECASE)
+
+
+def _data_uri(src: str) -> bytes | None:
+    """The bytes of a base64 ``data:image/...`` URI; None for a link or a malformed or huge one."""
+    m = _DATA_URI.match(src.strip())
+    if m is None or len(src) > MAX_DATA_URI:
+        return None
+    try:
+        return base64.b64decode(src.strip()[m.end():], validate=False)
+    except (ValueError, binascii.Error):
+        return None
 
 
 def _render(pieces: list[Piece]) -> str:
@@ -188,6 +206,8 @@ class _Walker:
             code = el.get_text().strip("\n")
             if code.strip():
                 self.add(code, BlockKind.CODE)
+        elif name == "img":
+            self._image(el)
         elif name == "br":
             self.inline.append(_LINE)
         elif name == "hr":
@@ -198,6 +218,21 @@ class _Walker:
             self.flush()
         else:
             self.walk(el)
+
+    def _image(self, el: Tag) -> None:
+        """A picture the file holds (a ``data:`` URI) is a figure block, its ``alt`` text (or the caption of
+        its ``<figure>``) as text; a linked picture is not fetched (the text around it is read as usual)."""
+        data = _data_uri(str(el.get("src") or ""))
+        if data is None:
+            return
+        alt = " ".join(str(el.get("alt") or "").split())
+        figure = el.find_parent("figure")
+        caption_tag = figure.find("figcaption") if figure is not None else None
+        caption = inline_text(caption_tag) if isinstance(caption_tag, Tag) else ""
+        meta = {k: v for k, v in (("alt", alt), ("caption", caption)) if v}
+        self.flush()
+        self.blocks.append(Block(text=caption or alt or "[image]", kind=BlockKind.FIGURE,
+                                 heading_path=self.headings.path, meta=meta, image=data))
 
     def _list(self, el: Tag, depth: int) -> list[str]:
         """``- item`` lines of a list, nested lists indented below their item."""

@@ -25,6 +25,7 @@ Not read: text inside charts and SmartArt diagrams (separate parts of the file).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import zipfile
 from collections.abc import Iterable
@@ -241,8 +242,11 @@ class _Slide:
             elif isinstance(shape, Picture):
                 alt: list[str] = shape.element.xpath("./p:nvPicPr/p:cNvPr/@descr")
                 text = (alt[0] if alt else "").strip()
-                self.add(text or f"[image: {shape.name}]", BlockKind.FIGURE, shape,
-                         meta={"alt": text} if text else {})
+                figure = self.add(text or f"[image: {shape.name}]", BlockKind.FIGURE, shape,
+                                  meta={"alt": text} if text else {})
+                if figure is not None:  # the picture as the deck holds it (a linked one has no bytes in the file)
+                    with contextlib.suppress(AttributeError, KeyError, ValueError):
+                        figure.image = shape.image.blob
 
 
 class PptxParser:

@@ -18,6 +18,7 @@ Which model a workspace then uses — its provider's, else the server's default 
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import time
 
@@ -38,6 +39,7 @@ from ragloom.errors import (
 from ragloom.models.chat import OpenAIChatModel
 from ragloom.models.embedding import OpenAIEmbedder
 from ragloom.models.rerank import HttpReranker
+from ragloom.models.vision import OpenAIVisionModel
 from ragloom.schemas.base import iso_utc
 from ragloom.schemas.providers import ConnectionTest, ModelInUse, ProviderInfo, ProviderList, ProviderSet
 from ragloom.service.accounts import audit, secrets
@@ -47,6 +49,10 @@ from ragloom.states import Role
 __all__ = ["ProviderKind", "delete", "get", "list_providers", "list_view", "set_provider", "test_connection", "view"]
 
 TEST_TIMEOUT = 20.0  # seconds a connection test waits for the provider
+# a 64 x 64 red square: what the vision provider's connection test shows the model
+PROBE_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAIAAAAlC+aJAAAAUElEQVR42u3PQREAAAQAMATRP4pYUni42xospzs+q3hOQEBAQEBAQEBAQEBA"
+    "QEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBA4N4CQ3UBhF8gRisAAAAASUVORK5CYII=")
 HINT_MIN_LENGTH = 16  # a key shorter than this shows no last characters
 
 
@@ -177,6 +183,7 @@ def list_view(ctx: Context, session: Session, *, principal: Principal) -> Provid
         ProviderKind.CHAT: s.chat_model if s.chat_base_url and s.chat_model else None,
         ProviderKind.EMBEDDING: s.embedding_model,
         ProviderKind.RERANK: (s.rerank_model or s.rerank_provider) if s.rerank_provider else None,
+        ProviderKind.VISION: None,  # a workspace's own only
     }
     in_use = []
     for kind in ProviderKind:
@@ -226,6 +233,13 @@ def _probe(kind: ProviderKind, base_url: str, model: str, key: str | None,
         emb = OpenAIEmbedder(base_url, model, key, timeout=TEST_TIMEOUT,  # embeds one short text for its size
                              transport=transport)
         return f"the embedding model answered with vectors of {emb.dim} dimensions", emb.dim
+    if kind == ProviderKind.VISION:
+        vision = OpenAIVisionModel(base_url, model, key, timeout=TEST_TIMEOUT, max_tokens=8, transport=transport)
+        try:
+            vision.describe(PROBE_PNG, "What colour is this picture? One word.")
+        finally:
+            vision.close()
+        return "the vision model described a picture", None
     reranker = HttpReranker(base_url, model, key, timeout=TEST_TIMEOUT, transport=transport)
     try:
         scores = reranker.score("ping", ["pong", "ping pong"])

@@ -34,6 +34,7 @@ from ragloom.models.embedding_cache import CachedEmbedder
 from ragloom.models.http import GuardedTransport, OutboundPolicy
 from ragloom.models.registry import embedders
 from ragloom.models.rerank import HttpReranker, Reranker
+from ragloom.models.vision import OpenAIVisionModel, VisionModel
 from ragloom.service.accounts import secrets
 
 PREFIX = "provider:"
@@ -45,6 +46,7 @@ class ProviderKind(StrEnum):
     CHAT = "chat"
     EMBEDDING = "embedding"
     RERANK = "rerank"
+    VISION = "vision"  # an image-capable chat model: describes figures at ingestion (no server default)
 
 
 def find(session: Session, tenant_id: str, kind: str) -> ModelProvider | None:
@@ -88,6 +90,16 @@ def chat_model(ctx: Context, tenant_id: str) -> ChatModel | None:
     return ctx.workspace_models.get(f"chat:{tenant_id}", stored.fingerprint(),
                                     lambda: OpenAIChatModel(stored.base_url, stored.model, stored.api_key(ctx),
                                                             transport=outbound(ctx)))
+
+
+def vision_model(ctx: Context, tenant_id: str) -> VisionModel | None:
+    """The workspace's vision model (an image-capable chat model), or None: figures then keep their
+    caption, context and the text OCR reads in them, with no description."""
+    stored = _stored(ctx, tenant_id, ProviderKind.VISION)
+    if stored is None:
+        return None
+    return ctx.workspace_models.get(f"vision:{tenant_id}", stored.fingerprint(), lambda: OpenAIVisionModel(
+        stored.base_url, stored.model, stored.api_key(ctx), transport=outbound(ctx)))
 
 
 def reranker(ctx: Context, tenant_id: str) -> Reranker | None:

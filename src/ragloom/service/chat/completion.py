@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from ragloom.context import Context, Principal
-from ragloom.dataflow import Answer, Evidence
+from ragloom.dataflow import Answer, ChunkKind, Evidence
 from ragloom.errors import InvalidRequestError
 from ragloom.generation.citations import MarkerFilter
 from ragloom.generation.expansion import extract_keywords, translate_question
@@ -248,6 +248,8 @@ def _stored_reference(ev: Evidence, kb_of: dict[str, str], links: dict[str, str]
         ref["source_url"] = links[ev.doc_id]
     if ev.table is not None:  # a table's rows, to show the citation as the table it came from
         ref["table"] = ev.table
+    if ev.kind == ChunkKind.FIGURE:  # shown with its picture
+        ref["kind"] = ev.kind
     return ref
 
 

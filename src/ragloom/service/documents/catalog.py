@@ -14,7 +14,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from ragloom.context import Context, Principal
-from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, utcnow
+from ragloom.db.models import Document, DocumentVersion, KnowledgeBase, Task, VersionFigure, utcnow
 from ragloom.docstore.base import Filters
 from ragloom.errors import ConflictError, InvalidRequestError, NotFoundError, PayloadTooLargeError
 from ragloom.service import knowledgebases
@@ -674,6 +674,19 @@ def page_png(ctx: Context, session: Session, *, principal: Principal, kb_id: str
         raise NotFoundError(f"no preview image of page {page}")
     image = ctx.objects.get(found.image_key)
     return scaled_png(image, width) if width is not None else image
+
+
+def figure_png(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,
+               chunk_id: str) -> bytes:
+    """The picture of a figure chunk of the document (any of its versions: an old answer's citation still
+    shows what it cited), as stored at ingestion (PNG, at most 1600 pixels a side)."""
+    doc = get(session, principal=principal, kb_id=kb_id, doc_id=doc_id)
+    key = session.scalar(select(VersionFigure.image_key)
+                         .join(DocumentVersion, DocumentVersion.id == VersionFigure.version_id)
+                         .where(DocumentVersion.document_id == doc.id, VersionFigure.chunk_id == chunk_id))
+    if key is None:
+        raise NotFoundError(f"chunk {chunk_id!r} of {doc.name!r} is not a figure (or not found)")
+    return ctx.objects.get(key)
 
 
 def view(ctx: Context, session: Session, *, principal: Principal, kb_id: str, doc_id: str,

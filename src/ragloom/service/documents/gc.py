@@ -5,7 +5,8 @@ preview images stay in the object store until :func:`collect_garbage` runs (``ra
 and periodically ``ragloom serve``). An object is *referenced* when a row names it: the
 file of any document version (``DocumentVersion.file_key``, superseded versions included,
 so an old answer's citation still opens the file it cited), the preview image of any
-page of any version (``VersionPage.image_key``) or the HTML view of any version
+page of any version (``VersionPage.image_key``), the picture of a figure chunk of any version
+(``VersionFigure.image_key``) or the HTML view of any version
 (``DocumentVersion.view_key``). Only unreferenced objects last written
 or refreshed more than ``grace_seconds`` ago are deleted.
 
@@ -57,7 +58,7 @@ from dataclasses import asdict, dataclass
 from sqlalchemy import func, select
 
 from ragloom.context import Context
-from ragloom.db.models import DocumentVersion, KnowledgePart, VersionPage
+from ragloom.db.models import DocumentVersion, KnowledgePart, VersionFigure, VersionPage
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +88,12 @@ class GcReport:
 
 def referenced_keys(ctx: Context) -> set[str]:
     """Every object key a row names: each version's file and HTML view (all versions), each page's
-    preview image, and the knowledge graphs' subgraphs and merged graphs."""
+    preview image, each figure's picture, and the knowledge graphs' subgraphs and merged graphs."""
     with ctx.db.session() as s:
         keys = set(s.scalars(select(func.coalesce(DocumentVersion.object_key, DocumentVersion.content_hash))))
         keys.update(s.scalars(select(DocumentVersion.view_key).where(DocumentVersion.view_key.is_not(None))))
         keys.update(s.scalars(select(VersionPage.image_key).where(VersionPage.image_key.is_not(None))))
+        keys.update(s.scalars(select(VersionFigure.image_key)))  # figure chunks' pictures (ingest/figures.py)
         for roots in s.scalars(select(KnowledgePart.root_ids).where(KnowledgePart.kind == "graph")):
             keys.update(roots or ())  # knowledge-graph parts name their JSON objects (service/builds/graph.py)
     return keys

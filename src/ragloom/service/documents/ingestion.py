@@ -30,7 +30,7 @@ from ragloom.ingest import coverage, pipeline
 from ragloom.ingest.guard import checkpoint
 from ragloom.ingest.job import Job
 from ragloom.service.accounts import workspace_models
-from ragloom.service.documents import chunk_edits, enrichment, versions
+from ragloom.service.documents import chunk_edits, enrichment, figures, versions
 from ragloom.states import RunOutcome, TaskStatus, VersionStatus
 
 log = logging.getLogger(__name__)
@@ -182,8 +182,10 @@ def _prepare(ctx: Context, job: Job, *, batched: bool = False) -> _Prepared:
     if kept.kept < kept.words:
         log.warning("task %s: the chunks keep %d of %d words of the parsed text (missing: %s)", job.task_id,
                     kept.kept, kept.words, ", ".join(kept.missing))
+    pictured = figures.add_figures(ctx, job, data, parsed, chunks, lambda message: progress(0.26, message))
     enriched = enrichment.enrich(ctx, job, parsed, chunks, lambda message: progress(0.27, message))
-    note = f" ({enriched.note})" if enriched.note else ""
+    said = "; ".join(n for n in (pictured.note, enriched.note) if n)
+    note = f" ({said})" if said else ""
     progress(0.3, f"{len(chunks)} chunks; embedding{note}", force=bool(note))
     return _Prepared(job, progress, parsed, chunks, kept)
 

@@ -39,7 +39,8 @@ def _evidence(result: RetrievalResult) -> list[Evidence]:
             index=i, chunk_id=c.record.id, doc_id=c.record.doc_id, document_name=c.record.document_name,
             content=c.record.content, positions=list(c.record.positions), version_id=c.record.version_id,
             similarity=c.similarity, vector=c.record.vector, table=c.record.table,
-            vector_similarity=c.vector_similarity, term_similarity=c.term_similarity,
+            vector_similarity=c.vector_similarity, term_similarity=c.term_similarity, kind=c.record.kind,
+            kb_id=c.record.kb_id,
         )
         for i, c in enumerate(result.chunks)
     ]

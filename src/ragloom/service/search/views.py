@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from ragloom.dataflow import Candidate
+from ragloom.dataflow import Candidate, ChunkKind
 from ragloom.db import models as db
 from ragloom.retrieval.types import RetrievalResult
 from ragloom.schemas.answers import AnswerCitation, CitedAnswer, Reference
@@ -52,6 +52,7 @@ def chunk_view(c: Candidate) -> RetrievedChunk:
         important_keywords=list(r.important_keywords),
         positions=positions_view(r),
         **summary_fields(r),
+        **({"figure": figure_link(r.kb_id, r.doc_id, r.id)} if r.kind == ChunkKind.FIGURE else {}),
     )
 
 
@@ -78,7 +79,13 @@ def retrieval_view(result: RetrievalResult) -> Retrieval:
 def reference_view(ev: Evidence) -> Reference:
     """The form an answer's evidence is shown in (no vector)."""
     return Reference(id=ev.index, chunk_id=ev.chunk_id, doc_id=ev.doc_id, version_id=ev.version_id,
-                     document_name=ev.document_name, content=ev.content, positions=[list(p) for p in ev.positions])
+                     document_name=ev.document_name, content=ev.content, positions=[list(p) for p in ev.positions],
+                     figure=figure_link(ev.kb_id, ev.doc_id, ev.chunk_id) if ev.kind == ChunkKind.FIGURE else None)
+
+
+def figure_link(kb_id: str, doc_id: str, chunk_id: str) -> str:
+    """Where a figure chunk's picture is served."""
+    return f"/api/v1/datasets/{kb_id}/documents/{doc_id}/chunks/{chunk_id}/figure.png"
 
 
 def citation_view(c: Citation, sentences: Sequence[str]) -> AnswerCitation:

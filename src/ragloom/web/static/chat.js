@@ -261,6 +261,13 @@ document.addEventListener("DOMContentLoaded", () => {
     if (m.explain && m.explain.standalone_question && m.question && m.explain.standalone_question !== m.question) {
       extras.push(el("p", { class: "hint" }, t("chat.searched_as", { q: m.explain.standalone_question })));
     }
+    const figures = [...refs.values()].filter((r) => r.figure);
+    if (figures.length) { // a cited figure is shown with the answer; a click opens its citation
+      extras.push(el("div", { class: "answer-figures" }, figures.map((r) => el("button", {
+        type: "button", class: "figure-thumb", "data-testid": "answer-figure",
+        onclick: (e) => openPanel(m, r, (verified.get(r.id) || [])[0] || null, e.currentTarget) },
+      el("img", { src: r.figure, alt: r.content.slice(0, 200), loading: "lazy" })))));
+    }
     if (refs.size) {
       extras.push(el("div", { class: "sources" }, el("span", { class: "hint" }, t("chat.sources")),
         el("ol", {}, [...refs.values()].map((r) => {
@@ -472,6 +479,8 @@ document.addEventListener("DOMContentLoaded", () => {
         el("dt", {}, t("chat.answer_sentence")), el("dd", {}, c.sentence_text),
         c.supporting_sentence ? el("dt", {}, t("chat.source_sentence")) : null,
         c.supporting_sentence ? el("dd", {}, c.supporting_sentence) : null) : null,
+      r.figure ? el("figure", { class: "cite-figure", "data-testid": "cite-figure" },
+        el("img", { src: r.figure, alt: r.content.slice(0, 200) })) : null,
       el("h4", {}, t("chat.cited_text")),
       citedText(r, c && c.supporting_sentence),
       pages,

@@ -191,7 +191,8 @@ document.addEventListener("DOMContentLoaded", () => {
     const own = Object.fromEntries(data.providers.map((p) => [p.kind, p]));
     const inUse = Object.fromEntries(data.in_use.map((m) => [m.kind, m]));
     const box = document.getElementById("providers");
-    box.replaceChildren(...["chat", "embedding", "rerank"].map((kind) => providerCard(kind, own[kind], inUse[kind])));
+    box.replaceChildren(...["chat", "embedding", "rerank", "vision"].map((kind) =>
+      providerCard(kind, own[kind], inUse[kind])));
   }
 
   function providerCard(kind, p, used) {
@@ -229,6 +230,7 @@ document.addEventListener("DOMContentLoaded", () => {
     return el("section", { class: "card", "aria-labelledby": id("title") },
       el("h3", { id: id("title") }, t(`providers.kind.${kind}`)),
       el("p", { class: "hint" }, t("providers.in_use"), " ", el("strong", {}, source)),
+      kind === "vision" ? el("p", { class: "hint" }, t("providers.hint.vision")) : null,
       form);
   }
 
