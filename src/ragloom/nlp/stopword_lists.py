@@ -2,12 +2,13 @@
 
 As for English: question words, pronouns, articles, prepositions, conjunctions and the forms of the
 auxiliary verbs — words a question carries but a chunk's relevance does not depend on. They are removed
-from queries only (chunks keep them in the index so that phrases line up). Numbers and content words are
-never stop words
-(general-purpose lists such as stopwords-iso hold "zweiten", "deux", "москва": words questions ask about).
-Entries are unstemmed and lower case; the analysers add their stems. Japanese entries are Sudachi's
-normalised forms (the analyser's terms), Korean ones the forms Kiwi gives pronouns and bound nouns
-(particles and endings never reach the index: the Korean analyser drops them by their tag).
+from queries only (chunks keep them in the index so that phrases line up). Numbers, content words and
+comparatives ("mais alto": the highest) are never stop words (general-purpose lists such as stopwords-iso
+hold "zweiten", "deux", "москва": words questions ask about). Korean verb stems that carry no topic (하, 되,
+있) are listed as Kiwi gives them. Entries are unstemmed and lower case; the analysers add their stems.
+Japanese entries are Sudachi's normalised forms (the analyser's terms), Korean ones the forms Kiwi gives
+pronouns and bound nouns (particles and endings never reach the index: the Korean analyser drops them by
+their tag).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ _LISTS = {
         est sont était étaient été être suis es sommes êtes ai as a avons avez ont avait avaient eu avoir
         peut peuvent pouvez doit doivent faut fait faire
         dans sur sous avec sans pour par chez entre vers depuis pendant
-        ne pas plus aussi très bien tout tous toute toutes
+        ne pas aussi très bien tout tous toute toutes
         s'il svp
         """,
     "es": """
@@ -50,7 +51,7 @@ _LISTS = {
         es son era eran fue fueron ser sido está están estaba estar he ha han hay había haber
         puede pueden debe deben hace hacer
         en con sin para por sobre entre hacia desde hasta durante contra según
-        no muy más también ya
+        no muy también ya
         favor
         """,
     "it": """
@@ -64,7 +65,7 @@ _LISTS = {
         è sono era erano stato stata essere ho hai ha abbiamo avete hanno aveva avere
         può possono deve devono fa fare
         di a da in con su per tra fra verso senza
-        non molto più anche già
+        non molto anche già
         """,
     "pt": """
         que quê quem qual quais como onde quando porque porquê quanto quanta quantos quantas
@@ -76,7 +77,7 @@ _LISTS = {
         é são era eram foi foram ser sido está estão estava estar tem têm tinha ter há havia haver
         pode podem deve devem faz fazer
         de em com sem para por sobre entre até desde durante contra
-        não muito mais também já
+        não muito também já
         favor
         """,
     "nl": """
@@ -126,6 +127,7 @@ _LISTS = {
         무엇 뭐 무슨 누구 누가 어디 언제 어떻게 어떤 왜 얼마 몇 어느
         것 거 수 등 때 중 및 또는 그리고 그러나 하지만
         나 저 너 우리 저희 당신 그 그녀 그들 이것 그것 저것 여기 거기 저기 이 저
+        하 되 있 없 않 안 못 어떻 그렇 이렇 같
         """,
 }
 
