@@ -178,3 +178,22 @@ def test_figures_of_a_pdf_and_a_deck_without_a_vision_model(settings: Settings, 
         for chunk in figures.values():
             got = client.get(chunk["figure"], headers=auth)
             assert got.status_code == 200 and got.content.startswith(b"\x89PNG")
+
+
+def test_a_damaged_or_tiny_picture_is_left_out_and_the_document_read() -> None:
+    from ragloom.dataflow import Block, BlockKind, ParsedDocument
+    from ragloom.ingest import figures
+
+    png = chart_png()
+    broken = png[:37] + b"XXXX" + png[41:]  # the first chunk's type: Pillow raises SyntaxError
+    cut = png[: len(png) // 2]
+    tiny = io.BytesIO()
+    from PIL import Image
+
+    Image.new("RGB", (16, 16), "red").save(tiny, format="PNG")
+    eps = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\nshowpage\n"  # never handed to Ghostscript
+    blocks = [Block(text="", kind=BlockKind.FIGURE, image=data) for data in (broken, cut, tiny.getvalue(), eps, png)]
+    parsed = ParsedDocument(blocks=[Block(text="Before the pictures."), *blocks])
+    found = figures.find_figures(parsed, b"", "report.docx")
+    assert [f.block for f in found] == [blocks[-1]] and (found[0].width, found[0].height) == (640, 400)
+    assert found[0].before == "Before the pictures."

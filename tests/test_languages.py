@@ -51,6 +51,9 @@ def test_auto_analyses_each_document_and_question_in_its_language(ctx, principal
     question = "Wann brauchen Pumpen Wartungen?"
     assert _top(ctx, principal, "english", question, "keyword") is None
     assert _top(ctx, principal, "mixed", question, "keyword") == "pumpe.md"
+    # an English knowledge base answers as before, whatever the question looks like to detection
+    reply = answer(ctx, principal=principal, kb_ids=["english"], question="When was Angela Merkel born?")
+    assert reply.insufficient and reply.text.startswith("The documents do not contain enough information")
 
 
 def test_the_api_takes_language_names_and_refuses_others(settings) -> None:

@@ -54,6 +54,13 @@ def test_korean_drops_particles_and_endings() -> None:
     assert ko.tokenize("ISO 9001 인증을 받았습니다") == ["iso", "9001", "인증", "받"]
 
 
+def test_english_stop_words_do_not_take_another_language_s_words_and_long_runs_are_read() -> None:
+    es = ANALYZERS.get("es")
+    assert "min" in _content(es, "¿Dónde está la mina de cobre?")  # "mine" stemmed in Spanish is "mina"'s stem
+    ja = ANALYZERS.get("ja")
+    assert len(ja.tokenize("ポンプの点検" * 5000)) > 10000  # 30,000 characters in one run: more than Sudachi takes
+
+
 def test_arabic_and_russian_normalisation() -> None:
     ar = ANALYZERS.get("ar")
     assert ar.normalize("أَحْمَد") == ar.normalize("احمد")  # short vowels off, hamza on alef read as alef
@@ -84,6 +91,10 @@ def test_detection_tells_the_corpora_apart(language: str) -> None:
 
 def test_detection_of_chinese_english_and_the_fallback() -> None:
     assert detect_language("水泵每个月检查一次。") == "zh"
+    # a Chinese question quoting a Japanese name, or written with the middle dot, is Chinese
+    assert detect_language("《ワンピース》的作者是谁？") == detect_language("迈克尔・乔丹是谁？") == "zh"
+    # an English question py3langid is unsure of keeps the default (it scores Dutch 0.51, Spanish 0.58)
+    assert detect_language("When was Angela Merkel born?") == detect_language("pasta carbonara recipe") == "en"
     assert detect_language("The pump is checked every month and the seals are replaced.") == "en"
     assert detect_language("東京の天気はどうですか") == "ja"  # kanji with kana is Japanese
     assert detect_language("Pumpen Wartung", default="de") == "de"  # no function word: the default

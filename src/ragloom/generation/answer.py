@@ -25,13 +25,13 @@ from ragloom.generation.extractive import (
     extractive_answer,
     refusal,
 )
-from ragloom.generation.keyterms import answer_analyzer
 from ragloom.generation.prompt import DEFAULT_SYSTEM_PROMPT, CountTokens, Prompt, build_prompt
 from ragloom.generation.scoring import SimilarityScorer, TermSimilarity
 from ragloom.generation.sentences import MARKER
 from ragloom.generation.thresholds import INSERT_MIN_SCORE
 from ragloom.models.chat import ChatModel, Sampling, finish_reason
 from ragloom.models.embedding import Embedder
+from ragloom.nlp import Analyzer
 
 UNSUPPORTED_NOTE = (
     "Note: the cited documents do not appear to support this answer; check the sources before relying on it."
@@ -106,9 +106,13 @@ def generate_answer(
     sampling: Sampling | None = None,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     empty_response: str = DEFAULT_EMPTY_RESPONSE,
+    analyzer: Analyzer | None = None,
 ) -> Answer:
     """Answer ``question`` from ``evidence`` (ordered best first).
 
+    ``analyzer``: the searched knowledge bases' (:meth:`ragloom.nlp.languages.Analyzers.for_query`); an
+    extractive answer reads the evidence with it, and a language with its own analyser gets the default
+    ``empty_response`` in that language (None: the Chinese and English analysis, English words).
     No evidence → ``empty_response`` with ``insufficient=True``. No chat model →
     an extractive answer. Otherwise the chat model answers from the evidence that
     fits the budget (``max_context_tokens`` minus ``answer_tokens`` for the
@@ -116,13 +120,13 @@ def generate_answer(
     Raises ModelError when the chat model fails, InvalidRequestError when the
     question alone does not fit the context.
     """
-    if not evidence:  # said in the question's language when it has its own analyser (and the text is the default)
-        empty_response = refusal(answer_analyzer(question, ()).language, empty_response)
+    if not evidence:  # in the knowledge bases' language when it has its own analyser (and the text is the default)
+        empty_response = refusal(analyzer.language if analyzer is not None else "", empty_response)
         return Answer(empty_response, chat_model.name if chat_model else EXTRACTIVE_MODEL, insufficient=True,
                       mode="model" if chat_model else EXTRACTIVE_MODE)
     scorer = SimilarityScorer(embedder, term_similarity)
     if chat_model is None:
-        return extractive_answer(question, evidence, scorer, empty_response=empty_response)
+        return extractive_answer(question, evidence, scorer, empty_response=empty_response, analyzer=analyzer)
     prompt = _prepare(question, evidence, count_tokens, max_context_tokens, answer_tokens, system_prompt)
     raw = chat_model.chat(prompt.messages, temperature=temperature, max_tokens=answer_tokens, sampling=sampling)
     return finish_answer(raw, prompt, scorer, chat_model.name, truncated=finish_reason(raw) == "length")
@@ -177,6 +181,7 @@ def stream_answer(
     sampling: Sampling | None = None,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     empty_response: str = DEFAULT_EMPTY_RESPONSE,
+    analyzer: Analyzer | None = None,
 ) -> Iterator[str | Answer]:
     """Like :func:`generate_answer`, but yields the reply's text deltas as they arrive
     (reasoning sections left out), then the final :class:`Answer` as the last item.
@@ -193,6 +198,7 @@ def stream_answer(
             count_tokens=count_tokens,
             term_similarity=term_similarity,
             empty_response=empty_response,
+            analyzer=analyzer,
         )
         yield answer.text
         yield answer

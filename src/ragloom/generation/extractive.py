@@ -36,7 +36,6 @@ from ragloom.dataflow import Answer, Citation, Evidence
 from ragloom.generation.conditions import chinese_numbers, contradicts, in_condition
 from ragloom.generation.keyterms import (
     analysis_for,
-    answer_analyzer,
     coverage,
     default_analyzer,
     key_terms,
@@ -63,6 +62,7 @@ from ragloom.generation.thresholds import (
     EXTRACTIVE_RELATIVE,
     verdict,
 )
+from ragloom.nlp import Analyzer
 from ragloom.nlp.acronyms import acronym_asked
 
 EXTRACTIVE_MODEL = "extractive"
@@ -1202,6 +1202,7 @@ def extractive_answer(
     relative: float = EXTRACTIVE_RELATIVE,
     vector_weight: float = 0.7,
     empty_response: str = DEFAULT_EMPTY_RESPONSE,
+    analyzer: Analyzer | None = None,
 ) -> Answer:
     """The answer to ``question`` from ``evidence``, every sentence quoted and followed by its ``[ID:n]``.
 
@@ -1223,11 +1224,11 @@ def extractive_answer(
     When nothing answers the question the answer is ``empty_response`` with ``insufficient=True``,
     followed by the (at most two) sentences nearest to the question, cited. Each citation quotes its
     chunk verbatim: support 1.0, verdict ``supported``, the quoted sentence as the supporting sentence.
-    Chinese and English are read with their shared analyser; another language's question (or evidence) with
-    its own (:func:`~ragloom.generation.keyterms.answer_analyzer`), and the refusal is then in that language
-    when ``empty_response`` is the default.
+    ``analyzer`` is the searched knowledge bases' (None: the Chinese and English analysis): a language with
+    an analyser of its own reads the question and the evidence with it, and refuses in that language when
+    ``empty_response`` is the default.
     """
-    analyzer = answer_analyzer(question, [e.content for e in evidence[:3]])
+    analyzer = analyzer or default_analyzer()
     language = analyzer.language
     empty_response = refusal(language, empty_response)
     nearest = REFUSALS[language][1] if language in REFUSALS else NEAREST_LABEL

@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from ragloom.nlp import Analyzer, TermWeigher, is_han
-from ragloom.nlp.languages import Analyzers
 from ragloom.nlp.synonyms import synonym_table
 
 # "how" + one of these is the question form (how often, how much), not a key term
@@ -27,8 +26,8 @@ _ZH_QUESTION_FORM = re.compile(r"^(?:多久|多长|多大|多远|多高|多重|�
 
 
 @functools.cache
-def _analyzers() -> Analyzers:
-    return Analyzers(Analyzer())
+def _base() -> Analyzer:
+    return Analyzer()
 
 
 _CURRENT: ContextVar[Analyzer | None] = ContextVar("ragloom_answer_analyzer", default=None)
@@ -37,22 +36,12 @@ _CURRENT: ContextVar[Analyzer | None] = ContextVar("ragloom_answer_analyzer", de
 def default_analyzer() -> Analyzer:
     """The analyser generation uses (configured like the application's): the one of the answer being
     written (:func:`analysis_for`), else the Chinese and English one."""
-    return _CURRENT.get() or _analyzers().base
+    return _CURRENT.get() or _base()
 
 
 def current_analyzer() -> Analyzer | None:
     """The analyser of the answer being written (:func:`analysis_for`), if any."""
     return _CURRENT.get()
-
-
-def answer_analyzer(question: str, evidence_texts: Sequence[str]) -> Analyzer:
-    """The analyser for answering ``question`` from texts: the question's language's
-    (:func:`~ragloom.nlp.languages.detect_language`), the evidence's when the question alone does not
-    tell (no function word: "Pumpen Wartung"). Chinese and English keep the one analyser they share."""
-    from ragloom.nlp.languages import detect_language
-
-    fallback = detect_language(" ".join(evidence_texts[:3]))
-    return _analyzers().get(detect_language(question, default=fallback))
 
 
 @contextmanager

@@ -93,3 +93,5 @@ class RetrievalResult:
     scope: dict[str, object] | None = None
     # every document with a match over the thresholds (not only on the page): (id, name, matches), most first
     documents: list[tuple[str, str, int]] = field(default_factory=list)
+    # the searched knowledge bases' languages (the answer reads the evidence with their analyser)
+    languages: list[str] = field(default_factory=list)

@@ -231,8 +231,9 @@ class _Walker:
         caption = inline_text(caption_tag) if isinstance(caption_tag, Tag) else ""
         meta = {k: v for k, v in (("alt", alt), ("caption", caption)) if v}
         self.flush()
-        self.blocks.append(Block(text=caption or alt or "[image]", kind=BlockKind.FIGURE,
-                                 heading_path=self.headings.path, meta=meta, image=data))
+        # its text is the alt text alone: the <figcaption> is read as a paragraph of its own too
+        self.blocks.append(Block(text=alt, kind=BlockKind.FIGURE, heading_path=self.headings.path, meta=meta,
+                                 image=data))
 
     def _list(self, el: Tag, depth: int) -> list[str]:
         """``- item`` lines of a list, nested lists indented below their item."""

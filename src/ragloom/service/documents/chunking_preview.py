@@ -138,7 +138,7 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
     workspace_models.embedder(ctx, kb.embedding_model)  # the model still resolves (else a clear 409)
     job = _Job(data=data, file_key=file_key, filename=filename, method=method, config=config,
                limits=IngestLimits.from_settings(ctx.settings), embedding_model=kb.embedding_model,
-               settings=ctx.settings)
+               settings=ctx.settings, language=kb.language)
     outcome = ctx.sandbox.run(chunk_sample, job, limits=ctx.sandbox_limits(), key=f"user:{principal.user_id}")
     return ChunkingPreview(filename=filename, chunk_method=method, parser_config=config, **outcome)
 
@@ -155,6 +155,7 @@ class _Job:
     limits: IngestLimits
     embedding_model: str
     settings: Settings
+    language: str = ""  # the knowledge base's: scans are read, or refused, as at ingestion
 
 
 def chunk_sample(job: _Job) -> dict[str, Any]:
@@ -169,7 +170,13 @@ def chunk_sample(job: _Job) -> dict[str, Any]:
         data = job.data if job.data is not None else _stored(job)
         if not data:
             raise ParseError(f"{job.filename!r} is empty")
-        parsed, pages_total = _parse(data, job.filename)
+        from ragloom.ingest.ocr import scan_language
+
+        token = scan_language.set(job.language)
+        try:
+            parsed, pages_total = _parse(data, job.filename)
+        finally:
+            scan_language.reset(token)
         chunks = pipeline.chunk_parsed(parsed, job.method, job.config, count_tokens)
     shown = []
     for c in chunks[:PREVIEW_CHUNKS]:

@@ -70,20 +70,20 @@ def add_figures(ctx: Context, job: Job, data: bytes, parsed: ParsedDocument, chu
     rows: list[VersionFigure] = []
     for n, figure in enumerate(found):
         checkpoint()
-        figure.ocr_text = figures.read_inside(figure)
-        if vision is not None and cache is not None and not out.failed:
+        figure.ocr_text = figures.read_inside(figure, job.language)
+        if vision is not None and cache is not None:
             key = hashlib.sha256(b"figure\0" + vision.name.encode() + b"\0" + DESCRIBE_PROMPT.encode() + b"\0"
                                  + figure.png).hexdigest()
             described = cache.get(key)
             if described is not None:
                 out.from_cache += 1
-            else:
+            elif not out.failed:  # after a failure, only what the cache holds
                 try:
                     described = vision.describe(figure.png)
                 except ModelError as exc:  # the rest of the document is not held up by the model
                     out.failed = exc.message
                     log.warning("task %s: figure %d not described: %s", job.task_id, n, exc.message)
-                if described is not None:
+                if described:  # an empty reply is not kept: the next parse asks again
                     cache.put(key, described)
             if described:
                 figure.description = described

@@ -69,7 +69,7 @@ def write(ctx: Context, result: RetrievalResult, evidence: list[Evidence], quest
         count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
         answer_tokens=writing.answer_tokens, term_similarity=term_similarity_fn(ctx),
         temperature=writing.temperature, sampling=writing.sampling, system_prompt=writing.system_prompt,
-        empty_response=writing.empty_response,
+        empty_response=writing.empty_response, analyzer=ctx.analyzers.for_query(question, result.languages),
     )
 
 
@@ -84,7 +84,7 @@ def write_stream(ctx: Context, result: RetrievalResult, evidence: list[Evidence]
         count_tokens=embedder.count_tokens, max_context_tokens=ctx.settings.chat_max_context_tokens,
         answer_tokens=writing.answer_tokens, term_similarity=term_similarity_fn(ctx),
         temperature=writing.temperature, sampling=writing.sampling, system_prompt=writing.system_prompt,
-        empty_response=writing.empty_response,
+        empty_response=writing.empty_response, analyzer=ctx.analyzers.for_query(question, result.languages),
     )
 
 

@@ -143,6 +143,7 @@ def search(ctx: Context, *, principal: Principal, kb_ids: list[str], question: s
                       reranker=workspace_models.reranker(ctx, principal.tenant_id) if rerank and opts.rerank else None,
                       toc=toc_support(ctx, scope.tenant_id, scope.embedding_model) if opts.toc_enhance else None)
     result.embedding_model = scope.embedding_model
+    result.languages = list(scope.languages)
     result.routing = routing
     if opts.use_kg and opts.page == 1:
         from ragloom.retrieval.graph_evidence import put_first

@@ -192,6 +192,7 @@ const RL = (() => {
     [/^(\d+) of (\d+) page ranges done; waiting for a worker$/, (m) => t("progress.ranges_waiting", { done: m[1], n: m[2] })],
     [/^waiting for a worker$/, () => t("progress.waiting")],
     [/^parsing$/, () => t("progress.parsing")],
+    [/^reading (\d+) figures$/, (m) => t("progress.figures", { n: m[1] })],
     [/^parsed (\d+) blocks; rendering page previews$/, (m) => t("progress.previews", { n: m[1] })],
     [/^parsed (\d+) blocks; chunking$/, (m) => t("progress.chunking", { n: m[1] })],
     [/^(\d+) chunks; embedding$/, (m) => t("progress.embedding", { n: m[1] })],
