@@ -81,6 +81,12 @@ def test_a_figure_is_a_chunk_with_its_picture_its_words_and_a_vision_model_s_des
             tested = client.post(f"{API}/providers/vision/test", headers=auth).json()
             assert tested["ok"], tested
             ds = client.post(f"{API}/datasets", headers=auth, json={"name": "reports"}).json()["id"]
+            # before parsing, the chunking preview says what the figures would cost
+            preview = client.post(f"{API}/datasets/{ds}/chunking-preview", headers=auth,
+                                  files=[("file", ("report.docx", docx_with_figure()))])
+            assert preview.status_code == 200, preview.text
+            assert {k: preview.json()[k] for k in ("figures", "vision_model", "vision_calls")} == {
+                "figures": 1, "vision_model": "fake-vision", "vision_calls": 1}
             up = client.post(f"{API}/datasets/{ds}/documents", headers=auth,
                              files=[("file", ("report.docx", docx_with_figure()))])
             assert up.status_code == 201, up.text
@@ -93,6 +99,8 @@ def test_a_figure_is_a_chunk_with_its_picture_its_words_and_a_vision_model_s_des
             run_until(ctx, done, poll=0.01)
             calls = [r for r in vision.requests if r.path.endswith("/chat/completions")]
             assert len(calls) == 2  # the connection test, then the one figure
+            again = client.post(f"{API}/datasets/{ds}/chunking-preview", headers=auth, data={"document_id": doc})
+            assert again.json()["figures"] == 1 and again.json()["vision_calls"] == 0  # described already
 
             found = client.post(f"{API}/retrieval", headers=auth, json={
                 "question": "Which quarter had the tallest bar in the sales chart?", "dataset_ids": [ds],

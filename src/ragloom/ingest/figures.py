@@ -31,6 +31,9 @@ CROP_DPI = 150
 CONTEXT_CHARS = 300  # of the paragraph before and the one after
 ORDER_OFFSET = 90_000  # a figure chunk's order: after the part's text chunks (see Job.order_base)
 OCR_MIN_SIDE = 120  # pixels: a smaller figure is not worth an OCR pass
+# the chunk methods whose chunks are not passages of a document: a picture file is one figure already, a
+# tag set's and a Q&A file's rows are what they are
+NO_FIGURE_METHODS = frozenset({"picture", "tag", "qa", "table"})
 # the picture formats documents embed (never EPS, which Pillow hands to Ghostscript)
 PICTURE_FORMATS = ("PNG", "JPEG", "GIF", "BMP", "TIFF", "WEBP", "ICO", "MPO")
 # what Pillow's plugins raise on damaged data (a broken PNG chunk raises SyntaxError, a bad TIFF tag TypeError...)

@@ -52,3 +52,9 @@ class ChunkingPreview(BaseModel):
     blocks: int
     chunk_count: int
     chunks: list[PreviewChunk] = Field(description=f"the first {PREVIEW_CHUNKS}")
+    figures: int = Field(0, description="figures in the pages parsed that would become figure chunks (the chunk "
+                                        "count leaves them out)")
+    vision_model: str | None = Field(None, description="the workspace's vision model, which would describe them "
+                                                       "(null: none; figures keep caption, OCR text and context)")
+    vision_calls: int | None = Field(None, description="the calls to it parsing these pages would make: its "
+                                                       "descriptions of the other figures are in the cache already")

@@ -10,6 +10,7 @@ anything: a PDF's first :data:`PREVIEW_PAGES` pages, in a child process of the s
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +33,7 @@ from ragloom.schemas.chunking import (
 )
 from ragloom.service import knowledgebases
 from ragloom.service.accounts import workspace_models
-from ragloom.service.documents import catalog
+from ragloom.service.documents import catalog, figures
 
 PREVIEW_PAGES = 5  # of a PDF: enough to see the method at work, quick enough for a form
 PREVIEW_SECONDS = 60.0
@@ -140,7 +141,9 @@ def preview(ctx: Context, session: Session, *, principal: Principal, kb_id: str,
                limits=IngestLimits.from_settings(ctx.settings), embedding_model=kb.embedding_model,
                settings=ctx.settings, language=kb.language)
     outcome = ctx.sandbox.run(chunk_sample, job, limits=ctx.sandbox_limits(), key=f"user:{principal.user_id}")
-    return ChunkingPreview(filename=filename, chunk_method=method, parser_config=config, **outcome)
+    model, calls = figures.estimate(ctx, principal.tenant_id, outcome.pop("picture_hashes"))
+    return ChunkingPreview(filename=filename, chunk_method=method, parser_config=config, vision_model=model,
+                           vision_calls=calls, **outcome)
 
 
 @dataclass(frozen=True)
@@ -178,13 +181,17 @@ def chunk_sample(job: _Job) -> dict[str, Any]:
         finally:
             scan_language.reset(token)
         chunks = pipeline.chunk_parsed(parsed, job.method, job.config, count_tokens)
+        from ragloom.ingest.figures import NO_FIGURE_METHODS, find_figures
+
+        found = [] if job.method in NO_FIGURE_METHODS else find_figures(parsed, data, job.filename)
     shown = []
     for c in chunks[:PREVIEW_CHUNKS]:
         pages = [p for p in c.pages if p > 0] if parsed.page_sizes else []  # 0: a flowing format's anchors
         shown.append(PreviewChunk(order=c.order, text=c.text[:PREVIEW_CHARS], tokens=count_tokens(c.text),
                                   pages=pages, truncated=len(c.text) > PREVIEW_CHARS))
     return {"pages_parsed": len(parsed.page_sizes) or None, "pages_total": pages_total,
-            "blocks": len(parsed.blocks), "chunk_count": len(chunks), "chunks": shown}
+            "blocks": len(parsed.blocks), "chunk_count": len(chunks), "chunks": shown, "figures": len(found),
+            "picture_hashes": [hashlib.sha256(f.png).hexdigest() for f in found]}
 
 
 def _stored(job: _Job) -> bytes:

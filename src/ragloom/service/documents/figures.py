@@ -31,9 +31,7 @@ from ragloom.service.builds.llm_cache import LlmCache
 
 log = logging.getLogger(__name__)
 
-# the chunk methods whose chunks are not passages of a document: a picture file is one figure already, a
-# tag set's and a Q&A file's rows are what they are
-NO_FIGURE_METHODS = frozenset({"picture", "tag", "qa", "table"})
+NO_FIGURE_METHODS = figures.NO_FIGURE_METHODS
 
 
 @dataclass(slots=True)
@@ -55,6 +53,22 @@ class FigureReport:
         return said
 
 
+def description_key(model: str, picture_sha256: str) -> str:
+    """The LLM-cache key of a picture's description by ``model`` (the picture named by its SHA-256)."""
+    return hashlib.sha256(f"figure\0{model}\0{DESCRIBE_PROMPT}\0{picture_sha256}".encode()).hexdigest()
+
+
+def estimate(ctx: Context, tenant_id: str, picture_hashes: list[str]) -> tuple[str | None, int | None]:
+    """What describing pictures (named by their SHA-256) would cost: the workspace's vision model and the
+    calls it would be asked (the pictures its cache does not hold); ``(None, None)`` without one."""
+    vision = workspace_models.vision_model(ctx, tenant_id)
+    if vision is None:
+        return None, None
+    keys = [description_key(vision.name, h) for h in picture_hashes]
+    held = LlmCache(ctx.db, tenant_id).get_many(keys) if keys else set()
+    return vision.name, sum(1 for k in keys if k not in held)
+
+
 def add_figures(ctx: Context, job: Job, data: bytes, parsed: ParsedDocument, chunks: list[Chunk],
                 report: Callable[[str], None] = lambda message: None) -> FigureReport:
     """Append a chunk per figure of ``parsed`` to ``chunks`` (kind ``figure``) and store its picture."""
@@ -72,8 +86,7 @@ def add_figures(ctx: Context, job: Job, data: bytes, parsed: ParsedDocument, chu
         checkpoint()
         figure.ocr_text = figures.read_inside(figure, job.language)
         if vision is not None and cache is not None:
-            key = hashlib.sha256(b"figure\0" + vision.name.encode() + b"\0" + DESCRIBE_PROMPT.encode() + b"\0"
-                                 + figure.png).hexdigest()
+            key = description_key(vision.name, hashlib.sha256(figure.png).hexdigest())
             described = cache.get(key)
             if described is not None:
                 out.from_cache += 1
