@@ -96,6 +96,9 @@ ROUTE_IDS: dict[tuple[str, str], dict[str, str]] = {
     ("GET", f"{API}/datasets/{{dataset_id}}/documents/{{document_id}}/preview"):
         {"document_id": "markdown", "version_id": "markdown_version"},
     ("POST", f"{API}/openai/v1/chat/completions"): {"model": "assistant"},  # an assistant's id
+    # a figure's picture: the figure chunk of the HTML page with a picture in it
+    ("GET", f"{API}/datasets/{{dataset_id}}/documents/{{document_id}}/chunks/{{chunk_id}}/figure.png"):
+        {"document_id": "chart", "chunk_id": "figure"},
     ("PATCH", f"{API}/chats/{{chat_id}}"): {"retrieval.document_ids": "pdf"},  # retrieval: any RetrievalOptions keys
 }
 
@@ -197,6 +200,21 @@ def _ok(res: Any) -> Any:
     return res.json()
 
 
+def _chart_page(mark: str) -> bytes:
+    """An HTML page holding a picture (a figure chunk) as a data: URI."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    png = io.BytesIO()
+    Image.new("RGB", (96, 64), (30, 90, 200)).save(png, format="PNG")
+    inline = base64.b64encode(png.getvalue()).decode()
+    return (f'<html><body><h1>The {mark} chart</h1><figure><img src="data:image/png;base64,{inline}" '
+            f'alt="{mark} sales chart"><figcaption>Figure 1: {mark} sales</figcaption></figure></body></html>'
+            ).encode()
+
+
 def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, owner_id: str | None = None) -> None:
     """Workspace ``ws`` with one of every resource, owned by a new person, or by ``owner_id`` (another
     workspace of the same person); ``client`` is a TestClient or an httpx client of a live server."""
@@ -215,7 +233,8 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
     pdf = tmp / f"{m}-pump.pdf"
     make_pdf(pdf, [[f"# The {m} pump", f"The {m} pump needs grease every 450 operating hours."]])
     files = [("file", (pdf.name, pdf.read_bytes(), "application/pdf")),
-             ("file", (f"{m}-notes.md", f"# {m} notes\n\nThe {m} valve is blue.\n".encode(), "text/markdown"))]
+             ("file", (f"{m}-notes.md", f"# {m} notes\n\nThe {m} valve is blue.\n".encode(), "text/markdown")),
+             ("file", (f"{m}-chart.html", _chart_page(m), "text/html"))]
     up = _ok(client.post(f"{API}/datasets/{kb['id']}/documents", headers=h, files=files))["documents"]
     folder = ctx.settings.source_roots[0] / m
     folder.mkdir()
@@ -226,8 +245,11 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
     while run_one(ctx, "test"):  # the uploads, the sync, and the document it made
         pass
     docs = {d["name"]: d for d in _ok(client.get(f"{API}/datasets/{kb['id']}/documents", headers=h))["documents"]}
-    assert len(up) == 2 and len(docs) == 3 and all(d["status"] == "done" for d in docs.values()), docs
+    assert len(up) == 3 and len(docs) == 4 and all(d["status"] == "done" for d in docs.values()), docs
     pdf_doc, md_doc, synced = docs[pdf.name], docs[f"{m}-notes.md"], docs[f"{m}-guide.md"]
+    chart = docs[f"{m}-chart.html"]
+    figure = next(c["chunk_id"] for c in _ok(client.get(
+        f"{API}/datasets/{kb['id']}/documents/{chart['id']}/chunks", headers=h))["chunks"] if c["kind"] == "figure")
     assistant = _ok(client.post(f"{API}/chats", headers=h, json={"name": f"{m}-assistant", "dataset_ids": [kb["id"]]}))
     reply = _ok(client.post(f"{API}/chats/{assistant['id']}/completions", headers=h,
                             json={"question": f"How often does the {m} pump need grease?"}))
@@ -251,6 +273,7 @@ def _populate(client: Any, ctx: Any, ws: Workspace, tmp: Path, llm_url: str, own
         "answer": reply["message_id"], "key": key["id"], "workspace": ws.tenant_id, "member": member_id,
         "invitation": invitation["id"], "chunk": chunks[0], "build": build["id"], "source": source["id"],
         "sync": sync["id"], "synced": synced["id"], "group": group["id"], "share": share["id"],
+        "chart": chart["id"], "figure": figure,
     }
     ws.names = {"kb": kb["name"], "tag_set": tag_set["name"], "pdf": pdf_doc["name"], "markdown": md_doc["name"],
                 "assistant": assistant["name"], "source": source["name"], "group": group["name"]}
@@ -675,7 +698,7 @@ def _intact(world: World, a: Workspace) -> None:
     client = world.client
     h = world.auth(a, "key")
     docs = _ok(client.get(f"{API}/datasets/{a.ids['kb']}/documents", headers=h))["documents"]
-    assert {d["id"] for d in docs} == {a.ids["pdf"], a.ids["markdown"], a.ids["synced"]}
+    assert {d["id"] for d in docs} == {a.ids["pdf"], a.ids["markdown"], a.ids["synced"], a.ids["chart"]}
     assert all(d["status"] == "done" and "probe" not in str(d["metadata"]) for d in docs), docs
     kb = _ok(client.get(f"{API}/datasets/{a.ids['kb']}", headers=h))
     assert kb["name"] == f"{a.mark}-manuals" and kb["tag_kb_ids"] == []

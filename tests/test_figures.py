@@ -127,6 +127,17 @@ def test_a_figure_is_a_chunk_with_its_picture_its_words_and_a_vision_model_s_des
                 "question": "How many units were sold in the third quarter?", "dataset_ids": [ds]}).json()
             assert any(r.get("figure") == figure["figure"] for r in replied["references"]), replied
 
+            # a share link's visitor sees the cited figure through the link, not through the workspace's route
+            chat = client.post(f"{API}/chats", headers=auth, json={"name": "Reports", "dataset_ids": [ds]}).json()
+            token = client.post(f"{API}/chats/{chat['id']}/shares", headers=auth, json={}).json()["token"]
+            visited = client.post(f"{API}/share/{token}/completions",
+                                  json={"question": "How many units were sold in the third quarter?"}).json()
+            shown = [r["figure"] for r in visited["references"] if r.get("figure")]
+            assert shown == [f"{API}/share/{token}/documents/{doc}/figures/{figure['chunk_id']}.png"], visited
+            seen = client.get(shown[0])
+            assert seen.status_code == 200 and seen.content == picture.content
+            assert client.get(shown[0].replace(token, "x" * 32)).status_code == 404
+
             # a re-parse asks the model nothing new: the description comes from the workspace's cache
             assert client.post(f"{API}/datasets/{ds}/documents/{doc}/reparse", headers=auth).status_code == 202
             run_until(ctx, done, poll=0.01)

@@ -97,6 +97,7 @@ ROUTES: dict[str, tuple[tuple[str, str], ...]] = {
         ("PUT", "/share/{token}/sessions/{session_id}/messages/{message_id}/feedback"),
         ("GET", "/share/{token}/documents/{document_id}/pages"),
         ("GET", "/share/{token}/documents/{document_id}/pages/{page}.png"),
+        ("GET", "/share/{token}/documents/{document_id}/figures/{chunk_id}.png"),
         ("GET", "/share/{token}/documents/{document_id}/preview"),
         ("POST", "/share/{token}/search"),
         ("POST", "/chats/{chat_id}/search"),

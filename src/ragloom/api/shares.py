@@ -309,6 +309,21 @@ def share_page_image(token: TokenPath, document_id: str, page: Annotated[int, Pa
     return _cors(response, visit.origin, request)
 
 
+@router.get("/share/{token}/documents/{document_id}/figures/{chunk_id}.png", response_class=Response,
+            openapi_extra=PUBLIC, dependencies=[limited_per_address("share")],
+            responses={**LIMITED, **binary_response("image/png", "a cited figure's picture")})
+def share_figure_image(token: TokenPath, document_id: str, chunk_id: Annotated[str, Path(max_length=64)],
+                       ctx: ContextDep, request: Request) -> Response:
+    """The picture of a figure chunk of a document the assistant answers from (when the link shows pages)."""
+    visit = _Visit(ctx, request, token)
+    kb_id = _visitor_document(ctx, visit, document_id)
+    with ctx.db.session() as s:
+        image = catalog.figure_png(ctx, s, principal=visit.principal, kb_id=kb_id, doc_id=document_id,
+                                   chunk_id=chunk_id)
+    response = Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+    return _cors(response, visit.origin, request)
+
+
 @router.get("/share/{token}/documents/{document_id}/preview", response_class=Response, openapi_extra=PUBLIC,
             dependencies=[limited_per_address("share")],
             responses={**LIMITED, **binary_response("text/html", "the version's HTML view, the highlighted blocks "

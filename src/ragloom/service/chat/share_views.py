@@ -39,14 +39,15 @@ def share_view(link: ShareLink, sessions_kept: int) -> ShareView:
 
 
 def visitor_view(view: ChatReference, token: str, show_pages: bool) -> ChatReference:
-    """A reference as a visitor sees it: its pages and view through the link (when it shows pages), no
-    file, no link into the workspace or to the source."""
+    """A reference as a visitor sees it: its pages, view and figure picture through the link (when it shows
+    pages), no file, no link into the workspace or to the source."""
     base = f"/api/v1/share/{token}/documents/{view.doc_id}"
     alive = view.status != "deleted"
     return view.model_copy(update={
         "file": None, "changes": None, "source_url": None,
         "pages": f"{base}/pages?version_id={view.version_id}" if alive and show_pages else None,
         "preview": view_link(base, view.version_id, view.positions) if alive and show_pages else None,
+        "figure": f"{base}/figures/{view.chunk_id}.png" if view.figure and alive and show_pages else None,
     })
 
 

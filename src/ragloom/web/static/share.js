@@ -43,6 +43,10 @@
     document.getElementById("share-cite-title").textContent = ref.document_name;
     const holder = document.getElementById("share-cite-body");
     holder.replaceChildren(RL.el("blockquote", { class: "share-quote" }, ref.content));
+    if (ref.figure) {  // a cited figure: its picture, through the link
+      holder.prepend(RL.el("figure", { class: "cite-figure", "data-testid": "cite-figure" },
+        RL.el("img", { src: ref.figure, alt: ref.content.slice(0, 200) })));
+    }
     if (!showPages || !ref.pages || !RLPages.pagesOf(ref.positions).length) return;
     try {
       const res = await fetch(ref.pages, { headers: { Accept: "application/json" } });
