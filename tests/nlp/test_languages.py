@@ -118,3 +118,12 @@ def test_the_query_analyser_follows_the_knowledge_bases() -> None:
     assert ANALYZERS.for_query("the pump and the seals", ["fr", "de"]).language == "fr"  # neither: the first
     assert ANALYZERS.for_text("Die Pumpe wird gewartet.", "auto").language == "de"
     assert ANALYZERS.for_text("Die Pumpe wird gewartet.", "fr").language == "fr"
+
+
+def test_german_nouns_are_no_names_to_the_answerer_but_codes_are() -> None:
+    from ragloom.generation.keyterms import analysis_for, name_terms
+
+    with analysis_for(ANALYZERS.get("de")):
+        assert name_terms("In welchem Jahr hat man mit dem Bau des Kölner Doms begonnen?") == []
+        assert name_terms("Wie lange dauert das Aufladen beim Akku ES-500?") == ["es-500"]
+    assert name_terms("When did Kölner Dom open?") != []  # English: a capitalised word past the first is a name

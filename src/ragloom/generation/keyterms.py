@@ -127,13 +127,15 @@ _WORD = re.compile(rf"{_W}+(?:[-_/.']{_W}+)*")
 def name_terms(question: str, analyzer: Analyzer | None = None) -> list[str]:
     """The analysed terms of the names and codes a question mentions: words with a digit
     (``HX-220``, ``E1024``, ``7.2``), with two capitals (``IBM``, ``DB2``, ``iPhone``) or
-    capitalised past the first word (``Access Client Solutions``). Stop words (``I``) excluded."""
+    capitalised past the first word (``Access Client Solutions``; not in German, which capitalises every
+    noun). Stop words (``I``) excluded."""
     analyzer = analyzer or default_analyzer()
+    capital_names = analyzer.language != "de"
     out: list[str] = []
     for k, m in enumerate(_WORD.finditer(question)):
         word = m.group(0)
         capitals = sum(c.isupper() for c in word)
-        if any(c.isdigit() for c in word) or capitals >= 2 or (capitals and k > 0):
+        if any(c.isdigit() for c in word) or capitals >= 2 or (capitals and k > 0 and capital_names):
             out.extend(t for t in analyzer.tokenize(word) if not analyzer.is_stop_word(t))
     return list(dict.fromkeys(out))
 
