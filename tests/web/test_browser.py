@@ -126,7 +126,8 @@ def test_workspace_switcher_moves_the_session_between_workspaces(world: World) -
     sync_api.expect(page.locator("#invitations-table tbody tr")).to_have_count(1)
     shot(page, "invitations")
     page.goto("/ui/workspace/providers")
-    sync_api.expect(page.locator("#providers section")).to_have_count(3)
+    sync_api.expect(page.locator("#providers section")).to_have_count(4)  # chat, embedding, rerank, vision
+    sync_api.expect(page.locator("#providers section").last).to_contain_text("Vision model (figures)")
     shot(page, "providers")
     assert page.outside == []
 

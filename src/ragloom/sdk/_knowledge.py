@@ -371,6 +371,12 @@ class KnowledgeAPI(Base):
         return self._send(op, path={"dataset_id": dataset_id, "document_id": document_id, "page": page},
                           params={"version_id": version_id}).content
 
+    @operation("GET", "/datasets/{dataset_id}/documents/{document_id}/chunks/{chunk_id}/figure.png")
+    def figure_image(self, op: Route, /, dataset_id: str, document_id: str, chunk_id: str) -> bytes:
+        """A figure chunk's picture (PNG): a chunk whose ``figure`` link is set."""
+        return self._send(op, path={"dataset_id": dataset_id, "document_id": document_id,
+                                    "chunk_id": chunk_id}).content
+
     @operation("GET", "/datasets/{dataset_id}/documents/{document_id}/preview")
     def preview(self, op: Route, /, dataset_id: str, document_id: str, *, version_id: str | None = None,
                 highlight: Sequence[int] = ()) -> str:

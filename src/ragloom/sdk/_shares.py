@@ -120,6 +120,10 @@ class SharesAPI(Base):
         return self._send(op, path={"token": token, "document_id": document_id, "page": page},
                           params={"version_id": version_id}).content
 
+    @operation("GET", "/share/{token}/documents/{document_id}/figures/{chunk_id}.png")
+    def share_figure_image(self, op: Route, /, token: str, document_id: str, chunk_id: str) -> bytes:
+        return self._send(op, path={"token": token, "document_id": document_id, "chunk_id": chunk_id}).content
+
     @operation("GET", "/share/{token}/documents/{document_id}/preview")
     def share_preview(self, op: Route, /, token: str, document_id: str, *, version_id: str | None = None,
                       highlight: Sequence[int] = ()) -> str:
