@@ -163,6 +163,7 @@ def test_create_and_revoke_an_api_key(world: World) -> None:
 def test_chinese_interface_after_switching_language(world: World) -> None:
     page = new_page(world)
     sign_up(page, "di@example.com")
+    page.wait_for_load_state("load")  # the language menu's handler is attached when the page has loaded
     page.get_by_test_id("lang-switch").select_option("zh")
     sync_api.expect(page.locator("h1")).to_have_text("知识库")
     assert page.locator("html").get_attribute("lang") == "zh-CN"
@@ -179,6 +180,7 @@ def test_chinese_interface_after_switching_language(world: World) -> None:
     # the server's progress words in it
     dates = {"ja": "2026/12/7", "de": "7.12.2026", "fr": "07/12/2026", "es": "7/12/2026", "en": "12/7/2026"}
     for code, date in dates.items():
+        page.wait_for_load_state("load")  # the menu's handler is the page script's: the reloaded page has run it
         page.get_by_test_id("lang-switch").select_option(code)
         catalogue = messages.CATALOGUES[code]
         sync_api.expect(page.locator("h1")).to_have_text(catalogue["kb.title"])

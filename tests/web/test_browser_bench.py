@@ -142,6 +142,7 @@ def test_bench_scores_explain_errors_and_a_comparison(world: World) -> None:
 def test_bench_in_chinese(world: World) -> None:
     page = new_page(world)
     sign_up(page, "bench-zh@example.com")
+    page.wait_for_load_state("load")  # the language menu's handler is attached when the page has loaded
     page.get_by_test_id("lang-switch").select_option("zh")
     expect(page.locator("h1")).to_have_text("知识库")
     page.goto("/ui/bench")
