@@ -55,9 +55,9 @@ def guess_language(items: list[CorpusItem]) -> str:
     if not sample:
         return "en"
     cjk = sum(1 for ch in sample if "\u4e00" <= ch <= "\u9fff")
-    if cjk / len(sample) >= 0.2 and detect_language(sample) != "ja":
-        return "zh"
     found = detect_language(sample)
+    if cjk / len(sample) >= 0.2 and found != "ja":
+        return "zh"
     return found if found not in ("zh", "en") else "en"
 
 

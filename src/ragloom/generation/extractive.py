@@ -148,6 +148,9 @@ def _verbish(words: list[str]) -> bool:
     return False
 
 
+NEAREST_LABEL = "Nearest to it, they cover:"
+
+
 def reads_as_sentence(text: str, *, list_item: bool = False, clause: bool = False) -> bool:
     """Whether ``text`` (markers removed) reads as a whole sentence; see the module docstring.
 
@@ -157,7 +160,8 @@ def reads_as_sentence(text: str, *, list_item: bool = False, clause: bool = Fals
         return False
     if not _ENDS_SENTENCE.search(core) and not list_item:
         return False
-    japanese = default_analyzer().language == "ja" and _KANA.search(core) is not None
+    language = default_analyzer().language
+    japanese = language == "ja" and _KANA.search(core) is not None
     if _is_chinese(core) or japanese:
         # a number counts as a character: "475年至477年在位。" is a sentence, "盖卤王之子。" is too short; in
         # Japanese so does a kana ("ポンプは三か月ごとに点検されます。")
@@ -165,7 +169,6 @@ def reads_as_sentence(text: str, *, list_item: bool = False, clause: bool = Fals
         return (len(_HAN.findall(core)) + len(_DIGIT_RUN.findall(core)) + kana >= MIN_HAN
                 and not _CONTINUATION_ZH.match(core))
     words = _LATIN_WORD.findall(core)
-    language = default_analyzer().language
     # a Korean or Arabic sentence says in 15 characters what an English one says in 20
     if len(words) < MIN_WORDS or len(core) < (12 if language in ("ko", "ar") else 20):
         return False
@@ -1146,7 +1149,7 @@ def _cited(pieces: list[tuple[str, Evidence]]) -> tuple[str, list[str], list[Cit
     return " ".join(text), sentences, citations
 
 
-def _refusal(cands: list[_Candidate], empty_response: str, nearest: str = "") -> Answer:
+def _refusal(cands: list[_Candidate], empty_response: str, nearest: str = NEAREST_LABEL) -> Answer:
     """The documents do not answer: ``empty_response``, then the sentences nearest to the question, cited."""
     near = sorted((c for c in cands if c.kind == "sentence" and c.score >= NEAREST_FLOOR), key=lambda c: -c.score)[:2]
     if not near:
@@ -1156,11 +1159,10 @@ def _refusal(cands: list[_Candidate], empty_response: str, nearest: str = "") ->
         cit.sentence += 1
     lead = _finish(empty_response)
     refs = sorted({id(c.evidence): c.evidence for c in near}.values(), key=lambda e: e.index)
-    return Answer(f"{lead} {nearest or NEAREST_LABEL} {body}", EXTRACTIVE_MODEL, refs, citations, [lead, *sentences],
+    return Answer(f"{lead} {nearest} {body}", EXTRACTIVE_MODEL, refs, citations, [lead, *sentences],
                   insufficient=True, mode=EXTRACTIVE_MODE)
 
 
-NEAREST_LABEL = "Nearest to it, they cover:"
 def refusal(language: str, empty_response: str) -> str:
     """``empty_response`` in ``language`` when it is the default one and the language has its own
     analyser (:data:`REFUSALS`); as it is otherwise."""

@@ -42,13 +42,10 @@ INDEX_BATCH = 256
 def parse(data: bytes, job: Job) -> ParsedDocument:
     """The file's blocks with their positions (a page-range task parses its pages only); scans are read by
     OCR for the knowledge base's language (:func:`ragloom.ingest.ocr.unread_scans`)."""
-    from ragloom.ingest.ocr import scan_language
+    from ragloom.ingest.ocr import scans_in
 
-    token = scan_language.set(job.language)
-    try:
+    with scans_in(job.language):
         return parse_file(data, job.filename, pages=(job.from_page, job.to_page) if job.is_page_range else None)
-    finally:
-        scan_language.reset(token)
 
 
 def parse_file(data: bytes, filename: str, *, pages: tuple[int, int] | None = None) -> ParsedDocument:

@@ -57,6 +57,7 @@ _HANGUL_RE = re.compile("[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 _ARABIC_RE = re.compile("[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
 _CYRILLIC_RE = re.compile("[\u0400-\u04ff]")
 _LATIN_RE = re.compile(r"[a-zA-Z\u00c0-\u024f]")
+_CJK_RE = re.compile(f"[{CJK}]")
 
 
 _BY_NAME = {name.lower(): code for code, (name, _) in LANGUAGES.items()}
@@ -100,7 +101,7 @@ def detect_language(text: str, *, default: str = "en") -> str:
     counts = {
         "ja": len(_KANA_RE.findall(sample)), "ko": len(_HANGUL_RE.findall(sample)),
         "ar": len(_ARABIC_RE.findall(sample)), "ru": len(_CYRILLIC_RE.findall(sample)),
-        "zh": len(re.findall(f"[{CJK}]", sample)),
+        "zh": len(_CJK_RE.findall(sample)),
         # a Chinese character says about what three Latin letters do: a Chinese question naming a film in
         # German ("伊芳·卡特菲为什么会参与影片《Eine Frau wie Romy》的演出？") is Chinese
         "latin": len(_LATIN_RE.findall(sample)) // 3,
@@ -128,20 +129,32 @@ _ARABIC_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640
 _ARABIC_FOLD = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي"})
 
 
-class StemmingAnalyzer(Analyzer):
-    """A European language's or Arabic's analysis: :class:`Analyzer`'s steps with the language's Snowball
-    stemmer on every alphabetic word and its stop words (Chinese runs, rare there, still go to jieba)."""
+class OwnLanguageAnalyzer(Analyzer):
+    """What the analysers of the languages besides Chinese and English share: no traditional → simplified
+    rewrite, and the language's stop words (:data:`STOP_WORDS`) besides :class:`Analyzer`'s."""
 
     def __init__(self, language: str, *, cache_dir: Path | None = None) -> None:
         super().__init__(cache_dir=cache_dir, to_simplified=False)
         self.language = language
+        self._stop: frozenset[str] = STOP_WORDS[language]
+
+    def is_stop_word(self, term: str) -> bool:
+        return term in self._stop or super().is_stop_word(term)
+
+
+class StemmingAnalyzer(OwnLanguageAnalyzer):
+    """A European language's or Arabic's analysis: :class:`Analyzer`'s steps with the language's Snowball
+    stemmer on every alphabetic word and its stop words (Chinese runs, rare there, still go to jieba)."""
+
+    def __init__(self, language: str, *, cache_dir: Path | None = None) -> None:
+        super().__init__(language, cache_dir=cache_dir)
         self._stemmer = snowballstemmer.stemmer(LANGUAGES[language][1])
         self.stem.cache_clear()  # the base's constructor stemmed its English stop words in English
         # English stop words as written only: stemmed in this language they would take its own words ("mine"
         # → "min" as Spanish "mina" is)
         self._english_stop = frozenset(ENGLISH_STOP_WORDS)
         words = STOP_WORDS[language]
-        self._stop = frozenset(words) | frozenset(self.stem(self._fold(w)) for w in words if "'" not in w)
+        self._stop = words | frozenset(self.stem(self._fold(w)) for w in words if "'" not in w)
 
     @property
     def fingerprint(self) -> str:
@@ -166,9 +179,6 @@ class StemmingAnalyzer(Analyzer):
         if word.isalpha():
             return self.stem(word)
         return word
-
-    def is_stop_word(self, term: str) -> bool:
-        return term in self._stop or super().is_stop_word(term)
 
 
 class _Locked:
@@ -207,15 +217,12 @@ _JA_RUN = re.compile(f"[{_KANA}{CJK}\u3005\u3006\u30fc]+")
 _JA_SKIP_POS = ("補助記号", "空白")
 
 
-class JapaneseAnalyzer(Analyzer):
+class JapaneseAnalyzer(OwnLanguageAnalyzer):
     """Japanese: Sudachi's units for runs of kana and kanji, :class:`Analyzer`'s words for the rest."""
 
-    language = "ja"
-
     def __init__(self, *, cache_dir: Path | None = None) -> None:
-        super().__init__(cache_dir=cache_dir, to_simplified=False)
+        super().__init__("ja", cache_dir=cache_dir)
         self._sudachi = _Locked(_sudachi, "sudachipy and sudachidict_core", "Japanese")
-        self._stop = STOP_WORDS["ja"] | frozenset(ENGLISH_STOP_WORDS)
 
     @property
     def fingerprint(self) -> str:
@@ -254,24 +261,18 @@ class JapaneseAnalyzer(Analyzer):
             return pieces if len(pieces) > 1 else []
         return super().fine_pieces(term)
 
-    def is_stop_word(self, term: str) -> bool:
-        return term in self._stop or super().is_stop_word(term)
-
 
 _KO_KEEP = ("NN", "NR", "NP", "VV", "VA", "XR", "MAG", "SL", "SH", "SN", "W_")
 _HANGUL_RUN = re.compile("[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+")
 
 
-class KoreanAnalyzer(Analyzer):
+class KoreanAnalyzer(OwnLanguageAnalyzer):
     """Korean: Kiwi's morphemes for the words holding hangul (particles, endings, suffixes dropped by
     tag), :class:`Analyzer`'s words for the rest."""
 
-    language = "ko"
-
     def __init__(self, *, cache_dir: Path | None = None) -> None:
-        super().__init__(cache_dir=cache_dir, to_simplified=False)
+        super().__init__("ko", cache_dir=cache_dir)
         self._kiwi = _Locked(_kiwi, "kiwipiepy and kiwipiepy_model", "Korean")
-        self._stop = STOP_WORDS["ko"] | frozenset(ENGLISH_STOP_WORDS)
 
     @property
     def fingerprint(self) -> str:
@@ -301,9 +302,6 @@ class KoreanAnalyzer(Analyzer):
             else:
                 out.append(tok.form)
         return tuple(out)
-
-    def is_stop_word(self, term: str) -> bool:
-        return term in self._stop or super().is_stop_word(term)
 
 
 class Analyzers:

@@ -50,3 +50,8 @@ def summary_fields(record: ChunkRecord) -> dict[str, Any]:
     if record.kind != ChunkKind.SUMMARY:
         return {}
     return {"layer": record.layer, "source_ids": list(record.source_ids), "built_by": record.built_by}
+
+
+def figure_link(kb_id: str, doc_id: str, chunk_id: str) -> str:
+    """Where a figure chunk's picture is served."""
+    return f"/api/v1/datasets/{kb_id}/documents/{doc_id}/chunks/{chunk_id}/figure.png"

@@ -8,6 +8,8 @@ else None (callers then treat image-only pages as having no text).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -25,7 +27,17 @@ log = logging.getLogger(__name__)
 UNREAD_SCRIPTS: dict[str, str] = {"ru": "Russian (Cyrillic script)", "ko": "Korean (hangul)", "ar": "Arabic script"}
 
 scan_language: ContextVar[str] = ContextVar("ragloom_scan_language", default="")
-"""The language of the knowledge base whose document is being parsed (set by the ingestion pipeline)."""
+"""The language of the knowledge base whose document is being parsed (:func:`scans_in`)."""
+
+
+@contextmanager
+def scans_in(language: str) -> Iterator[None]:
+    """Within the block, scans are read (or refused) for a knowledge base in ``language``."""
+    token = scan_language.set(language)
+    try:
+        yield
+    finally:
+        scan_language.reset(token)
 
 
 def unread_scans(language: str) -> str | None:
@@ -78,4 +90,4 @@ _warned: list[bool] = []
 
 
 __all__ = ["UNREAD_SCRIPTS", "OcrModels", "RapidPageReader", "UnreadScriptReader", "default_page_reader",
-           "ocr_installed", "scan_language", "shared_models", "unread_scans"]
+           "ocr_installed", "scan_language", "scans_in", "shared_models", "unread_scans"]

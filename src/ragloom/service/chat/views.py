@@ -27,7 +27,7 @@ from ragloom.service.chat.assistants import (
     retrieval_options,
     scope_settings,
 )
-from ragloom.service.views import table_rows_view, view_link
+from ragloom.service.views import figure_link, table_rows_view, view_link
 from ragloom.states import MessageRole, ReferenceStatus
 
 # --- assistants -------------------------------------------------------------------------------------
@@ -73,7 +73,7 @@ def reference_view(ref: Mapping[str, Any], active: Mapping[str, str | None]) -> 
         changes=f"{base}/versions/diff?from={version_id}&to={active[doc_id]}"
         if status == ReferenceStatus.SUPERSEDED and kb_id and active[doc_id] else None,
         table=table_rows_view(ref.get("table")),
-        figure=f"{base}/chunks/{ref['chunk_id']}/figure.png" if ref.get("kind") == "figure" and kb_id and not gone
+        figure=figure_link(kb_id, doc_id, ref["chunk_id"]) if ref.get("kind") == "figure" and kb_id and not gone
         else None,
         source_url=ref.get("source_url"),
         similarity=ref.get("similarity"), vector_similarity=ref.get("vector_similarity"),

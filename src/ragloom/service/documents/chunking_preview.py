@@ -173,13 +173,10 @@ def chunk_sample(job: _Job) -> dict[str, Any]:
         data = job.data if job.data is not None else _stored(job)
         if not data:
             raise ParseError(f"{job.filename!r} is empty")
-        from ragloom.ingest.ocr import scan_language
+        from ragloom.ingest.ocr import scans_in
 
-        token = scan_language.set(job.language)
-        try:
+        with scans_in(job.language):
             parsed, pages_total = _parse(data, job.filename)
-        finally:
-            scan_language.reset(token)
         chunks = pipeline.chunk_parsed(parsed, job.method, job.config, count_tokens)
         from ragloom.ingest.figures import NO_FIGURE_METHODS, find_figures
 

@@ -14,7 +14,7 @@ from ragloom.retrieval.types import RetrievalResult
 from ragloom.schemas.answers import AnswerCitation, CitedAnswer, Reference
 from ragloom.schemas.datasets import DatasetTags, TagCount
 from ragloom.schemas.retrieval import Explain, ExplainCandidate, Retrieval, RetrievedChunk, RoutingChoice, ScopeView
-from ragloom.service.views import positions_view, summary_fields
+from ragloom.service.views import figure_link, positions_view, summary_fields
 
 if TYPE_CHECKING:
     from ragloom.dataflow import Answer, Citation, Evidence
@@ -82,10 +82,6 @@ def reference_view(ev: Evidence) -> Reference:
                      document_name=ev.document_name, content=ev.content, positions=[list(p) for p in ev.positions],
                      figure=figure_link(ev.kb_id, ev.doc_id, ev.chunk_id) if ev.kind == ChunkKind.FIGURE else None)
 
-
-def figure_link(kb_id: str, doc_id: str, chunk_id: str) -> str:
-    """Where a figure chunk's picture is served."""
-    return f"/api/v1/datasets/{kb_id}/documents/{doc_id}/chunks/{chunk_id}/figure.png"
 
 
 def citation_view(c: Citation, sentences: Sequence[str]) -> AnswerCitation:
