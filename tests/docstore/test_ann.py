@@ -1,7 +1,8 @@
 """The embedded store's approximate vector index: a knowledge base past its size threshold is searched
 through an HNSW graph, and every filter still gets exactly what it should — a narrow scope inside a
 large index returns what exact search returns, rows added after the build are found, deleted rows
-never come back, a compaction rebuilds it."""
+never come back, a compaction rebuilds it, and a graph saved by one process is loaded by the next one
+over its own row numbers (or built again when it does not fit)."""
 
 from __future__ import annotations
 
@@ -151,6 +152,82 @@ def test_the_store_searches_a_large_knowledge_base_through_its_graph(tmp_path: P
     narrow = store.search("t", SearchRequest(Filters(["kb1"], doc_ids=["d9"]), vector=q, vector_top_k=5))
     assert len(narrow) == 5 and all(h.record.doc_id == "d9" for h in narrow)
     store.close()
+
+
+def _saving(ann_dir: Path, config: AnnConfig | None = None) -> VectorCache:
+    return VectorCache(DIM, config or AnnConfig(min_rows=1000, background=False, max_candidates_share=0.5), ann_dir)
+
+
+def test_a_saved_graph_is_loaded_by_the_next_process_over_its_own_row_numbers(tmp_path: Path) -> None:
+    vecs, extra = _vectors(ROWS, 1), _vectors(300, 12)
+    first = _saving(tmp_path)
+    first.apply(_rows(vecs))
+    first.knn(Filters(["kb1"]), vecs[0], 1)  # built, and saved
+    assert first.ann_origins() == {"kb1": "built"} and any(tmp_path.glob("*.usearch"))
+    # the next process: rows 100..899 were deleted since and 300 rows added, so every kept row has another
+    # row number than in the saved graph
+    live = [r for r in _rows(vecs) if not 100 <= r.seq - 1 < 900] + _rows(extra, start=ROWS)
+    second, exact = _saving(tmp_path), VectorCache(DIM)
+    for cache in (second, exact):
+        cache.apply(live)
+    second.knn(Filters(["kb1"]), vecs[0], 1)
+    assert second.ann_origins() == {"kb1": "saved"} and second.ann_rows() == {"kb1": len(live)}
+    every = Filters(["kb1"], available_only=False)
+    for row in live[::37]:  # each row's own vector finds that row: the graph's keys were renamed right
+        assert second.knn(every, row.vector, 1)[0][0] == row.id
+    queries = _vectors(20, 13)
+    assert _recall(exact, second, Filters(["kb1"]), queries) >= 0.95
+    for q in queries:
+        assert all(not 100 <= int(id_[1:]) < 900 for id_, _ in second.knn(Filters(["kb1"]), q, 10))
+    narrow = Filters(["kb1"], doc_ids=["d3", "d60"])
+    assert second.knn(narrow, queries[0], 10) == exact.knn(narrow, queries[0], 10)
+
+
+def test_a_saved_graph_that_does_not_fit_is_built_again(tmp_path: Path) -> None:
+    vecs = _vectors(ROWS, 1)
+    first = _saving(tmp_path)
+    first.apply(_rows(vecs))
+    first.knn(Filters(["kb1"]), vecs[0], 1)
+    # the same rows and seqs with other vectors (a re-embedded index), other graph settings, a damaged file
+    reembedded = _saving(tmp_path)
+    reembedded.apply(_rows(_vectors(ROWS, 14)))
+    reembedded.knn(Filters(["kb1"]), vecs[0], 1)
+    assert reembedded.ann_origins() == {"kb1": "built"}  # and saved in its turn, replacing the old graph
+    denser = _saving(tmp_path, AnnConfig(min_rows=1000, background=False, connectivity=24))
+    denser.apply(_rows(vecs))
+    denser.knn(Filters(["kb1"]), vecs[0], 1)
+    assert denser.ann_origins() == {"kb1": "built"}
+    for graph in tmp_path.glob("*.usearch"):
+        graph.write_bytes(b"damaged" * 100)
+    damaged = _saving(tmp_path, AnnConfig(min_rows=1000, background=False, connectivity=24))
+    damaged.apply(_rows(vecs))
+    assert damaged.knn(Filters(["kb1"]), vecs[6], 1)[0][0] == "r6"
+    assert damaged.ann_origins() == {"kb1": "built"}
+    # only the rows of the saved graph's end kept (its first half deleted): built again, not half-loaded
+    late = _saving(tmp_path, AnnConfig(min_rows=1000, background=False, connectivity=24))
+    late.apply(_rows(vecs)[ROWS // 2 + 1:])
+    late.knn(Filters(["kb1"]), vecs[-1], 1)
+    assert late.ann_origins() == {"kb1": "built"}
+
+
+def test_the_store_keeps_its_graph_across_a_restart(tmp_path: Path) -> None:
+    config = AnnConfig(min_rows=500, background=False)
+    vecs = _vectors(1200, 8)
+    store = TantivyDocStore(tmp_path / "index", ann=config)
+    store.upsert("t", [rec(f"r{i}", f"word{i % 13}", vector=v, doc=f"d{i // 40}") for i, v in enumerate(vecs)])
+    store.search("t", SearchRequest(Filters(["kb1"]), vector=vecs[3], vector_top_k=5))
+    more = _vectors(100, 15)  # grown by more than a twentieth: saved again when the store closes
+    store.upsert("t", [rec(f"s{i}", "more", vector=v, doc="d99") for i, v in enumerate(more)])
+    store.search("t", SearchRequest(Filters(["kb1"]), vector=vecs[3], vector_top_k=5))
+    store.close()
+    again = TantivyDocStore(tmp_path / "index", ann=config)
+    hits = again.search("t", SearchRequest(Filters(["kb1"]), vector=more[7], vector_top_k=5))
+    assert hits[0].record.id == "s7"
+    cache = again._handles["t"].cache  # noqa: SLF001
+    assert cache.ann_origins() == {"kb1": "saved"} and cache.ann_rows() == {"kb1": 1300}
+    again.upsert("t", [rec("late", "late words", vector=vecs[0], doc="d98")])  # tantivy keeps working beside it
+    assert again.search("t", SearchRequest(Filters(["kb1"], doc_ids=["d98"]), vector=vecs[0], vector_top_k=1))
+    again.close()
 
 
 @pytest.mark.parametrize("share", [0.05, 0.5])

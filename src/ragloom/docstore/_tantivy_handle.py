@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 CONF = "ragloom.json"
 SEQ = "seq.json"
+ANN_DIR = "ann"  # saved approximate (HNSW) indexes of the knowledge bases, beside tantivy's files
 StatKey = tuple[int, int, int, int]
 _DF_CACHE_MAX = 100_000  # counted document frequencies kept per searcher generation
 _T = TypeVar("_T")
@@ -91,7 +92,8 @@ def open_handle(path: Path, conf_key: StatKey, ann: AnnConfig | None = None) -> 
     dim = int(conf["vector_size"])
     index = retry(lambda: tantivy.Index.open(str(path)))
     index.config_reader(reload_policy="manual")
-    return TenantHandle(path, index, index.schema, dim, conf_key, None, index.searcher(), VectorCache(dim, ann))
+    return TenantHandle(path, index, index.schema, dim, conf_key, None, index.searcher(),
+                        VectorCache(dim, ann, path / ANN_DIR))
 
 
 def refresh(h: TenantHandle) -> None:

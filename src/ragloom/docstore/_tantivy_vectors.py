@@ -8,7 +8,8 @@ dead. Vectors are L2-normalised on the way in, so a dot product is the cosine.
 
 The cache is fed by the store (rows read from tantivy by ``seq``); it never reads the
 index itself. A shard past ``AnnConfig.min_rows`` live rows also gets an approximate index
-(:mod:`ragloom.docstore._ann`), used for the filters that let enough of its rows through.
+(:mod:`ragloom.docstore._ann`), used for the filters that let enough of its rows through; with an
+``ann_dir`` the graph is saved there and loaded from there by the next process instead of being built.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from ragloom.docstore._ann import AnnConfig, ShardAnn
+from ragloom.docstore._ann import AnnConfig, ShardAnn, load_saved
 from ragloom.docstore._knn import AnnPart, KnnScan
 from ragloom.docstore.base import Filters
 
@@ -43,7 +45,8 @@ class RowMeta:
 
 
 class _Shard:
-    def __init__(self, dim: int) -> None:
+    def __init__(self, kb_id: str, dim: int) -> None:
+        self.kb_id = kb_id
         self.n = 0
         self.dead = 0
         self.vecs = np.zeros((16, dim), dtype=np.float32)
@@ -91,12 +94,18 @@ class _Shard:
         return keep
 
 
+def _grown(ann: ShardAnn) -> bool:
+    """Whether the graph holds a twentieth more rows than its copy on disk (or has none)."""
+    return ann.rows > 0 and ann.rows * 20 > ann.saved_rows * 21
+
+
 class VectorCache:
     """Exact filtered KNN over the rows of one tenant index."""
 
-    def __init__(self, dim: int, ann: AnnConfig | None = None) -> None:
+    def __init__(self, dim: int, ann: AnnConfig | None = None, ann_dir: Path | None = None) -> None:
         self.dim = dim
         self.ann = ann
+        self.ann_dir = ann_dir
         self.last_seq = 0
         self._shards: dict[str, _Shard] = {}
         self._where: dict[str, tuple[str, int]] = {}  # id -> (kb_id, row)
@@ -118,7 +127,7 @@ class VectorCache:
             self._kill(row.id)
             shard = self._shards.get(row.kb_id)
             if shard is None:
-                shard = self._shards[row.kb_id] = _Shard(self.dim)
+                shard = self._shards[row.kb_id] = _Shard(row.kb_id, self.dim)
             i = shard.append(row, self._code(row.doc_id), self._code(row.version_id))
             self._where[row.id] = (row.kb_id, i)
             self.last_seq = max(self.last_seq, row.seq)
@@ -138,14 +147,24 @@ class VectorCache:
         if shard.ann is not None:
             shard.ann.add(shard.vecs, shard.n)  # rows appended since (the build's or the last call's)
         elif start and shard.building is None and shard.built is None and shard.n - shard.dead >= config.min_rows:
-            vecs, n, generation = shard.vecs, shard.n, shard.generation  # rows below n never change
+            vecs, seqs, n, generation = shard.vecs, shard.seq, shard.n, shard.generation  # rows below n never change
+            kb_id, directory = shard.kb_id, self.ann_dir
 
             def build() -> None:
                 t0 = time.perf_counter()
-                ann = ShardAnn(self.dim, config)
+                ann = load_saved(directory, kb_id, self.dim, config, seqs, vecs, n) if directory else None
+                loaded = ann.rows if ann is not None else 0
+                if ann is None:
+                    ann = ShardAnn(self.dim, config)
                 ann.add(vecs, n)
+                if directory is not None and (ann.origin == "built" or _grown(ann)):
+                    try:
+                        ann.save(directory, kb_id, seqs, config)
+                    except OSError as exc:
+                        log.warning("approximate vector index not saved in %s: %s", directory, exc)
                 shard.built, shard.building = (ann, generation), None
-                log.info("approximate vector index of %d rows built in %.1f s", n, time.perf_counter() - t0)
+                how = f"loaded ({loaded} saved rows)" if ann.origin == "saved" else "built"
+                log.info("approximate vector index of %d rows %s in %.1f s", n, how, time.perf_counter() - t0)
 
             if config.background:
                 shard.building = threading.Thread(target=build, name="ragloom-ann-build", daemon=True)
@@ -153,6 +172,22 @@ class VectorCache:
             else:
                 build()
                 self._ann_upkeep(shard)
+
+    def save_ann(self) -> None:
+        """Save every shard's graph that grew by a twentieth since it was saved (the store closes)."""
+        if self.ann_dir is None or self.ann is None:
+            return
+        for kb_id, shard in self._shards.items():
+            ann = shard.ann
+            if ann is not None and _grown(ann):
+                try:
+                    ann.save(self.ann_dir, kb_id, shard.seq, self.ann)
+                except OSError as exc:
+                    log.warning("approximate vector index not saved in %s: %s", self.ann_dir, exc)
+
+    def ann_origins(self) -> dict[str, str]:
+        """How each knowledge base's approximate index came to be: "built" or "saved" (loaded from disk)."""
+        return {kb_id: shard.ann.origin for kb_id, shard in self._shards.items() if shard.ann is not None}
 
     def remove_ids(self, ids: Iterable[str]) -> None:
         for id_ in ids:

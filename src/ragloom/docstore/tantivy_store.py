@@ -117,6 +117,8 @@ class TantivyDocStore:
 
     def close(self) -> None:
         with self._lock:
+            for h in self._handles.values():
+                h.cache.save_ann()  # a graph that grew since it was saved: the next start loads it
             self._handles.clear()
             if self._executor is not None:
                 self._executor.shutdown(wait=True)
