@@ -354,6 +354,9 @@ def _run_local_blocks(shell: Shell, blocks: list[Block], ran: list[str], synced:
                     assert " 1 new," in proc.stdout, proc.stdout
                 if " sources sync intranet " in variant:  # the home page and the page it links to
                     assert " 2 new," in proc.stdout, proc.stdout
+                if " reindex" in variant:  # it reports what it rebuilt, and how fast
+                    assert re.search(r"Re-parsed\s+\d+\s+documents\s+in\s+\d+\s+knowledge\s+bases:\s+[\d,]+\s+chunks"
+                                     r"\s+in\s+[\d.,]+\s+s", proc.stdout), proc.stdout
                 if " search intranet " in variant:  # the leave page, first
                     assert "hr-leave.html" in proc.stdout.splitlines()[2], proc.stdout
                 if variant.endswith(" docs handbook") and any("--source-permissions" in c for c in ran):

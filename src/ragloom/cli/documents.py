@@ -110,16 +110,24 @@ def reindex(
     client = state.client()
     if not isinstance(client, LocalClient):
         raise RagloomError("reindex works on the data directory; run it without --url")
+    started = time.perf_counter()
     with client.ctx.db.session() as s:
         docs = catalog.reindex(client.ctx, s, principal=client.principal, kb_ids=kbs or None, drop=drop)
         by_kb: dict[str, set[str]] = {}
         for d in docs:
             by_kb.setdefault(d.kb_id, set()).add(d.id)
-    if wait:
-        for kb_id, ids in by_kb.items():
-            wait_parsed(client, kb_id, ids)
-    emit({"reparsed": sum(len(v) for v in by_kb.values())}, f"Re-parsing {sum(len(v) for v in by_kb.values())} "
-         f"documents in {len(by_kb)} knowledge bases" + (" — done" if wait else ""))
+    count = sum(len(v) for v in by_kb.values())
+    if not wait:
+        emit({"reparsed": count}, f"Re-parsing {count} documents in {len(by_kb)} knowledge bases")
+        return
+    finished = [d for kb_id, ids in by_kb.items() for d in wait_parsed(client, kb_id, ids)]
+    seconds = time.perf_counter() - started
+    chunks = sum(d.chunk_count for d in finished if d.status == "done")
+    failed = sum(1 for d in finished if d.status != "done")
+    rate = f", {chunks / seconds:,.0f} chunks/s" if seconds > 0 and chunks else ""
+    emit({"reparsed": count, "chunks": chunks, "failed": failed, "seconds": round(seconds, 1)},
+         f"Re-parsed {count} documents in {len(by_kb)} knowledge bases: {chunks:,} chunks in {seconds:,.1f} s{rate}"
+         + (f"; {failed} not done (see `ragloom docs KB`)" if failed else ""))
 
 
 class _ListByDefault(typer.core.TyperGroup):
