@@ -59,6 +59,13 @@ def test_cli_reports_failures_and_exits_non_zero(tmp_path: Path) -> None:
     by_name = {d["name"]: d for d in out["documents"]}
     assert by_name["good.md"]["status"] == "done"
     assert by_name["empty.txt"]["status"] == "failed" and "empty" in by_name["empty.txt"]["message"]
+    # chunking parameters without a method: these files alone, with the knowledge base's method
+    (folder / "long.md").write_text("# Lab\n\n" + "\n\n".join(f"## Room {i}\n\nThe lab room {i} keeps the spare "
+                                     "cables, the patch panels and the label printer." for i in range(6)))
+    small = json.loads(ragloom(home, "--json", "add", "notes", str(folder / "long.md"), "--config",
+                               '{"chunk_token_num": 24}').stdout)["documents"][0]
+    assert small["parser_config"]["chunk_token_num"] == 24 and small["chunk_method"] == "naive"
+    assert small["chunk_count"] >= 6, small
     missing = ragloom(home, "search", "nope", "anything", check=False)
     assert missing.returncode != 0 and "not found" in missing.stderr
 

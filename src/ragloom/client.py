@@ -208,8 +208,9 @@ class HttpClient:
 
     def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
                parser_config: dict[str, Any] | None = None, stage: bool = False) -> list[Document]:
+        # parameters without a method apply with the knowledge base's method (the service's rule)
         uploaded = self.api.upload_documents(kb, list(files), chunk_method=chunk_method or None,
-                                             parser_config=(parser_config or {}) if chunk_method else None,
+                                             parser_config=(parser_config or {}) if chunk_method else parser_config,
                                              stage=stage)
         return uploaded.documents
 
