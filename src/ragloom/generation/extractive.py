@@ -41,6 +41,7 @@ from ragloom.generation.keyterms import (
     key_terms,
     name_coverage,
     name_terms,
+    spread,
 )
 from ragloom.generation.qtype import (
     FREQUENCY_QUESTION,
@@ -81,7 +82,7 @@ _HEADING_PATH = re.compile(r"\S\s+>\s+\S")
 _KEY_VALUE = r"[^:;|\n]{1,60}:\s*[^;|\n]*"
 _TABLE_ROW = re.compile(rf"^\s*{_KEY_VALUE}(?:;\s*{_KEY_VALUE})+\s*$|\s\|\s|\t")
 _STRAY_LEAD = re.compile(r"^[，、](?=\S)")
-_CONTINUATION_ZH = re.compile(r"^[的了和与及并但而或，、：；）)》」』]")
+_CONTINUATION_ZH = re.compile(r"^[的了和与及并或，、：；）)》」』]")  # 但, 而 open sentences too ("但因……")
 _AUXILIARY_TEXT = """
 is are was were be been being am has have had do does did can could will would shall should may might must
 cannot isn't aren't wasn't weren't hasn't haven't doesn't don't didn't won't
@@ -431,9 +432,11 @@ _AUTHOR_OR_PUBLISHED = re.compile(
 _HOW_LONG = re.compile(r"\bhow long\b|多久|多长时间")
 _DURATION = re.compile(r"\b(?:second|minute|hour|day|week|month|year|decade|night)s?\b|centur|"
                        r"秒|分钟|小时|天|周|星期|月|年", re.IGNORECASE)
-_ZH_MEASURE = re.compile(r"(?:几|多少)([\u4e00-\u9fff])")
+_ZH_MEASURE = re.compile(r"(?:几|多少)(个月|个小时|平方公里|平方米|公里|公尺|公分|公顷|千米|厘米|毫米|公斤|千克|"
+                         r"小时|分钟|美元|欧元|[\u4e00-\u9fff])")
 _ZH_TIME_MEASURES = frozenset("天日周月年岁时分秒")
 _ZH_CLASSIFIERS = frozenset("个次名位条家座部场件本只辆台届集层所项首张页册章卷艘架枚户种人头匹")
+_ZH_UNIT_CHARS = frozenset("米元克吨倍亩")
 
 
 def _other_measure(span: str, measure: str) -> bool:
@@ -451,8 +454,10 @@ _DIMENSIONS: dict[str, re.Pattern[str]] = {
     "time": _DURATION,
     "mass": re.compile(r"\b(?:k?g|mg|grams?|kilo(?:gram)?s?|pounds?|lbs?|tons?|tonnes?|ounces?|oz)\b|"
                        r"公斤|千克|克|吨|斤", re.IGNORECASE),
+    "area": re.compile(r"\b(?:km2|km²|m2|m²|hectares?|ha|acres?|square (?:kilo)?(?:metres?|meters?|miles?|feet))\b|"
+                       r"平方公里|平方千米|平方公尺|平方米|公顷|亩", re.IGNORECASE),
     "length": re.compile(r"\b(?:mm|cm|km|m|metres?|meters?|kilometres?|kilometers?|inch(?:es)?|in\.|feet|foot|ft|"
-                         r"miles?|yards?)\b|毫米|厘米|公里|千米|米", re.IGNORECASE),
+                         r"miles?|yards?)\b|毫米|厘米|公里|千米|公尺|公分|英尺|英里|海里|米", re.IGNORECASE),
     "volume": re.compile(r"\b(?:ml|l|litres?|liters?|gallons?|gal)\b|毫升|升", re.IGNORECASE),
     "temperature": re.compile(r"°|\b(?:degrees?|celsius|fahrenheit)\b|摄氏度|度", re.IGNORECASE),
     "money": re.compile(r"[$€£¥]|\b(?:dollars?|euros?|pounds sterling|yuan|rmb|usd|eur|cents?)\b|元|美元|欧元",
@@ -460,10 +465,13 @@ _DIMENSIONS: dict[str, re.Pattern[str]] = {
 }
 _ASKED_DIMENSION = (
     ("mass", re.compile(r"\bweigh|\bhow heavy\b|\bweight\b|多重|重量", re.IGNORECASE)),
+    ("time", re.compile(r"周期|间隔|期限|时长|工期|\bhow often\b|\binterval\b|\bperiod\b", re.IGNORECASE)),
+    ("area", re.compile(r"\b(?:area|surface)\b|\bhow large\b|面积", re.IGNORECASE)),
     ("length", re.compile(r"\bhow (?:far|tall|wide|high|deep|long is the|thick)\b|\b(?:length|width|height|"
-                          r"distance|depth)\b|多远|多高|多宽|多深|长度|宽度|高度|距离", re.IGNORECASE)),
+                          r"distance|depth)\b|多远|多高|多宽|多深|长度|宽度|高度|距离|深度|水深|全长|总长|海拔|身长|体长",
+                          re.IGNORECASE)),
     ("money", re.compile(r"\bcost|\bprice|\bhow much (?:money|does it cost|do(?:es)? .* (?:cost|charge|pay))|"
-                         r"\bfee\b|多少钱|价格|费用", re.IGNORECASE)),
+                         r"\bfee\b|多少钱|价格|费用|收费|票价|车费|售价|造价|租金", re.IGNORECASE)),
     ("temperature", re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b|温度", re.IGNORECASE)),
 )
 
@@ -481,7 +489,10 @@ def _span_dimension(span: str) -> str:
     ("$85 per hour" -> ``money``, "450 operating hours" -> ``time``)."""
     if _DIMENSIONS["money"].search(span):
         return "money"
-    return _dimension(_RATE.sub("", _unit_of(span)))
+    dimension = _dimension(_RATE.sub("", _unit_of(span)))
+    if not dimension and span[-1:] in _ZH_CLASSIFIERS:
+        return "count"  # "一种", "三条": a count of things, never a length or an area
+    return dimension
 
 
 def asked_dimension(question: str) -> str:
@@ -490,6 +501,10 @@ def asked_dimension(question: str) -> str:
     counted = _dimension(asked_quantity(question))  # "" when it counts nothing in particular
     if counted:
         return counted
+    measure = _ZH_MEASURE.search(question)  # 几年, 多少公里: the measure the question counts in
+    if (measure and (len(measure.group(1)) > 1 or measure.group(1) in _ZH_TIME_MEASURES | _ZH_UNIT_CHARS)
+            and (counted := _dimension(measure.group(1)))):
+        return counted
     if _HOW_LONG.search(question.lower()):
         return "time"
     return next((kind for kind, pattern in _ASKED_DIMENSION if pattern.search(question)), "")
@@ -497,6 +512,10 @@ _TITLE_PAGE_LINES = 20  # lines of a chunk's opening read as its title page
 _WINDOW_CHARS = 60  # around a span: the question's terms that surround it (20 for Chinese)
 TYPED_WINDOW_WEIGHT = 0.3
 TYPED_NAME_WEIGHT = 0.1  # x the share of the question's names and codes the unit itself states (2 号线, not 12 号线)
+SPREAD_FLOOR = 0.25  # a question term stated by every evidence sentence keeps this share of its weight near a span
+SPREAD_MIN_SENTENCES = 4
+PREDICATE_SHARE = 0.3  # a question term stated by at most this share of the evidence sentences: what it asks
+TYPED_PREDICATE_WEIGHT = 0.15  # x the share of those terms the unit states
 TYPED_UNIT_BONUS = 0.1  # a quantity whose unit is a word of the question ("189 fatalities" for "how many fatalities")
 _FILE_QUESTION = re.compile(r"\bfiles?\b|文件")
 _FILE_NAME = re.compile(r"[\w\-]\.[A-Za-z][A-Za-z0-9]{0,4}\Z")  # a path's last part has an extension
@@ -907,7 +926,9 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     duration = qtype is QType.NUMBER and _HOW_LONG.search(question.lower()) is not None
     dimension = asked_dimension(question) if qtype is QType.NUMBER else ""
     asked = _ZH_MEASURE.search(question)
-    measure = asked.group(1) if asked else ""  # 几天: a number of days
+    measure = asked.group(1) if asked else ""  # 几天: a number of days, 多少公里: of kilometres
+    if len(measure) == 1 and measure not in _ZH_CLASSIFIERS | _ZH_TIME_MEASURES | _ZH_UNIT_CHARS:
+        measure = ""  # "多少的海域": no measure
     noun = asked_noun(question) if qtype in (QType.PERSON, QType.PLACE) else ""
     role = asked_role(question) if qtype is QType.PERSON else ""
     measured = set(default_analyzer().tokenize(asked_measure(question))) if qtype is QType.NUMBER else set()
@@ -922,6 +943,9 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
     numbered = {_DIGITS.sub("#", c.stub) for c in cands if c.kind == "row" and numbers(c.stub) & q_numbers}
     typed: list[_Typed] = []
     top = max((c.score for c in cands if c.kind == "sentence"), default=0.0)
+    sentences = [c.text for c in cands if c.kind == "sentence"]
+    shares = spread(list(dict.fromkeys(terms + latin_terms)), sentences) if len(sentences) >= SPREAD_MIN_SENTENCES \
+        else {}
     names_only_in_latin = _is_chinese(question) and qtype in (QType.PERSON, QType.PLACE)
     for c in cands:
         if c.kind == "list":
@@ -965,17 +989,27 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
                                           documents=documents if id(c) in named else None):
             continue
         stated = TYPED_NAME_WEIGHT * name_coverage(names, [c.text, context]) if names else 0.0
+        # "线路全长548公里" after "德龙烟铁路是……": what its chunk said before it counts half
+        before = c.evidence.content[:max(0, c.evidence.content.find(c.text))] if c.kind == "sentence" else ""
+        if names and before:
+            stated = (stated + TYPED_NAME_WEIGHT * name_coverage(names, [before, c.text])) / 2
         if q_numbers:
             stated += TYPED_NAME_WEIGHT * len(q_numbers & numbers(f"{c.text} {context}")) / len(q_numbers)
         # around the span, what the question says of its subject ("receive comments"), not the subject's
         # names ("737 MAX": every chunk of its document states them; ``stated`` counts them already)
         said = [(t, w) for t, w in unit_terms if t not in name_set] or unit_terms
+        if shares:  # a term most sentences state (the subject: 中国空间技术研究院) says less than one few do (成立)
+            said = [(t, w * max(SPREAD_FLOOR, 1.0 - shares.get(t, 0.0))) for t, w in said]
         said_weight = sum(w for _, w in said) or 1.0  # their share of what they could state, 0..1
+        # what the question asks of its subject in few sentences ("成立", "启用"): the unit that states it
+        asked_of = [(t, w) for t, w in said if shares.get(t, 1.0) <= PREDICATE_SHARE]
+        predicate = (TYPED_PREDICATE_WEIGHT * coverage(asked_of, [c.text, context], [before] if before else ())
+                     / sum(w for _, w in asked_of) if asked_of else 0.0)
         for sp in spans:
             window = _window(c.text, sp.start, sp.end)
             if context:
                 window = f"{context}\n{window}"
-            score = c.score + stated + TYPED_WINDOW_WEIGHT * coverage(said, [window]) / said_weight
+            score = c.score + stated + predicate + TYPED_WINDOW_WEIGHT * coverage(said, [window]) / said_weight
             if c.kind == "line":  # an author or date line is the name or date alone, not a name inside a line
                 score += TYPED_LINE_FILL * len(sp.text) / max(1, len(c.text))
                 if qtype is QType.PERSON and len(sp.text.split()) >= 2 and _under_title(c, unit_terms):

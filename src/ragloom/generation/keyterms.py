@@ -85,6 +85,15 @@ def states(term: str, text_terms: set[str], normalized_text: str) -> bool:
     return is_han(term) and term in normalized_text
 
 
+def spread(terms: Sequence[tuple[str, float]], texts: Sequence[str], analyzer: Analyzer | None = None,
+           ) -> dict[str, float]:
+    """Share of ``texts`` that state each term: a question's subject is stated by most sentences of its
+    document, what it asks of it by a few."""
+    analyzer = analyzer or default_analyzer()
+    facts = [_facts(analyzer, [t]) for t in texts]
+    return {term: sum(states(term, *f) for f in facts) / max(1, len(facts)) for term, _ in terms}
+
+
 def coverage(
     terms: Sequence[tuple[str, float]],
     texts: Sequence[str],
@@ -124,6 +133,9 @@ _W = r"[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"  # a letter or digit that 
 _WORD = re.compile(rf"{_W}+(?:[-_/.']{_W}+)*")
 
 
+_DATE_WORD = re.compile(r"\d{1,4}[/.\-]\d{1,2}[/.\-]\d{1,4}")
+
+
 def name_terms(question: str, analyzer: Analyzer | None = None) -> list[str]:
     """The analysed terms of the names and codes a question mentions: words with a digit
     (``HX-220``, ``E1024``, ``7.2``), with two capitals (``IBM``, ``DB2``, ``iPhone``) or
@@ -135,7 +147,9 @@ def name_terms(question: str, analyzer: Analyzer | None = None) -> list[str]:
     for k, m in enumerate(_WORD.finditer(question)):
         word = m.group(0)
         capitals = sum(c.isupper() for c in word)
-        if any(c.isdigit() for c in word) or capitals >= 2 or (capitals and k > 0 and capital_names):
+        if _DATE_WORD.fullmatch(word):  # 1998/7/18: a date, stated as 1998年7月18日 as well: its numbers
+            out.extend(re.split(r"[/.\-]", word))
+        elif any(c.isdigit() for c in word) or capitals >= 2 or (capitals and k > 0 and capital_names):
             out.extend(t for t in analyzer.tokenize(word) if not analyzer.is_stop_word(t))
     return list(dict.fromkeys(out))
 
