@@ -80,6 +80,7 @@ def test_question_types(question: str, qtype: QType) -> None:
     ("2018年10月29日坠毁，报告于2019年发布，末班车 23:10 发出。", QType.DATE, ["2018年10月29日", "2019年", "23:10"]),
     ("该鱼属于鲈形目的其中一种，栖息于水深5至40公尺的礁区，分布于几内亚湾。", QType.NUMBER, ["一种", "5至40公尺"]),
     ("保护区面积约3万平方米，统一的一套标准。", QType.NUMBER, ["3万平方米"]),
+    ("共有178万多人投票，多数人支持，数千人围观，是其中之一。", QType.NUMBER, ["178万多人"]),
     ("Earthing up: when the stems reach about 20 cm, draw soil up.", QType.DATE,
      ["when the stems reach about 20 cm"]),
     ("Why it stops is not said.", QType.REASON, []),

@@ -443,6 +443,8 @@ def _other_measure(span: str, measure: str) -> bool:
     """Whether a Chinese quantity counts in another measure than the question's 几/多少 asks for: "几条线"
     is not answered by "一个" (车站), "几天" not by "3 次"; the general 个 ("几个") takes any."""
     last = span.rstrip()[-1:]
+    if measure in _ZH_CLASSIFIERS and _span_dimension(span) not in ("", "count"):
+        return True  # "几条线": not "5.6万平方米"
     if measure == "个" or last == measure or not last or not _HAN.match(last):
         return False
     def group(ch: str) -> str:
@@ -514,6 +516,7 @@ TYPED_WINDOW_WEIGHT = 0.3
 TYPED_NAME_WEIGHT = 0.1  # x the share of the question's names and codes the unit itself states (2 号线, not 12 号线)
 SPREAD_FLOOR = 0.25  # a question term stated by every evidence sentence keeps this share of its weight near a span
 SPREAD_MIN_SENTENCES = 4
+TYPED_ADJACENT_BONUS = 0.05  # a Chinese question term right before the span ("现存36页")
 PREDICATE_SHARE = 0.3  # a question term stated by at most this share of the evidence sentences: what it asks
 TYPED_PREDICATE_WEIGHT = 0.15  # x the share of those terms the unit states
 TYPED_UNIT_BONUS = 0.1  # a quantity whose unit is a word of the question ("189 fatalities" for "how many fatalities")
@@ -710,6 +713,13 @@ def _introduced(text: str, span: Span, measure: set[str]) -> bool:
         return False
     before = default_analyzer().tokenize(" ".join(text[:span.start].split()[-5:]))
     return len(measure & set(before)) >= min(2, len(measure))
+
+
+def _said_just_before(text: str, span: Span, said: list[tuple[str, float]]) -> bool:
+    """Whether a Chinese term of the question (two characters or more) ends right before the span, or
+    before a 于/为/达/约 that joins them ("现存36页", "成立于1968年", "全长约548公里")."""
+    before = re.sub(r"[于为达约了是共有：:\s]{1,2}$", "", text[max(0, span.start - 12):span.start])
+    return any(len(t) >= 2 and _HAN.match(t) and before.endswith(t) for t, _ in said)
 
 
 def _window(text: str, start: int, end: int) -> str:
@@ -1023,9 +1033,16 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
                 score += TYPED_UNIT_BONUS
             if measured and _introduced(c.text, sp, measured):
                 score += TYPED_LEAD_BONUS
+            elif zh_question and _said_just_before(c.text, sp, said):  # "现存36页", "成立于1968年"
+                score += TYPED_ADJACENT_BONUS
             if file_asked and _FILE_NAME.search(sp.text):  # "where is its settings file": a path to a file
                 score += TYPED_UNIT_BONUS
             typed.append(_Typed(sp.text, c, score, f"{context}; {c.text}" if context else c.text))
+    # "羗山道的长度": when some sentence states a quantity in the asked measure (4.5公里), a bare number (17) is
+    # not the answer
+    if any(t.unit.kind != "row" and ((dimension and _span_dimension(t.lead) == dimension)
+                                     or (measure and t.lead.endswith(measure))) for t in typed):
+        typed = [t for t in typed if t.unit.kind == "row" or _unit_of(t.lead)]
     # "the quickest train": a span whose unit states the question's superlative answers before the others
     superlatives = asked_superlatives(question)
     picked = [t for t in typed if _states_superlative(t.unit.text, superlatives)] or typed

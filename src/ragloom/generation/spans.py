@@ -76,14 +76,15 @@ _EN_DATE = re.compile(
 _EN_CONDITION = re.compile(r"\b(?:[Ww]hen|[Oo]nce|[Aa]s soon as|[Bb]efore|[Aa]fter|[Uu]ntil)\s[^,;.:!?]{3,60}")
 
 _ZH_NUM = r"(?:\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿几数]+)"
-_ZH_UNIT = (r"(?:%|％|万|亿|千|百)?(?:\s?(?:个月|个小时|个星期|平方公里|平方千米|平方公尺|平方米|公里|千米|公尺|"
+_ZH_UNIT = (r"(?:%|％|万|亿|千|百)?(?:多|余)?(?:\s?(?:个月|个小时|个星期|平方公里|平方千米|平方公尺|平方米|公里|千米|公尺|"
             r"公分|公顷|厘米|毫米|英尺|英里|海里|立方米|公斤|千克|小时|分钟|美元|英镑|欧元|人民币|港元|"
             r"km|[个次天年岁人种名位条家座部场件本只辆台米克吨元倍秒届集层所项首张页册章卷艘架枚名户头匹亩万亿]))?")
 # a range is one quantity: "2至23公尺", "10-15米"
 _ZH_NUMBER = re.compile(
     rf"(?<![A-Za-z0-9\-.]){_ZH_NUM}(?:\.\d+)?(?:\s*[至到~～\-－—–]\s*{_ZH_NUM}(?:\.\d+)?)?{_ZH_UNIT}")
-# no quantity: a vague numeral alone ("几", "数", "万" of 万那杜) or a bare 一 before another word (一般, 一套)
+# no quantity: a vague numeral alone ("几", "数", "万" of 万那杜) or a bare 一 (之一, 一般, 一套)
 _ZH_VAGUE = re.compile(r"[几数百千万亿]+")
+_ZH_SOME = re.compile(r"^[几数][百千万亿]*")  # 数人, 数千人, 几个: some, not a number
 _ZH_ONE_DATE = (
     rf"{_ZH_NUM}年代|(?:公元前?)?{_ZH_NUM}年(?:{_ZH_NUM}月(?:{_ZH_NUM}[日号])?)?|{_ZH_NUM}月{_ZH_NUM}[日号]|"
     rf"{_ZH_NUM}世纪(?:{_ZH_NUM}年代)?")
@@ -186,7 +187,7 @@ def find_spans(text: str, qtype: QType) -> list[Span]:
     if qtype is QType.NUMBER:
         dates = _matches(_ZH_DATE, text) if chinese else []
         dates += _matches(_EN_CALENDAR, text)
-        spans = [s for s in _matches(_ZH_NUMBER, text) if not _overlaps(s, dates) and not _vague(s, text)] \
+        spans = [s for s in _matches(_ZH_NUMBER, text) if not _overlaps(s, dates) and not _vague(s)] \
             if chinese else []
         spans += [s for s in _matches(_EN_NUMBER, text) if not _overlaps(s, spans) and not _overlaps(s, dates)]
         return sorted(spans, key=lambda s: s.start)
@@ -204,12 +205,10 @@ def find_spans(text: str, qtype: QType) -> list[Span]:
     return []
 
 
-def _vague(span: Span, text: str) -> bool:
-    """A Chinese "number" that states no amount: only vague numerals (几, 数, 万 alone), or 一 with no unit
-    before another Chinese character (一般, 统一, 一套...)."""
-    if _ZH_VAGUE.fullmatch(span.text):
-        return True
-    return span.text == "一" and bool(_HAN.match(text[span.end:span.end + 1]))
+def _vague(span: Span) -> bool:
+    """A Chinese "number" that states no amount: only vague numerals (几, 数, 万 alone), or 一 with no unit."""
+    return (span.text == "一" or _ZH_VAGUE.fullmatch(span.text) is not None  # 之一, 一般: "one of", a word
+            or _ZH_SOME.match(span.text) is not None)
 
 
 _NAME_BEFORE = re.compile(r"(?:\b(?:No|Nr|Vol|Art|Sec|Fig|no|vol)\.|#|\b[A-Z][\w\-]*)\s?\Z")
