@@ -39,7 +39,7 @@ from rich.table import Table
 
 from ragloom.config import Settings
 from ragloom.context import Context
-from ragloom.docstore._ann import AnnConfig
+from ragloom.docstore._ann import AnnConfig, expansion_for
 from ragloom.docstore._tantivy_vectors import RowMeta, VectorCache
 from ragloom.docstore.base import Filters
 
@@ -126,7 +126,8 @@ def main() -> None:
     rows = [RowMeta(f"r{i}", "kb", d, "v1", i % 5 != 0, i, i + 1, v) for i, (d, v) in enumerate(zip(docs, vecs,
                                                                                                 strict=True))]
     config = AnnConfig(min_rows=1, connectivity=settings.ann_connectivity, expansion_add=settings.ann_expansion_add,
-                       expansion_search=settings.ann_expansion_search, background=False)
+                       expansion_search=settings.ann_expansion_search, expansion_rows=settings.ann_expansion_rows,
+                       background=False)
     exact = VectorCache(vecs.shape[1])
     exact.apply(rows)
     approx = VectorCache(vecs.shape[1], config)
@@ -144,12 +145,14 @@ def main() -> None:
         "half of the documents hidden": Filters(["kb"], exclude_doc_ids=doc_ids[::2]),
         "one document in fifty": Filters(["kb"], doc_ids=doc_ids[::50]),
     }
-    for ef in [config.expansion_search] + [e for e in efs if e != config.expansion_search]:
+    default_ef = expansion_for(config, len(rows))  # the default grows with the graph past ANN_EXPANSION_ROWS
+    for ef in [default_ef] + [e for e in efs if e != default_ef]:
         for shard in approx._shards.values():  # noqa: SLF001
             if shard.ann:
-                shard.ann.index.expansion_search = ef
+                shard.ann.set_expansion(ef)
         _measure(exact, approx, filters, qvecs, args.k, f"{len(rows):,} rows ({real:,} real sentence embeddings), "
-                 f"{len(queries)} queries, k={args.k}; M={config.connectivity}, ef_add={config.expansion_add}, ef={ef}")
+                 f"{len(queries)} queries, k={args.k}; M={config.connectivity}, ef_add={config.expansion_add}, ef={ef}"
+                 + (" (the default at this size)" if ef == default_ef else ""))
     console.print(f"embedding {embed_s:.1f} s (cached after the first run); graph build {build_s:.1f} s on one "
                   f"thread; graph memory {graph_mb:.0f} MiB beside the exact rows' {vecs.nbytes / 2**20:.0f} MiB; "
                   f"{os.cpu_count()} cores")

@@ -213,13 +213,13 @@ def main() -> None:
                          f"{k * BATCH:,} chunks and {last * 1000:,.0f} ms among the last {k * BATCH:,} "
                          f"({BATCH / first:,.0f} vs {BATCH / last:,.0f} chunks/s)")
         if not args.exact_only:
-            from ragloom.docstore._ann import AnnConfig
+            from ragloom.docstore._ann import AnnConfig, expansion_for
             from ragloom.docstore.tantivy_store import TantivyDocStore
 
             ctx.docstore.close()
             ann = AnnConfig(min_rows=1, connectivity=defaults.ann_connectivity,
                             expansion_add=defaults.ann_expansion_add, expansion_search=defaults.ann_expansion_search,
-                            background=False)
+                            expansion_rows=defaults.ann_expansion_rows, background=False)
             store = TantivyDocStore(ctx.settings.index_dir, ann=ann)
             t0 = time.perf_counter()
             with console.status("building the approximate index"):
@@ -233,7 +233,7 @@ def main() -> None:
             hybrid = statistics.mean(len(set(a) & set(e)) / max(1, len(e))
                                      for a, e in zip(approx["hybrid"], exact["hybrid"], strict=True))
             notes.append(f"approximate index (M={ann.connectivity}, ef_add={ann.expansion_add}, "
-                         f"ef={ann.expansion_search}) built in {graph_s:.0f} s on one thread; RSS with both "
+                         f"ef={expansion_for(ann, args.n)}) built in {graph_s:.0f} s on one thread; RSS with both "
                          f"{rss_mib():,.0f} MiB; vector-only recall@10 against exact {recall:.3f}, hybrid top 10 "
                          f"overlap {hybrid:.3f}")
             store.close()

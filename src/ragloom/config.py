@@ -71,7 +71,12 @@ class Settings(BaseSettings):
     )
     ann_connectivity: int = Field(16, ge=4, le=64, description="Edges per node of the HNSW graph (M).")
     ann_expansion_add: int = Field(128, ge=16, le=1024, description="HNSW candidates while inserting (efConstruction).")
-    ann_expansion_search: int = Field(128, ge=16, le=1024, description="HNSW candidates while searching (ef).")
+    ann_expansion_search: int = Field(128, ge=16, le=1024, description="HNSW candidates while searching (ef), "
+                                      "for a graph of up to RAGLOOM_ANN_EXPANSION_ROWS rows.")
+    ann_expansion_rows: int = Field(
+        250_000, ge=0, description="A larger graph searches with ANN_EXPANSION_SEARCH x its rows / this many "
+        "candidates (512 at a million rows: recall@10 0.98 there), at most 4,096 (0 = ANN_EXPANSION_SEARCH always)."
+    )
     worker_nice: int = Field(
         10, ge=0, le=19, description="Niceness the workers `serve` starts run at (0 = the server's own priority): "
         "ingestion takes the cores the server's searches and answers leave idle."

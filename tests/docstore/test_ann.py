@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragloom.docstore._ann import AnnConfig
+from ragloom.docstore._ann import MAX_EXPANSION, AnnConfig, expansion_for
 from ragloom.docstore._tantivy_vectors import RowMeta, VectorCache
 from ragloom.docstore.base import Filters, SearchRequest
 from ragloom.docstore.tantivy_store import TantivyDocStore
@@ -152,6 +152,21 @@ def test_the_store_searches_a_large_knowledge_base_through_its_graph(tmp_path: P
     narrow = store.search("t", SearchRequest(Filters(["kb1"], doc_ids=["d9"]), vector=q, vector_top_k=5))
     assert len(narrow) == 5 and all(h.record.doc_id == "d9" for h in narrow)
     store.close()
+
+
+def test_the_search_expansion_grows_with_the_graph_past_its_size() -> None:
+    config = AnnConfig(expansion_search=64, expansion_rows=1000)
+    assert [expansion_for(config, n) for n in (10, 1000, 1500, 4000)] == [64, 64, 96, 256]
+    assert expansion_for(config, 10**9) == MAX_EXPANSION
+    assert expansion_for(AnnConfig(expansion_search=64, expansion_rows=0), 10**6) == 64
+    exact, approx = _pair(AnnConfig(min_rows=1000, background=False, max_candidates_share=0.5, expansion_search=32,
+                                    expansion_rows=1000))
+    graph = approx._shards["kb1"].ann  # noqa: SLF001
+    assert graph is not None and graph.expansion == 96  # 3,000 rows: three times the candidates
+    for cache in (exact, approx):
+        cache.apply(_rows(_vectors(1000, 16), start=ROWS))
+    assert graph.expansion == 128  # rows added to the graph raise it
+    assert _recall(exact, approx, Filters(["kb1"]), _vectors(10, 17)) >= 0.9
 
 
 def _saving(ann_dir: Path, config: AnnConfig | None = None) -> VectorCache:

@@ -27,7 +27,8 @@ def open_tantivy(settings: Settings) -> DocStore:
     from ragloom.docstore.tantivy_store import TantivyDocStore
 
     ann = AnnConfig(min_rows=settings.ann_min_rows, connectivity=settings.ann_connectivity,
-                    expansion_add=settings.ann_expansion_add, expansion_search=settings.ann_expansion_search)
+                    expansion_add=settings.ann_expansion_add, expansion_search=settings.ann_expansion_search,
+                    expansion_rows=settings.ann_expansion_rows)
     return TantivyDocStore(settings.index_dir, ann=ann)
 
 

@@ -76,14 +76,15 @@ _EN_DATE = re.compile(
 _EN_CONDITION = re.compile(r"\b(?:[Ww]hen|[Oo]nce|[Aa]s soon as|[Bb]efore|[Aa]fter|[Uu]ntil)\s[^,;.:!?]{3,60}")
 
 _ZH_NUM = r"(?:\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万亿几数]+)"
-_ZH_UNIT = (r"(?:%|％|万|亿|千|百)?(?:多|余)?(?:\s?(?:个月|个小时|个星期|平方公里|平方千米|平方公尺|平方米|公里|千米|公尺|"
-            r"公分|公顷|厘米|毫米|英尺|英里|海里|立方米|公斤|千克|小时|分钟|美元|英镑|欧元|人民币|港元|"
+_ZH_UNIT = (r"(?:%|％|万|亿|千|百)?(?:多|余)?(?:\s?(?:个月|个小时|个星期|平方公里|平方千米|平方公尺|平方米|公里|千米|"
+            r"公尺|公分|公顷|厘米|毫米|英尺|英里|海里|立方米|公斤|千克|小时|分钟|美元|英镑|欧元|人民币|港元|"
             r"km|[个次天年岁人种名位条家座部场件本只辆台米克吨元倍秒届集层所项首张页册章卷艘架枚名户头匹亩万亿]))?")
 # a range is one quantity: "2至23公尺", "10-15米"
 _ZH_NUMBER = re.compile(
     rf"(?<![A-Za-z0-9\-.]){_ZH_NUM}(?:\.\d+)?(?:\s*[至到~～\-－—–]\s*{_ZH_NUM}(?:\.\d+)?)?{_ZH_UNIT}")
 # no quantity: a vague numeral alone ("几", "数", "万" of 万那杜) or a bare 一 (之一, 一般, 一套)
 _ZH_VAGUE = re.compile(r"[几数百千万亿]+")
+_ARTICLE_BEFORE = frozenset("的是为中")
 _ZH_SOME = re.compile(r"^[几数][百千万亿]*")  # 数人, 数千人, 几个: some, not a number
 _ZH_ONE_DATE = (
     rf"{_ZH_NUM}年代|(?:公元前?)?{_ZH_NUM}年(?:{_ZH_NUM}月(?:{_ZH_NUM}[日号])?)?|{_ZH_NUM}月{_ZH_NUM}[日号]|"
@@ -187,7 +188,7 @@ def find_spans(text: str, qtype: QType) -> list[Span]:
     if qtype is QType.NUMBER:
         dates = _matches(_ZH_DATE, text) if chinese else []
         dates += _matches(_EN_CALENDAR, text)
-        spans = [s for s in _matches(_ZH_NUMBER, text) if not _overlaps(s, dates) and not _vague(s)] \
+        spans = [s for s in _matches(_ZH_NUMBER, text) if not _overlaps(s, dates) and not _vague(s, text)] \
             if chinese else []
         spans += [s for s in _matches(_EN_NUMBER, text) if not _overlaps(s, spans) and not _overlaps(s, dates)]
         return sorted(spans, key=lambda s: s.start)
@@ -205,10 +206,13 @@ def find_spans(text: str, qtype: QType) -> list[Span]:
     return []
 
 
-def _vague(span: Span) -> bool:
-    """A Chinese "number" that states no amount: only vague numerals (几, 数, 万 alone), or 一 with no unit."""
-    return (span.text == "一" or _ZH_VAGUE.fullmatch(span.text) is not None  # 之一, 一般: "one of", a word
-            or _ZH_SOME.match(span.text) is not None)
+def _vague(span: Span, text: str) -> bool:
+    """A Chinese "number" that states no amount: only vague numerals (几, 数, 万 alone), some (数人, 几个), 一 with
+    no unit, or 一 and a measure word used as an article (是一种, 其中一种)."""
+    if span.text == "一" or _ZH_VAGUE.fullmatch(span.text) or _ZH_SOME.match(span.text):
+        return True  # 之一, 一般: "one of", a word; 数人: some people
+    # "是一种方法", "其中一种": 一 and a measure word after 的, 是, 为, 其中: an article, not a count
+    return len(span.text) == 2 and span.text[0] == "一" and text[max(0, span.start - 1):span.start] in _ARTICLE_BEFORE
 
 
 _NAME_BEFORE = re.compile(r"(?:\b(?:No|Nr|Vol|Art|Sec|Fig|no|vol)\.|#|\b[A-Z][\w\-]*)\s?\Z")
