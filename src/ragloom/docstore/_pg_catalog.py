@@ -81,11 +81,13 @@ def locked_index(
     table = table_name(tenant_id)
     idx = read_index(conn, tenant_id, lock=True)
     if idx is None and create_dim is not None:
-        # concurrent creators: the second INSERT waits for the first to commit, then does nothing
+        # concurrent creators: the second INSERT waits for the first to commit, then does nothing — on either
+        # unique key (the table's name is the tenant's: which key PostgreSQL checks first is not fixed, and an
+        # arbiter naming only tenant_id let the table name's violation through)
         inserted = conn.execute(
             sql.SQL(
                 "INSERT INTO {} (tenant_id, table_name, vector_size, schema_version, incarnation, len_sum) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id) DO NOTHING RETURNING tenant_id"
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING tenant_id"
             ).format(CATALOG),
             (tenant_id, table, create_dim, SCHEMA_VERSION, time.time_ns() // 1000, [0] * len(TERM_FIELDS)),
         ).fetchone()
