@@ -167,7 +167,7 @@ def _save_and_load(approx: VectorCache, rows: list[RowMeta], config: AnnConfig, 
     assert shard.ann is not None
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        shard.ann.save(Path(tmp), "kb", shard.seq, config)
+        shard.ann.save(Path(tmp), "kb", shard.seq)
         save_s = time.perf_counter() - t0
         disk_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 2**20
         again = VectorCache(shard.vecs.shape[1], config, Path(tmp))

@@ -132,7 +132,7 @@ class ShardAnn:
     def memory_bytes(self) -> int:
         return int(self.index.memory_usage)
 
-    def save(self, directory: Path, name: str, seqs: np.ndarray, config: AnnConfig) -> None:
+    def save(self, directory: Path, name: str, seqs: np.ndarray) -> None:
         """Write the graph of rows ``[0, self.rows)`` (their ``seqs``) to ``directory`` under ``name``; the file
         that describes it is replaced last, so a crash leaves the previous copy or this one, never a mix."""
         directory.mkdir(parents=True, exist_ok=True)
@@ -143,8 +143,8 @@ class ShardAnn:
             rows = self.rows
             self.index.save(str(directory / graph))
         np.save(directory / rows_file, np.asarray(seqs[:rows], dtype=np.int64))
-        meta = {"format": _FORMAT, "dim": int(self.index.ndim), "connectivity": config.connectivity,
-                "expansion_add": config.expansion_add, "rows": rows, "graph": graph, "seqs": rows_file}
+        meta = {"format": _FORMAT, "dim": int(self.index.ndim), "connectivity": self.config.connectivity,
+                "expansion_add": self.config.expansion_add, "rows": rows, "graph": graph, "seqs": rows_file}
         tmp = directory / f"{stem}.json.tmp"
         tmp.write_text(json.dumps(meta), encoding="utf-8")
         os.replace(tmp, directory / f"{stem}.json")

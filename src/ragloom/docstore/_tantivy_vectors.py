@@ -99,6 +99,14 @@ def _grown(ann: ShardAnn) -> bool:
     return ann.rows > 0 and ann.rows * 20 > ann.saved_rows * 21
 
 
+def _save(ann: ShardAnn, directory: Path, kb_id: str, seqs: np.ndarray) -> None:
+    """Save ``ann`` (a failure is logged: the graph is built again by the next process)."""
+    try:
+        ann.save(directory, kb_id, seqs)
+    except OSError as exc:
+        log.warning("approximate vector index not saved in %s: %s", directory, exc)
+
+
 class VectorCache:
     """Exact filtered KNN over the rows of one tenant index."""
 
@@ -158,10 +166,7 @@ class VectorCache:
                     ann = ShardAnn(self.dim, config)
                 ann.add(vecs, n)
                 if directory is not None and (ann.origin == "built" or _grown(ann)):
-                    try:
-                        ann.save(directory, kb_id, seqs, config)
-                    except OSError as exc:
-                        log.warning("approximate vector index not saved in %s: %s", directory, exc)
+                    _save(ann, directory, kb_id, seqs)
                 shard.built, shard.building = (ann, generation), None
                 how = f"loaded ({loaded} saved rows)" if ann.origin == "saved" else "built"
                 log.info("approximate vector index of %d rows %s in %.1f s", n, how, time.perf_counter() - t0)
@@ -178,12 +183,8 @@ class VectorCache:
         if self.ann_dir is None or self.ann is None:
             return
         for kb_id, shard in self._shards.items():
-            ann = shard.ann
-            if ann is not None and _grown(ann):
-                try:
-                    ann.save(self.ann_dir, kb_id, shard.seq, self.ann)
-                except OSError as exc:
-                    log.warning("approximate vector index not saved in %s: %s", self.ann_dir, exc)
+            if shard.ann is not None and _grown(shard.ann):
+                _save(shard.ann, self.ann_dir, kb_id, shard.seq)
 
     def ann_origins(self) -> dict[str, str]:
         """How each knowledge base's approximate index came to be: "built" or "saved" (loaded from disk)."""

@@ -439,6 +439,16 @@ _ZH_CLASSIFIERS = frozenset("个次名位条家座部场件本只辆台届集层
 _ZH_UNIT_CHARS = frozenset("米元克吨倍亩")
 
 
+def asked_zh_measure(question: str) -> str:
+    """The measure a Chinese 几/多少 question counts in: a unit word (多少公里), a measure word (几条, 几天), or
+    ``""`` (多少的海域: 的 is none)."""
+    asked = _ZH_MEASURE.search(question)
+    measure = asked.group(1) if asked else ""
+    if len(measure) == 1 and measure not in _ZH_CLASSIFIERS | _ZH_TIME_MEASURES | _ZH_UNIT_CHARS:
+        return ""
+    return measure
+
+
 def _other_measure(span: str, measure: str) -> bool:
     """Whether a Chinese quantity counts in another measure than the question's 几/多少 asks for: "几条线"
     is not answered by "一个" (车站), "几天" not by "3 次"; the general 个 ("几个") takes any."""
@@ -503,9 +513,8 @@ def asked_dimension(question: str) -> str:
     counted = _dimension(asked_quantity(question))  # "" when it counts nothing in particular
     if counted:
         return counted
-    measure = _ZH_MEASURE.search(question)  # 几年, 多少公里: the measure the question counts in
-    if (measure and (len(measure.group(1)) > 1 or measure.group(1) in _ZH_TIME_MEASURES | _ZH_UNIT_CHARS)
-            and (counted := _dimension(measure.group(1)))):
+    measure = asked_zh_measure(question)  # 几年, 多少公里: the measure the question counts in
+    if measure and (counted := _dimension(measure)):
         return counted
     if _HOW_LONG.search(question.lower()):
         return "time"
@@ -935,10 +944,7 @@ def _typed_answer(question: str, qtype: QType, cands: list[_Candidate],
         documents.setdefault(ev.doc_id, []).append(ev.content)
     duration = qtype is QType.NUMBER and _HOW_LONG.search(question.lower()) is not None
     dimension = asked_dimension(question) if qtype is QType.NUMBER else ""
-    asked = _ZH_MEASURE.search(question)
-    measure = asked.group(1) if asked else ""  # 几天: a number of days, 多少公里: of kilometres
-    if len(measure) == 1 and measure not in _ZH_CLASSIFIERS | _ZH_TIME_MEASURES | _ZH_UNIT_CHARS:
-        measure = ""  # "多少的海域": no measure
+    measure = asked_zh_measure(question)  # 几天: a number of days, 多少公里: of kilometres
     noun = asked_noun(question) if qtype in (QType.PERSON, QType.PLACE) else ""
     role = asked_role(question) if qtype is QType.PERSON else ""
     measured = set(default_analyzer().tokenize(asked_measure(question))) if qtype is QType.NUMBER else set()
