@@ -43,6 +43,8 @@ def test_writes_are_visible_to_another_instance(tmp_path: Path) -> None:
     writer.upsert("t", [rec("a", "gamma", vector=unit(1))])
     assert reader.search("t", req)[0].record.content == "gamma"
     assert reader.count("t", Filters(["kb1"])) == 1
+    reader.upsert("t", [rec("a", "delta", vector=unit(1))])  # a row the other instance wrote: replaced, not doubled
+    assert writer.count("t", Filters(["kb1"])) == 1 and writer.get("t", ["a"])[0].content == "delta"
     writer.drop_index("t")
     assert reader.search("t", req) == []
     writer.upsert("t", [rec("c", "alpha", vector=unit(3))])

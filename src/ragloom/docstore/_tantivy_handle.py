@@ -114,8 +114,11 @@ def _sync(h: TenantHandle) -> None:
     total = s.num_docs
     if total:
         newer = Q.range_query(h.schema, "seq", tantivy.FieldType.Unsigned, lower_bound=h.cache.last_seq + 1)
-        found = s.search(newer, limit=total, order_by_field="seq", order=tantivy.Order.Asc)
-        h.cache.apply(_row_meta(s.doc(addr)) for _, addr in found.hits)
+        # counted first: a search's limit sizes its collector, and after this process's own write nothing is newer
+        count = hit_count(s.search(newer, limit=1, count=True))
+        if count:
+            found = s.search(newer, limit=count, order_by_field="seq", order=tantivy.Order.Asc)
+            h.cache.apply(_row_meta(s.doc(addr)) for _, addr in found.hits)
     if h.cache.live_count != total:
         log.debug("tantivy index %s: reconciling deletions", h.path)
         addrs = [addr for _, addr in s.search(Q.all_query(), limit=max(1, total)).hits]

@@ -123,6 +123,10 @@ class VectorCache:
     def live_count(self) -> int:
         return len(self._where)
 
+    def holds(self, id_: str) -> bool:
+        """Whether a live row has this id (the cache mirrors every row of the index it was synced with)."""
+        return id_ in self._where
+
     def _code(self, value: str) -> int:
         code = self._codes.get(value)
         if code is None:
