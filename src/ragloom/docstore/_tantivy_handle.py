@@ -114,11 +114,8 @@ def _sync(h: TenantHandle) -> None:
     total = s.num_docs
     if total:
         newer = Q.range_query(h.schema, "seq", tantivy.FieldType.Unsigned, lower_bound=h.cache.last_seq + 1)
-        # counted first: a search's limit sizes its collector, and after this process's own write nothing is newer
-        count = hit_count(s.search(newer, limit=1, count=True))
-        if count:
-            found = s.search(newer, limit=count, order_by_field="seq", order=tantivy.Order.Asc)
-            h.cache.apply(_row_meta(s.doc(addr)) for _, addr in found.hits)
+        found = s.search(newer, limit=total, order_by_field="seq", order=tantivy.Order.Asc)
+        h.cache.apply(_row_meta(s.doc(addr)) for _, addr in found.hits)
     if h.cache.live_count != total:
         log.debug("tantivy index %s: reconciling deletions", h.path)
         addrs = [addr for _, addr in s.search(Q.all_query(), limit=max(1, total)).hits]
@@ -156,11 +153,12 @@ def doc_freqs(h: TenantHandle, field_name: str, terms: Sequence[str]) -> dict[st
 
 
 def reserve_seqs(h: TenantHandle, n: int) -> int:
-    """First of ``n`` fresh seq values (caller holds the tenant lock)."""
+    """First of ``n`` fresh seq values (caller holds the tenant lock, and the handle was refreshed under it:
+    its cache has seen every row, so its ``last_seq`` is at least the index's highest seq — no scan of the
+    index's seq column, which costs in proportion to its size)."""
     with open(h.path / SEQ, encoding="utf-8") as fh:
         counter = int(json.load(fh)["seq"])
-    top = h.searcher.search(Q.all_query(), limit=1, order_by_field="seq", order=tantivy.Order.Desc).hits
-    start = max(counter, int(top[0][0]) if top else 0, h.cache.last_seq) + 1
+    start = max(counter, h.cache.last_seq) + 1
     write_json(h.path / SEQ, {"seq": start + n - 1})
     return start
 
