@@ -7,6 +7,7 @@ file opens, and the set loads. Reads the corpus from ``../shared/corpus`` (or th
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from pathlib import Path
@@ -46,4 +47,6 @@ def main(root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_ROOT))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus_root", nargs="?", type=Path, default=DEFAULT_ROOT, help="default: ../shared/corpus")
+    sys.exit(main(ap.parse_args().corpus_root))
