@@ -212,6 +212,8 @@ def test_datasets_documents_chunks_and_files(rag: Ragloom, server: Server, tmp_p
     assert rag.get_document(kb.id, doc.id).chunk_count == doc.chunk_count > 0
     assert rag.list_documents(kb.id, page=1, page_size=1).total == 2
     assert [d.id for d in rag.iter_documents(kb.id, page_size=1)] == [d.id for d in rag.list_documents(kb.id).documents]
+    assert len(list(rag.iter_documents(kb.id, page_size=1, status="done"))) == 2
+    assert list(rag.iter_documents(kb.id, status="queued")) == []
 
     chunks = rag.list_chunks(kb.id, doc.id)
     assert chunks.total == len(chunks.chunks) > 0 and "replaced in May" in chunks.chunks[0].content

@@ -96,7 +96,7 @@ class Client(Protocol):
     def kb_delete(self, kb: str) -> None: ...
     def upload(self, kb: str, files: Sequence[tuple[str, bytes]], *, chunk_method: str | None = None,
                parser_config: dict[str, Any] | None = None, stage: bool = False) -> list[Document]: ...
-    def documents(self, kb: str) -> list[Document]: ...
+    def documents(self, kb: str, *, status: str | None = None) -> list[Document]: ...
     def chunks(self, kb: str, doc: str) -> list[StoredChunk]:
         """Every chunk of the document's active version, in reading order."""
         ...
@@ -217,8 +217,8 @@ class HttpClient:
     def chunks(self, kb: str, doc: str) -> list[StoredChunk]:
         return list(self.api.iter_chunks(kb, doc))
 
-    def documents(self, kb: str) -> list[Document]:
-        return list(self.api.iter_documents(kb))
+    def documents(self, kb: str, *, status: str | None = None) -> list[Document]:
+        return list(self.api.iter_documents(kb, status=status))
 
     def versions(self, kb: str, doc: str) -> VersionList:
         return self.api.list_versions(kb, doc)

@@ -197,11 +197,12 @@ class KnowledgeAPI(Base):
                                     ("name", name)) if v is not None}
         return self._model(DocumentList, op, path={"dataset_id": dataset_id}, params=params)
 
-    def iter_documents(self, dataset_id: str, *, page_size: int = 1000) -> Iterator[Document]:
-        """Every document of a knowledge base, page after page."""
+    def iter_documents(self, dataset_id: str, *, page_size: int = 1000,
+                       status: str | None = None) -> Iterator[Document]:
+        """Every document of a knowledge base (or only those of a ``status``), page after page."""
         page, seen = 1, 0
         while True:
-            listed = self.list_documents(dataset_id, page=page, page_size=page_size)
+            listed = self.list_documents(dataset_id, page=page, page_size=page_size, status=status)
             yield from listed.documents
             seen += len(listed.documents)
             if not listed.documents or seen >= listed.total:
