@@ -138,14 +138,14 @@ class TantivyDocStore:
                 if h is None:
                     h = self._create_locked(tenant_id, dim)
                 seq0 = reserve_seqs(h, len(records))
+                # the cache mirrors the index as of this lock's refresh: only the ids it holds have a row to
+                # replace (a delete by term is looked up in every segment at commit, a cost that grows with the
+                # index)
+                present = {r.id for r in records if h.cache.holds(r.id)}
             rows = [
                 RowMeta(r.id, r.kb_id, r.doc_id, r.version_id, r.available, r.order, seq0 + i, v)
                 for i, (r, v) in enumerate(zip(records, vectors, strict=True))
             ]
-            # the cache mirrors the index as of this lock's refresh: only the ids it holds have a row to replace
-            # (a delete by term is looked up in every segment at commit, a cost that grows with the index)
-            with self._lock:
-                present = {r.id for r in records if h.cache.holds(r.id)}
             with self._writer(h) as writer:
                 for rec, row in zip(records, rows, strict=True):
                     if rec.id in present:  # an id twice in the batch: the second replaces the first
