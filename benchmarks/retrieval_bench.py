@@ -160,7 +160,7 @@ DOC_CHUNKS = 100  # a document's chunks, written by one upsert as ingestion writ
 
 
 def document_writes(store: DocStore, ctx: Context, tenant: str, kb_id: str, centers: np.ndarray,
-                    rng: np.random.Generator, docs: int = 30) -> str:
+                    rng: np.random.Generator, docs: int = 100) -> str:
     """One document's write as ingestion makes it (``DOC_CHUNKS`` chunks, one upsert) into the built index and
     into a new index of the same store (its first chunks: the thousandth chunk's cost), alternately; medians."""
     dim = centers.shape[1]
