@@ -232,3 +232,22 @@ def test_a_job_handed_back_on_shutdown_keeps_its_attempts(ctx: Context, kind: Jo
         queue.hand_back(kind, s, first, count_attempt=True)
     job = state(ctx.db, kind, first)
     assert (job.status, job.attempts, job.message) == ("queued", 1, "the worker stopped; waiting for another")
+
+
+def test_a_claim_takes_a_document_no_worker_is_on_beyond_the_groups_it_reads(ctx: Context) -> None:
+    """Tasks: each claim reads the first MAX_GROUPS + (documents with a running task) documents by age, not
+    every waiting one — so with MAX_GROUPS documents already being worked on, the next claim still finds the
+    one no worker is on, though it is the youngest."""
+    with ctx.db.session() as s:
+        tenant = Tenant(name="a")
+        s.add(tenant)
+        s.flush()
+        kb = KnowledgeBase(tenant_id=tenant.id, name="kb", embedding_model="m", embedding_dim=8)
+        s.add(kb)
+        s.flush()
+        docs = {}
+        for i in range(queue.MAX_GROUPS + 1):
+            for task_id in add_document(s, kb, f"doc{i}.pdf", ranges=2):
+                docs[task_id] = i
+    claimed = [claim(ctx.db, tasks.TASKS, f"w{n}") for n in range(queue.MAX_GROUPS + 1)]
+    assert sorted(docs[t] for t in claimed if t is not None) == list(range(queue.MAX_GROUPS + 1))
