@@ -357,7 +357,7 @@ class Task(Base):
     tenant_id: Mapped[str] = mapped_column(ForeignKey("tenant.id", ondelete="CASCADE"), index=True)
     kb_id: Mapped[str] = mapped_column(ForeignKey("knowledgebase.id", ondelete="CASCADE"))
     document_id: Mapped[str] = mapped_column(ForeignKey("document.id", ondelete="CASCADE"), index=True)
-    version_id: Mapped[str] = mapped_column(ForeignKey("document_version.id", ondelete="CASCADE"))
+    version_id: Mapped[str] = mapped_column(ForeignKey("document_version.id", ondelete="CASCADE"), index=True)
     kind: Mapped[str] = mapped_column(String(16), default="parse")
     # queued | running | done | failed | cancelled
     status: Mapped[str] = mapped_column(String(16), default=TaskStatus.QUEUED, index=True)
