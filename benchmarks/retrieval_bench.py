@@ -98,10 +98,31 @@ def topics(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+PROBS = 1.0 / np.arange(1, len(VOCAB) + 1)  # Zipf: a word's chance falls with its rank
+PROBS /= PROBS.sum()
+
+
+def chunk_text(rng: np.random.Generator) -> str:
+    return " ".join(rng.choice(VOCAB, size=90, p=PROBS))
+
+
+def near(center: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A chunk's unit vector: its topic's plus noise."""
+    v = center + rng.normal(scale=CHUNK_NOISE / np.sqrt(center.size), size=center.size).astype(np.float32)
+    out: np.ndarray = v / np.linalg.norm(v)
+    return out
+
+
+def record(id_: str, kb_id: str, doc: str, version: str, name: str, order: int, text: str, terms: Any,
+           vector: np.ndarray) -> ChunkRecord:
+    return ChunkRecord(id=id_, kb_id=kb_id, doc_id=doc, version_id=version, content=text, vector=vector,
+                       document_name=name, content_terms=terms.content_terms,
+                       content_fine_terms=terms.content_fine_terms, title_terms=terms.title_terms, order=order,
+                       positions=[(1 + order // 4, 50.0, 500.0, 100.0, 140.0)])
+
+
 def build(ctx: Context, tenant: str, n: int, centers: np.ndarray, rng: np.random.Generator) -> str:
     dim = centers.shape[1]
-    probs = 1.0 / np.arange(1, len(VOCAB) + 1) ** 1.0
-    probs /= probs.sum()
     docs = max(1, n // 40)
     with ctx.db.session() as s:
         kb = KnowledgeBase(tenant_id=tenant, name="bench", embedding_model="bench", embedding_dim=dim)
@@ -119,16 +140,12 @@ def build(ctx: Context, tenant: str, n: int, centers: np.ndarray, rng: np.random
     pool: list[tuple[str, Any]] = []  # texts and their analysis, reused past TEXTS chunks (the build's time)
     for i in track(range(n), description=f"indexing {n} chunks"):
         if len(pool) < TEXTS:
-            text = " ".join(rng.choice(VOCAB, size=90, p=probs))
+            text = chunk_text(rng)
             pool.append((text, analyze_chunk(ctx.analyzer, text, title="doc")))
         text, terms = pool[i % TEXTS]
         d = i // 40
-        v = centers[d % len(centers)] + rng.normal(scale=CHUNK_NOISE / np.sqrt(dim), size=dim).astype(np.float32)
-        batch.append(ChunkRecord(
-            id=f"c{i}", kb_id=kb_id, doc_id=f"d{d:06d}", version_id=f"v{d:06d}", content=text,
-            vector=v / np.linalg.norm(v), document_name=f"doc{d}.pdf", content_terms=terms.content_terms,
-            content_fine_terms=terms.content_fine_terms, title_terms=terms.title_terms, order=i % 40,
-            positions=[(1 + (i % 40) // 4, 50.0, 500.0, 100.0, 140.0)]))
+        batch.append(record(f"c{i}", kb_id, f"d{d:06d}", f"v{d:06d}", f"doc{d}.pdf", i % 40, text, terms,
+                            near(centers[d % len(centers)], rng)))
         if len(batch) == BATCH:
             t0 = time.perf_counter()
             ctx.docstore.upsert(tenant, batch)
@@ -163,24 +180,15 @@ def document_writes(store: DocStore, ctx: Context, tenant: str, kb_id: str, cent
                     rng: np.random.Generator, docs: int = 100) -> str:
     """One document's write as ingestion makes it (``DOC_CHUNKS`` chunks, one upsert) into the built index and
     into a new index of the same store (its first chunks: the thousandth chunk's cost), alternately; medians."""
-    dim = centers.shape[1]
-    probs = 1.0 / np.arange(1, len(VOCAB) + 1)
-    probs /= probs.sum()
-    texts = [" ".join(rng.choice(VOCAB, size=90, p=probs)) for _ in range(DOC_CHUNKS)]
+    texts = [chunk_text(rng) for _ in range(DOC_CHUNKS)]
     terms = [analyze_chunk(ctx.analyzer, t, title="doc") for t in texts]
     empty = f"{tenant}-empty"
-    store.create_index(empty, dim)
+    store.create_index(empty, centers.shape[1])
     times: dict[str, list[float]] = {tenant: [], empty: []}
     for d in range(docs):
         for target in (tenant, empty):
-            v = centers[d % len(centers)] + rng.normal(scale=CHUNK_NOISE / np.sqrt(dim),
-                                                       size=(DOC_CHUNKS, dim)).astype(np.float32)
-            v /= np.linalg.norm(v, axis=1, keepdims=True)
-            rows = [ChunkRecord(
-                id=f"w{d}-{i}", kb_id=kb_id, doc_id=f"w{d:06d}", version_id=f"w{d:06d}", content=texts[i],
-                vector=v[i], document_name=f"new{d}.pdf", content_terms=terms[i].content_terms,
-                content_fine_terms=terms[i].content_fine_terms, title_terms=terms[i].title_terms, order=i,
-                positions=[(1 + i // 4, 50.0, 500.0, 100.0, 140.0)]) for i in range(DOC_CHUNKS)]
+            rows = [record(f"w{d}-{i}", kb_id, f"w{d:06d}", f"w{d:06d}", f"new{d}.pdf", i, texts[i], terms[i],
+                           near(centers[d % len(centers)], rng)) for i in range(DOC_CHUNKS)]
             t0 = time.perf_counter()
             store.upsert(target, rows)
             times[target].append(time.perf_counter() - t0)
