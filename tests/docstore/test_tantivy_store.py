@@ -154,6 +154,26 @@ def test_refuses_an_index_of_another_schema_version(tmp_path: Path) -> None:
         TantivyDocStore(tmp_path).count("t", Filters(["kb1"]))
 
 
+def test_a_term_with_whitespace_inside_is_one_token(tmp_path: Path) -> None:
+    """A term is indexed as one token: whitespace inside it (any kind) becomes ``_``, as in queries; empty and
+    blank terms index nothing; the stored lists come back exact."""
+    store = TantivyDocStore(tmp_path)
+    odd = ["deep\tnet", "", " ", "x\u00a0y", "plain", " padded "]
+    store.upsert("t", [ChunkRecord("o", "kb1", "d1", "v1", "t", unit(5), important_keywords=odd),
+                       ChunkRecord("p", "kb1", "d1", "v1", "t", unit(6), important_keywords=["plain", "words"])])
+
+    def found(*terms: str) -> list[str]:
+        return sorted(h.record.id for h in store.search("t", SearchRequest(Filters(["kb1"]), text=terms_query(*terms))))
+
+    assert found("deep net") == found("x y") == found("padded") == ["o"]
+    assert found("deep") == found("x") == []
+    assert found("plain") == ["o", "p"] and found("words") == ["p"]
+    assert [r.important_keywords for r in store.get("t", ["o", "p"])] == [odd, ["plain", "words"]]
+    freq = store.doc_freq("t", "important_keywords", ["plain", "deep net", " "])
+    assert freq == ({"plain": 2, "deep net": 1, " ": 0}, 2)
+    store.close()
+
+
 def test_stored_fields_read_lazily_come_back_exact(tmp_path: Path) -> None:
     """Rows are decoded field group by field group on first read; a field known to be None is
     read without decoding the payload, even when other fields mention its name."""

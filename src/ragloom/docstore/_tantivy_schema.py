@@ -14,6 +14,7 @@ Every row is one tantivy document holding, together:
 from __future__ import annotations
 
 import json
+import re
 from typing import Protocol, cast
 
 import numpy as np
@@ -57,7 +58,13 @@ def term_token(term: str) -> str:
 
 
 def _terms_text(terms: list[str]) -> str:
+    joined = " ".join(terms)
+    if "" not in terms and not _SPACE.search(joined, 0) and joined.count(" ") == len(terms) - 1:
+        return joined  # no term holds whitespace or is empty (the usual case): each term is its own token
     return " ".join(tok for tok in (term_token(t) for t in terms) if tok)
+
+
+_SPACE = re.compile(r"[^\S ]")  # whitespace other than the plain space the terms were joined with
 
 
 def to_document(rec: ChunkRecord, seq: int, vector: np.ndarray) -> tantivy.Document:
@@ -100,11 +107,12 @@ def _payload(rec: ChunkRecord) -> bytes:
 
 
 def _join_terms(terms: list[str]) -> str:
-    for t in terms:
-        if _TERM_SEP in t or _FIELD_SEP in t:
-            raise InvalidRequestError(f"term {t!r} contains a reserved control character (0x1e, 0x1f)")
+    body = "".join(terms)
+    if _TERM_SEP in body or _FIELD_SEP in body:
+        bad = next(t for t in terms if _TERM_SEP in t or _FIELD_SEP in t)
+        raise InvalidRequestError(f"term {bad!r} contains a reserved control character (0x1e, 0x1f)")
     # each term is preceded by the separator, so [] and [""] differ
-    return "".join(_TERM_SEP + t for t in terms)
+    return _TERM_SEP + _TERM_SEP.join(terms) if terms else ""
 
 
 def _split_terms(joined: str) -> list[str]:
