@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragloom.docstore._row_blocks import Vectors
+
 if TYPE_CHECKING:
     from usearch.index import Index
 
@@ -105,7 +107,7 @@ class ShardAnn:
         self.origin = "built"  # or "saved": loaded from disk
         self._lock = threading.Lock()
 
-    def add(self, vecs: np.ndarray, upto: int) -> None:
+    def add(self, vecs: Vectors, upto: int) -> None:
         """Index the rows ``[self.rows, upto)`` of ``vecs`` (rows are only ever appended)."""
         if upto <= self.rows:
             return
@@ -167,7 +169,7 @@ def _stem(name: str) -> str:
     return hashlib.sha256(name.encode("utf-8")).hexdigest()[:32]
 
 
-def load_saved(directory: Path, name: str, dim: int, config: AnnConfig, seqs: np.ndarray, vecs: np.ndarray,
+def load_saved(directory: Path, name: str, dim: int, config: AnnConfig, seqs: np.ndarray, vecs: Vectors,
                n: int) -> ShardAnn | None:
     """The graph saved under ``name``, its keys renamed to this shard's rows (``seqs``/``vecs``: the shard's
     arrays, rows ``[0, n)``), covering the shard's first rows; None when there is none or it does not fit."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragloom.docstore._ann import ShardAnn, filtered_nearest
+from ragloom.docstore._row_blocks import Vectors
 
 BLOCK_ROWS = 8192
 
@@ -34,7 +35,7 @@ class AnnPart:
     the mask lets through."""
 
     ids: Sequence[str]
-    vecs: np.ndarray
+    vecs: Vectors
     mask: np.ndarray
     ann: ShardAnn
     rows: int
@@ -50,7 +51,7 @@ class KnnScan:
     Thread-safe: any number of threads may call :meth:`work`.
     """
 
-    def __init__(self, parts: Sequence[tuple[Sequence[str], np.ndarray, np.ndarray]], query: np.ndarray,
+    def __init__(self, parts: Sequence[tuple[Sequence[str], Vectors, np.ndarray]], query: np.ndarray,
                  k: int, approximate: Sequence[AnnPart] = ()) -> None:
         self.k = k
         self._lock = threading.Lock()
@@ -133,7 +134,7 @@ class KnnScan:
         return ranked[: self.k]
 
 
-def _block(vecs: np.ndarray, rows: slice | np.ndarray, query: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+def _block(vecs: Vectors, rows: slice | np.ndarray, query: np.ndarray, out: np.ndarray) -> Callable[[], None]:
     def run() -> None:
         np.einsum("ij,j->i", vecs[rows], query, out=out)
 

@@ -1,10 +1,11 @@
 """In-memory mirror of a tenant index's vectors and scope fields, for exact filtered KNN.
 
-Rows are kept in one *shard per knowledge base* (a float32 matrix that grows by
-doubling, plus numpy arrays of doc/version codes, availability, order and seq), so a
-kb filter selects whole shards and the rest of the filter is a vectorised mask. A row
-that is replaced or deleted is marked dead; a shard is compacted when half of it is
-dead. Vectors are L2-normalised on the way in, so a dot product is the cosine.
+Rows are kept in one *shard per knowledge base* (a float32 matrix that grows without moving its
+rows, :class:`~ragloom.docstore._row_blocks.RowBlocks`, plus numpy arrays of doc/version codes,
+availability, order and seq that grow by doubling), so a kb filter selects whole shards and the rest
+of the filter is a vectorised mask. A row that is replaced or deleted is marked dead; a shard is
+compacted when half of it is dead. Vectors are L2-normalised on the way in, so a dot product is the
+cosine.
 
 The cache is fed by the store (rows read from tantivy by ``seq``); it never reads the
 index itself. A shard past ``AnnConfig.min_rows`` live rows also gets an approximate index
@@ -25,6 +26,7 @@ import numpy as np
 
 from ragloom.docstore._ann import AnnConfig, ShardAnn, load_saved
 from ragloom.docstore._knn import AnnPart, KnnScan
+from ragloom.docstore._row_blocks import RowBlocks, Vectors
 from ragloom.docstore.base import Filters
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,7 @@ class _Shard:
         self.kb_id = kb_id
         self.n = 0
         self.dead = 0
-        self.vecs = np.zeros((16, dim), dtype=np.float32)
+        self.vecs = RowBlocks(dim)  # grows without copying its rows (a contiguous array would copy them all)
         self.doc = np.zeros(16, dtype=np.int32)
         self.ver = np.zeros(16, dtype=np.int32)
         self.avail = np.zeros(16, dtype=bool)
@@ -62,7 +64,7 @@ class _Shard:
         self.building: threading.Thread | None = None
         self.built: tuple[ShardAnn, int] | None = None  # a finished background build and its generation
 
-    _ARRAYS = ("vecs", "doc", "ver", "avail", "alive", "order", "seq")
+    _ARRAYS = ("doc", "ver", "avail", "alive", "order", "seq")  # 26 bytes a row: doubled by copying
 
     def append(self, row: RowMeta, doc: int, ver: int) -> int:
         if self.n == len(self.seq):
@@ -73,7 +75,7 @@ class _Shard:
                 setattr(self, name, new)
         i = self.n
         norm = float(np.linalg.norm(row.vector))
-        self.vecs[i] = row.vector / norm if norm > 0 else row.vector
+        self.vecs.set(i, row.vector / norm if norm > 0 else row.vector)
         self.doc[i], self.ver[i], self.avail[i], self.alive[i] = doc, ver, row.available, True
         self.order[i], self.seq[i] = row.order, row.seq
         self.ids.append(row.id)
@@ -83,6 +85,7 @@ class _Shard:
     def compact(self) -> np.ndarray:
         """Drop dead rows; returns the old row index of every kept row."""
         keep = np.flatnonzero(self.alive[: self.n])
+        self.vecs = RowBlocks.of(self.vecs[keep])
         for name in self._ARRAYS:
             old = getattr(self, name)
             new = np.zeros((max(16, 2 * len(keep)),) + old.shape[1:], dtype=old.dtype)
@@ -277,7 +280,7 @@ class VectorCache:
         The cache must not change until its ``result()`` returned."""
         if k <= 0:
             return KnnScan([], query, k)
-        parts: list[tuple[list[str], np.ndarray, np.ndarray]] = []
+        parts: list[tuple[list[str], Vectors, np.ndarray]] = []
         approximate: list[AnnPart] = []
         for shard, mask in self._masks(filters):
             self._ann_upkeep(shard, start=True)
@@ -309,7 +312,7 @@ class VectorCache:
                 rows.append(where[1])
         out: dict[str, float] = {}
         for kb_id, (names, rows) in by_shard.items():
-            scores = np.einsum("ij,j->i", self._shards[kb_id].vecs[rows], query)
+            scores = np.einsum("ij,j->i", self._shards[kb_id].vecs[np.asarray(rows, dtype=np.int64)], query)
             out.update(zip(names, scores.tolist(), strict=True))
         return out
 
