@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragloom.docstore._row_blocks import Vectors
+from ragloom.docstore._row_blocks import BLOCK, Vectors
 
 if TYPE_CHECKING:
     from usearch.index import Index
@@ -113,8 +113,10 @@ class ShardAnn:
             return
         with self._lock:
             start = self.rows
-            self.index.add(np.arange(start, upto, dtype=np.uint64), vecs[start:upto], threads=1)
-            self.rows = upto
+            while start < upto:  # a block of rows at a time: each a view of the shard's rows, never a copy of all
+                stop = min(upto, (start // BLOCK + 1) * BLOCK)
+                self.index.add(np.arange(start, stop, dtype=np.uint64), vecs[start:stop], threads=1)
+                start = self.rows = stop
             self.set_expansion(expansion_for(self.config, upto))
 
     @property
