@@ -44,13 +44,6 @@ class RowBlocks:
             out._blocks[a >> SHIFT][: b - a] = rows[a:b]
         return out
 
-    def __len__(self) -> int:
-        return self.capacity
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.capacity, self.dim)
-
     def set(self, i: int, vector: np.ndarray) -> None:
         """Write row ``i`` (the matrix grows to hold it)."""
         while i >= self.capacity:
